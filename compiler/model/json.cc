@@ -1,0 +1,295 @@
+#include "compiler/model/json.h"
+
+#include <fmt/format.h>
+
+namespace kernelc::model {
+
+using nlohmann::json;
+
+namespace {
+
+json LocToJson(const SourceLoc& l) { return l.ToString(); }
+
+json TextToJson(const Text& t) {
+  return json{{"loc", LocToJson(t.loc)}, {"text", t.text}};
+}
+
+json ParamToJson(const Param& p) {
+  json j{{"dtype", DTypeName(p.dtype)},
+         {"loc", LocToJson(p.loc)},
+         {"name", p.name},
+         {"role", RoleName(p.role)}};
+  if (IsTensor(p.role)) {
+    j["access"] = p.access == Access::kView ? "view" : "pointer";
+    j["rank"] = p.rank;
+    if (p.shape) j["shape"] = TextToJson(*p.shape);
+    if (p.init) j["init"] = TextToJson(*p.init);
+  }
+  if (p.derived) j["derived"] = TextToJson(*p.derived);
+  return j;
+}
+
+json KernelToJson(const Kernel& k) {
+  json params = json::array();
+  for (const Param& p : k.params) params.push_back(ParamToJson(p));
+  json j{{"kind", KernelKindName(k.kind)},
+         {"loc", LocToJson(k.loc)},
+         {"name", k.name},
+         {"params", params},
+         {"source", k.source}};
+  if (k.kind == KernelKind::kGlobal) {
+    json grid = json::array();
+    for (const Text& t : k.grid) grid.push_back(TextToJson(t));
+    j["grid"] = grid;
+    j["block"] = k.block;
+    json features = json::array();
+    for (const BlockFeature& f : k.block_features)
+      features.push_back({{"loc", LocToJson(f.loc)}, {"what", f.what}});
+    j["block_features"] = features;
+  }
+  return j;
+}
+
+// Reads a JSON spec, reporting each structural problem with its JSON path.
+class Reader {
+ public:
+  Reader(const std::string& file, diag::DiagnosticSink& diags)
+      : file_(file), diags_(diags) {}
+
+  void Fail(const std::string& path, const std::string& message) {
+    diags_.Error(SourceLoc{file_, 0, 0}, fmt::format("{}: {}", path, message));
+  }
+
+  const json* Field(const json& obj, const std::string& path, const char* key,
+                    json::value_t type, bool required) {
+    auto it = obj.find(key);
+    std::string p = fmt::format("{}.{}", path, key);
+    if (it == obj.end()) {
+      if (required) Fail(p, "missing");
+      return nullptr;
+    }
+    bool ok = it->type() == type ||
+              (type == json::value_t::number_integer &&
+               it->type() == json::value_t::number_unsigned);
+    if (!ok) {
+      Fail(p, fmt::format("expected {}, got {}", TypeName(type),
+                          it->type_name()));
+      return nullptr;
+    }
+    return &*it;
+  }
+
+  std::string String(const json& obj, const std::string& path, const char* key,
+                     bool required = true) {
+    const json* j = Field(obj, path, key, json::value_t::string, required);
+    return j ? j->get<std::string>() : std::string();
+  }
+
+  SourceLoc Loc(const json& obj, const std::string& path) {
+    SourceLoc l;
+    if (!obj.contains("loc")) {  // hand-written: point at the spec file
+      l.file = file_;
+      return l;
+    }
+    std::string s = String(obj, path, "loc", /*required=*/false);
+    if (s.empty()) return l;
+    // "file:line:col"; the file part may itself contain ':'.
+    size_t c2 = s.rfind(':');
+    size_t c1 = c2 == std::string::npos || c2 == 0
+                    ? std::string::npos
+                    : s.rfind(':', c2 - 1);
+    if (c1 != std::string::npos) {
+      try {
+        l.file = s.substr(0, c1);
+        l.line = std::stoi(s.substr(c1 + 1, c2 - c1 - 1));
+        l.col = std::stoi(s.substr(c2 + 1));
+        return l;
+      } catch (const std::exception&) {
+      }
+    }
+    l = SourceLoc{s, 0, 0};
+    return l;
+  }
+
+  // A Text is {"text": ..., "loc": ...} or, in hand-written specs, a string.
+  std::optional<Text> OptText(const json& obj, const std::string& path,
+                              const char* key) {
+    auto it = obj.find(key);
+    if (it == obj.end()) return std::nullopt;
+    std::string p = fmt::format("{}.{}", path, key);
+    return ToText(*it, p);
+  }
+
+  std::optional<Text> ToText(const json& j, const std::string& p) {
+    if (j.is_string()) return Text{j.get<std::string>(), SourceLoc{file_}};
+    if (!j.is_object()) {
+      Fail(p, fmt::format("expected a string or object, got {}",
+                          j.type_name()));
+      return std::nullopt;
+    }
+    Text t;
+    t.text = String(j, p, "text");
+    t.loc = Loc(j, p);
+    return t;
+  }
+
+  std::optional<Param> ReadParam(const json& j, const std::string& path) {
+    if (!j.is_object()) {
+      Fail(path, "expected an object");
+      return std::nullopt;
+    }
+    Param p;
+    p.name = String(j, path, "name");
+    p.loc = Loc(j, path);
+    std::string role = String(j, path, "role");
+    if (auto r = RoleFromName(role)) {
+      p.role = *r;
+    } else if (!role.empty()) {
+      Fail(path + ".role",
+           fmt::format("unknown role '{}' (expected in, inmut, out, scalar or "
+                       "derived)",
+                       role));
+    }
+    std::string dtype = String(j, path, "dtype");
+    if (auto d = DTypeFromName(dtype)) {
+      p.dtype = *d;
+    } else if (!dtype.empty()) {
+      Fail(path + ".dtype", fmt::format("unknown dtype '{}'", dtype));
+    }
+    std::string access = String(j, path, "access", /*required=*/false);
+    if (access == "view") {
+      p.access = Access::kView;
+    } else if (!access.empty() && access != "pointer") {
+      Fail(path + ".access",
+           fmt::format("unknown access '{}' (expected pointer or view)",
+                       access));
+    }
+    if (const json* r =
+            Field(j, path, "rank", json::value_t::number_integer, false))
+      p.rank = r->get<int>();
+    p.shape = OptText(j, path, "shape");
+    p.init = OptText(j, path, "init");
+    p.derived = OptText(j, path, "derived");
+    return p;
+  }
+
+  std::optional<Kernel> ReadKernel(const json& j, const std::string& path) {
+    if (!j.is_object()) {
+      Fail(path, "expected an object");
+      return std::nullopt;
+    }
+    Kernel k;
+    k.name = String(j, path, "name");
+    k.loc = Loc(j, path);
+    k.source = String(j, path, "source", /*required=*/false);
+    if (k.source.empty()) k.source = file_;
+    std::string kind = String(j, path, "kind");
+    if (kind == "host") {
+      k.kind = KernelKind::kHost;
+    } else if (!kind.empty() && kind != "global") {
+      Fail(path + ".kind",
+           fmt::format("unknown kind '{}' (expected global or host)", kind));
+    }
+    if (const json* g = Field(j, path, "grid", json::value_t::array, false)) {
+      for (size_t i = 0; i < g->size(); ++i)
+        if (auto t = ToText((*g)[i], fmt::format("{}.grid[{}]", path, i)))
+          k.grid.push_back(*t);
+    }
+    if (const json* b = Field(j, path, "block", json::value_t::array, false)) {
+      for (size_t i = 0; i < b->size(); ++i) {
+        if (!(*b)[i].is_number_integer()) {
+          Fail(fmt::format("{}.block[{}]", path, i), "expected an integer");
+          continue;
+        }
+        k.block.push_back((*b)[i].get<int64_t>());
+      }
+    }
+    if (const json* f =
+            Field(j, path, "block_features", json::value_t::array, false)) {
+      for (size_t i = 0; i < f->size(); ++i) {
+        std::string p = fmt::format("{}.block_features[{}]", path, i);
+        if (!(*f)[i].is_object()) {
+          Fail(p, "expected an object");
+          continue;
+        }
+        k.block_features.push_back(
+            {String((*f)[i], p, "what"), Loc((*f)[i], p)});
+      }
+    }
+    if (const json* ps = Field(j, path, "params", json::value_t::array, true)) {
+      for (size_t i = 0; i < ps->size(); ++i)
+        if (auto p = ReadParam((*ps)[i], fmt::format("{}.params[{}]", path, i)))
+          k.params.push_back(std::move(*p));
+    }
+    return k;
+  }
+
+ private:
+  static const char* TypeName(json::value_t t) {
+    switch (t) {
+      case json::value_t::string:
+        return "a string";
+      case json::value_t::array:
+        return "an array";
+      case json::value_t::object:
+        return "an object";
+      case json::value_t::number_integer:
+        return "an integer";
+      default:
+        return "a value";
+    }
+  }
+
+  const std::string& file_;
+  diag::DiagnosticSink& diags_;
+};
+
+}  // namespace
+
+json ToJson(const Module& m) {
+  json kernels = json::array();
+  for (const Kernel& k : m.kernels) kernels.push_back(KernelToJson(k));
+  return json{{"kernels", kernels}, {"sources", m.sources}};
+}
+
+std::string ToCanonicalJson(const Module& m) {
+  // nlohmann::json objects are std::map-backed: keys come out sorted.
+  return ToJson(m).dump(2) + "\n";
+}
+
+Result<Module> FromJson(std::string_view text, const std::string& file,
+                        diag::DiagnosticSink& diags) {
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) {
+    // Re-parse with exceptions for the position of the syntax error.
+    try {
+      (void)json::parse(text);
+    } catch (const json::parse_error& e) {
+      diags.Error(SourceLoc{file, 0, 0},
+                  fmt::format("invalid JSON at byte {}: {}", e.byte,
+                              e.what()));
+      return Error::User("invalid JSON");
+    }
+  }
+  int errors_before = diags.error_count();
+  Reader r(file, diags);
+  Module m;
+  if (!j.is_object()) {
+    r.Fail("$", "expected an object with \"kernels\"");
+    return Error::User("invalid spec");
+  }
+  if (const json* ks = r.Field(j, "$", "kernels", json::value_t::array, true)) {
+    for (size_t i = 0; i < ks->size(); ++i)
+      if (auto k = r.ReadKernel((*ks)[i], fmt::format("$.kernels[{}]", i)))
+        m.kernels.push_back(std::move(*k));
+  }
+  if (const json* s = r.Field(j, "$", "sources", json::value_t::array, false)) {
+    for (const json& e : *s)
+      if (e.is_string()) m.sources.push_back(e.get<std::string>());
+  }
+  if (m.sources.empty()) m.sources.push_back(file);
+  if (diags.error_count() > errors_before) return Error::User("invalid spec");
+  return m;
+}
+
+}  // namespace kernelc::model

@@ -1,0 +1,91 @@
+#include "compiler/model/model.h"
+
+#include <array>
+
+namespace kernelc::model {
+
+namespace {
+
+struct DTypeInfo {
+  DType type;
+  std::string_view name;
+  std::string_view cpp;
+  int bytes;
+};
+
+constexpr std::array<DTypeInfo, 13> kDTypes = {{
+    {DType::kBool, "bool", "bool", 1},
+    {DType::kI8, "int8", "int8_t", 1},
+    {DType::kI16, "int16", "int16_t", 2},
+    {DType::kI32, "int32", "int32_t", 4},
+    {DType::kI64, "int64", "int64_t", 8},
+    {DType::kU8, "uint8", "uint8_t", 1},
+    {DType::kU16, "uint16", "uint16_t", 2},
+    {DType::kU32, "uint32", "uint32_t", 4},
+    {DType::kU64, "uint64", "uint64_t", 8},
+    {DType::kF16, "float16", "::kc::half", 2},
+    {DType::kBF16, "bfloat16", "::kc::bfloat16", 2},
+    {DType::kF32, "float32", "float", 4},
+    {DType::kF64, "float64", "double", 8},
+}};
+
+const DTypeInfo& Info(DType t) { return kDTypes[static_cast<int>(t)]; }
+
+constexpr std::array<std::string_view, 5> kRoleNames = {
+    "in", "inmut", "out", "scalar", "derived"};
+
+}  // namespace
+
+std::string_view DTypeName(DType t) { return Info(t).name; }
+std::string_view DTypeCppName(DType t) { return Info(t).cpp; }
+int DTypeBytes(DType t) { return Info(t).bytes; }
+
+std::optional<DType> DTypeFromName(std::string_view name) {
+  for (const DTypeInfo& i : kDTypes)
+    if (i.name == name) return i.type;
+  return std::nullopt;
+}
+
+bool IsFloat(DType t) {
+  return t == DType::kF16 || t == DType::kBF16 || t == DType::kF32 ||
+         t == DType::kF64;
+}
+
+bool IsInteger(DType t) { return !IsFloat(t) && t != DType::kBool; }
+
+std::string_view RoleName(Role r) { return kRoleNames[static_cast<int>(r)]; }
+
+std::optional<Role> RoleFromName(std::string_view name) {
+  for (size_t i = 0; i < kRoleNames.size(); ++i)
+    if (kRoleNames[i] == name) return static_cast<Role>(i);
+  return std::nullopt;
+}
+
+std::string_view KernelKindName(KernelKind k) {
+  return k == KernelKind::kGlobal ? "global" : "host";
+}
+
+const Param* Kernel::FindParam(std::string_view n) const {
+  for (const Param& p : params)
+    if (p.name == n) return &p;
+  return nullptr;
+}
+
+const Kernel* Module::FindKernel(std::string_view n) const {
+  for (const Kernel& k : kernels)
+    if (k.name == n) return &k;
+  return nullptr;
+}
+
+std::vector<int64_t> DefaultBlock(int rank) {
+  switch (rank) {
+    case 1:
+      return {256};
+    case 2:
+      return {16, 16};
+    default:
+      return {8, 8, 4};
+  }
+}
+
+}  // namespace kernelc::model

@@ -1,0 +1,124 @@
+// The kernel model: what kernelc knows about each kernel, independent of how
+// it was read (C++ annotations or a JSON spec). Plain structs, no Clang types.
+// Every later stage reads only this.
+#ifndef KERNELC_COMPILER_MODEL_MODEL_H_
+#define KERNELC_COMPILER_MODEL_MODEL_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "compiler/diag/diagnostic.h"
+
+namespace kernelc::model {
+
+using diag::SourceLoc;
+
+// Element and scalar types. The JSON and Python names are NumPy's.
+enum class DType {
+  kBool,
+  kI8,
+  kI16,
+  kI32,
+  kI64,
+  kU8,
+  kU16,
+  kU32,
+  kU64,
+  kF16,
+  kBF16,
+  kF32,
+  kF64,
+};
+
+std::string_view DTypeName(DType t);  // "float32", "bfloat16", "bool", ...
+std::optional<DType> DTypeFromName(std::string_view name);
+int DTypeBytes(DType t);
+bool IsFloat(DType t);    // f16, bf16, f32, f64
+bool IsInteger(DType t);  // signed or unsigned integers (not bool)
+// The C++ spelling used in generated code: "float", "int32_t", "bool",
+// "::kc::half", "::kc::bfloat16".
+std::string_view DTypeCppName(DType t);
+
+enum class Role {
+  kIn,       // read-only input tensor
+  kInMut,    // input tensor mutated in place and returned (aliased)
+  kOut,      // output tensor allocated by XLA and returned
+  kScalar,   // static attribute, a Python argument
+  kDerived,  // computed by the shim from shapes; not a Python argument
+};
+
+std::string_view RoleName(Role r);  // "in", "inmut", "out", "scalar", "derived"
+std::optional<Role> RoleFromName(std::string_view name);
+inline bool IsTensor(Role r) {
+  return r == Role::kIn || r == Role::kInMut || r == Role::kOut;
+}
+
+// How a tensor reaches the kernel: a raw data pointer, or a kc::In/InMut/Out
+// view that also carries the shape.
+enum class Access { kPointer, kView };
+
+// A piece of annotation text and where its first character is in the source
+// (inside the string literal), so errors can point inside it.
+struct Text {
+  std::string text;
+  SourceLoc loc;
+};
+
+struct Param {
+  std::string name;
+  Role role = Role::kIn;
+  DType dtype = DType::kF32;
+  Access access = Access::kPointer;  // tensors only
+  // Tensors: the rank a view type states (kc::In<float, 2> -> 2); -1 for raw
+  // pointers, whose rank comes from the shape.
+  int rank = -1;
+  std::optional<Text> shape;    // tensors: "n, m", "x", "" ...
+  std::optional<Text> init;     // kOut only: fill value, as written
+  std::optional<Text> derived;  // kDerived only: the expression
+  SourceLoc loc;                // the parameter's name
+};
+
+enum class KernelKind {
+  kGlobal,  // a __global__ kernel, run over a launch grid
+  kHost,    // a KC_KERNEL host function, called once with whole tensors
+};
+
+std::string_view KernelKindName(KernelKind k);  // "global", "host"
+
+// A use of a block-level CUDA feature (__shared__, __syncthreads, warp
+// intrinsics): such kernels cannot run on the CPU grid executor.
+struct BlockFeature {
+  std::string what;  // "__syncthreads", "__shared__", "__shfl_sync", ...
+  SourceLoc loc;
+};
+
+struct Kernel {
+  std::string name;
+  KernelKind kind = KernelKind::kGlobal;
+  std::vector<Text> grid;      // 1 to 3 expressions: total threads along x, y, z
+  std::vector<int64_t> block;  // threads per block; empty: the default
+  std::vector<Param> params;   // declaration order
+  std::vector<BlockFeature> block_features;
+  std::string source;  // the file that defines the kernel, as given
+  SourceLoc loc;       // the kernel's name
+
+  const Param* FindParam(std::string_view name) const;
+};
+
+struct Module {
+  std::vector<std::string> sources;  // as given on the command line
+  std::vector<Kernel> kernels;       // source order
+
+  const Kernel* FindKernel(std::string_view name) const;
+};
+
+// The default threads per block for a grid of `rank` dimensions
+// (256 / 16x16 / 8x8x4).
+std::vector<int64_t> DefaultBlock(int rank);
+
+}  // namespace kernelc::model
+
+#endif  // KERNELC_COMPILER_MODEL_MODEL_H_
