@@ -1,4 +1,361 @@
+// kernelc: compiles annotated kernels into a Python package of JAX ops.
+//
+//   kernelc build SRC... -o OUTDIR [--name PKG] [--target cpu] [-I DIR] [-D N[=V]]
+//   kernelc inspect SRC...
+//   kernelc emit SRC... -o DIR       generated sources only, no compiler run
+//
+// Exit codes: 0 success, 1 errors in the user's input (diagnostics printed),
+// 2 internal or toolchain failures.
 #include <clang/Basic/Version.h>
 #include <fmt/format.h>
-#include "compiler/model/model.h"
-int main() { fmt::print("clang {}\n", CLANG_VERSION_STRING); return 0; }
+#include <llvm/ADT/SmallString.h>
+#include <llvm/ADT/StringExtras.h>
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/Path.h>
+#include <llvm/Support/SHA256.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "compiler/backends/host_backend.h"
+#include "compiler/diag/diagnostic.h"
+#include "compiler/emit/emit.h"
+#include "compiler/emit/namer.h"
+#include "compiler/frontend/frontend.h"
+#include "compiler/model/json.h"
+#include "compiler/sema/sema.h"
+
+namespace kernelc {
+namespace {
+
+constexpr const char* kVersion = "0.1.0";
+// The jaxlib whose XLA FFI headers are compiled into kernelc, and their API.
+constexpr const char* kJaxlibFloor = "0.8.1";
+constexpr const char* kFfiApi = "0.2";
+
+enum Exit { kOk = 0, kUserError = 1, kInternalError = 2 };
+
+struct Options {
+  std::vector<std::string> sources;
+  std::string out_dir;
+  std::string name;
+  std::string target = "cpu";
+  std::string cuda_arch;
+  std::vector<std::string> include_dirs;
+  std::vector<std::string> defines;
+};
+
+std::optional<std::string> ReadFile(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return std::nullopt;
+  return std::string(std::istreambuf_iterator<char>(f),
+                     std::istreambuf_iterator<char>());
+}
+
+int Report(const Error& e) {
+  if (!e.message.empty()) {
+    fmt::print(stderr, "kernelc: {}{}\n",
+               e.kind == ErrorKind::kInternal ? "internal error: " : "error: ",
+               e.message);
+  }
+  return e.kind == ErrorKind::kUser ? kUserError : kInternalError;
+}
+
+void PrintDiagnostics(const diag::DiagnosticSink& diags) {
+  fmt::print(stderr, "{}", diag::FormatAll(diags, ReadFile));
+}
+
+bool EndsWith(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// Reads the model from C++ sources (annotations) or JSON specs.
+Result<model::Module> LoadModule(const Options& o) {
+  std::vector<std::string> json_specs, cpp_sources;
+  for (const std::string& s : o.sources)
+    (EndsWith(s, ".json") ? json_specs : cpp_sources).push_back(s);
+  if (!json_specs.empty() && !cpp_sources.empty())
+    return Error::User(
+        "give either annotated sources or JSON specs, not both: a spec names "
+        "its kernels' sources itself");
+  if (cpp_sources.empty()) {
+    model::Module m;
+    diag::DiagnosticSink diags;
+    for (const std::string& spec : json_specs) {
+      std::optional<std::string> text = ReadFile(spec);
+      if (!text) return Error::User(fmt::format("cannot read '{}'", spec));
+      Result<model::Module> part = model::FromJson(*text, spec, diags);
+      if (!part.ok()) continue;
+      for (model::Kernel& k : part.value().kernels)
+        m.kernels.push_back(std::move(k));
+    }
+    PrintDiagnostics(diags);
+    if (diags.has_errors()) return Error::User("");
+    // The sources are those the kernels name, in first-use order.
+    std::set<std::string> seen;
+    for (const model::Kernel& k : m.kernels)
+      if (seen.insert(k.source).second) m.sources.push_back(k.source);
+    for (const std::string& s : m.sources)
+      if (!llvm::sys::fs::exists(s))
+        return Error::User(fmt::format("kernel source '{}' named by the spec "
+                                       "does not exist",
+                                       s));
+    return m;
+  }
+  for (const std::string& s : cpp_sources)
+    if (!llvm::sys::fs::exists(s))
+      return Error::User(fmt::format("no such file: '{}'", s));
+  frontend::Options fo = frontend::DefaultOptions();
+  fo.include_dirs = o.include_dirs;
+  fo.defines = o.defines;
+  std::string diagnostics;
+  Result<model::Module> m = frontend::ParseSources(cpp_sources, fo, &diagnostics);
+  fmt::print(stderr, "{}", diagnostics);
+  if (!m.ok() && m.error().kind == ErrorKind::kUser) return Error::User("");
+  return m;
+}
+
+// Loads and analyzes; prints diagnostics. The plan points into *module.
+Result<sema::ModulePlan> Analyze(const Options& o, model::Module* module) {
+  Result<model::Module> m = LoadModule(o);
+  if (!m.ok()) return m.error();
+  *module = std::move(m).value();
+  diag::DiagnosticSink diags;
+  Result<sema::ModulePlan> plan = sema::Analyze(*module, diags);
+  if (plan.ok() && o.target.find("cpu") != std::string::npos)
+    backends::CheckCpuKernels(*module, diags);
+  PrintDiagnostics(diags);
+  if (diags.has_errors()) return Error::User("");
+  if (module->kernels.empty())
+    return Error::User(fmt::format(
+        "no kernels found in {}: mark __global__ kernels with KC_GRID and host "
+        "kernels with KC_KERNEL",
+        fmt::join(o.sources, ", ")));
+  return plan;
+}
+
+std::string ContentHash(const Options& o, const model::Module& m,
+                        const std::vector<std::string>& targets) {
+  llvm::SHA256 h;
+  auto add = [&h](std::string_view field, std::string_view value) {
+    h.update(fmt::format("{}:{}:", field, value.size()));
+    h.update(llvm::StringRef(value.data(), value.size()));
+  };
+  add("kernelc", kVersion);
+  add("clang", CLANG_VERSION_STRING);
+  add("jaxlib-headers", kJaxlibFloor);
+  add("package", o.name);
+  for (const std::string& t : targets) add("target", t);
+  for (const std::string& d : o.defines) add("define", d);
+  for (const std::string& i : o.include_dirs) add("include", i);
+  add("model", model::ToCanonicalJson(m));
+  for (const std::string& s : m.sources) add(s, ReadFile(s).value_or(""));
+  return llvm::toHex(h.final(), /*LowerCase=*/true);
+}
+
+Result<std::vector<std::string>> ParseTargets(const Options& o) {
+  std::vector<std::string> targets;
+  for (llvm::StringRef t : llvm::split(o.target, ',')) {
+    std::string s = t.trim().str();
+    if (s == "cuda")
+      return Error::User(
+          "target 'cuda' is not available in this kernelc: build with "
+          "--target cpu");
+    if (s != "cpu")
+      return Error::User(fmt::format("unknown target '{}' (expected cpu or cuda)", s));
+    targets.push_back(s);
+  }
+  if (!o.cuda_arch.empty())
+    return Error::User("--cuda-arch needs the cuda target");
+  return targets;
+}
+
+Result<emit::Output> Generate(Options& o, model::Module* module,
+                              emit::BuildInfo* info) {
+  Result<std::vector<std::string>> targets = ParseTargets(o);
+  if (!targets.ok()) return targets.error();
+  if (o.name.empty()) {
+    std::string stem = llvm::sys::path::stem(o.sources[0]).str();
+    o.name = stem.substr(0, stem.find('.'));
+  }
+  if (!emit::Namer::IsValidPackageName(o.name))
+    return Error::User(fmt::format(
+        "'{}' is not a valid Python package name: use --name", o.name));
+  Result<sema::ModulePlan> plan = Analyze(o, module);
+  if (!plan.ok()) return plan.error();
+  info->version = kVersion;
+  info->package = o.name;
+  info->ffi_api = kFfiApi;
+  info->jaxlib_floor = kJaxlibFloor;
+  info->targets = targets.value();
+  info->content_hash = ContentHash(o, *module, info->targets);
+  return emit::EmitPackage(plan.value(), *info);
+}
+
+// Writes `contents` to `path` unless it already holds exactly that; through
+// a temporary file and a rename, so a reader never sees half a file.
+Status WriteIfChanged(const std::string& path, std::string_view contents) {
+  if (std::optional<std::string> old = ReadFile(path); old && *old == contents)
+    return Status();
+  std::string tmp = path + ".kernelc-tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary);
+    f.write(contents.data(), static_cast<std::streamsize>(contents.size()));
+    if (!f) return Error::User(fmt::format("cannot write '{}'", tmp));
+  }
+  if (std::error_code ec = llvm::sys::fs::rename(tmp, path))
+    return Error::User(fmt::format("cannot write '{}': {}", path, ec.message()));
+  return Status();
+}
+
+Status WriteTree(const std::string& dir, const emit::FileMap& files) {
+  for (const auto& [rel, contents] : files) {
+    std::string path = dir + "/" + rel;
+    llvm::SmallString<256> parent(path);
+    llvm::sys::path::remove_filename(parent);
+    if (std::error_code ec = llvm::sys::fs::create_directories(parent))
+      return Error::User(fmt::format("cannot create '{}': {}", parent.str().str(),
+                                     ec.message()));
+    Status s = WriteIfChanged(path, contents);
+    if (!s.ok()) return s;
+  }
+  return Status();
+}
+
+int CmdInspect(Options& o) {
+  model::Module m;
+  Result<sema::ModulePlan> plan = Analyze(o, &m);
+  if (!plan.ok()) return Report(plan.error());
+  fmt::print("{}", model::ToCanonicalJson(m));
+  return kOk;
+}
+
+int CmdEmit(Options& o) {
+  model::Module m;
+  emit::BuildInfo info;
+  Result<emit::Output> out = Generate(o, &m, &info);
+  if (!out.ok()) return Report(out.error());
+  Status s = WriteTree(o.out_dir + "/package", out.value().package);
+  if (s.ok()) s = WriteTree(o.out_dir + "/build", out.value().build);
+  return s.ok() ? kOk : Report(s.error());
+}
+
+int CmdBuild(Options& o) {
+  model::Module m;
+  emit::BuildInfo info;
+  Result<emit::Output> out = Generate(o, &m, &info);
+  if (!out.ok()) return Report(out.error());
+  Result<backends::HostToolchain> tc = backends::FindHostToolchain();
+  if (!tc.ok()) return Report(tc.error());
+
+  if (std::error_code ec = llvm::sys::fs::create_directories(o.out_dir))
+    return Report(Error::User(
+        fmt::format("cannot create '{}': {}", o.out_dir, ec.message())));
+  // Everything is built in a scratch directory; the package directory is
+  // touched only once the library exists.
+  llvm::SmallString<256> work;
+  llvm::SmallString<256> model_path(o.out_dir);
+  llvm::sys::fs::make_absolute(model_path);
+  llvm::sys::path::append(model_path, fmt::format(".{}.kernelc-%%%%%%", o.name));
+  if (std::error_code ec = llvm::sys::fs::createUniqueDirectory(model_path, work))
+    return Report(Error::User(fmt::format("cannot create a scratch directory in "
+                                          "'{}': {}",
+                                          o.out_dir, ec.message())));
+  emit::Namer namer(info.package, info.content_hash);
+  std::string library = std::string(work) + "/" + namer.LibraryFile();
+  backends::HostBuild hb;
+  hb.work_dir = std::string(work);
+  hb.library_path = library;
+  for (const std::string& d : o.include_dirs) {
+    llvm::SmallString<256> abs(d);
+    llvm::sys::fs::make_absolute(abs);
+    hb.include_dirs.push_back(std::string(abs));
+  }
+  hb.defines = o.defines;
+  Status s = backends::BuildHostLibrary(tc.value(), m, out.value(), hb);
+  if (s.ok()) {
+    std::string pkg_dir = o.out_dir + "/" + o.name;
+    std::optional<std::string> old_manifest = ReadFile(pkg_dir + "/kernelc.json");
+    emit::FileMap files = out.value().package;
+    std::optional<std::string> lib_bytes = ReadFile(library);
+    if (!lib_bytes) {
+      s = Error::Internal(fmt::format("the linker wrote no '{}'", library));
+    } else {
+      files[namer.LibraryFile()] = *lib_bytes;
+      s = WriteTree(pkg_dir, files);
+    }
+    // A previous build's library under another content hash is stale.
+    if (s.ok() && old_manifest) {
+      nlohmann::json j = nlohmann::json::parse(*old_manifest, nullptr, false);
+      if (j.is_object() && j.contains("library") && j["library"].is_string()) {
+        std::string old_lib = j["library"].get<std::string>();
+        if (old_lib != namer.LibraryFile() &&
+            old_lib.find('/') == std::string::npos)
+          llvm::sys::fs::remove(pkg_dir + "/" + old_lib);
+      }
+    }
+  }
+  llvm::sys::fs::remove_directories(work);
+  return s.ok() ? kOk : Report(s.error());
+}
+
+void AddCommonOptions(CLI::App* cmd, Options& o) {
+  cmd->add_option("SRC", o.sources,
+                  "annotated .cu/.cc sources, or JSON specs (kernelc inspect)")
+      ->required();
+  cmd->add_option("-I", o.include_dirs, "add a directory to the include path");
+  cmd->add_option("-D", o.defines, "define a macro: NAME or NAME=VALUE");
+}
+
+}  // namespace
+}  // namespace kernelc
+
+int main(int argc, char** argv) {
+  using namespace kernelc;
+  CLI::App app{"kernelc: compiles annotated CUDA/C++ kernels into JAX ops",
+               "kernelc"};
+  app.set_version_flag("--version", std::string("kernelc ") + kVersion);
+  app.require_subcommand(1);
+  Options o;
+
+  CLI::App* build = app.add_subcommand(
+      "build", "compile kernels into an importable Python package OUTDIR/PKG");
+  AddCommonOptions(build, o);
+  build->add_option("-o", o.out_dir, "output directory")->required();
+  build->add_option("--name", o.name,
+                    "package name (default: the first source's stem)");
+  build->add_option("--target", o.target, "cpu (default), cuda or cpu,cuda");
+  build->add_option("--cuda-arch", o.cuda_arch, "sm_80,sm_90,... (cuda target)");
+
+  CLI::App* inspect = app.add_subcommand(
+      "inspect", "print the kernel model as canonical JSON");
+  AddCommonOptions(inspect, o);
+
+  CLI::App* emit = app.add_subcommand(
+      "emit", "write the generated sources (package/ and build/) to DIR "
+              "without compiling them");
+  AddCommonOptions(emit, o);
+  emit->add_option("-o", o.out_dir, "output directory")->required();
+  emit->add_option("--name", o.name, "package name");
+  emit->add_option("--target", o.target, "cpu (default)");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kUserError;
+  }
+  if (build->parsed()) return CmdBuild(o);
+  if (inspect->parsed()) return CmdInspect(o);
+  return CmdEmit(o);
+}

@@ -167,4 +167,43 @@ inline int __float_as_int(float x) {
 }
 
 
+// The function that runs a kernel on the CPU. On x86-64 it is compiled
+// twice (AVX2/FMA and baseline) and the clone is chosen when the library
+// loads. Clang 14 gives the dispatcher a name other translation units cannot
+// link to, so each one is static and reached through a plain entry point.
+#if defined(__x86_64__) && defined(__clang__)
+#define KC_HOST_CLONES_ \
+  __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define KC_HOST_CLONES_
+#endif
+
+namespace kc::host {
+
+// Adapts a tensor argument to whatever pointer or view type the kernel
+// declares for it (int64_t* vs long long*, kc::In<int64_t, 1> vs
+// kc::In<long long, 1>): element types were matched by size and kind when
+// the model was built, so the bits are the same.
+struct AnyPtr {
+  void* p;
+  template <typename T>
+  operator T*() const {  // NOLINT
+    return static_cast<T*>(p);
+  }
+};
+
+template <int R>
+struct AnyView {
+  void* data;
+  int64_t shape[R > 0 ? R : 1];
+  template <template <typename, int> class V, typename T>
+  operator V<T, R>() const {  // NOLINT
+    V<T, R> v;
+    memcpy(&v, this, sizeof v);
+    return v;
+  }
+};
+
+}  // namespace kc::host
+
 #endif  // KERNELC_HOST_H_

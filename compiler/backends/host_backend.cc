@@ -1,0 +1,188 @@
+#include "compiler/backends/host_backend.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <set>
+
+#include <fmt/format.h>
+#include <llvm/ADT/SmallString.h>
+#include <llvm/ADT/StringRef.h>
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/Path.h>
+#include <llvm/Support/Program.h>
+
+#include "runtime/embedded_headers.h"
+#include "runtime/embedded_xla_ffi.h"
+
+namespace kernelc::backends {
+
+namespace {
+
+Status WriteFile(const std::string& path, std::string_view contents) {
+  llvm::SmallString<256> dir(path);
+  llvm::sys::path::remove_filename(dir);
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+    return Error::Internal(fmt::format("cannot create {}: {}", dir.str().str(),
+                                       ec.message()));
+  std::ofstream f(path, std::ios::binary);
+  f.write(contents.data(), static_cast<std::streamsize>(contents.size()));
+  if (!f) return Error::Internal(fmt::format("cannot write {}", path));
+  return Status();
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f),
+                     std::istreambuf_iterator<char>());
+}
+
+struct RunResult {
+  int code = -1;
+  std::string output;  // stdout and stderr
+  std::string error;   // why it could not run
+};
+
+RunResult Run(const std::string& program, const std::vector<std::string>& args,
+              const std::string& log_path) {
+  std::vector<llvm::StringRef> argv = {program};
+  for (const std::string& a : args) argv.push_back(a);
+  llvm::Optional<llvm::StringRef> redirects[3] = {
+      llvm::StringRef(""), llvm::StringRef(log_path), llvm::StringRef(log_path)};
+  RunResult r;
+  bool failed = false;
+  r.code = llvm::sys::ExecuteAndWait(program, argv, llvm::None, redirects, 0, 0,
+                                     &r.error, &failed);
+  if (failed) r.code = -1;
+  r.output = ReadFile(log_path);
+  return r;
+}
+
+}  // namespace
+
+Result<HostToolchain> FindHostToolchain() {
+  HostToolchain tc;
+  if (const char* env = std::getenv("KERNELC_CXX"); env && *env) {
+    tc.cxx = env;
+  } else {
+    for (const char* c : {KERNELC_LLVM_PREFIX "/bin/clang++", "clang++-14"}) {
+      if (llvm::sys::fs::can_execute(c)) {
+        tc.cxx = c;
+        break;
+      }
+      if (auto p = llvm::sys::findProgramByName(c)) {
+        tc.cxx = *p;
+        break;
+      }
+    }
+  }
+  if (tc.cxx.empty())
+    return Error::Internal(
+        "no C++ compiler for the CPU target: install clang-14 or set "
+        "KERNELC_CXX");
+  llvm::SmallString<128> log;
+  llvm::sys::fs::createTemporaryFile("kernelc-cxx-version", "txt", log);
+  RunResult r = Run(tc.cxx, {"--version"}, std::string(log));
+  llvm::sys::fs::remove(log);
+  if (r.code != 0)
+    return Error::Internal(fmt::format("cannot run {}: {}", tc.cxx,
+                                       r.error.empty() ? r.output : r.error));
+  tc.version = r.output.substr(0, r.output.find('\n'));
+  return tc;
+}
+
+bool CheckCpuKernels(const model::Module& module, diag::DiagnosticSink& diags) {
+  bool ok = true;
+  for (const model::Kernel& k : module.kernels) {
+    if (k.block_features.empty()) continue;
+    ok = false;
+    std::vector<std::string> names;
+    for (const model::BlockFeature& f : k.block_features) names.push_back(f.what);
+    diags.Error(k.loc, fmt::format("kernel '{}' uses {} and cannot target cpu: "
+                                   "the CPU runs threads one after another, "
+                                   "so block-level features are unavailable",
+                                   k.name, fmt::join(names, ", ")));
+    for (const model::BlockFeature& f : k.block_features)
+      diags.Note(f.loc, fmt::format("{} used here", f.what));
+  }
+  return ok;
+}
+
+Status BuildHostLibrary(const HostToolchain& tc, const model::Module& module,
+                        const emit::Output& generated, const HostBuild& build) {
+  const std::string& work = build.work_dir;
+  std::string include = work + "/include";
+  std::string host_include = work + "/host_include";
+  for (const EmbeddedFile& f : embedded::UserHeaders()) {
+    Status s = WriteFile(fmt::format("{}/{}", work, f.path), f.contents);
+    if (!s.ok()) return s;
+  }
+  std::string ffi_include = work + "/xla_ffi";
+  for (const EmbeddedFile& f : embedded::XlaFfiHeaders()) {
+    Status s = WriteFile(fmt::format("{}/{}", ffi_include, f.path), f.contents);
+    if (!s.ok()) return s;
+  }
+  for (const auto& [path, contents] : generated.build) {
+    Status s = WriteFile(fmt::format("{}/{}", work, path), contents);
+    if (!s.ok()) return s;
+  }
+
+  // Paths in the objects are relative to the scratch directory, so the
+  // library does not depend on where it was built.
+  std::vector<std::string> common = {
+      "-std=c++17", "-fPIC", "-fvisibility=hidden", "-fno-exceptions",
+      fmt::format("-ffile-prefix-map={}=.", work), "-Wno-unused-command-line-argument"};
+  std::vector<std::string> objects;
+  std::string log = work + "/compile.log";
+
+  auto compile = [&](const std::string& src, std::vector<std::string> flags,
+                     bool user_code) -> Status {
+    std::string obj = work + "/" + src + ".o";
+    std::vector<std::string> args = common;
+    args.insert(args.end(), flags.begin(), flags.end());
+    args.insert(args.end(), {"-c", work + "/" + src, "-o", obj});
+    RunResult r = Run(tc.cxx, args, log);
+    if (!r.error.empty() && r.code < 0)
+      return Error::Internal(fmt::format("cannot run {}: {}", tc.cxx, r.error));
+    if (r.code != 0) {
+      std::string msg = fmt::format("compiling {} for the CPU failed:\n{}", src,
+                                    r.output);
+      return user_code ? Error::User(msg) : Error::Internal(msg);
+    }
+    objects.push_back(obj);
+    return Status();
+  };
+
+  for (size_t i = 0; i < module.sources.size(); ++i) {
+    std::string name = emit::HostSourceName(module.sources[i], static_cast<int>(i));
+    if (!generated.build.count(name)) continue;
+    llvm::SmallString<256> abs(module.sources[i]);
+    llvm::sys::fs::make_absolute(abs);
+    llvm::SmallString<256> src_dir(abs);
+    llvm::sys::path::remove_filename(src_dir);
+    std::vector<std::string> flags = {
+        "-O3", "-D__KERNELC_HOST__", "-x", "c++",
+        fmt::format("-DKC_USER_SOURCE=\"{}\"", abs.str().str()),
+        fmt::format("-ffile-prefix-map={}=.", src_dir.str().str()),
+        "-isystem", include, "-isystem", host_include};
+    for (const std::string& d : build.include_dirs) flags.push_back("-I" + d);
+    for (const std::string& d : build.defines) flags.push_back("-D" + d);
+    Status s = compile(name, flags, /*user_code=*/true);
+    if (!s.ok()) return s;
+  }
+  Status s = compile("shim.cc",
+                     {"-O2", "-isystem", include, "-isystem", ffi_include},
+                     /*user_code=*/false);
+  if (!s.ok()) return s;
+
+  std::vector<std::string> link = {"-shared", "-o", build.library_path,
+                                   "-Wl,--build-id=sha1", "-Wl,-O1"};
+  link.insert(link.end(), objects.begin(), objects.end());
+  RunResult r = Run(tc.cxx, link, log);
+  if (r.code != 0)
+    return Error::Internal(fmt::format("linking {} failed:\n{}{}",
+                                       build.library_path, r.error, r.output));
+  return Status();
+}
+
+}  // namespace kernelc::backends

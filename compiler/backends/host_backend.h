@@ -1,0 +1,46 @@
+// The CPU backend: compiles each kernel source together with its generated
+// entry points (CUDA built-ins provided by kernelc/host.h, kernels inlined
+// into their grid loops), compiles the XLA FFI shim, and links them into the
+// package's shared library, with Clang as an external tool.
+#ifndef KERNELC_COMPILER_BACKENDS_HOST_BACKEND_H_
+#define KERNELC_COMPILER_BACKENDS_HOST_BACKEND_H_
+
+#include <string>
+#include <vector>
+
+#include "compiler/diag/diagnostic.h"
+#include "compiler/emit/emit.h"
+#include "compiler/model/model.h"
+#include "compiler/util/status.h"
+
+namespace kernelc::backends {
+
+struct HostToolchain {
+  std::string cxx;      // path of clang++
+  std::string version;  // its --version first line, part of the content hash
+};
+
+// Finds clang++: $KERNELC_CXX, else LLVM 14's clang++. Internal error when
+// there is none.
+Result<HostToolchain> FindHostToolchain();
+
+// Reports each kernel that cannot run on the CPU grid executor (block-level
+// features), with a note at the use. Returns whether all can.
+bool CheckCpuKernels(const model::Module& module, diag::DiagnosticSink& diags);
+
+struct HostBuild {
+  std::string work_dir;      // scratch directory, already created; absolute
+  std::string library_path;  // where to write the shared library
+  std::vector<std::string> include_dirs;  // user -I, absolute
+  std::vector<std::string> defines;       // user -D
+};
+
+// Writes kernelc's headers and the generated sources under work_dir,
+// compiles and links. Compiler output for a failed user source comes back
+// in the error (kUser); a failing toolchain is kInternal.
+Status BuildHostLibrary(const HostToolchain& tc, const model::Module& module,
+                        const emit::Output& generated, const HostBuild& build);
+
+}  // namespace kernelc::backends
+
+#endif  // KERNELC_COMPILER_BACKENDS_HOST_BACKEND_H_

@@ -1,0 +1,71 @@
+#include "compiler/emit/namer.h"
+
+#include <array>
+#include <cctype>
+
+#include <fmt/format.h>
+
+namespace kernelc::emit {
+
+namespace {
+
+constexpr std::array<std::string_view, 38> kPythonKeywords = {
+    "False",  "None",   "True",    "and",      "as",       "assert",
+    "async",  "await",  "break",   "class",    "continue", "def",
+    "del",    "elif",   "else",    "except",   "finally",  "for",
+    "from",   "global", "if",      "import",   "in",       "is",
+    "lambda", "nonlocal", "not",   "or",       "pass",     "raise",
+    "return", "try",    "while",   "with",     "yield",    "match",
+    "case",   "type",
+};
+
+}  // namespace
+
+Namer::Namer(std::string package, std::string hash)
+    : package_(std::move(package)), short_hash_(hash.substr(0, 12)) {}
+
+std::string Namer::LibraryFile() const {
+  return fmt::format("_kernelc_{}.so", short_hash_);
+}
+
+std::string Namer::FfiTarget(std::string_view kernel) const {
+  return fmt::format("{}.{}.{}", package_, kernel, short_hash_);
+}
+
+std::string Namer::HandlerSymbol(std::string_view kernel,
+                                 std::string_view platform) const {
+  return fmt::format("kc_{}_{}_{}_{}", package_, kernel, short_hash_,
+                     platform);
+}
+
+std::string Namer::CpuEntrySymbol(std::string_view kernel) const {
+  return fmt::format("kc_{}_{}_{}_cpu_entry", package_, kernel, short_hash_);
+}
+
+std::string Namer::CppLocal(std::string_view prefix, std::string_view name) {
+  return fmt::format("{}_{}", prefix, name);
+}
+
+bool Namer::IsPythonKeyword(std::string_view name) {
+  for (std::string_view k : kPythonKeywords)
+    if (k == name) return true;
+  return false;
+}
+
+std::string Namer::Python(std::string_view name) {
+  // Generated code keeps its own names behind a leading underscore; a user
+  // name that starts with one gets a second so it cannot collide.
+  if (IsPythonKeyword(name)) return fmt::format("{}_", name);
+  if (!name.empty() && name[0] == '_') return fmt::format("_u{}", name);
+  return std::string(name);
+}
+
+bool Namer::IsValidPackageName(std::string_view name) {
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0])))
+    return false;
+  for (char c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  return !IsPythonKeyword(name);
+}
+
+}  // namespace kernelc::emit

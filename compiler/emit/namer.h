@@ -1,0 +1,47 @@
+// Derives every identifier kernelc emits, so that naming rules live in one
+// place: C++ symbols, FFI target names, Python names (with keyword
+// escaping), the library file name.
+#ifndef KERNELC_COMPILER_EMIT_NAMER_H_
+#define KERNELC_COMPILER_EMIT_NAMER_H_
+
+#include <string>
+#include <string_view>
+
+namespace kernelc::emit {
+
+class Namer {
+ public:
+  // `package`: the Python package name; `hash`: the build's content hash
+  // (hex). Symbol and binary names carry its first 12 characters, so two
+  // builds with different content never collide in one process.
+  Namer(std::string package, std::string hash);
+
+  const std::string& package() const { return package_; }
+  const std::string& short_hash() const { return short_hash_; }
+
+  // The shared library's file name: "_kernelc_<hash>.so".
+  std::string LibraryFile() const;
+  // The XLA FFI target name of a kernel: "<package>.<kernel>.<hash>".
+  std::string FfiTarget(std::string_view kernel) const;
+  // The exported handler symbol for a kernel on a platform ("cpu", "cuda").
+  std::string HandlerSymbol(std::string_view kernel,
+                            std::string_view platform) const;
+  // The CPU entry point that runs a kernel (grid loop or host call).
+  std::string CpuEntrySymbol(std::string_view kernel) const;
+  // A C++ identifier for handler-local variables derived from user names.
+  static std::string CppLocal(std::string_view prefix, std::string_view name);
+  // A Python identifier for a user name: escapes keywords and names the
+  // generated code reserves ("lambda" -> "lambda_").
+  static std::string Python(std::string_view name);
+
+  static bool IsPythonKeyword(std::string_view name);
+  static bool IsValidPackageName(std::string_view name);
+
+ private:
+  std::string package_;
+  std::string short_hash_;
+};
+
+}  // namespace kernelc::emit
+
+#endif  // KERNELC_COMPILER_EMIT_NAMER_H_

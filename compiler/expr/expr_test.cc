@@ -1,0 +1,454 @@
+#include "compiler/expr/expr.h"
+
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace kernelc::expr {
+namespace {
+
+NodePtr P(const std::string& text) {
+  Parsed<NodePtr> r = Parse(text);
+  if (const auto* err = std::get_if<ParseError>(&r)) {
+    FAIL("'" << text << "' did not parse: " << err->offset << ": "
+             << err->message);
+  }
+  return std::get<NodePtr>(r);
+}
+
+ParseError ParseErr(const std::string& text) {
+  Parsed<NodePtr> r = Parse(text);
+  if (std::holds_alternative<NodePtr>(r)) {
+    FAIL("'" << text << "' parsed as '" << ToString(std::get<NodePtr>(r))
+             << "'; expected an error");
+  }
+  return std::get<ParseError>(r);
+}
+
+std::vector<Dim> Shape(const std::string& text) {
+  Parsed<std::vector<Dim>> r = ParseShape(text);
+  if (const auto* err = std::get_if<ParseError>(&r)) {
+    FAIL("shape '" << text << "' did not parse: " << err->offset << ": "
+                   << err->message);
+  }
+  return std::get<std::vector<Dim>>(r);
+}
+
+ParseError ShapeErr(const std::string& text) {
+  Parsed<std::vector<Dim>> r = ParseShape(text);
+  REQUIRE(std::holds_alternative<ParseError>(r));
+  return std::get<ParseError>(r);
+}
+
+// Marks every use so that the tests see which resolver function ran.
+Resolver TestResolver() {
+  Resolver r;
+  r.value = [](std::string_view n) { return std::string(n); };
+  r.size = [](std::string_view t) { return "size(" + std::string(t) + ")"; };
+  r.rank = [](std::string_view t) { return "rank(" + std::string(t) + ")"; };
+  r.dim = [](std::string_view t, int64_t d) {
+    return "dim(" + std::string(t) + ", " + std::to_string(d) + ")";
+  };
+  return r;
+}
+
+// What the Python package does: numpy-like attribute names.
+Resolver PythonResolver() {
+  Resolver r;
+  r.value = [](std::string_view n) { return std::string(n); };
+  r.size = [](std::string_view t) { return std::string(t) + ".size"; };
+  r.rank = [](std::string_view t) { return std::string(t) + ".ndim"; };
+  r.dim = [](std::string_view t, int64_t d) {
+    return std::string(t) + ".shape[" + std::to_string(d) + "]";
+  };
+  return r;
+}
+
+// x: a tensor of rank 2; y: a tensor of unknown rank; n: a symbol;
+// k: an int scalar; a: a float scalar.
+Scope TestScope() {
+  Scope s;
+  s.kind = [](std::string_view n) {
+    if (n == "x" || n == "y") return NameKind::kTensor;
+    if (n == "n") return NameKind::kSymbol;
+    if (n == "k") return NameKind::kIntValue;
+    if (n == "a") return NameKind::kFloatValue;
+    return NameKind::kUnknown;
+  };
+  s.tensor_rank = [](std::string_view n) { return n == "x" ? 2 : -1; };
+  return s;
+}
+
+TEST_CASE("ToString is canonical and parses back to the same text") {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"a+b*c", "a + b * c"},
+      {"(a + b) * c", "(a + b) * c"},
+      {"a - b - c", "a - b - c"},
+      {"a - (b - c)", "a - (b - c)"},
+      {"(a - b) - c", "a - b - c"},
+      {"a / b * c", "a / b * c"},
+      {"a * (b / c)", "a * (b / c)"},
+      {"a % b % c", "a % b % c"},
+      {"a + (b + c)", "a + (b + c)"},
+      {"-(a + b)", "-(a + b)"},
+      {"- -a", "-(-a)"},
+      {"-a * b", "-a * b"},
+      {"a * -b", "a * -b"},
+      {"a - -1", "a - -1"},
+      {"ceil_div( n ,2 )", "ceil_div(n, 2)"},
+      {"x . shape [ 0 ]", "x.shape[0]"},
+      {"x.size+y.rank", "x.size + y.rank"},
+      {"min(a, max(b, 3)) % 4", "min(a, max(b, 3)) % 4"},
+      {"((a))", "a"},
+      {"007", "7"},
+      {"\tn\n*\r2 ", "n * 2"},
+      {"9223372036854775807", "9223372036854775807"},
+  };
+  for (const auto& [text, canonical] : cases) {
+    INFO(text);
+    const std::string s = ToString(P(text));
+    CHECK(s == canonical);
+    CHECK(ToString(P(s)) == canonical);
+  }
+}
+
+TEST_CASE("Precedence and left associativity") {
+  NodePtr e = P("a - b - c");  // (a - b) - c
+  REQUIRE(e->kind == Node::Kind::kBinary);
+  CHECK(e->op == '-');
+  REQUIRE(e->args[0]->kind == Node::Kind::kBinary);
+  CHECK(e->args[0]->op == '-');
+  CHECK(e->args[0]->args[0]->name == "a");
+  CHECK(e->args[0]->args[1]->name == "b");
+  CHECK(e->args[1]->name == "c");
+
+  e = P("a / b * c");  // (a / b) * c
+  CHECK(e->op == '*');
+  CHECK(e->args[0]->op == '/');
+  CHECK(e->args[1]->name == "c");
+
+  e = P("a + b * c");  // a + (b * c)
+  CHECK(e->op == '+');
+  CHECK(e->args[0]->name == "a");
+  CHECK(e->args[1]->op == '*');
+
+  e = P("-a % b");  // (-a) % b: unary minus binds tighter
+  CHECK(e->op == '%');
+  CHECK(e->args[0]->kind == Node::Kind::kNeg);
+}
+
+TEST_CASE("Nodes carry their byte ranges") {
+  NodePtr e = P("a + b * c");
+  CHECK(e->begin == 0);
+  CHECK(e->end == 9);
+  CHECK(e->args[1]->begin == 4);
+  CHECK(e->args[1]->end == 9);
+
+  // The parentheses belong to the product, not to the sum inside them.
+  e = P("(a + b) * c");
+  CHECK(e->begin == 0);
+  CHECK(e->end == 11);
+  CHECK(e->args[0]->begin == 1);
+  CHECK(e->args[0]->end == 6);
+
+  e = P("  x.shape[1] ");
+  CHECK(e->kind == Node::Kind::kShape);
+  CHECK(e->name == "x");
+  CHECK(e->value == 1);
+  CHECK(e->begin == 2);
+  CHECK(e->end == 12);
+
+  e = P("-min(n, 2)");
+  CHECK(e->begin == 0);
+  CHECK(e->end == 10);
+  CHECK(e->args[0]->kind == Node::Kind::kCall);
+  CHECK(e->args[0]->name == "min");
+  CHECK(e->args[0]->begin == 1);
+
+  e = P("t.size");
+  CHECK(e->kind == Node::Kind::kSize);
+  CHECK(e->end == 6);
+  e = P("t.rank");
+  CHECK(e->kind == Node::Kind::kRank);
+  CHECK(e->name == "t");
+}
+
+TEST_CASE("Parse errors say what is wrong and where") {
+  struct Case {
+    std::string text;
+    int offset;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"", 0, "expected an expression"},
+      {"   ", 3, "expected an expression"},
+      {"a +", 3, "expected an expression"},
+      {"a + )", 4, "expected an expression"},
+      {"*a", 0, "expected an expression"},
+      {"a $ b", 2, "unexpected character '$'"},
+      {"a \xC3\xA9", 2, "unexpected byte 0xC3"},
+      {"a b", 2, "unexpected 'b' after the expression"},
+      {"a )", 2, "unexpected ')' after the expression"},
+      {"(x).size", 3, "unexpected '.' after the expression"},
+      // The first problem in the text wins over a later bad character.
+      {"a b $", 2, "unexpected 'b' after the expression"},
+      {"(a + b", 6, "expected ')'"},
+      {"(a b)", 3, "expected ')'"},
+      {"x.shape[0", 9, "expected ']'"},
+      {"x.shape 0", 8, "expected '[' after 'shape'"},
+      {"x.shape[i]", 8,
+       "expected a dimension index (a non-negative integer)"},
+      {"x.shape[-1]", 8,
+       "expected a dimension index (a non-negative integer)"},
+      {"x.sizes", 2, "unknown member 'sizes' (expected size, shape or rank)"},
+      {"x.", 2, "expected a member name after '.'"},
+      {"9223372036854775808", 0, "integer literal is too large"},
+      {"1 + 99999999999999999999", 4, "integer literal is too large"},
+      {"x.shape[99999999999999999999]", 8, "integer literal is too large"},
+      {"1.5", 0, "invalid number '1.5'; expressions are integer"},
+      {"2x", 0, "invalid number '2x'"},
+      {"min(a)", 5, "'min' takes 2 arguments"},
+      {"max(a, b, c)", 8, "'max' takes 2 arguments"},
+      {"ceil_div()", 9, "'ceil_div' takes 2 arguments"},
+      {"min(a b)", 6, "expected ','"},
+      {"min(a, b", 8, "expected ')'"},
+      {"min + 1", 4, "expected '(' after 'min'"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.text);
+    const ParseError err = ParseErr(c.text);
+    CHECK(err.message == c.message);
+    CHECK(err.offset == c.offset);
+  }
+}
+
+TEST_CASE("Deep nesting is an error, not a stack overflow") {
+  // 1000 levels are fine; the 1001st opening parenthesis is refused.
+  P(std::string(1000, '(') + "a" + std::string(1000, ')'));
+  ParseError err =
+      ParseErr(std::string(5000, '(') + "a" + std::string(5000, ')'));
+  CHECK(err.message == "expression is too deeply nested");
+  CHECK(err.offset == 1000);
+
+  err = ParseErr(std::string(5000, '-') + "a");
+  CHECK(err.message == "expression is too deeply nested");
+  CHECK(err.offset == 1000);
+
+  // A flat chain builds a tree as deep as it is long.
+  std::string chain = "a";
+  for (int i = 0; i < 999; ++i) chain += "+a";
+  P(chain);  // 999 operators
+  chain += "+a";
+  err = ParseErr(chain);  // the 1000th '+' is at 2 * 1000 - 1
+  CHECK(err.message == "expression is too deeply nested");
+  CHECK(err.offset == 1999);
+}
+
+TEST_CASE("Check reports misused names with their offsets") {
+  struct Case {
+    std::string text;
+    int offset;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"q + 1", 0, "unknown name 'q'"},
+      {"n + x", 4, "'x' is a tensor; use x.size, x.shape[i] or x.rank"},
+      {"k * n.size", 4, "'n' is not a tensor"},
+      {"k.shape[0]", 0, "'k' is not a tensor"},
+      {"-a.rank", 1, "'a' is not a tensor"},
+      {"1 + x.shape[2]", 4, "x.shape[2] is out of range: 'x' has rank 2"},
+      {"1 + a", 4, "'a' is a float scalar; expressions are integer"},
+      {"q.size", 0, "unknown name 'q'"},
+      {"min(n, z) + q", 7, "unknown name 'z'"},  // the first in the text
+  };
+  const Scope scope = TestScope();
+  for (const Case& c : cases) {
+    INFO(c.text);
+    const std::optional<ParseError> err = Check(P(c.text), scope);
+    REQUIRE(err.has_value());
+    CHECK(err->message == c.message);
+    CHECK(err->offset == c.offset);
+  }
+  // An unknown rank allows any index.
+  CHECK_FALSE(Check(P("y.shape[7] + x.shape[1] * x.rank - ceil_div(n, k) % "
+                      "y.size"),
+                    scope)
+                  .has_value());
+  // An empty scope knows no names.
+  const std::optional<ParseError> err = Check(P("1 + n"), Scope{});
+  REQUIRE(err.has_value());
+  CHECK(err->message == "unknown name 'n'");
+  CHECK(err->offset == 4);
+}
+
+TEST_CASE("NamesUsed lists names and tensors in first-use order") {
+  CHECK(NamesUsed(P("n * x.shape[0] + k - n + x.size + ceil_div(y.rank, k)")) ==
+        std::vector<std::string>{"n", "x", "k", "y"});
+  CHECK(NamesUsed(P("1 + 2")).empty());
+}
+
+TEST_CASE("EmitCpp goes through the evaluator for every operation") {
+  const Resolver r = TestResolver();
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"5", "int64_t{5}"},
+      {"n", "n"},
+      {"a + b * c", "ev.Add(a, ev.Mul(b, c))"},
+      {"a - b - c", "ev.Sub(ev.Sub(a, b), c)"},
+      {"(a + b) * c", "ev.Mul(ev.Add(a, b), c)"},
+      {"-a", "ev.Neg(a)"},
+      {"-7 / 2", "ev.FloorDiv(ev.Neg(int64_t{7}), int64_t{2})"},
+      {"a % 3", "ev.FloorMod(a, int64_t{3})"},
+      {"ceil_div(x.size, 256)", "ev.CeilDiv(size(x), int64_t{256})"},
+      {"min(x.shape[0], y.rank)", "std::min<int64_t>(dim(x, 0), rank(y))"},
+      {"max(1, n)", "std::max<int64_t>(int64_t{1}, n)"},
+  };
+  for (const auto& [text, cpp] : cases) {
+    INFO(text);
+    CHECK(EmitCpp(P(text), r, "ev") == cpp);
+  }
+  CHECK(EmitCpp(P("a / b"), r, "kc_ev") == "kc_ev.FloorDiv(a, b)");
+  // Unset resolver functions fall back to the canonical text.
+  CHECK(EmitCpp(P("x.shape[1] + n"), Resolver{}, "ev") ==
+        "ev.Add(x.shape[1], n)");
+  // INT64_MIN cannot be written as a C++ literal (nor parsed, but a caller
+  // may build such a node).
+  auto min = std::make_shared<Node>();
+  min->kind = Node::Kind::kInt;
+  min->value = std::numeric_limits<int64_t>::min();
+  CHECK(EmitCpp(min, r, "ev") == "(-int64_t{9223372036854775807} - 1)");
+}
+
+TEST_CASE("EmitPython is fully parenthesized with floor semantics") {
+  const Resolver r = PythonResolver();
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"5", "5"},
+      {"a + b * c", "(a + (b * c))"},
+      {"a - b - c", "((a - b) - c)"},
+      {"a / b * c", "((a // b) * c)"},
+      {"-a", "(-a)"},
+      // Python evaluates ((-7) // 2) to -4 and ((-7) % 2) to 1: floor
+      // semantics, the same as ConstantValue and the C++ evaluator.
+      {"-7 / 2", "((-7) // 2)"},
+      {"-7 % 2", "((-7) % 2)"},
+      // ceil_div(7, 2): -((-7) // 2) == -(-4) == 4.
+      {"ceil_div(n, 2)", "(-((-n) // 2))"},
+      {"ceil_div(x.size + 1, 4)", "(-((-(x.size + 1)) // 4))"},
+      {"min(a, b)", "min(a, b)"},
+      {"max(x.shape[0], y.rank)", "max(x.shape[0], y.ndim)"},
+  };
+  for (const auto& [text, py] : cases) {
+    INFO(text);
+    CHECK(EmitPython(P(text), r) == py);
+  }
+}
+
+TEST_CASE("ConstantValue folds with floor semantics") {
+  const std::vector<std::pair<std::string, int64_t>> cases = {
+      {"42", 42},
+      {"(1 + 2) * 3", 9},
+      {"-7 / 2", -4},
+      {"7 / -2", -4},
+      {"-7 % 2", 1},
+      {"7 % -2", -1},
+      {"-8 / 2", -4},
+      {"ceil_div(7, 2)", 4},
+      {"ceil_div(-7, 2)", -3},
+      {"ceil_div(8, 2)", 4},
+      {"min(3, -4) + max(1, 2)", -2},
+      {"-9223372036854775807 - 1", std::numeric_limits<int64_t>::min()},
+  };
+  for (const auto& [text, value] : cases) {
+    INFO(text);
+    const std::optional<int64_t> v = ConstantValue(P(text));
+    REQUIRE(v.has_value());
+    CHECK(*v == value);
+  }
+  // Names, division by zero and overflow: not a constant.
+  for (const char* text :
+       {"n + 1", "x.size", "1 / 0", "1 % 0", "ceil_div(1, 0)",
+        "9223372036854775807 + 1", "3037000500 * 3037000500",
+        "(-9223372036854775807 - 1) / -1", "-(-9223372036854775807 - 1)"}) {
+    INFO(text);
+    CHECK_FALSE(ConstantValue(P(text)).has_value());
+  }
+}
+
+TEST_CASE("ParseShape") {
+  std::vector<Dim> dims = Shape("n, m");
+  REQUIRE(dims.size() == 2);
+  CHECK_FALSE(dims[0].any);
+  CHECK(ToString(dims[0].expr) == "n");
+  CHECK(dims[0].begin == 0);
+  CHECK(dims[0].end == 1);
+  CHECK(ToString(dims[1].expr) == "m");
+  CHECK(dims[1].begin == 3);
+  CHECK(dims[1].end == 4);
+
+  dims = Shape("_");
+  REQUIRE(dims.size() == 1);
+  CHECK(dims[0].any);
+  CHECK(dims[0].expr == nullptr);
+  CHECK(dims[0].begin == 0);
+  CHECK(dims[0].end == 1);
+
+  CHECK(Shape("").empty());
+  CHECK(Shape(" \t ").empty());
+
+  dims = Shape("x");
+  REQUIRE(dims.size() == 1);
+  REQUIRE(dims[0].expr->kind == Node::Kind::kName);
+  CHECK(dims[0].expr->name == "x");
+
+  dims = Shape("n * 2, _");
+  REQUIRE(dims.size() == 2);
+  CHECK(ToString(dims[0].expr) == "n * 2");
+  CHECK(dims[0].begin == 0);
+  CHECK(dims[0].end == 5);
+  CHECK(dims[1].any);
+  CHECK(dims[1].begin == 7);
+  CHECK(dims[1].end == 8);
+
+  // Commas inside a call do not separate dimensions; a dimension's range
+  // covers its parentheses but not the spaces around it.
+  dims = Shape(" ( n ) , min(a, b)");
+  REQUIRE(dims.size() == 2);
+  CHECK(dims[0].begin == 1);
+  CHECK(dims[0].end == 6);
+  CHECK(ToString(dims[1].expr) == "min(a, b)");
+
+  // "_" inside an expression is a plain name (which Check then rejects).
+  dims = Shape("_ + 1");
+  REQUIRE(dims.size() == 1);
+  CHECK_FALSE(dims[0].any);
+  CHECK(ToString(dims[0].expr) == "_ + 1");
+}
+
+TEST_CASE("ParseShape errors") {
+  struct Case {
+    std::string text;
+    int offset;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"n,", 2, "expected a dimension (an expression or '_')"},
+      {",n", 0, "expected a dimension (an expression or '_')"},
+      {"n,,m", 2, "expected a dimension (an expression or '_')"},
+      {"n, ", 3, "expected a dimension (an expression or '_')"},
+      {"n m", 2, "unexpected 'm' after the dimension"},
+      {"n, $", 3, "unexpected character '$'"},
+      {"n, _ $", 5, "unexpected character '$'"},
+      {"n, 2 +", 6, "expected an expression"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.text);
+    const ParseError err = ShapeErr(c.text);
+    CHECK(err.message == c.message);
+    CHECK(err.offset == c.offset);
+  }
+}
+
+}  // namespace
+}  // namespace kernelc::expr

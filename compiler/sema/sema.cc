@@ -1,0 +1,525 @@
+#include "compiler/sema/sema.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <functional>
+#include <limits>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace kernelc::sema {
+
+using model::Kernel;
+using model::Param;
+using model::Role;
+using model::Text;
+
+expr::NameKind KernelPlan::KindOf(std::string_view name) const {
+  for (size_t i = 0; i < kernel->params.size(); ++i) {
+    const Param& p = kernel->params[i];
+    if (p.name != name) continue;
+    switch (p.role) {
+      case Role::kIn:
+      case Role::kInMut:
+      case Role::kOut:
+        return expr::NameKind::kTensor;
+      case Role::kDerived:
+        return expr::NameKind::kIntValue;
+      case Role::kScalar:
+        return model::IsInteger(p.dtype) ? expr::NameKind::kIntValue
+                                         : expr::NameKind::kFloatValue;
+    }
+  }
+  for (const Symbol& s : symbols)
+    if (s.name == name) return expr::NameKind::kSymbol;
+  return expr::NameKind::kUnknown;
+}
+
+namespace {
+
+bool IsInput(Role r) { return r == Role::kIn || r == Role::kInMut; }
+
+bool IsIdentifier(const std::string& s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  for (char c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  return true;
+}
+
+// One resolved dimension of a tensor's shape.
+struct DimSpec {
+  bool any = false;
+  expr::NodePtr expr;
+  std::string text;
+  diag::SourceLoc loc;
+};
+
+expr::NodePtr ShapeRef(const std::string& tensor, int dim) {
+  auto n = std::make_shared<expr::Node>();
+  n->kind = expr::Node::Kind::kShape;
+  n->name = tensor;
+  n->value = dim;
+  return n;
+}
+
+class KernelAnalyzer {
+ public:
+  KernelAnalyzer(const Kernel& k, diag::DiagnosticSink& diags)
+      : k_(k), diags_(diags) {
+    plan_.kernel = &k;
+    plan_.params.resize(k.params.size());
+  }
+
+  KernelPlan Run() {
+    CheckParams();
+    if (!params_ok_) return std::move(plan_);
+    ResolveShapes();
+    BindSymbols();
+    AnalyzeDerived();
+    AnalyzeChecks();
+    AnalyzeOutputs();
+    AnalyzeGrid();
+    AnalyzeInits();
+    return std::move(plan_);
+  }
+
+ private:
+  void Error(const diag::SourceLoc& loc, std::string message) {
+    diags_.Error(loc, std::move(message));
+  }
+
+  int IndexOf(std::string_view name) const {
+    for (size_t i = 0; i < k_.params.size(); ++i)
+      if (k_.params[i].name == name) return static_cast<int>(i);
+    return -1;
+  }
+
+  void CheckParams() {
+    if (!IsIdentifier(k_.name))
+      Error(k_.loc, fmt::format("kernel name '{}' is not an identifier",
+                                k_.name));
+    std::map<std::string, int> seen;
+    for (size_t i = 0; i < k_.params.size(); ++i) {
+      const Param& p = k_.params[i];
+      if (!IsIdentifier(p.name)) {
+        Error(p.loc, fmt::format("parameter name '{}' of kernel '{}' is not "
+                                 "an identifier",
+                                 p.name, k_.name));
+        params_ok_ = false;
+        continue;
+      }
+      if (!seen.emplace(p.name, static_cast<int>(i)).second) {
+        Error(p.loc, fmt::format("parameter '{}' of kernel '{}' is declared "
+                                 "twice",
+                                 p.name, k_.name));
+        params_ok_ = false;
+      }
+      if (p.role == Role::kScalar &&
+          (p.dtype == model::DType::kF16 || p.dtype == model::DType::kBF16)) {
+        Error(p.loc, fmt::format("scalar '{}' has type {}: XLA attributes "
+                                 "cannot carry 16-bit floats; use float",
+                                 p.name, model::DTypeName(p.dtype)));
+      }
+      if (p.role == Role::kDerived) {
+        if (!model::IsInteger(p.dtype))
+          Error(p.loc, fmt::format("derived parameter '{}' must have an "
+                                   "integer type, not {}",
+                                   p.name, model::DTypeName(p.dtype)));
+        if (!p.derived) {
+          Error(p.loc, fmt::format("derived parameter '{}' has no expression",
+                                   p.name));
+          params_ok_ = false;
+        }
+      }
+      if (p.init && p.role != Role::kOut)
+        Error(p.init->loc, fmt::format("KC_INIT applies to outputs; '{}' is "
+                                       "not one",
+                                       p.name));
+      if (model::IsTensor(p.role) && !p.shape &&
+          (p.access == model::Access::kPointer || p.role == Role::kOut)) {
+        Error(p.loc, fmt::format("tensor parameter '{}' of kernel '{}' needs "
+                                 "a shape",
+                                 p.name, k_.name));
+        params_ok_ = false;
+      }
+    }
+    if (k_.kind == model::KernelKind::kGlobal) {
+      if (k_.grid.empty() || k_.grid.size() > 3)
+        Error(k_.loc, fmt::format("__global__ kernel '{}' needs a grid of 1 "
+                                  "to 3 expressions, has {}",
+                                  k_.name, k_.grid.size()));
+      if (!k_.block.empty()) {
+        int64_t threads = 1;
+        bool positive = true;
+        for (int64_t b : k_.block) {
+          positive = positive && b >= 1;
+          threads *= b >= 1 ? b : 1;
+        }
+        if (k_.block.size() != k_.grid.size())
+          Error(k_.loc, fmt::format("kernel '{}' has a {}-dimensional grid "
+                                    "but a {}-dimensional block",
+                                    k_.name, k_.grid.size(), k_.block.size()));
+        else if (!positive || threads > 1024)
+          Error(k_.loc, fmt::format("kernel '{}': block dimensions must be "
+                                    "positive with at most 1024 threads in "
+                                    "all",
+                                    k_.name));
+      }
+      plan_.block = k_.block.empty()
+                        ? model::DefaultBlock(static_cast<int>(k_.grid.size()))
+                        : k_.block;
+      plan_.block.resize(std::min<size_t>(plan_.block.size(), 3));
+    } else if (!k_.grid.empty() || !k_.block.empty()) {
+      Error(k_.loc, fmt::format("host kernel '{}' runs once per call and "
+                                "takes no grid or block",
+                                k_.name));
+    }
+  }
+
+  // Parses every tensor's shape and resolves "same shape as tensor t"
+  // references, so each tensor has a rank and one DimSpec per dimension.
+  void ResolveShapes() {
+    specs_.resize(k_.params.size());
+    state_.assign(k_.params.size(), 0);
+    for (size_t i = 0; i < k_.params.size(); ++i)
+      if (model::IsTensor(k_.params[i].role)) Resolve(static_cast<int>(i));
+  }
+
+  bool Resolve(int i) {
+    if (state_[i] == 2) return resolved_ok_[i];
+    const Param& p = k_.params[i];
+    if (state_[i] == 1) {
+      Error(p.shape->loc, fmt::format("the shape of '{}' refers to itself "
+                                      "through other tensors' shapes",
+                                      p.name));
+      return false;
+    }
+    state_[i] = 1;
+    bool ok = ResolveOne(i);
+    state_[i] = 2;
+    resolved_ok_[i] = ok;
+    if (ok) plan_.params[i].rank = static_cast<int>(specs_[i].size());
+    return ok;
+  }
+
+  bool ResolveOne(int i) {
+    const Param& p = k_.params[i];
+    std::vector<DimSpec>& out = specs_[i];
+    if (!p.shape) {  // an input view without KC_SHAPE: any extents
+      out.assign(p.rank, DimSpec{true, nullptr, "_", p.loc});
+      return true;
+    }
+    auto parsed = expr::ParseShape(p.shape->text);
+    if (auto* err = std::get_if<expr::ParseError>(&parsed)) {
+      Error(p.shape->loc.Shifted(err->offset),
+            fmt::format("in the shape of '{}': {}", p.name, err->message));
+      return false;
+    }
+    const std::vector<expr::Dim>& dims = std::get<std::vector<expr::Dim>>(parsed);
+    // A shape that is the bare name of another tensor: the same shape.
+    if (dims.size() == 1 && !dims[0].any &&
+        dims[0].expr->kind == expr::Node::Kind::kName) {
+      int ref = IndexOf(dims[0].expr->name);
+      if (ref >= 0 && model::IsTensor(k_.params[ref].role)) {
+        if (ref == i) {
+          Error(p.shape->loc, fmt::format("the shape of '{}' refers to itself",
+                                          p.name));
+          return false;
+        }
+        if (!Resolve(ref)) return false;
+        const Param& r = k_.params[ref];
+        int rank = static_cast<int>(specs_[ref].size());
+        for (int d = 0; d < rank; ++d) {
+          // Outputs have no array at trace time: take the dimension
+          // expressions of an output; an input's dimensions are read off it.
+          if (r.role == Role::kOut && !specs_[ref][d].any) {
+            out.push_back(specs_[ref][d]);
+          } else {
+            out.push_back(DimSpec{false, ShapeRef(r.name, d),
+                                  fmt::format("{}.shape[{}]", r.name, d),
+                                  p.shape->loc});
+          }
+        }
+        return CheckViewRank(p, rank);
+      }
+    }
+    for (const expr::Dim& d : dims) {
+      DimSpec s;
+      s.any = d.any;
+      s.expr = d.expr;
+      s.text = p.shape->text.substr(d.begin, d.end - d.begin);
+      s.loc = p.shape->loc.Shifted(d.begin);
+      out.push_back(std::move(s));
+    }
+    return CheckViewRank(p, static_cast<int>(dims.size()));
+  }
+
+  bool CheckViewRank(const Param& p, int rank) {
+    if (p.access == model::Access::kView && p.rank >= 0 && p.rank != rank) {
+      Error(p.shape->loc, fmt::format("the shape of '{}' has {} dimension{} "
+                                      "but its type has rank {}",
+                                      p.name, rank, rank == 1 ? "" : "s",
+                                      p.rank));
+      return false;
+    }
+    return true;
+  }
+
+  bool IsParamName(std::string_view n) const { return IndexOf(n) >= 0; }
+
+  void BindSymbols() {
+    std::set<std::string> bound;
+    for (size_t i = 0; i < k_.params.size(); ++i) {
+      const Param& p = k_.params[i];
+      if (!IsInput(p.role) || !resolved_ok_[i]) continue;
+      ParamPlan& pp = plan_.params[i];
+      for (size_t d = 0; d < specs_[i].size(); ++d) {
+        const DimSpec& s = specs_[i][d];
+        pp.any_dim.push_back(s.any);
+        if (s.any) continue;
+        if (s.expr->kind == expr::Node::Kind::kName &&
+            !IsParamName(s.expr->name) && !bound.count(s.expr->name)) {
+          bound.insert(s.expr->name);
+          plan_.symbols.push_back(
+              {s.expr->name, static_cast<int>(i), static_cast<int>(d)});
+          continue;
+        }
+        pending_checks_.push_back({static_cast<int>(i), static_cast<int>(d)});
+      }
+    }
+  }
+
+  // Checks an expression against the kernel's names. `inputs_only`: tensors
+  // it reads must be inputs (the Python side has no output arrays).
+  bool CheckExpr(const expr::NodePtr& e, const diag::SourceLoc& loc,
+                 const std::string& what, bool inputs_only) {
+    expr::Scope scope;
+    scope.kind = [this](std::string_view n) { return plan_.KindOf(n); };
+    scope.tensor_rank = [this](std::string_view n) {
+      int i = IndexOf(n);
+      return i >= 0 ? plan_.params[i].rank : -1;
+    };
+    if (auto err = expr::Check(e, scope)) {
+      std::string message = err->message;
+      if (message.rfind("unknown name", 0) == 0)
+        message += ": not a parameter, and no input shape binds it";
+      Error(loc.Shifted(err->offset), fmt::format("{}: {}", what, message));
+      return false;
+    }
+    if (inputs_only) {
+      for (const std::string& n : expr::NamesUsed(e)) {
+        int i = IndexOf(n);
+        if (i >= 0 && k_.params[i].role == Role::kOut) {
+          Error(loc, fmt::format("{}: '{}' is an output; only inputs, "
+                                 "symbols and scalars can be used here",
+                                 what, n));
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+
+  void AnalyzeDerived() {
+    std::vector<int> derived;
+    for (size_t i = 0; i < k_.params.size(); ++i) {
+      const Param& p = k_.params[i];
+      if (p.role != Role::kDerived) continue;
+      auto parsed = expr::Parse(p.derived->text);
+      if (auto* err = std::get_if<expr::ParseError>(&parsed)) {
+        Error(p.derived->loc.Shifted(err->offset),
+              fmt::format("in derived value '{}': {}", p.name, err->message));
+        continue;
+      }
+      expr::NodePtr e = std::get<expr::NodePtr>(parsed);
+      if (!CheckExpr(e, p.derived->loc,
+                     fmt::format("in derived value '{}'", p.name),
+                     /*inputs_only=*/true))
+        continue;
+      plan_.params[i].derived = e;
+      derived.push_back(static_cast<int>(i));
+    }
+    // Derived values may use each other: evaluate in dependency order.
+    std::vector<int> state(k_.params.size(), 0);
+    std::function<bool(int)> visit = [&](int i) -> bool {
+      if (state[i] == 2) return true;
+      if (state[i] == 1) {
+        Error(k_.params[i].derived->loc,
+              fmt::format("derived value '{}' depends on itself",
+                          k_.params[i].name));
+        return false;
+      }
+      state[i] = 1;
+      for (const std::string& n : expr::NamesUsed(plan_.params[i].derived)) {
+        int j = IndexOf(n);
+        if (j >= 0 && k_.params[j].role == Role::kDerived &&
+            plan_.params[j].derived && !visit(j))
+          return false;
+      }
+      state[i] = 2;
+      plan_.derived_order.push_back(i);
+      return true;
+    };
+    for (int i : derived)
+      if (!visit(i)) break;
+  }
+
+  void AnalyzeChecks() {
+    for (auto [i, d] : pending_checks_) {
+      const DimSpec& s = specs_[i][d];
+      std::string what = fmt::format("in the shape of '{}'", k_.params[i].name);
+      if (!CheckExpr(s.expr, s.loc, what, /*inputs_only=*/true)) continue;
+      plan_.checks.push_back({i, d, s.expr, s.text});
+    }
+  }
+
+  void AnalyzeOutputs() {
+    for (size_t i = 0; i < k_.params.size(); ++i) {
+      const Param& p = k_.params[i];
+      if (p.role != Role::kOut || !resolved_ok_[i]) continue;
+      ParamPlan& pp = plan_.params[i];
+      for (const DimSpec& s : specs_[i]) {
+        if (s.any) {
+          Error(s.loc, fmt::format("the shape of output '{}' cannot contain "
+                                   "'_': its dimensions must be computable "
+                                   "from inputs and scalars",
+                                   p.name));
+          continue;
+        }
+        if (!CheckExpr(s.expr, s.loc,
+                       fmt::format("in the shape of output '{}'", p.name),
+                       /*inputs_only=*/true))
+          continue;
+        pp.out_dims.push_back(s.expr);
+        pp.out_dim_texts.push_back(s.text);
+      }
+    }
+  }
+
+  void AnalyzeGrid() {
+    for (size_t g = 0; g < k_.grid.size() && g < 3; ++g) {
+      const Text& t = k_.grid[g];
+      auto parsed = expr::Parse(t.text);
+      if (auto* err = std::get_if<expr::ParseError>(&parsed)) {
+        Error(t.loc.Shifted(err->offset),
+              fmt::format("in the grid of '{}': {}", k_.name, err->message));
+        continue;
+      }
+      expr::NodePtr e = std::get<expr::NodePtr>(parsed);
+      if (CheckExpr(e, t.loc, fmt::format("in the grid of '{}'", k_.name),
+                    /*inputs_only=*/false))
+        plan_.grid.push_back(e);
+    }
+  }
+
+  void AnalyzeInits() {
+    for (size_t i = 0; i < k_.params.size(); ++i) {
+      const Param& p = k_.params[i];
+      if (!p.init || p.role != Role::kOut) continue;
+      if (auto v = ParseInit(p)) plan_.params[i].init = *v;
+    }
+  }
+
+  std::optional<InitValue> ParseInit(const Param& p) {
+    const std::string& s = p.init->text;
+    InitValue v;
+    v.text = s;
+    char* end = nullptr;
+    errno = 0;
+    long long ll = std::strtoll(s.c_str(), &end, 10);
+    bool is_int = !s.empty() && *end == '\0' && errno == 0;
+    if (!is_int && !s.empty() && s[0] != '-') {
+      errno = 0;
+      unsigned long long ull = std::strtoull(s.c_str(), &end, 10);
+      if (*end == '\0' && errno == 0) {
+        is_int = true;
+        v.is_unsigned_large = true;
+        v.unsigned_integer = ull;
+      }
+    }
+    if (is_int) {
+      v.is_integer = true;
+      v.integer = ll;
+      v.real = v.is_unsigned_large ? static_cast<double>(v.unsigned_integer)
+                                   : static_cast<double>(ll);
+    } else {
+      errno = 0;
+      double d = std::strtod(s.c_str(), &end);
+      if (s.empty() || *end != '\0') {
+        Error(p.init->loc,
+              fmt::format("KC_INIT value '{}' of '{}' is not a number", s,
+                          p.name));
+        return std::nullopt;
+      }
+      v.is_integer = false;
+      v.real = d;
+    }
+    model::DType t = p.dtype;
+    if (model::IsFloat(t)) return v;
+    if (!v.is_integer) {
+      Error(p.init->loc, fmt::format("KC_INIT value {} does not fit output "
+                                     "'{}' of type {}",
+                                     s, p.name, model::DTypeName(t)));
+      return std::nullopt;
+    }
+    // Range of the integer type.
+    __int128 lo = 0, hi = 1;
+    switch (t) {
+      case model::DType::kBool: lo = 0; hi = 1; break;
+      case model::DType::kI8: lo = INT8_MIN; hi = INT8_MAX; break;
+      case model::DType::kI16: lo = INT16_MIN; hi = INT16_MAX; break;
+      case model::DType::kI32: lo = INT32_MIN; hi = INT32_MAX; break;
+      case model::DType::kI64: lo = INT64_MIN; hi = INT64_MAX; break;
+      case model::DType::kU8: hi = UINT8_MAX; break;
+      case model::DType::kU16: hi = UINT16_MAX; break;
+      case model::DType::kU32: hi = UINT32_MAX; break;
+      case model::DType::kU64: hi = UINT64_MAX; break;
+      default: break;
+    }
+    __int128 x = v.is_unsigned_large
+                     ? static_cast<__int128>(v.unsigned_integer)
+                     : static_cast<__int128>(v.integer);
+    if (x < lo || x > hi) {
+      Error(p.init->loc, fmt::format("KC_INIT value {} does not fit output "
+                                     "'{}' of type {}",
+                                     s, p.name, model::DTypeName(t)));
+      return std::nullopt;
+    }
+    return v;
+  }
+
+  const Kernel& k_;
+  diag::DiagnosticSink& diags_;
+  KernelPlan plan_;
+  bool params_ok_ = true;
+  std::vector<std::vector<DimSpec>> specs_;
+  std::vector<int> state_;
+  std::map<int, bool> resolved_ok_;
+  std::vector<std::pair<int, int>> pending_checks_;
+};
+
+}  // namespace
+
+Result<ModulePlan> Analyze(const model::Module& module,
+                           diag::DiagnosticSink& diags) {
+  int errors_before = diags.error_count();
+  ModulePlan plan;
+  plan.module = &module;
+  std::map<std::string, const Kernel*> names;
+  for (const Kernel& k : module.kernels) {
+    auto [it, inserted] = names.emplace(k.name, &k);
+    if (!inserted) {
+      diags.Error(k.loc, fmt::format("kernel '{}' is defined twice", k.name));
+      diags.Note(it->second->loc, "first defined here");
+    }
+    plan.kernels.push_back(KernelAnalyzer(k, diags).Run());
+  }
+  if (diags.error_count() > errors_before)
+    return Error::User("the kernel model has errors");
+  return plan;
+}
+
+}  // namespace kernelc::sema

@@ -1,0 +1,85 @@
+// Semantic analysis: checks a model and resolves what the emitters need for
+// each kernel (ranks, which input dimension binds each shape symbol, the
+// checks on the others, derived values in evaluation order, output shapes,
+// the grid). Both the C++ shim and the Python package are emitted from this
+// one plan, so trace-time and run-time checks cannot disagree.
+#ifndef KERNELC_COMPILER_SEMA_SEMA_H_
+#define KERNELC_COMPILER_SEMA_SEMA_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compiler/diag/diagnostic.h"
+#include "compiler/expr/expr.h"
+#include "compiler/model/model.h"
+#include "compiler/util/status.h"
+
+namespace kernelc::sema {
+
+// A shape symbol and the input dimension that binds it (its first plain use
+// in an input shape, in declaration order).
+struct Symbol {
+  std::string name;
+  int param = 0;  // index into Kernel::params
+  int dim = 0;
+};
+
+// An input dimension that must equal an expression.
+struct DimCheck {
+  int param = 0;
+  int dim = 0;
+  expr::NodePtr expr;
+  std::string text;  // the expression as the user wrote it, for messages
+};
+
+// A constant an Out is filled with. Exactly one of the values is meaningful,
+// by the output's dtype: integers (and bool) use `integer`, floats `real`.
+struct InitValue {
+  bool is_integer = true;
+  int64_t integer = 0;
+  uint64_t unsigned_integer = 0;  // for uint64 values above INT64_MAX
+  bool is_unsigned_large = false;
+  double real = 0;
+  std::string text;  // as written (canonical from the frontend)
+};
+
+struct ParamPlan {
+  int rank = -1;  // tensors: the resolved rank
+  // Inputs: per dimension, whether any value is accepted (true) or it binds a
+  // symbol or is checked (false). Outputs: the dimension expressions.
+  std::vector<bool> any_dim;
+  std::vector<expr::NodePtr> out_dims;
+  std::vector<std::string> out_dim_texts;
+  expr::NodePtr derived;  // kDerived
+  std::optional<InitValue> init;
+};
+
+struct KernelPlan {
+  const model::Kernel* kernel = nullptr;
+  std::vector<ParamPlan> params;  // parallel to kernel->params
+  std::vector<Symbol> symbols;     // binding order
+  std::vector<int> derived_order;  // indices of kDerived params, evaluation order
+  std::vector<DimCheck> checks;    // input dimensions to check, declaration order
+  std::vector<expr::NodePtr> grid;
+  std::vector<int64_t> block;      // resolved (defaults applied)
+
+  // The name kinds for expression checking: tensors, symbols, scalars,
+  // derived values.
+  expr::NameKind KindOf(std::string_view name) const;
+};
+
+struct ModulePlan {
+  const model::Module* module = nullptr;
+  std::vector<KernelPlan> kernels;  // parallel to module->kernels
+};
+
+// Checks the whole module, reporting every problem to `diags` (with
+// locations inside the annotation texts). The plan refers to `module`, which
+// must outlive it.
+Result<ModulePlan> Analyze(const model::Module& module,
+                           diag::DiagnosticSink& diags);
+
+}  // namespace kernelc::sema
+
+#endif  // KERNELC_COMPILER_SEMA_SEMA_H_

@@ -1,0 +1,58 @@
+"""Runs the kernels in examples/ through JAX and prints them beside NumPy.
+
+Usage: python examples/demo.py OUTDIR   (OUTDIR holds the built packages)
+"""
+
+import sys
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+sys.path.insert(0, sys.argv[1] if len(sys.argv) > 1 else "out/examples")
+
+import histogram  # noqa: E402
+import matmul  # noqa: E402
+import polar  # noqa: E402
+import saxpy  # noqa: E402
+
+
+def show(name, got, want):
+    got = np.asarray(got)
+    ok = np.allclose(got, want, rtol=1e-5, atol=1e-5)
+    print(f"{name:<28} {'OK ' if ok else 'BAD'} kernelc {np.array2string(got.ravel()[:4], precision=4)}"
+          f"  numpy {np.array2string(np.asarray(want).ravel()[:4], precision=4)}")
+    return ok
+
+
+def main():
+    rng = np.random.default_rng(0)
+    ok = True
+
+    x = rng.standard_normal(1000, dtype=np.float32)
+    y = rng.standard_normal(1000, dtype=np.float32)
+    f = jax.jit(lambda x, y: saxpy.saxpy(x, y, 2.0))
+    ok &= show("saxpy (jit)", f(x, y), 2.0 * x + y)
+    xs = rng.standard_normal((4, 1000), dtype=np.float32)
+    ok &= show("saxpy (vmap)", jax.vmap(lambda x: saxpy.saxpy(x, y, 0.5))(xs), 0.5 * xs + y)
+
+    a = rng.standard_normal((33, 17), dtype=np.float32)
+    b = rng.standard_normal((17, 21), dtype=np.float32)
+    ok &= show("matmul (jit)", jax.jit(matmul.matmul)(a, b), a @ b)
+
+    v = rng.uniform(-1, 1, (3, 500)).astype(np.float32)
+    want = np.stack([np.histogram(r, bins=8, range=(-1, 1))[0] for r in v])
+    ok &= show("histogram (jit)", jax.jit(lambda v: histogram.histogram(v, -1.0, 1.0, 8))(v), want)
+
+    r, t = jax.jit(polar.polar)(x, y)
+    ok &= show("polar radius (jit)", r, np.hypot(x, y))
+    ok &= show("polar angle (jit)", t, np.arctan2(y, x))
+    total = jax.jit(polar.accumulate)(jnp.ones(1000, jnp.float32), x)
+    ok &= show("accumulate in place (jit)", total, 1.0 + x)
+
+    print("all results match NumPy" if ok else "MISMATCH")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

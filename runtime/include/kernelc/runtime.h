@@ -1,0 +1,133 @@
+// Support for generated XLA FFI handlers: expression evaluation without
+// undefined behaviour, launch-grid sizing, output filling and error text.
+// Header-only and dependency-free beyond the C++ standard library, so a
+// generated library needs no kernelc library at run time. Nothing here
+// throws across the handler boundary, prints, or exits.
+#ifndef KERNELC_RUNTIME_H_
+#define KERNELC_RUNTIME_H_
+
+#include <stdint.h>
+#include <string.h>
+
+#include <string>
+#include <string_view>
+
+#include "kernelc/launch.h"
+
+namespace kc::rt {
+
+// Evaluates shape and grid expressions with int64 arithmetic. Division or
+// modulo by zero and overflow do not trap: they set failed() and yield 0,
+// and the handler turns that into an error.
+class Evaluator {
+ public:
+  int64_t FloorDiv(int64_t a, int64_t b) {
+    if (b == 0 || (a == INT64_MIN && b == -1)) return Fail();
+    int64_t q = a / b;
+    if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+    return q;
+  }
+  int64_t FloorMod(int64_t a, int64_t b) {
+    if (b == 0 || (a == INT64_MIN && b == -1)) return Fail();
+    int64_t r = a % b;
+    if (r != 0 && ((r < 0) != (b < 0))) r += b;
+    return r;
+  }
+  int64_t CeilDiv(int64_t a, int64_t b) {
+    if (b == 0 || (a == INT64_MIN && b == -1)) return Fail();
+    return -FloorDiv(-a, b);
+  }
+  int64_t Add(int64_t a, int64_t b) {
+    int64_t r;
+    return __builtin_add_overflow(a, b, &r) ? Fail() : r;
+  }
+  int64_t Sub(int64_t a, int64_t b) {
+    int64_t r;
+    return __builtin_sub_overflow(a, b, &r) ? Fail() : r;
+  }
+  int64_t Mul(int64_t a, int64_t b) {
+    int64_t r;
+    return __builtin_mul_overflow(a, b, &r) ? Fail() : r;
+  }
+  int64_t Neg(int64_t a) { return a == INT64_MIN ? Fail() : -a; }
+  bool failed() const { return failed_; }
+
+ private:
+  int64_t Fail() {
+    failed_ = true;
+    return 0;
+  }
+  bool failed_ = false;
+};
+
+inline void AppendPart(std::string& s, std::string_view v) { s += v; }
+inline void AppendPart(std::string& s, const char* v) { s += v; }
+inline void AppendPart(std::string& s, const std::string& v) { s += v; }
+inline void AppendPart(std::string& s, int64_t v) { s += std::to_string(v); }
+inline void AppendPart(std::string& s, int v) { s += std::to_string(v); }
+inline void AppendPart(std::string& s, size_t v) { s += std::to_string(v); }
+
+// Concatenates message parts: Str("kernel: x has ", n, " dims").
+template <typename... Parts>
+std::string Str(const Parts&... parts) {
+  std::string s;
+  (AppendPart(s, parts), ...);
+  return s;
+}
+
+// "(2, 3)" for a dimension list.
+template <typename Dims>
+std::string ShapeString(const Dims& dims) {
+  std::string s = "(";
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i) s += ", ";
+    s += std::to_string(static_cast<int64_t>(dims[i]));
+  }
+  if (dims.size() == 1) s += ",";
+  return s + ")";
+}
+
+// Sizes a launch: `threads` along x, y, z (rank entries used, the rest 1),
+// `block` threads per block. Returns an empty string on success, else why
+// the grid cannot be launched. *empty is set when there is no thread at all.
+inline std::string SizeGrid(const int64_t* threads, const int64_t* block,
+                            int rank, kc_launch* launch, bool* empty) {
+  // CUDA's limits, kept on the CPU too so a kernel behaves the same on both.
+  static const int64_t kMaxBlocks[3] = {2147483647, 65535, 65535};
+  static const char* kAxis[3] = {"x", "y", "z"};
+  uint32_t* grid[3] = {&launch->grid.x, &launch->grid.y, &launch->grid.z};
+  uint32_t* blk[3] = {&launch->block.x, &launch->block.y, &launch->block.z};
+  *empty = false;
+  for (int d = 0; d < 3; ++d) {
+    int64_t t = d < rank ? threads[d] : 1;
+    int64_t b = d < rank ? block[d] : 1;
+    if (t < 0)
+      return Str("the grid has ", t, " threads along ", kAxis[d]);
+    if (t == 0) *empty = true;
+    int64_t blocks = t / b + (t % b != 0);
+    if (blocks > kMaxBlocks[d])
+      return Str("the grid needs ", blocks, " blocks along ", kAxis[d],
+                 ", more than the limit of ", kMaxBlocks[d]);
+    *grid[d] = static_cast<uint32_t>(blocks);
+    *blk[d] = static_cast<uint32_t>(b);
+  }
+  return std::string();
+}
+
+// Fills `count` elements of type T at `data` with `value`.
+template <typename T>
+void Fill(void* data, int64_t count, T value) {
+  T* p = static_cast<T*>(data);
+  for (int64_t i = 0; i < count; ++i) p[i] = value;
+}
+
+// Whether an integer value fits the derived parameter type T.
+template <typename T>
+bool Fits(int64_t v) {
+  return static_cast<int64_t>(static_cast<T>(v)) == v &&
+         ((v < 0) == (static_cast<T>(v) < 0));
+}
+
+}  // namespace kc::rt
+
+#endif  // KERNELC_RUNTIME_H_
