@@ -345,6 +345,15 @@ int main(int argc, char** argv) {
   emit->add_option("--name", o.name, "package name");
   emit->add_option("--target", o.target, "cpu (default)");
 
+  // CLI11 would only say that a subcommand is required.
+  if (argc > 1 && argv[1][0] != '-' && std::string_view(argv[1]) != "build" &&
+      std::string_view(argv[1]) != "inspect" && std::string_view(argv[1]) != "emit") {
+    fmt::print(stderr,
+               "kernelc: error: unknown command '{}' (expected build, inspect "
+               "or emit; see --help)\n",
+               argv[1]);
+    return kUserError;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

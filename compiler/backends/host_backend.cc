@@ -96,12 +96,15 @@ bool CheckCpuKernels(const model::Module& module, diag::DiagnosticSink& diags) {
   for (const model::Kernel& k : module.kernels) {
     if (k.block_features.empty()) continue;
     ok = false;
-    std::vector<std::string> names;
-    for (const model::BlockFeature& f : k.block_features) names.push_back(f.what);
+    std::string names;
+    for (size_t i = 0; i < k.block_features.size(); ++i) {
+      if (i > 0) names += i + 1 == k.block_features.size() ? " and " : ", ";
+      names += k.block_features[i].what;
+    }
     diags.Error(k.loc, fmt::format("kernel '{}' uses {} and cannot target cpu: "
                                    "the CPU runs threads one after another, "
                                    "so block-level features are unavailable",
-                                   k.name, fmt::join(names, ", ")));
+                                   k.name, names));
     for (const model::BlockFeature& f : k.block_features)
       diags.Note(f.loc, fmt::format("{} used here", f.what));
   }
@@ -175,13 +178,21 @@ Status BuildHostLibrary(const HostToolchain& tc, const model::Module& module,
                      /*user_code=*/false);
   if (!s.ok()) return s;
 
+  // --no-undefined: a kernel calling a function nobody defines (say, one
+  // that exists only on the GPU) fails here, not when Python loads the
+  // library.
   std::vector<std::string> link = {"-shared", "-o", build.library_path,
-                                   "-Wl,--build-id=sha1", "-Wl,-O1"};
+                                   "-Wl,--build-id=sha1", "-Wl,-O1",
+                                   "-Wl,--no-undefined"};
   link.insert(link.end(), objects.begin(), objects.end());
   RunResult r = Run(tc.cxx, link, log);
+  if (r.code < 0)
+    return Error::Internal(fmt::format("cannot run {}: {}", tc.cxx, r.error));
   if (r.code != 0)
-    return Error::Internal(fmt::format("linking {} failed:\n{}{}",
-                                       build.library_path, r.error, r.output));
+    return Error::User(fmt::format(
+        "linking the kernels for the CPU failed (a function the kernels call "
+        "is not defined for the CPU?):\n{}",
+        r.output));
   return Status();
 }
 

@@ -1,0 +1,6 @@
+#include <kernelc.h>
+
+KC_GRID("n")
+__global__ void k(KC_IN("n") const float* x, KC_OUT("n") float* out) {
+  out[0] = x[0] +;
+}

@@ -1,0 +1,6 @@
+#include <kernelc.h>
+
+KC_GRID("out.size")
+__global__ void k(KC_IN("n, m") const float* x,
+                  KC_IN("n * (m + ") const float* y,
+                  KC_OUT("n, q") float* out) {}

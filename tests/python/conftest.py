@@ -1,0 +1,55 @@
+"""Shared fixtures for the end-to-end tests: the real kernelc binary (built by
+tools/setup.sh) and a helper that builds a package and imports it."""
+
+import importlib
+import os
+import pathlib
+import subprocess
+import sys
+
+import jax
+import pytest
+
+# 64-bit dtypes (int64, uint64, float64) need x64; 32-bit behaviour is the
+# same with it on.
+jax.config.update("jax_enable_x64", True)
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+KERNELC = ROOT / "bazel-bin" / "tools" / "kernelc"
+EXAMPLES = ROOT / "examples"
+
+
+def run_kernelc(*args, cwd=None, check=False):
+    """Runs kernelc; returns the CompletedProcess (text stdout/stderr)."""
+    if not KERNELC.exists():
+        pytest.fail(f"{KERNELC} is missing: run tools/setup.sh first")
+    return subprocess.run([str(KERNELC), *map(str, args)], cwd=cwd,
+                          capture_output=True, text=True, check=check)
+
+
+@pytest.fixture(scope="session")
+def build_package(tmp_path_factory):
+    """build_package(name, source_text=None, sources=None, extra=()) builds a
+    package with kernelc and returns the imported module. Give either the
+    text of one source (written to <name>.cu) or paths of existing sources."""
+    out = tmp_path_factory.mktemp("packages")
+    src_dir = tmp_path_factory.mktemp("sources")
+    if str(out) not in sys.path:
+        sys.path.insert(0, str(out))
+    built = {}
+
+    def build(name, source_text=None, sources=None, extra=(), suffix=".cu"):
+        if name in built:
+            return built[name]
+        if source_text is not None:
+            path = src_dir / f"{name}{suffix}"
+            path.write_text(source_text)
+            sources = [path]
+        r = run_kernelc("build", *sources, "-o", out, "--name", name, *extra)
+        if r.returncode != 0:
+            pytest.fail(f"kernelc build {name} failed ({r.returncode}):\n{r.stderr}")
+        module = importlib.import_module(name)
+        built[name] = module
+        return module
+
+    return build

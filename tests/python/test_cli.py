@@ -1,0 +1,153 @@
+"""The kernelc command line: exit codes, the JSON round trip, deterministic
+and all-or-nothing output, and the code the CPU backend generates."""
+
+import hashlib
+import importlib
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import EXAMPLES, run_kernelc
+
+
+def tree_digest(path):
+    return {str(p.relative_to(path)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(path.rglob("*")) if p.is_file()}
+
+
+def test_version_and_help():
+    r = run_kernelc("--version")
+    assert r.returncode == 0 and r.stdout.strip() == "kernelc 0.1.0"
+    r = run_kernelc("--help")
+    assert r.returncode == 0
+    for sub in ("build", "inspect", "emit"):
+        assert sub in r.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["build", "nope.cu", "-o", "x"], "kernelc: error: no such file: 'nope.cu'"),
+    (["build", str(EXAMPLES / "saxpy.cu"), "-o", "x", "--name", "2bad"],
+     "kernelc: error: '2bad' is not a valid Python package name: use --name"),
+    (["build", str(EXAMPLES / "saxpy.cu"), "-o", "x", "--target", "tpu"],
+     "kernelc: error: unknown target 'tpu' (expected cpu or cuda)"),
+    (["build", str(EXAMPLES / "saxpy.cu")], "-o is required"),
+    (["frobnicate"], "frobnicate"),
+])
+def test_usage_errors_exit_1(tmp_path, args, message):
+    r = run_kernelc(*args, cwd=tmp_path)
+    assert r.returncode == 1, r.stderr
+    assert message in r.stderr + r.stdout
+
+
+def test_toolchain_failure_exits_2(tmp_path):
+    env = dict(os.environ, KERNELC_CXX=str(tmp_path / "no-such-compiler"))
+    r = subprocess.run([str(pathlib.Path(__file__).parents[2] / "bazel-bin/tools/kernelc"),
+                        "build", str(EXAMPLES / "saxpy.cu"), "-o", str(tmp_path)],
+                       capture_output=True, text=True, env=env)
+    assert r.returncode == 2
+    assert "internal error" in r.stderr and "no-such-compiler" in r.stderr
+    assert not (tmp_path / "saxpy").exists()
+
+
+def test_inspect_output_builds_the_same_kernel(tmp_path):
+    shutil.copy(EXAMPLES / "saxpy.cu", tmp_path)
+    r = run_kernelc("inspect", "saxpy.cu", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    (tmp_path / "spec.json").write_text(r.stdout)
+    # The spec prints back unchanged, and builds a working package.
+    again = run_kernelc("inspect", "spec.json", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == r.stdout
+    b = run_kernelc("build", "spec.json", "-o", "out", "--name", "cli_from_spec",
+                    cwd=tmp_path)
+    assert b.returncode == 0, b.stderr
+    code = ("import numpy as np, cli_from_spec as m; "
+            "x = np.arange(5, dtype=np.float32); "
+            "print(np.asarray(m.saxpy(x, x, 3.0)).tolist())")
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path / "out",
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[0.0, 4.0, 8.0, 12.0, 16.0]"
+
+
+def test_build_is_deterministic(tmp_path):
+    for d in ("a", "b"):
+        r = run_kernelc("build", EXAMPLES / "polar.cu", "-o", tmp_path / d)
+        assert r.returncode == 0, r.stderr
+    a, b = tree_digest(tmp_path / "a"), tree_digest(tmp_path / "b")
+    assert a == b
+    assert any(name.endswith(".so") for name in a)
+
+
+def test_rebuild_keeps_unchanged_files_and_drops_stale_library(tmp_path):
+    src = tmp_path / "k.cu"
+    src.write_text((EXAMPLES / "saxpy.cu").read_text())
+    out = tmp_path / "out"
+    assert run_kernelc("build", src, "-o", out).returncode == 0
+    pkg = out / "k"
+    before = {p.name: p.stat().st_mtime_ns for p in pkg.iterdir()}
+    assert run_kernelc("build", src, "-o", out).returncode == 0
+    assert {p.name: p.stat().st_mtime_ns for p in pkg.iterdir()} == before
+
+    src.write_text(src.read_text().replace("a * x[i] + y[i]", "a * x[i] - y[i]"))
+    assert run_kernelc("build", src, "-o", out).returncode == 0
+    libs = sorted(p.name for p in pkg.glob("*.so"))
+    assert len(libs) == 1 and libs[0] not in before
+    assert sorted(p.name for p in out.iterdir()) == ["k"]  # no scratch left
+
+
+def test_failed_build_leaves_previous_package_intact(tmp_path):
+    src = tmp_path / "k.cu"
+    src.write_text((EXAMPLES / "saxpy.cu").read_text())
+    out = tmp_path / "out"
+    assert run_kernelc("build", src, "-o", out).returncode == 0
+    before = tree_digest(out)
+    src.write_text(src.read_text().replace("KC_IN(\"n\") const float* y",
+                                           "const float* y"))
+    r = run_kernelc("build", src, "-o", out)
+    assert r.returncode == 1
+    assert "pointer parameter 'y' of kernel 'saxpy' needs a role" in r.stderr
+    assert tree_digest(out) == before
+
+
+def test_compile_error_in_host_code_is_reported_and_writes_nothing(tmp_path):
+    # Valid for the frontend, but the kernel calls a function that only
+    # exists on the GPU; the CPU compile fails with the compiler's message.
+    src = tmp_path / "gpuonly.cu"
+    src.write_text('#include <kernelc.h>\n'
+                   '__device__ float gpu_only(float);\n'
+                   'KC_GRID("n")\n'
+                   '__global__ void k(KC_IN("n") const float* x, '
+                   'KC_DERIVED("x.size") int64_t n, KC_OUT("x") float* out) {\n'
+                   '  out[0] = gpu_only(x[0]);\n}\n')
+    r = run_kernelc("build", src, "-o", tmp_path / "out")
+    assert r.returncode == 1, r.stderr
+    assert "linking the kernels for the CPU failed" in r.stderr
+    assert "gpu_only" in r.stderr
+    assert not (tmp_path / "out" / "gpuonly").exists()
+    leftovers = [p.name for p in (tmp_path / "out").iterdir()] if (tmp_path / "out").exists() else []
+    assert leftovers == []
+
+
+def test_elementwise_grid_loop_vectorizes(tmp_path):
+    """The saxpy grid loop, compiled for x86-64-v3, uses 256-bit FMA."""
+    if os.uname().machine != "x86_64":
+        pytest.skip("x86-64 only: the check reads AVX2 instructions")
+    objdump = shutil.which("objdump")
+    if objdump is None:
+        pytest.skip("objdump (binutils) is not installed")
+    assert run_kernelc("build", EXAMPLES / "saxpy.cu", "-o", tmp_path).returncode == 0
+    lib = next((tmp_path / "saxpy").glob("*.so"))
+    asm = subprocess.run([objdump, "-d", "--no-show-raw-insn", str(lib)],
+                         capture_output=True, text=True, check=True).stdout
+    funcs = re.split(r"\n(?=[0-9a-f]+ <)", asm)
+    v3 = [f for f in funcs
+          if re.match(r"[0-9a-f]+ <\w*kc_saxpy_saxpy_\w+_cpu_entry_run\w*\.arch_x86-64-v3", f)]
+    assert v3, "no x86-64-v3 clone of the saxpy grid loop"
+    assert re.search(r"vfmadd\w*ps\s+.*%ymm", v3[0]), "the x86-64-v3 loop is not vectorized"

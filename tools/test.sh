@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Sets up (tools/setup.sh) and runs every test: the C++ unit tests with Bazel,
+# then the golden and end-to-end tests with pytest. Exits non-zero on any
+# failure, and when pytest finds no test to run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash tools/setup.sh
+
+echo "== C++ unit tests (bazel test //...)"
+bazel test //...
+
+echo "== golden and end-to-end tests (pytest tests/python)"
+set +e
+.venv/bin/python -m pytest tests/python -q -rs "$@"
+rc=$?
+set -e
+if [ $rc -eq 5 ]; then
+  echo "test.sh: pytest collected no tests" >&2
+  exit 1
+fi
+exit $rc
