@@ -1,0 +1,42 @@
+// Holds the layouts that generated handlers, CPU entry points and kernels
+// share. A change that breaks one of these breaks every library generated
+// before it: bump KC_RUNTIME_ABI_VERSION with it. The checks are static;
+// the test passes when it compiles.
+#define __KERNELC_HOST__ 1
+#include <cstddef>
+#include <cstdint>
+
+#include "kernelc.h"
+#include "kernelc/launch.h"
+
+static_assert(KC_RUNTIME_ABI_VERSION == 1, "update the layouts below");
+
+static_assert(sizeof(kc_dim3) == 12 && alignof(kc_dim3) == 4, "kc_dim3");
+static_assert(offsetof(kc_dim3, x) == 0 && offsetof(kc_dim3, y) == 4 &&
+                  offsetof(kc_dim3, z) == 8,
+              "kc_dim3 fields");
+static_assert(sizeof(kc_launch) == 24, "kc_launch");
+static_assert(offsetof(kc_launch, grid) == 0 && offsetof(kc_launch, block) == 12,
+              "kc_launch fields");
+
+// Views: a data pointer, then the extents as int64_t, whatever the role.
+template <template <typename, int> class V, typename T, int R>
+constexpr bool ViewLayoutHolds() {
+  using View = V<T, R>;
+  return sizeof(View) == sizeof(void*) + 8 * (R > 0 ? R : 1) &&
+         offsetof(View, data) == 0 && offsetof(View, shape) == sizeof(void*) &&
+         sizeof(View) == sizeof(kc::host::AnyView<R>);
+}
+static_assert(ViewLayoutHolds<kc::In, float, 1>(), "kc::In<float, 1>");
+static_assert(ViewLayoutHolds<kc::In, double, 3>(), "kc::In<double, 3>");
+static_assert(ViewLayoutHolds<kc::InMut, int8_t, 2>(), "kc::InMut<int8_t, 2>");
+static_assert(ViewLayoutHolds<kc::Out, kc::half, 4>(), "kc::Out<half, 4>");
+static_assert(ViewLayoutHolds<kc::Out, bool, 0>(), "kc::Out<bool, 0>");
+
+// 16-bit floats are their bit patterns: XLA's F16/BF16 native type is
+// uint16_t.
+static_assert(sizeof(kc::half) == 2 && alignof(kc::half) == 2, "half");
+static_assert(sizeof(kc::bfloat16) == 2 && alignof(kc::bfloat16) == 2,
+              "bfloat16");
+
+int main() { return 0; }
