@@ -53,8 +53,9 @@ bool Namer::IsPythonKeyword(std::string_view name) {
 }
 
 std::string Namer::Python(std::string_view name) {
-  // Generated code keeps its own names behind a leading underscore; a user
-  // name that starts with one gets a second so it cannot collide.
+  // Generated code keeps its own names behind a leading underscore ("_kc",
+  // "_results", "_s_n"); a user name that starts with one is prefixed with
+  // "_u" so it cannot collide with them.
   if (IsPythonKeyword(name)) return fmt::format("{}_", name);
   if (!name.empty() && name[0] == '_') return fmt::format("_u{}", name);
   return std::string(name);

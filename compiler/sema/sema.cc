@@ -54,7 +54,8 @@ struct DimSpec {
   bool any = false;
   expr::NodePtr expr;
   std::string text;
-  diag::SourceLoc loc;
+  diag::SourceLoc loc;       // the dimension's first character
+  diag::SourceLoc text_loc;  // the shape text's start: node offsets count from it
 };
 
 expr::NodePtr ShapeRef(const std::string& tensor, int dim) {
@@ -138,6 +139,14 @@ class KernelAnalyzer {
         Error(p.init->loc, fmt::format("KC_INIT applies to outputs; '{}' is "
                                        "not one",
                                        p.name));
+      if (model::IsTensor(p.role) && p.access == model::Access::kView &&
+          p.rank < 0) {
+        Error(p.loc, fmt::format("view parameter '{}' of kernel '{}' needs a "
+                                 "rank",
+                                 p.name, k_.name));
+        params_ok_ = false;
+        continue;
+      }
       if (model::IsTensor(p.role) && !p.shape &&
           (p.access == model::Access::kPointer || p.role == Role::kOut)) {
         Error(p.loc, fmt::format("tensor parameter '{}' of kernel '{}' needs "
@@ -152,11 +161,12 @@ class KernelAnalyzer {
                                   "to 3 expressions, has {}",
                                   k_.name, k_.grid.size()));
       if (!k_.block.empty()) {
+        // Each factor is capped first, so the product cannot overflow.
         int64_t threads = 1;
         bool positive = true;
         for (int64_t b : k_.block) {
           positive = positive && b >= 1;
-          threads *= b >= 1 ? b : 1;
+          threads *= std::min<int64_t>(b >= 1 ? b : 1, 1025);
         }
         if (k_.block.size() != k_.grid.size())
           Error(k_.loc, fmt::format("kernel '{}' has a {}-dimensional grid "
@@ -209,7 +219,7 @@ class KernelAnalyzer {
     const Param& p = k_.params[i];
     std::vector<DimSpec>& out = specs_[i];
     if (!p.shape) {  // an input view without KC_SHAPE: any extents
-      out.assign(p.rank, DimSpec{true, nullptr, "_", p.loc});
+      out.assign(p.rank, DimSpec{true, nullptr, "_", p.loc, p.loc});
       return true;
     }
     auto parsed = expr::ParseShape(p.shape->text);
@@ -240,7 +250,7 @@ class KernelAnalyzer {
           } else {
             out.push_back(DimSpec{false, ShapeRef(r.name, d),
                                   fmt::format("{}.shape[{}]", r.name, d),
-                                  p.shape->loc});
+                                  p.shape->loc, p.shape->loc});
           }
         }
         return CheckViewRank(p, rank);
@@ -252,6 +262,7 @@ class KernelAnalyzer {
       s.expr = d.expr;
       s.text = p.shape->text.substr(d.begin, d.end - d.begin);
       s.loc = p.shape->loc.Shifted(d.begin);
+      s.text_loc = p.shape->loc;
       out.push_back(std::move(s));
     }
     return CheckViewRank(p, static_cast<int>(dims.size()));
@@ -313,14 +324,25 @@ class KernelAnalyzer {
       for (const std::string& n : expr::NamesUsed(e)) {
         int i = IndexOf(n);
         if (i >= 0 && k_.params[i].role == Role::kOut) {
-          Error(loc, fmt::format("{}: '{}' is an output; only inputs, "
-                                 "symbols and scalars can be used here",
-                                 what, n));
+          Error(loc.Shifted(std::max(0, FirstUse(e, n))),
+                fmt::format("{}: '{}' is an output; only inputs, "
+                            "symbols and scalars can be used here",
+                            what, n));
           return false;
         }
       }
     }
     return true;
+  }
+
+  // The offset of the first node of `e` that names `name`.
+  static int FirstUse(const expr::NodePtr& e, const std::string& name) {
+    if (e->name == name && e->kind != expr::Node::Kind::kCall) return e->begin;
+    for (const expr::NodePtr& a : e->args) {
+      int at = FirstUse(a, name);
+      if (at >= 0) return at;
+    }
+    return -1;
   }
 
   void AnalyzeDerived() {
@@ -371,7 +393,7 @@ class KernelAnalyzer {
     for (auto [i, d] : pending_checks_) {
       const DimSpec& s = specs_[i][d];
       std::string what = fmt::format("in the shape of '{}'", k_.params[i].name);
-      if (!CheckExpr(s.expr, s.loc, what, /*inputs_only=*/true)) continue;
+      if (!CheckExpr(s.expr, s.text_loc, what, /*inputs_only=*/true)) continue;
       plan_.checks.push_back({i, d, s.expr, s.text});
     }
   }
@@ -389,7 +411,7 @@ class KernelAnalyzer {
                                    p.name));
           continue;
         }
-        if (!CheckExpr(s.expr, s.loc,
+        if (!CheckExpr(s.expr, s.text_loc,
                        fmt::format("in the shape of output '{}'", p.name),
                        /*inputs_only=*/true))
           continue;
@@ -446,9 +468,14 @@ class KernelAnalyzer {
       v.real = v.is_unsigned_large ? static_cast<double>(v.unsigned_integer)
                                    : static_cast<double>(ll);
     } else {
+      // Decimal numbers only (strtod also reads hex and skips spaces), and
+      // a finite value must not overflow to infinity.
       errno = 0;
       double d = std::strtod(s.c_str(), &end);
-      if (s.empty() || *end != '\0') {
+      bool special = s == "inf" || s == "-inf" || s == "nan";
+      if (s.empty() || *end != '\0' || std::isspace(static_cast<unsigned char>(s[0])) ||
+          s.find_first_of("xX") != std::string::npos ||
+          (!special && std::isinf(d))) {
         Error(p.init->loc,
               fmt::format("KC_INIT value '{}' of '{}' is not a number", s,
                           p.name));
@@ -458,7 +485,19 @@ class KernelAnalyzer {
       v.real = d;
     }
     model::DType t = p.dtype;
-    if (model::IsFloat(t)) return v;
+    if (model::IsFloat(t)) {
+      double max = t == model::DType::kF16    ? 65504.0
+                   : t == model::DType::kBF16 ? 3.3895313892515355e38
+                   : t == model::DType::kF32  ? 3.4028234663852886e38
+                                              : std::numeric_limits<double>::max();
+      if (std::isfinite(v.real) && std::fabs(v.real) > max) {
+        Error(p.init->loc, fmt::format("KC_INIT value {} does not fit output "
+                                       "'{}' of type {}",
+                                       s, p.name, model::DTypeName(t)));
+        return std::nullopt;
+      }
+      return v;
+    }
     if (!v.is_integer) {
       Error(p.init->loc, fmt::format("KC_INIT value {} does not fit output "
                                      "'{}' of type {}",
