@@ -1,627 +1,1316 @@
-// kernelc's own diagnostics (all errors), in the order they are checked:
-//   function-level:
-//     "kernel '%0' is both __global__ and KC_KERNEL"
-//     "__global__ kernel '%0' has kernelc annotations but no KC_GRID"
-//     "kernel '%0' is a template; export a non-template kernel that calls it"
-//     "kernel '%0' is a member function; kernels must be free functions"
-//     "host kernel '%0' must return void"
-//     "KC_GRID and KC_BLOCK apply to __global__ kernels; '%0' is a host kernel"
-//     "KC_GRID takes 1 to 3 expression strings"
-//     "KC_BLOCK takes 1 to 3 integer constants"
-//     "kernel '%0' is defined twice" (+ note "first defined here")
-//   parameter-level:
-//     "parameter %0 of kernel '%1' has no name"
-//     "parameter '%0' of kernel '%1' has more than one role annotation"
-//     "pointer parameter '%0' of kernel '%1' needs a role: KC_IN, KC_INMUT or KC_OUT"
-//     "'%0' of kernel '%1' points to const and cannot be KC_OUT or KC_INMUT"
-//     "the role of '%0' comes from its type %1; state its shape with KC_SHAPE"
-//     "KC_SHAPE applies to kc::In/InMut/Out views; give pointer '%0' its shape with KC_IN, KC_INMUT or KC_OUT"
-//     "KC_SHAPE applies to kc::In/InMut/Out views; '%0' is a scalar"
-//     "%0 applies to pointers; '%1' is a scalar of type '%2'"
-//     "output view '%0' of kernel '%1' needs KC_SHAPE(...)"
-//     "KC_INIT applies to outputs; '%0' of kernel '%1' is not one"
-//     "KC_INIT value of '%0' is not a numeric constant"
-//     "KC_DERIVED parameter '%0' must have an integer type, not '%1'"
-//     "parameter '%0' has unsupported element type '%1'; supported: bool, (u)int8-64, float, double, __half, __nv_bfloat16"
-//     "parameter '%0' has plain 'char' elements, whose signedness varies; use int8_t or uint8_t"
-//     "scalar '%0' cannot be a 16-bit float: XLA attributes cannot carry one; use float"
-//     "parameter '%0' has unsupported type '%1': kernel parameters are tensors (pointers or kc:: views) or arithmetic scalars"
-//     "the shape must be a string literal"
+// The frontend's diagnostics, as rendered after "file:line:col: error: "
+// (k: the kernel's name, p: the parameter's name, M: the annotation as the
+// user writes it, KC_IN or __global__, T: a C++ type as written):
+//
+// Kernels
+//   kernel 'k' cannot be a member function; define it at namespace scope
+//   kernel 'k' cannot be a function template
+//   kernel 'k' must be defined in the global namespace
+//   kernel 'k' cannot be both __global__ and KC_KERNEL
+//   kernel 'k' cannot be variadic
+//   host kernel 'k' must return void, not 'T'
+//   __global__ kernel 'k' must return void, not 'T'
+//   __global__ kernel 'k' needs KC_GRID(...) to state its launch grid
+//   M cannot be used on host kernel 'k': a KC_KERNEL function runs once per
+//     call with whole tensors                           (M: KC_GRID, KC_BLOCK)
+//   kernel 'k' has more than one M                      (M: KC_GRID, KC_BLOCK)
+//   M applies to parameters, not to kernel 'k'
+//   unknown kernelc annotation 'kc.x' on kernel 'k'
+//   function 'f' has kernelc annotations but is not a kernel; mark it
+//     KC_KERNEL, or __global__ with KC_GRID
+//   duplicate kernel name 'k': kernel names must be unique across all sources
+//   note: kernel 'k' is first defined here
+// Grid and block
+//   KC_GRID of kernel 'k' takes 1 to 3 strings (threads along x, y, z), not N
+//   argument N of KC_GRID of kernel 'k' must be a string literal
+//   argument N of KC_BLOCK of kernel 'k' must be an integer constant
+//   KC_BLOCK of kernel 'k' has block size V along x; it must be at least 1
+//   KC_BLOCK of kernel 'k' has N sizes but KC_GRID has M; give one block size
+//     per grid dimension
+//   KC_BLOCK of kernel 'k' asks for N threads per block; at most 1024 are
+//     allowed
+// Parameters
+//   parameter N of kernel 'k' has no name; kernel parameters must be named
+//   parameter 'p' of kernel 'k' has more than one role annotation: M and M
+//   parameter 'p' of kernel 'k' has more than one M     (M: KC_SHAPE, KC_INIT)
+//   M cannot be used on parameter 'p' of kernel 'k'
+//     (M: KC_GRID, KC_BLOCK, KC_KERNEL, __global__, __shared__)
+//   unknown kernelc annotation 'kc.x' on parameter 'p' of kernel 'k'
+//   M on parameter 'p' of kernel 'k' takes one string literal: the shape
+//     (M: KC_IN, KC_INMUT, KC_OUT, KC_SHAPE; KC_DERIVED: "the expression")
+//   pointer parameter 'p' of kernel 'k' needs a role: KC_IN, KC_INMUT or
+//     KC_OUT
+//   M parameter 'p' of kernel 'k' points to const data; drop the const, or
+//     use KC_IN                                         (M: KC_OUT, KC_INMUT)
+//   M cannot be used on view parameter 'p' of kernel 'k': its type gives the
+//     role; state the shape with KC_SHAPE
+//   KC_SHAPE applies only to kc::In, kc::InMut and kc::Out views, not to
+//     parameter 'p' of kernel 'k'; a pointer takes its shape from KC_IN,
+//     KC_INMUT or KC_OUT
+//   output view 'p' of kernel 'k' needs KC_SHAPE("..."): output shapes must
+//     be stated
+//   view parameter 'p' of kernel 'k' has negative rank R
+//   M on parameter 'p' of kernel 'k' needs a pointer type, not 'T'
+//   KC_DERIVED parameter 'p' of kernel 'k' must have an integer type, not 'T'
+//   parameter 'p' of kernel 'k': plain 'char' has implementation-defined
+//     signedness; use int8_t or uint8_t
+//   parameter 'p' of kernel 'k' has unsupported element type 'T'; supported:
+//     bool, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t,
+//     uint64_t, float, double, __half, __nv_bfloat16
+//   scalar parameter 'p' of kernel 'k' has type 'T', but XLA FFI attributes
+//     cannot carry 16-bit floats; use float
+//   scalar parameter 'p' of kernel 'k' has unsupported type 'T'; supported:
+//     bool, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t,
+//     uint64_t, float, double
+//   parameter 'p' of kernel 'k' has unsupported type 'T': tensors are
+//     pointers with KC_IN, KC_INMUT or KC_OUT, or kc::In/InMut/Out views;
+//     scalars are arithmetic types
+//   KC_INIT applies only to outputs (KC_OUT pointers and kc::Out views), not
+//     to parameter 'p' of kernel 'k'
+//   KC_INIT on parameter 'p' of kernel 'k' takes one value
+//   KC_INIT value of parameter 'p' of kernel 'k' must be an integer or
+//     floating-point constant
+//
+// Sources
+//   no such file or directory: 'path'                   (no location)
+//
+// A KC_INIT, KC_GRID or KC_BLOCK argument that is not a constant expression
+// is reported by Clang itself ("'annotate' attribute requires parameter N to
+// be a constant expression"), which drops the annotation. kernelc then says
+// nothing about that kernel, so as not to echo Clang's error ("needs a role",
+// "needs KC_GRID"): see ClangErrorInSignature.
 #include "compiler/frontend/frontend.h"
 
 #include <clang/AST/ASTConsumer.h>
 #include <clang/AST/ASTContext.h>
 #include <clang/AST/Attr.h>
+#include <clang/AST/Decl.h>
+#include <clang/AST/DeclCXX.h>
 #include <clang/AST/DeclTemplate.h>
+#include <clang/AST/Expr.h>
+#include <clang/AST/ExprCXX.h>
 #include <clang/AST/RecursiveASTVisitor.h>
 #include <clang/Basic/Diagnostic.h>
+#include <clang/Basic/DiagnosticOptions.h>
+#include <clang/Basic/FileManager.h>
 #include <clang/Basic/SourceManager.h>
 #include <clang/Driver/Driver.h>
 #include <clang/Frontend/CompilerInstance.h>
+#include <clang/Frontend/CompilerInvocation.h>
 #include <clang/Frontend/FrontendAction.h>
 #include <clang/Frontend/TextDiagnosticPrinter.h>
-#include <clang/Tooling/CompilationDatabase.h>
 #include <clang/Tooling/Tooling.h>
 #include <fmt/format.h>
-#include <llvm/ADT/SmallString.h>
+#include <llvm/ADT/APFloat.h>
+#include <llvm/ADT/APSInt.h>
+#include <llvm/ADT/StringSwitch.h>
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/VirtualFileSystem.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <algorithm>
 #include <cmath>
-#include <map>
+#include <cstdio>
+#include <memory>
+#include <optional>
 #include <set>
+#include <string>
+#include <utility>
+#include <vector>
 
+#include "compiler/diag/diagnostic.h"
 #include "runtime/embedded_headers.h"
 
-namespace kernelc::frontend {
+#ifndef KERNELC_LLVM_PREFIX
+#define KERNELC_LLVM_PREFIX "/usr/lib/llvm-14"
+#endif
 
+namespace kernelc::frontend {
 namespace {
 
-using model::Access;
 using model::DType;
 using model::Role;
 
-constexpr const char* kVirtualRoot = "/__kernelc__";
+constexpr char kVirtualRoot[] = "/__kernelc__/";
 
-// What the frontend keeps across the sources of one run.
-struct State {
-  model::Module module;
-  // Where each kernel was first defined (for "defined twice").
-  std::map<std::string, std::pair<std::string, unsigned>> first_def;
+constexpr char kElementTypes[] =
+    "bool, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, "
+    "uint64_t, float, double, __half, __nv_bfloat16";
+constexpr char kScalarTypes[] =
+    "bool, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, "
+    "uint64_t, float, double";
+
+// Annotation names, as kernelc.h and kernelc/host.h spell them.
+constexpr llvm::StringLiteral kIn = "kc.in";
+constexpr llvm::StringLiteral kInMut = "kc.inmut";
+constexpr llvm::StringLiteral kOut = "kc.out";
+constexpr llvm::StringLiteral kShape = "kc.shape";
+constexpr llvm::StringLiteral kInit = "kc.init";
+constexpr llvm::StringLiteral kDerived = "kc.derived";
+constexpr llvm::StringLiteral kGrid = "kc.grid";
+constexpr llvm::StringLiteral kBlock = "kc.block";
+constexpr llvm::StringLiteral kKernel = "kc.kernel";
+constexpr llvm::StringLiteral kGlobal = "kc.global";
+constexpr llvm::StringLiteral kBlockFeature = "kc.block_feature";
+
+// What the user wrote to get an annotation; empty for unknown ones.
+llvm::StringRef SpelledName(llvm::StringRef annotation) {
+  return llvm::StringSwitch<llvm::StringRef>(annotation)
+      .Case(kIn, "KC_IN")
+      .Case(kInMut, "KC_INMUT")
+      .Case(kOut, "KC_OUT")
+      .Case(kShape, "KC_SHAPE")
+      .Case(kInit, "KC_INIT")
+      .Case(kDerived, "KC_DERIVED")
+      .Case(kGrid, "KC_GRID")
+      .Case(kBlock, "KC_BLOCK")
+      .Case(kKernel, "KC_KERNEL")
+      .Case(kGlobal, "__global__")
+      .Case(kBlockFeature, "__shared__")
+      .Default("");
+}
+
+bool IsRoleAnnotation(llvm::StringRef a) {
+  return a == kIn || a == kInMut || a == kOut || a == kDerived;
+}
+bool IsParamAnnotation(llvm::StringRef a) {
+  return IsRoleAnnotation(a) || a == kShape || a == kInit;
+}
+bool IsFunctionAnnotation(llvm::StringRef a) {
+  return a == kGrid || a == kBlock || a == kKernel || a == kGlobal;
+}
+
+// The kernelc annotations of a declaration (those named "kc.*"), in source
+// order.
+std::vector<const clang::AnnotateAttr*> KcAnnotations(
+    const clang::Decl* d, const clang::SourceManager& sm) {
+  std::vector<const clang::AnnotateAttr*> out;
+  for (const auto* a : d->specific_attrs<clang::AnnotateAttr>())
+    if (a->getAnnotation().startswith("kc.")) out.push_back(a);
+  std::stable_sort(
+      out.begin(), out.end(),
+      [&sm](const clang::AnnotateAttr* a, const clang::AnnotateAttr* b) {
+        return sm.isBeforeInTranslationUnit(sm.getFileLoc(a->getLocation()),
+                                            sm.getFileLoc(b->getLocation()));
+      });
+  return out;
+}
+
+// The string literal an annotation argument is, through the implicit
+// conversions and the ConstantExpr that Sema wraps it in; null when it is not
+// an ordinary string literal.
+const clang::StringLiteral* AsStringLiteral(const clang::Expr* e) {
+  if (e == nullptr) return nullptr;
+  e = e->IgnoreParenImpCasts();
+  while (const auto* c = llvm::dyn_cast<clang::ConstantExpr>(e))
+    e = c->getSubExpr()->IgnoreParenImpCasts();
+  const auto* lit = llvm::dyn_cast<clang::StringLiteral>(e);
+  if (lit == nullptr || lit->getCharByteWidth() != 1) return nullptr;
+  return lit;
+}
+
+// The feature a "kc.block_feature" mark names ("__syncthreads", ...), looking
+// through template specializations to the pattern that carries the mark.
+std::optional<std::string> BlockFeatureOf(const clang::Decl* d) {
+  for (const auto* a : d->specific_attrs<clang::AnnotateAttr>()) {
+    if (a->getAnnotation() != kBlockFeature || a->args_size() < 1) continue;
+    if (const clang::StringLiteral* lit = AsStringLiteral(*a->args_begin()))
+      return lit->getString().str();
+  }
+  if (const auto* fd = llvm::dyn_cast<clang::FunctionDecl>(d)) {
+    if (const clang::FunctionTemplateDecl* t = fd->getPrimaryTemplate())
+      return BlockFeatureOf(t->getTemplatedDecl());
+    if (const clang::FunctionDecl* p = fd->getTemplateInstantiationPattern();
+        p != nullptr && p != fd)
+      return BlockFeatureOf(p);
+  }
+  return std::nullopt;
+}
+
+bool InNamespaceKc(const clang::Decl* d) {
+  const auto* ns = llvm::dyn_cast<clang::NamespaceDecl>(d->getDeclContext());
+  return ns != nullptr && ns->getName() == "kc" &&
+         ns->getParent()->getRedeclContext()->isTranslationUnit();
+}
+
+// A kc::In / kc::InMut / kc::Out specialization.
+struct ViewType {
+  Role role = Role::kIn;
+  clang::QualType element;  // T, as written in the template argument
+  int64_t rank = 0;
 };
 
-class KernelReader {
- public:
-  KernelReader(clang::ASTContext& ctx, State& state, const std::string& source)
-      : ctx_(ctx),
-        sm_(ctx.getSourceManager()),
-        diags_(ctx.getDiagnostics()),
-        state_(state),
-        source_(source) {}
+std::optional<ViewType> AsView(clang::QualType t) {
+  const auto* spec =
+      llvm::dyn_cast_or_null<clang::ClassTemplateSpecializationDecl>(
+          t->getAsCXXRecordDecl());
+  if (spec == nullptr) return std::nullopt;
+  const clang::ClassTemplateDecl* tmpl = spec->getSpecializedTemplate();
+  if (!InNamespaceKc(tmpl)) return std::nullopt;
+  ViewType v;
+  llvm::StringRef name = tmpl->getName();
+  if (name == "In") {
+    v.role = Role::kIn;
+  } else if (name == "InMut") {
+    v.role = Role::kInMut;
+  } else if (name == "Out") {
+    v.role = Role::kOut;
+  } else {
+    return std::nullopt;
+  }
+  const clang::TemplateArgumentList& args = spec->getTemplateArgs();
+  if (args.size() != 2 || args[0].getKind() != clang::TemplateArgument::Type ||
+      args[1].getKind() != clang::TemplateArgument::Integral)
+    return std::nullopt;
+  v.element = args[0].getAsType();
+  v.rank = args[1].getAsIntegral().getExtValue();
+  return v;
+}
 
-  void Read(clang::FunctionDecl* fd) {
-    bool global = HasAnnotation(fd, "kc.global");
-    bool host = HasAnnotation(fd, "kc.kernel");
-    if (!global && !host) return;
-    if (global && !HasAnyKc(fd)) return;  // a private helper kernel
-    std::string name = fd->getNameAsString();
-    clang::SourceLocation loc = fd->getLocation();
-    if (global && host) {
-      Error(loc, fmt::format("kernel '{}' is both __global__ and KC_KERNEL", name));
-      return;
+// kc::half or kc::bfloat16 (also reached as __half, __nv_bfloat16).
+std::optional<DType> AsHalfType(clang::QualType t) {
+  const clang::CXXRecordDecl* rd = t->getAsCXXRecordDecl();
+  if (rd == nullptr || !InNamespaceKc(rd)) return std::nullopt;
+  if (rd->getName() == "half") return DType::kF16;
+  if (rd->getName() == "bfloat16") return DType::kBF16;
+  return std::nullopt;
+}
+
+// The model type of an element or scalar C++ type.
+struct TypeClass {
+  std::optional<DType> dtype;
+  bool plain_char = false;
+};
+
+TypeClass ClassifyType(clang::QualType t, const clang::ASTContext& ctx) {
+  TypeClass c;
+  t = ctx.getCanonicalType(t).getUnqualifiedType();
+  if (std::optional<DType> h = AsHalfType(t)) {
+    c.dtype = h;
+    return c;
+  }
+  const auto* bt = t->getAs<clang::BuiltinType>();
+  if (bt == nullptr) return c;
+  uint64_t bits = ctx.getTypeSize(t);
+  auto sized = [&](bool is_signed) -> std::optional<DType> {
+    switch (bits) {
+      case 8:
+        return is_signed ? DType::kI8 : DType::kU8;
+      case 16:
+        return is_signed ? DType::kI16 : DType::kU16;
+      case 32:
+        return is_signed ? DType::kI32 : DType::kU32;
+      case 64:
+        return is_signed ? DType::kI64 : DType::kU64;
+      default:
+        return std::nullopt;
     }
-    if (fd->isTemplated() || fd->getTemplatedKind() !=
-                                 clang::FunctionDecl::TK_NonTemplate) {
-      Error(loc, fmt::format("kernel '{}' is a template; export a non-template "
-                             "kernel that calls it",
-                             name));
-      return;
+  };
+  switch (bt->getKind()) {
+    case clang::BuiltinType::Bool:
+      c.dtype = DType::kBool;
+      break;
+    case clang::BuiltinType::Char_S:
+    case clang::BuiltinType::Char_U:
+      c.plain_char = true;
+      break;
+    case clang::BuiltinType::SChar:
+    case clang::BuiltinType::Short:
+    case clang::BuiltinType::Int:
+    case clang::BuiltinType::Long:
+    case clang::BuiltinType::LongLong:
+      c.dtype = sized(true);
+      break;
+    case clang::BuiltinType::UChar:
+    case clang::BuiltinType::UShort:
+    case clang::BuiltinType::UInt:
+    case clang::BuiltinType::ULong:
+    case clang::BuiltinType::ULongLong:
+      c.dtype = sized(false);
+      break;
+    case clang::BuiltinType::Float:
+      c.dtype = DType::kF32;
+      break;
+    case clang::BuiltinType::Double:
+      c.dtype = DType::kF64;
+      break;
+    default:
+      break;
+  }
+  return c;
+}
+
+// A constant in the canonical text form later stages parse: integers in
+// decimal, floating-point values with 17 significant digits (exact for
+// doubles), "inf", "-inf" and "nan".
+std::optional<std::string> ConstantText(const clang::APValue& v) {
+  if (v.isInt()) return llvm::toString(v.getInt(), 10);
+  if (!v.isFloat()) return std::nullopt;
+  llvm::APFloat f = v.getFloat();
+  bool lost = false;
+  f.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven,
+            &lost);
+  double d = f.convertToDouble();
+  if (std::isnan(d)) return std::string("nan");
+  if (std::isinf(d)) return std::string(d < 0 ? "-inf" : "inf");
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", d);
+  return std::string(buf);
+}
+
+// Prints diagnostics clang-style and remembers where the current source's
+// errors are, so that kernelc does not pile its own errors onto a
+// declaration Clang already rejected in part (a dropped annotation reads as
+// a missing one).
+class Consumer : public clang::DiagnosticConsumer {
+ public:
+  Consumer(llvm::raw_ostream& os, clang::DiagnosticOptions* options)
+      : printer_(os, options) {}
+
+  void BeginSourceFile(const clang::LangOptions& lang,
+                       const clang::Preprocessor* pp) override {
+    printer_.BeginSourceFile(lang, pp);
+  }
+  void EndSourceFile() override { printer_.EndSourceFile(); }
+  void finish() override { printer_.finish(); }
+  void HandleDiagnostic(clang::DiagnosticsEngine::Level level,
+                        const clang::Diagnostic& info) override {
+    DiagnosticConsumer::HandleDiagnostic(level, info);  // counts
+    if (level >= clang::DiagnosticsEngine::Error &&
+        info.getLocation().isValid() && info.hasSourceManager())
+      error_locs_.push_back(
+          info.getSourceManager().getFileLoc(info.getLocation()));
+    printer_.HandleDiagnostic(level, info);
+  }
+
+  // The file locations of the errors reported since the last reset; they
+  // belong to the source being parsed.
+  const std::vector<clang::SourceLocation>& error_locs() const {
+    return error_locs_;
+  }
+  void ResetErrorLocs() { error_locs_.clear(); }
+
+ private:
+  clang::TextDiagnosticPrinter printer_;
+  std::vector<clang::SourceLocation> error_locs_;
+};
+
+// State shared by the sources of one ParseSources call.
+struct Session {
+  model::Module module;
+  Consumer* consumer = nullptr;
+};
+
+// Records the block-level features a kernel uses, in its body and,
+// transitively, in the bodies of the functions it calls.
+class FeatureFinder : public clang::RecursiveASTVisitor<FeatureFinder> {
+ public:
+  struct Use {
+    std::string what;
+    clang::SourceLocation loc;
+  };
+
+  std::vector<Use> Find(const clang::FunctionDecl* kernel) {
+    Enqueue(kernel);
+    while (!queue_.empty()) {
+      const clang::FunctionDecl* fd = queue_.back();
+      queue_.pop_back();
+      TraverseDecl(const_cast<clang::FunctionDecl*>(fd));
     }
-    if (llvm::isa<clang::CXXMethodDecl>(fd)) {
-      Error(loc, fmt::format("kernel '{}' is a member function; kernels must be "
-                             "free functions",
-                             name));
-      return;
-    }
-    model::Kernel k;
-    k.name = name;
-    k.kind = global ? model::KernelKind::kGlobal : model::KernelKind::kHost;
-    k.source = source_;
-    k.loc = ToLoc(loc);
-    bool ok = true;
-    if (host && !fd->getReturnType()->isVoidType()) {
-      Error(loc, fmt::format("host kernel '{}' must return void", name));
-      ok = false;
-    }
-    for (const auto* a : fd->specific_attrs<clang::AnnotateAttr>()) {
-      llvm::StringRef an = a->getAnnotation();
-      if (an != "kc.grid" && an != "kc.block") continue;
-      if (host) {
-        Error(a->getLocation(),
-              fmt::format("KC_GRID and KC_BLOCK apply to __global__ kernels; "
-                          "'{}' is a host kernel",
-                          name));
-        ok = false;
-        continue;
-      }
-      if (a->args_size() < 1 || a->args_size() > 3) {
-        Error(a->getLocation(), an == "kc.grid"
-                                    ? "KC_GRID takes 1 to 3 expression strings"
-                                    : "KC_BLOCK takes 1 to 3 integer constants");
-        ok = false;
-        continue;
-      }
-      for (clang::Expr* e : a->args()) {
-        if (an == "kc.grid") {
-          std::optional<model::Text> t = StringArg(e);
-          if (!t) {
-            Error(e->getBeginLoc(), "KC_GRID takes 1 to 3 expression strings");
-            ok = false;
-            continue;
-          }
-          k.grid.push_back(*t);
-        } else {
-          clang::Expr::EvalResult r;
-          if (!e->EvaluateAsInt(r, ctx_)) {
-            Error(e->getBeginLoc(), "KC_BLOCK takes 1 to 3 integer constants");
-            ok = false;
-            continue;
-          }
-          k.block.push_back(r.Val.getInt().getExtValue());
-        }
-      }
-    }
-    if (global && k.grid.empty() && ok) {
-      Error(loc, fmt::format("__global__ kernel '{}' has kernelc annotations but "
-                             "no KC_GRID",
-                             name));
-      ok = false;
-    }
-    for (unsigned i = 0; i < fd->getNumParams(); ++i) {
-      std::optional<model::Param> p = ReadParam(fd->getParamDecl(i), i, name);
-      if (p)
-        k.params.push_back(std::move(*p));
-      else
-        ok = false;
-    }
-    if (global) FindBlockFeatures(fd, k);
-    auto [it, inserted] =
-        state_.first_def.emplace(name, std::make_pair(std::string(), 0u));
-    if (!inserted) {
-      Error(loc, fmt::format("kernel '{}' is defined twice", name));
-      if (const model::Kernel* first = state_.module.FindKernel(name))
-        Note(fmt::format("first defined at {}", first->loc.ToString()));
-      return;
-    }
-    if (ok) state_.module.kernels.push_back(std::move(k));
+    return std::move(uses_);
+  }
+
+  bool VisitDeclRefExpr(clang::DeclRefExpr* e) {
+    const clang::ValueDecl* d = e->getDecl();
+    if (std::optional<std::string> what = BlockFeatureOf(d))
+      uses_.push_back({std::move(*what), e->getLocation()});
+    if (const auto* fd = llvm::dyn_cast<clang::FunctionDecl>(d)) Enqueue(fd);
+    return true;
+  }
+  bool VisitVarDecl(clang::VarDecl* v) {
+    if (std::optional<std::string> what = BlockFeatureOf(v))
+      uses_.push_back({std::move(*what), v->getLocation()});
+    return true;
+  }
+  bool VisitCallExpr(clang::CallExpr* c) {
+    if (const clang::FunctionDecl* fd = c->getDirectCallee()) Enqueue(fd);
+    return true;
+  }
+  bool VisitCXXConstructExpr(clang::CXXConstructExpr* c) {
+    Enqueue(c->getConstructor());
+    return true;
   }
 
  private:
-  void Error(clang::SourceLocation loc, const std::string& msg) {
-    unsigned id = diags_.getCustomDiagID(clang::DiagnosticsEngine::Error, "%0");
-    diags_.Report(sm_.getSpellingLoc(loc), id) << msg;
-  }
-  void Note(const std::string& msg) {
-    unsigned id = diags_.getCustomDiagID(clang::DiagnosticsEngine::Note, "%0");
-    diags_.Report(id) << msg;
+  void Enqueue(const clang::FunctionDecl* fd) {
+    if (fd == nullptr) return;
+    const clang::FunctionDecl* def = fd->getDefinition();
+    if (def == nullptr || !def->hasBody()) return;
+    if (visited_.insert(def).second) queue_.push_back(def);
   }
 
-  diag::SourceLoc ToLoc(clang::SourceLocation loc) const {
-    clang::PresumedLoc p = sm_.getPresumedLoc(sm_.getSpellingLoc(loc));
-    if (p.isInvalid()) return {};
-    return {p.getFilename(), static_cast<int>(p.getLine()),
-            static_cast<int>(p.getColumn())};
+  std::set<const clang::FunctionDecl*> visited_;
+  std::vector<const clang::FunctionDecl*> queue_;
+  std::vector<Use> uses_;
+};
+
+// Collects the function definitions of the main file in source order.
+class FunctionCollector : public clang::RecursiveASTVisitor<FunctionCollector> {
+  using Base = clang::RecursiveASTVisitor<FunctionCollector>;
+
+ public:
+  explicit FunctionCollector(const clang::SourceManager& sm) : sm_(sm) {}
+
+  bool TraverseDecl(clang::Decl* d) {
+    // Whole headers are skipped: kernels are what a source itself defines.
+    if (d != nullptr && !llvm::isa<clang::TranslationUnitDecl>(d) &&
+        !InMainFile(d->getLocation()))
+      return true;
+    return Base::TraverseDecl(d);
+  }
+  bool VisitFunctionDecl(clang::FunctionDecl* fd) {
+    if (fd->doesThisDeclarationHaveABody() && InMainFile(fd->getLocation()))
+      functions.push_back(fd);
+    return true;
   }
 
-  static bool HasAnnotation(const clang::Decl* d, llvm::StringRef name) {
-    for (const auto* a : d->specific_attrs<clang::AnnotateAttr>())
-      if (a->getAnnotation() == name) return true;
+  std::vector<const clang::FunctionDecl*> functions;
+
+ private:
+  bool InMainFile(clang::SourceLocation loc) const {
+    if (loc.isInvalid()) return false;
+    return sm_.getFileID(sm_.getExpansionLoc(loc)) == sm_.getMainFileID();
+  }
+
+  const clang::SourceManager& sm_;
+};
+
+// Reads the kernels of one translation unit into the session's module and
+// reports what is wrong with them through the TU's DiagnosticsEngine.
+class SourceAnalyzer {
+ public:
+  SourceAnalyzer(clang::ASTContext& ctx, Session& session,
+                 const std::string& source)
+      : ctx_(ctx),
+        sm_(ctx.getSourceManager()),
+        diags_(ctx.getDiagnostics()),
+        session_(session),
+        source_(source) {
+    error_id_ = diags_.getCustomDiagID(clang::DiagnosticsEngine::Error, "%0");
+    note_id_ = diags_.getCustomDiagID(clang::DiagnosticsEngine::Note, "%0");
+  }
+
+  void Run() {
+    clang_errors_ = session_.consumer->error_locs();
+    FunctionCollector collector(sm_);
+    collector.TraverseDecl(ctx_.getTranslationUnitDecl());
+    for (const clang::FunctionDecl* fd : collector.functions) Function(fd);
+  }
+
+ private:
+  // -- Reporting ------------------------------------------------------------
+
+  void Error(clang::SourceLocation loc, const std::string& message) {
+    diags_.Report(sm_.getFileLoc(loc), error_id_) << message;
+  }
+  void Note(clang::SourceLocation loc, const std::string& message) {
+    diags_.Report(sm_.getFileLoc(loc), note_id_) << message;
+  }
+
+  diag::SourceLoc ToSourceLoc(clang::SourceLocation loc) const {
+    diag::SourceLoc out;
+    if (loc.isInvalid()) return out;
+    clang::PresumedLoc p = sm_.getPresumedLoc(sm_.getFileLoc(loc));
+    if (p.isInvalid()) return out;
+    out.file = p.getFilename();
+    out.line = static_cast<int>(p.getLine());
+    out.col = static_cast<int>(p.getColumn());
+    return out;
+  }
+
+  // Where a model location is in this TU, for a note about a kernel of an
+  // earlier source; invalid when that file cannot be loaded.
+  clang::SourceLocation FromSourceLoc(const diag::SourceLoc& loc) {
+    if (!loc.has_position()) return {};
+    llvm::Expected<clang::FileEntryRef> file =
+        sm_.getFileManager().getFileRef(loc.file);
+    if (!file) {
+      llvm::consumeError(file.takeError());
+      return {};
+    }
+    clang::FileID fid = sm_.getOrCreateFileID(*file, clang::SrcMgr::C_User);
+    return sm_.translateLineCol(fid, static_cast<unsigned>(loc.line),
+                                static_cast<unsigned>(loc.col));
+  }
+
+  // Whether Clang reported an error in a kernel's signature: from the end of
+  // the declaration before it (which takes in its leading annotations) to
+  // the start of its body.
+  bool ClangErrorInSignature(const clang::FunctionDecl* fd) const {
+    if (clang_errors_.empty()) return false;
+    const clang::Decl* self = fd;
+    if (const clang::FunctionTemplateDecl* t =
+            fd->getDescribedFunctionTemplate())
+      self = t;
+    const clang::DeclContext* dc = self->getLexicalDeclContext();
+    clang::SourceLocation begin;  // exclusive; invalid: the start of the TU
+    if (const auto* d = llvm::dyn_cast<clang::Decl>(dc);
+        d != nullptr && !llvm::isa<clang::TranslationUnitDecl>(d))
+      begin = sm_.getFileLoc(d->getBeginLoc());
+    for (const clang::Decl* d : dc->decls()) {
+      if (d == self) break;
+      if (d->isImplicit()) continue;
+      clang::SourceLocation e = sm_.getFileLoc(d->getEndLoc());
+      if (e.isValid()) begin = e;
+    }
+    clang::SourceLocation end =
+        sm_.getFileLoc(fd->getBody() != nullptr ? fd->getBody()->getBeginLoc()
+                                                : fd->getEndLoc());
+    for (clang::SourceLocation loc : clang_errors_) {
+      if (begin.isValid() && !sm_.isBeforeInTranslationUnit(begin, loc))
+        continue;
+      if (end.isValid() && sm_.isBeforeInTranslationUnit(end, loc)) continue;
+      return true;
+    }
     return false;
   }
 
-  static bool IsKc(const clang::AnnotateAttr* a) {
-    return a->getAnnotation().startswith("kc.") &&
-           a->getAnnotation() != "kc.global" &&
-           a->getAnnotation() != "kc.block_feature";
+  std::string TypeName(clang::QualType t) const {
+    return t.getAsString(ctx_.getPrintingPolicy());
   }
 
-  static bool HasAnyKc(const clang::FunctionDecl* fd) {
-    for (const auto* a : fd->specific_attrs<clang::AnnotateAttr>())
-      if (IsKc(a)) return true;
+  // -- Functions ------------------------------------------------------------
+
+  void Function(const clang::FunctionDecl* fd) {
+    std::vector<const clang::AnnotateAttr*> own = KcAnnotations(fd, sm_);
+    const clang::AnnotateAttr* global = nullptr;
+    const clang::AnnotateAttr* host = nullptr;
+    bool annotated = false;  // carries kernelc annotations beyond __global__
+    for (const clang::AnnotateAttr* a : own) {
+      llvm::StringRef name = a->getAnnotation();
+      if (name == kGlobal) {
+        global = a;
+      } else if (name != kBlockFeature) {
+        annotated = true;
+        if (name == kKernel) host = a;
+      }
+    }
     for (const clang::ParmVarDecl* p : fd->parameters())
-      for (const auto* a : p->specific_attrs<clang::AnnotateAttr>())
-        if (IsKc(a)) return true;
-    return false;
+      if (!KcAnnotations(p, sm_).empty()) annotated = true;
+
+    if (global == nullptr && host == nullptr && !annotated) return;
+    // Clang's error comes first; what kernelc would add is likely its echo.
+    if (ClangErrorInSignature(fd)) return;
+    std::string name = fd->getNameAsString();
+    if (global == nullptr && host == nullptr) {
+      Error(fd->getLocation(),
+            fmt::format("function '{}' has kernelc annotations but is not a "
+                        "kernel; mark it KC_KERNEL, or __global__ with "
+                        "KC_GRID",
+                        name));
+      return;
+    }
+    // A __global__ function without annotations is a helper kernel that
+    // other kernels launch (or nobody does): not exported.
+    if (host == nullptr && !annotated) return;
+    if (fd->isInvalidDecl()) return;
+
+    if (llvm::isa<clang::CXXMethodDecl>(fd)) {
+      Error(fd->getLocation(),
+            fmt::format("kernel '{}' cannot be a member function; define it "
+                        "at namespace scope",
+                        name));
+      return;
+    }
+    if (fd->getDescribedFunctionTemplate() != nullptr || fd->isTemplated() ||
+        fd->isFunctionTemplateSpecialization()) {
+      Error(fd->getLocation(),
+            fmt::format("kernel '{}' cannot be a function template", name));
+      return;
+    }
+    if (global != nullptr && host != nullptr) {
+      Error(host->getLocation(),
+            fmt::format("kernel '{}' cannot be both __global__ and KC_KERNEL",
+                        name));
+      return;
+    }
+
+    model::Kernel k;
+    k.name = name;
+    k.kind =
+        host != nullptr ? model::KernelKind::kHost : model::KernelKind::kGlobal;
+    k.source = source_;
+    k.loc = ToSourceLoc(fd->getLocation());
+
+    CheckUnique(fd, k);
+    if (!fd->getDeclContext()->getRedeclContext()->isTranslationUnit())
+      Error(fd->getLocation(),
+            fmt::format("kernel '{}' must be defined in the global namespace",
+                        name));
+    if (fd->isVariadic())
+      Error(fd->getLocation(),
+            fmt::format("kernel '{}' cannot be variadic", name));
+    if (!fd->getReturnType()->isVoidType()) {
+      clang::SourceLocation at = fd->getReturnTypeSourceRange().getBegin();
+      Error(at.isValid() ? at : fd->getLocation(),
+            fmt::format("{} kernel '{}' must return void, not '{}'",
+                        host != nullptr ? "host" : "__global__", name,
+                        TypeName(fd->getReturnType())));
+    }
+
+    LaunchConfig(fd, own, k);
+    for (unsigned i = 0; i < fd->getNumParams(); ++i) {
+      std::optional<model::Param> p = Param(k, i, fd->getParamDecl(i));
+      if (p) k.params.push_back(std::move(*p));
+    }
+    BlockFeatures(fd, k);
+    session_.module.kernels.push_back(std::move(k));
   }
 
-  std::optional<model::Text> StringArg(clang::Expr* e) {
-    auto* sl = llvm::dyn_cast<clang::StringLiteral>(e->IgnoreParenImpCasts());
-    if (!sl) return std::nullopt;
+  void CheckUnique(const clang::FunctionDecl* fd, const model::Kernel& k) {
+    if (const model::Kernel* first = session_.module.FindKernel(k.name)) {
+      Error(fd->getLocation(),
+            fmt::format("duplicate kernel name '{}': kernel names must be "
+                        "unique across all sources",
+                        k.name));
+      clang::SourceLocation at = FromSourceLoc(first->loc);
+      if (at.isValid())
+        Note(at, fmt::format("kernel '{}' is first defined here", k.name));
+    }
+  }
+
+  // KC_GRID and KC_BLOCK.
+  void LaunchConfig(const clang::FunctionDecl* fd,
+                    const std::vector<const clang::AnnotateAttr*>& own,
+                    model::Kernel& k) {
+    const clang::AnnotateAttr* grid = nullptr;
+    const clang::AnnotateAttr* block = nullptr;
+    for (const clang::AnnotateAttr* a : own) {
+      llvm::StringRef name = a->getAnnotation();
+      if (name == kGlobal || name == kKernel || name == kBlockFeature) continue;
+      if (name == kGrid || name == kBlock) {
+        if (k.kind == model::KernelKind::kHost) {
+          Error(a->getLocation(),
+                fmt::format("{} cannot be used on host kernel '{}': a "
+                            "KC_KERNEL function runs once per call with "
+                            "whole tensors",
+                            SpelledName(name), k.name));
+          continue;
+        }
+        const clang::AnnotateAttr*& slot = name == kGrid ? grid : block;
+        if (slot != nullptr) {
+          Error(a->getLocation(),
+                fmt::format("kernel '{}' has more than one {}", k.name,
+                            SpelledName(name)));
+          continue;
+        }
+        slot = a;
+      } else if (IsParamAnnotation(name)) {
+        Error(a->getLocation(),
+              fmt::format("{} applies to parameters, not to kernel '{}'",
+                          SpelledName(name), k.name));
+      } else {
+        Error(a->getLocation(),
+              fmt::format("unknown kernelc annotation '{}' on kernel '{}'",
+                          name.str(), k.name));
+      }
+    }
+    if (k.kind == model::KernelKind::kHost) return;
+
+    bool grid_ok = false;
+    if (grid == nullptr) {
+      Error(fd->getLocation(),
+            fmt::format("__global__ kernel '{}' needs KC_GRID(...) to state "
+                        "its launch grid",
+                        k.name));
+    } else if (grid->args_size() < 1 || grid->args_size() > 3) {
+      Error(grid->getLocation(),
+            fmt::format("KC_GRID of kernel '{}' takes 1 to 3 strings (threads "
+                        "along x, y, z), not {}",
+                        k.name, grid->args_size()));
+    } else {
+      grid_ok = true;
+      unsigned i = 0;
+      for (const clang::Expr* e : grid->args()) {
+        ++i;
+        std::optional<model::Text> t = TextOf(e);
+        if (!t) {
+          Error(e->getBeginLoc(),
+                fmt::format("argument {} of KC_GRID of kernel '{}' must be a "
+                            "string literal",
+                            i, k.name));
+          grid_ok = false;
+          continue;
+        }
+        k.grid.push_back(std::move(*t));
+      }
+    }
+
+    if (block == nullptr) return;
+    static constexpr const char* kAxes[] = {"x", "y", "z"};
+    std::vector<int64_t> sizes;
+    bool sizes_ok = true;
+    unsigned i = 0;
+    for (const clang::Expr* e : block->args()) {
+      ++i;
+      clang::Expr::EvalResult r;
+      if (e->isValueDependent() || !e->EvaluateAsInt(r, ctx_)) {
+        Error(e->getBeginLoc(),
+              fmt::format("argument {} of KC_BLOCK of kernel '{}' must be an "
+                          "integer constant",
+                          i, k.name));
+        sizes_ok = false;
+        continue;
+      }
+      const llvm::APSInt& v = r.Val.getInt();
+      if ((v.isSigned() && v.isNegative()) || v == 0) {
+        Error(e->getBeginLoc(),
+              fmt::format("KC_BLOCK of kernel '{}' has block size {} along "
+                          "{}; it must be at least 1",
+                          k.name, llvm::toString(v, 10),
+                          i <= 3 ? kAxes[i - 1] : "?"));
+        sizes_ok = false;
+        continue;
+      }
+      // Anything wider than 32 bits is over the limit below anyway.
+      sizes.push_back(v.getActiveBits() > 32
+                          ? int64_t{1} << 32
+                          : static_cast<int64_t>(v.getZExtValue()));
+    }
+    if (grid_ok && block->args_size() != grid->args_size()) {
+      Error(block->getLocation(),
+            fmt::format("KC_BLOCK of kernel '{}' has {} size{} but KC_GRID "
+                        "has {}; give one block size per grid dimension",
+                        k.name, block->args_size(),
+                        block->args_size() == 1 ? "" : "s", grid->args_size()));
+      return;
+    }
+    if (!sizes_ok || !grid_ok) return;
+    int64_t threads = 1;
+    for (int64_t s : sizes) threads = std::min<int64_t>(threads * s, 1 << 30);
+    if (threads > 1024) {
+      Error(block->getLocation(),
+            fmt::format("KC_BLOCK of kernel '{}' asks for {} threads per "
+                        "block; at most 1024 are allowed",
+                        k.name, threads));
+      return;
+    }
+    k.block = std::move(sizes);
+  }
+
+  // The text of a string-literal annotation argument and where its first
+  // character is.
+  std::optional<model::Text> TextOf(const clang::Expr* e) const {
+    const clang::StringLiteral* lit = AsStringLiteral(e);
+    if (lit == nullptr) return std::nullopt;
     model::Text t;
-    t.text = sl->getString().str();
-    t.loc = ToLoc(sl->getLocationOfByte(0, sm_, ctx_.getLangOpts(),
-                                        ctx_.getTargetInfo()));
+    t.text = lit->getString().str();
+    t.loc = ToSourceLoc(lit->getLocationOfByte(0, sm_, ctx_.getLangOpts(),
+                                               ctx_.getTargetInfo()));
     return t;
   }
 
-  // The dtype of an element or scalar type; reports and returns nullopt
-  // when unsupported.
-  std::optional<DType> ElementType(clang::QualType t, const std::string& param,
-                                   clang::SourceLocation loc) {
-    clang::QualType c = t.getCanonicalType().getUnqualifiedType();
-    if (c->isBooleanType()) return DType::kBool;
-    if (const auto* bt = c->getAs<clang::BuiltinType>()) {
-      if (bt->getKind() == clang::BuiltinType::Char_S ||
-          bt->getKind() == clang::BuiltinType::Char_U) {
-        Error(loc, fmt::format("parameter '{}' has plain 'char' elements, whose "
-                               "signedness varies; use int8_t or uint8_t",
-                               param));
-        return std::nullopt;
-      }
-      if (bt->getKind() == clang::BuiltinType::Float) return DType::kF32;
-      if (bt->getKind() == clang::BuiltinType::Double) return DType::kF64;
-      if (c->isIntegerType() && !c->isEnumeralType()) {
-        bool is_signed = c->isSignedIntegerType();
-        switch (ctx_.getTypeSize(c)) {
-          case 8: return is_signed ? DType::kI8 : DType::kU8;
-          case 16: return is_signed ? DType::kI16 : DType::kU16;
-          case 32: return is_signed ? DType::kI32 : DType::kU32;
-          case 64: return is_signed ? DType::kI64 : DType::kU64;
-          default: break;
-        }
-      }
-    }
-    if (const auto* rd = c->getAsCXXRecordDecl()) {
-      std::string qn = rd->getQualifiedNameAsString();
-      if (qn == "kc::half" || qn == "__half") return DType::kF16;
-      if (qn == "kc::bfloat16" || qn == "__nv_bfloat16") return DType::kBF16;
-    }
-    Error(loc, fmt::format("parameter '{}' has unsupported element type '{}'; "
-                           "supported: bool, (u)int8-64, float, double, __half, "
-                           "__nv_bfloat16",
-                           param, t.getAsString()));
-    return std::nullopt;
-  }
+  // -- Parameters -----------------------------------------------------------
 
-  std::optional<model::Param> ReadParam(clang::ParmVarDecl* pd, unsigned index,
-                                        const std::string& kernel) {
+  std::optional<model::Param> Param(const model::Kernel& k, unsigned index,
+                                    const clang::ParmVarDecl* pd) {
+    if (pd->isInvalidDecl()) return std::nullopt;
+    const std::string& kn = k.name;
+    if (pd->getName().empty()) {
+      clang::SourceLocation at =
+          pd->getLocation().isValid() ? pd->getLocation() : pd->getBeginLoc();
+      Error(at, fmt::format("parameter {} of kernel '{}' has no name; kernel "
+                            "parameters must be named",
+                            index + 1, kn));
+      return std::nullopt;
+    }
     model::Param p;
-    p.name = pd->getNameAsString();
-    clang::SourceLocation loc = pd->getLocation();
-    p.loc = ToLoc(loc);
-    if (p.name.empty()) {
-      Error(pd->getBeginLoc(), fmt::format("parameter {} of kernel '{}' has no name",
-                                           index + 1, kernel));
-      return std::nullopt;
-    }
-    const clang::AnnotateAttr* role_attr = nullptr;
-    const clang::AnnotateAttr* shape_attr = nullptr;
-    const clang::AnnotateAttr* init_attr = nullptr;
-    const clang::AnnotateAttr* derived_attr = nullptr;
-    int roles = 0;
-    for (const auto* a : pd->specific_attrs<clang::AnnotateAttr>()) {
-      llvm::StringRef an = a->getAnnotation();
-      if (an == "kc.in" || an == "kc.inmut" || an == "kc.out") {
-        role_attr = a;
-        ++roles;
-      } else if (an == "kc.derived") {
-        derived_attr = a;
-        ++roles;
-      } else if (an == "kc.shape") {
-        shape_attr = a;
-      } else if (an == "kc.init") {
-        init_attr = a;
-      }
-    }
-    if (roles > 1) {
-      Error(loc, fmt::format("parameter '{}' of kernel '{}' has more than one "
-                             "role annotation",
-                             p.name, kernel));
-      return std::nullopt;
-    }
-    bool ok = true;
-    auto text_of = [&](const clang::AnnotateAttr* a) -> std::optional<model::Text> {
-      if (a->args_size() == 1)
-        if (auto t = StringArg(*a->args_begin())) return t;
-      Error(a->args_size() ? (*a->args_begin())->getBeginLoc() : a->getLocation(),
-            "the shape must be a string literal");
-      ok = false;
-      return std::nullopt;
-    };
+    p.name = pd->getName().str();
+    p.loc = ToSourceLoc(pd->getLocation());
+    const std::string& pn = p.name;
 
-    clang::QualType type = pd->getType();
-    clang::QualType canon = type.getCanonicalType();
-    const auto* spec = llvm::dyn_cast_or_null<clang::ClassTemplateSpecializationDecl>(
-        canon->getAsCXXRecordDecl());
-    std::string spec_name = spec ? spec->getQualifiedNameAsString() : "";
-    if (spec_name == "kc::In" || spec_name == "kc::InMut" || spec_name == "kc::Out") {
-      p.access = Access::kView;
-      p.role = spec_name == "kc::In"     ? Role::kIn
-               : spec_name == "kc::InMut" ? Role::kInMut
-                                          : Role::kOut;
-      const clang::TemplateArgumentList& args = spec->getTemplateArgs();
-      std::optional<DType> dt = ElementType(args[0].getAsType(), p.name, loc);
-      if (!dt) return std::nullopt;
-      p.dtype = *dt;
-      p.rank = static_cast<int>(args[1].getAsIntegral().getExtValue());
-      if (role_attr || derived_attr) {
-        Error(loc, fmt::format("the role of '{}' comes from its type {}; state its "
-                               "shape with KC_SHAPE",
-                               p.name, spec_name));
-        return std::nullopt;
-      }
-      if (shape_attr) p.shape = text_of(shape_attr);
-      if (p.role == Role::kOut && !shape_attr) {
-        Error(loc, fmt::format("output view '{}' of kernel '{}' needs KC_SHAPE(...)",
-                               p.name, kernel));
-        return std::nullopt;
-      }
-    } else if (canon->isPointerType()) {
-      clang::QualType pointee = canon->getPointeeType();
-      if (derived_attr) {
-        Error(loc, fmt::format("KC_DERIVED parameter '{}' must have an integer "
-                               "type, not '{}'",
-                               p.name, type.getAsString()));
-        return std::nullopt;
-      }
-      if (shape_attr) {
-        Error(shape_attr->getLocation(),
-              fmt::format("KC_SHAPE applies to kc::In/InMut/Out views; give "
-                          "pointer '{}' its shape with KC_IN, KC_INMUT or KC_OUT",
-                          p.name));
-        return std::nullopt;
-      }
-      if (!role_attr) {
-        Error(loc, fmt::format("pointer parameter '{}' of kernel '{}' needs a role: "
-                               "KC_IN, KC_INMUT or KC_OUT",
-                               p.name, kernel));
-        return std::nullopt;
-      }
-      llvm::StringRef an = role_attr->getAnnotation();
-      p.role = an == "kc.in" ? Role::kIn : an == "kc.inmut" ? Role::kInMut : Role::kOut;
-      if (p.role != Role::kIn && pointee.isConstQualified()) {
-        Error(loc, fmt::format("'{}' of kernel '{}' points to const and cannot be "
-                               "KC_OUT or KC_INMUT",
-                               p.name, kernel));
-        return std::nullopt;
-      }
-      std::optional<DType> dt = ElementType(pointee, p.name, loc);
-      if (!dt) return std::nullopt;
-      p.dtype = *dt;
-      p.access = Access::kPointer;
-      p.shape = text_of(role_attr);
-    } else if (canon->isArithmeticType() && !canon->isEnumeralType() &&
-               !canon->isAnyComplexType()) {
-      if (role_attr) {
-        Error(loc, fmt::format("{} applies to pointers; '{}' is a scalar of type "
-                               "'{}'",
-                               role_attr->getAnnotation() == "kc.in" ? "KC_IN"
-                               : role_attr->getAnnotation() == "kc.inmut"
-                                   ? "KC_INMUT"
-                                   : "KC_OUT",
-                               p.name, type.getAsString()));
-        return std::nullopt;
-      }
-      if (shape_attr) {
-        Error(loc, fmt::format("KC_SHAPE applies to kc::In/InMut/Out views; '{}' "
-                               "is a scalar",
-                               p.name));
-        return std::nullopt;
-      }
-      std::optional<DType> dt = ElementType(type, p.name, loc);
-      if (!dt) return std::nullopt;
-      p.dtype = *dt;
-      if (derived_attr) {
-        if (!model::IsInteger(p.dtype)) {
-          Error(loc, fmt::format("KC_DERIVED parameter '{}' must have an integer "
-                                 "type, not '{}'",
-                                 p.name, type.getAsString()));
-          return std::nullopt;
+    // Annotations.
+    const clang::AnnotateAttr* role = nullptr;
+    const clang::AnnotateAttr* shape = nullptr;
+    const clang::AnnotateAttr* init = nullptr;
+    bool ok = true;
+    for (const clang::AnnotateAttr* a : KcAnnotations(pd, sm_)) {
+      llvm::StringRef name = a->getAnnotation();
+      if (IsRoleAnnotation(name)) {
+        if (role != nullptr) {
+          Error(a->getLocation(),
+                fmt::format("parameter '{}' of kernel '{}' has more than one "
+                            "role annotation: {} and {}",
+                            pn, kn, SpelledName(role->getAnnotation()),
+                            SpelledName(name)));
+          ok = false;
+          continue;
         }
-        p.role = Role::kDerived;
-        p.derived = text_of(derived_attr);
+        role = a;
+      } else if (name == kShape || name == kInit) {
+        const clang::AnnotateAttr*& slot = name == kShape ? shape : init;
+        if (slot != nullptr) {
+          Error(a->getLocation(),
+                fmt::format("parameter '{}' of kernel '{}' has more than one "
+                            "{}",
+                            pn, kn, SpelledName(name)));
+          ok = false;
+          continue;
+        }
+        slot = a;
+      } else if (IsFunctionAnnotation(name) || name == kBlockFeature) {
+        Error(a->getLocation(),
+              fmt::format("{} cannot be used on parameter '{}' of kernel '{}'",
+                          SpelledName(name), pn, kn));
+        ok = false;
       } else {
-        p.role = Role::kScalar;
+        Error(a->getLocation(),
+              fmt::format("unknown kernelc annotation '{}' on parameter '{}' "
+                          "of kernel '{}'",
+                          name.str(), pn, kn));
+        ok = false;
       }
-    } else if (const auto* rd = canon->getAsCXXRecordDecl();
-               rd && (rd->getQualifiedNameAsString() == "kc::half" ||
-                      rd->getQualifiedNameAsString() == "kc::bfloat16")) {
-      Error(loc, fmt::format("scalar '{}' cannot be a 16-bit float: XLA "
-                             "attributes cannot carry one; use float",
-                             p.name));
-      return std::nullopt;
-    } else {
-      Error(loc, fmt::format("parameter '{}' has unsupported type '{}': kernel "
-                             "parameters are tensors (pointers or kc:: views) or "
-                             "arithmetic scalars",
-                             p.name, type.getAsString()));
-      return std::nullopt;
     }
-    if (init_attr) {
-      if (p.role != Role::kOut) {
-        Error(init_attr->getLocation(),
-              fmt::format("KC_INIT applies to outputs; '{}' of kernel '{}' is not "
-                          "one",
-                          p.name, kernel));
-        return std::nullopt;
-      }
-      clang::Expr* e = init_attr->args_size() ? *init_attr->args_begin() : nullptr;
-      clang::Expr::EvalResult r;
-      if (!e || !e->EvaluateAsRValue(r, ctx_) ||
-          !(r.Val.isInt() || r.Val.isFloat())) {
-        Error(e ? e->getBeginLoc() : init_attr->getLocation(),
-              fmt::format("KC_INIT value of '{}' is not a numeric constant", p.name));
-        return std::nullopt;
-      }
-      model::Text t;
-      t.loc = ToLoc(e->getBeginLoc());
-      if (r.Val.isInt()) {
-        t.text = llvm::toString(r.Val.getInt(), 10);
+    llvm::StringRef role_name =
+        role != nullptr ? role->getAnnotation() : llvm::StringRef();
+
+    // The parameter's type decides what it is.
+    clang::QualType type = pd->getType();
+    clang::QualType canonical =
+        ctx_.getCanonicalType(type).getUnqualifiedType();
+    std::optional<ViewType> view = AsView(canonical);
+    const auto* pointer = type->getAs<clang::PointerType>();
+    bool is_out = false;  // for KC_INIT
+
+    if (role_name == kDerived) {
+      TypeClass c = ClassifyType(type, ctx_);
+      if (c.plain_char) {
+        PlainCharError(pd, pn, kn);
+        ok = false;
+      } else if (!c.dtype || !model::IsInteger(*c.dtype)) {
+        Error(pd->getLocation(),
+              fmt::format("KC_DERIVED parameter '{}' of kernel '{}' must have "
+                          "an integer type, not '{}'",
+                          pn, kn, TypeName(type)));
+        ok = false;
       } else {
-        double d = r.Val.getFloat().convertToDouble();
-        if (std::isnan(d))
-          t.text = "nan";
-        else if (std::isinf(d))
-          t.text = d > 0 ? "inf" : "-inf";
-        else
-          t.text = fmt::format("{:.17g}", d);
+        p.role = Role::kDerived;
+        p.dtype = *c.dtype;
+        p.derived = RoleText(role, pn, kn, "the expression");
+        if (!p.derived) ok = false;
       }
-      p.init = t;
+      if (shape != nullptr) {
+        ShapeOnNonViewError(shape, pn, kn);
+        ok = false;
+      }
+    } else if (view) {
+      p.access = model::Access::kView;
+      p.role = view->role;
+      is_out = view->role == Role::kOut;
+      if (role != nullptr) {
+        Error(role->getLocation(),
+              fmt::format("{} cannot be used on view parameter '{}' of kernel "
+                          "'{}': its type gives the role; state the shape "
+                          "with KC_SHAPE",
+                          SpelledName(role_name), pn, kn));
+        ok = false;
+      }
+      if (view->rank < 0) {
+        Error(pd->getLocation(),
+              fmt::format("view parameter '{}' of kernel '{}' has negative "
+                          "rank {}",
+                          pn, kn, view->rank));
+        ok = false;
+      }
+      p.rank = static_cast<int>(view->rank);
+      if (!ElementType(pd, view->element, pn, kn, &p.dtype)) ok = false;
+      if (shape != nullptr) {
+        p.shape = RoleText(shape, pn, kn, "the shape");
+        if (!p.shape) ok = false;
+      } else if (view->role == Role::kOut && role == nullptr) {
+        Error(pd->getLocation(),
+              fmt::format("output view '{}' of kernel '{}' needs "
+                          "KC_SHAPE(\"...\"): output shapes must be stated",
+                          pn, kn));
+        ok = false;
+      }
+    } else if (pointer != nullptr && role != nullptr) {
+      p.access = model::Access::kPointer;
+      p.role = role_name == kIn      ? Role::kIn
+               : role_name == kInMut ? Role::kInMut
+                                     : Role::kOut;
+      is_out = p.role == Role::kOut;
+      clang::QualType pointee = pointer->getPointeeType();
+      if (p.role != Role::kIn && pointee.isConstQualified()) {
+        Error(pd->getLocation(),
+              fmt::format("{} parameter '{}' of kernel '{}' points to const "
+                          "data; drop the const, or use KC_IN",
+                          SpelledName(role_name), pn, kn));
+        ok = false;
+      }
+      if (!ElementType(pd, pointee, pn, kn, &p.dtype)) ok = false;
+      p.shape = RoleText(role, pn, kn, "the shape");
+      if (!p.shape) ok = false;
+      if (shape != nullptr) {
+        ShapeOnNonViewError(shape, pn, kn);
+        ok = false;
+      }
+    } else if (pointer != nullptr) {
+      if (shape != nullptr) {
+        ShapeOnNonViewError(shape, pn, kn);
+      } else {
+        Error(pd->getLocation(),
+              fmt::format("pointer parameter '{}' of kernel '{}' needs a "
+                          "role: KC_IN, KC_INMUT or KC_OUT",
+                          pn, kn));
+      }
+      ok = false;
+    } else if (role != nullptr) {
+      Error(role->getLocation(),
+            fmt::format("{} on parameter '{}' of kernel '{}' needs a pointer "
+                        "type, not '{}'",
+                        SpelledName(role_name), pn, kn, TypeName(type)));
+      is_out = role_name == kOut;
+      ok = false;
+    } else {
+      // A scalar.
+      p.role = Role::kScalar;
+      TypeClass c = ClassifyType(type, ctx_);
+      if (c.plain_char) {
+        PlainCharError(pd, pn, kn);
+        ok = false;
+      } else if (c.dtype &&
+                 (*c.dtype == DType::kF16 || *c.dtype == DType::kBF16)) {
+        Error(pd->getLocation(),
+              fmt::format("scalar parameter '{}' of kernel '{}' has type "
+                          "'{}', but XLA FFI attributes cannot carry 16-bit "
+                          "floats; use float",
+                          pn, kn, TypeName(type)));
+        ok = false;
+      } else if (c.dtype) {
+        p.dtype = *c.dtype;
+      } else if (canonical->isBuiltinType()) {
+        Error(pd->getLocation(),
+              fmt::format("scalar parameter '{}' of kernel '{}' has "
+                          "unsupported type '{}'; supported: {}",
+                          pn, kn, TypeName(type), kScalarTypes));
+        ok = false;
+      } else {
+        Error(pd->getLocation(),
+              fmt::format("parameter '{}' of kernel '{}' has unsupported type "
+                          "'{}': tensors are pointers with KC_IN, KC_INMUT or "
+                          "KC_OUT, or kc::In/InMut/Out views; scalars are "
+                          "arithmetic types",
+                          pn, kn, TypeName(type)));
+        ok = false;
+      }
+      if (shape != nullptr) {
+        ShapeOnNonViewError(shape, pn, kn);
+        ok = false;
+      }
+    }
+
+    if (init != nullptr) {
+      if (!is_out) {
+        Error(init->getLocation(),
+              fmt::format("KC_INIT applies only to outputs (KC_OUT pointers "
+                          "and kc::Out views), not to parameter '{}' of "
+                          "kernel '{}'",
+                          pn, kn));
+        ok = false;
+      } else {
+        p.init = InitText(init, pn, kn);
+        if (!p.init) ok = false;
+      }
     }
     if (!ok) return std::nullopt;
     return p;
   }
 
-  // Records the first use of each block-level feature in the kernel and the
-  // functions it calls.
-  void FindBlockFeatures(const clang::FunctionDecl* fd, model::Kernel& k) {
-    std::set<const clang::FunctionDecl*> visited;
+  void PlainCharError(const clang::ParmVarDecl* pd, const std::string& pn,
+                      const std::string& kn) {
+    Error(pd->getLocation(),
+          fmt::format("parameter '{}' of kernel '{}': plain 'char' has "
+                      "implementation-defined signedness; use int8_t or "
+                      "uint8_t",
+                      pn, kn));
+  }
+
+  void ShapeOnNonViewError(const clang::AnnotateAttr* shape,
+                           const std::string& pn, const std::string& kn) {
+    Error(shape->getLocation(),
+          fmt::format("KC_SHAPE applies only to kc::In, kc::InMut and kc::Out "
+                      "views, not to parameter '{}' of kernel '{}'; a pointer "
+                      "takes its shape from KC_IN, KC_INMUT or KC_OUT",
+                      pn, kn));
+  }
+
+  // The element type of a tensor parameter, or false after an error.
+  bool ElementType(const clang::ParmVarDecl* pd, clang::QualType element,
+                   const std::string& pn, const std::string& kn, DType* out) {
+    TypeClass c = ClassifyType(element, ctx_);
+    if (c.plain_char) {
+      PlainCharError(pd, pn, kn);
+      return false;
+    }
+    if (!c.dtype) {
+      Error(pd->getLocation(),
+            fmt::format("parameter '{}' of kernel '{}' has unsupported "
+                        "element type '{}'; supported: {}",
+                        pn, kn, TypeName(element.getUnqualifiedType()),
+                        kElementTypes));
+      return false;
+    }
+    *out = *c.dtype;
+    return true;
+  }
+
+  // The one string argument of KC_IN/KC_INMUT/KC_OUT/KC_SHAPE/KC_DERIVED.
+  std::optional<model::Text> RoleText(const clang::AnnotateAttr* a,
+                                      const std::string& pn,
+                                      const std::string& kn, const char* what) {
+    std::optional<model::Text> t;
+    if (a->args_size() == 1) t = TextOf(*a->args_begin());
+    if (!t) {
+      clang::SourceLocation at = a->args_size() == 1
+                                     ? (*a->args_begin())->getBeginLoc()
+                                     : a->getLocation();
+      Error(at, fmt::format("{} on parameter '{}' of kernel '{}' takes one "
+                            "string literal: {}",
+                            SpelledName(a->getAnnotation()), pn, kn, what));
+    }
+    return t;
+  }
+
+  std::optional<model::Text> InitText(const clang::AnnotateAttr* a,
+                                      const std::string& pn,
+                                      const std::string& kn) {
+    if (a->args_size() != 1) {
+      Error(a->getLocation(),
+            fmt::format("KC_INIT on parameter '{}' of kernel '{}' takes one "
+                        "value",
+                        pn, kn));
+      return std::nullopt;
+    }
+    const clang::Expr* e = *a->args_begin();
+    clang::Expr::EvalResult r;
+    std::optional<std::string> text;
+    if (!e->isValueDependent() && e->EvaluateAsRValue(r, ctx_))
+      text = ConstantText(r.Val);
+    if (!text) {
+      Error(e->getBeginLoc(),
+            fmt::format("KC_INIT value of parameter '{}' of kernel '{}' must "
+                        "be an integer or floating-point constant",
+                        pn, kn));
+      return std::nullopt;
+    }
+    return model::Text{std::move(*text), ToSourceLoc(e->getBeginLoc())};
+  }
+
+  // -- Block-level features -------------------------------------------------
+
+  void BlockFeatures(const clang::FunctionDecl* fd, model::Kernel& k) {
+    std::vector<FeatureFinder::Use> uses = FeatureFinder().Find(fd);
+    for (FeatureFinder::Use& u : uses) u.loc = sm_.getFileLoc(u.loc);
+    std::stable_sort(
+        uses.begin(), uses.end(),
+        [this](const FeatureFinder::Use& a, const FeatureFinder::Use& b) {
+          return sm_.isBeforeInTranslationUnit(a.loc, b.loc);
+        });
     std::set<std::string> seen;
-    std::vector<const clang::FunctionDecl*> work = {fd};
-    while (!work.empty()) {
-      const clang::FunctionDecl* f = work.back();
-      work.pop_back();
-      if (!visited.insert(f).second || !f->hasBody()) continue;
-      FeatureVisitor v(*this, k, seen, work);
-      v.TraverseStmt(f->getBody());
-    }
+    for (const FeatureFinder::Use& u : uses)
+      if (seen.insert(u.what).second)
+        k.block_features.push_back({u.what, ToSourceLoc(u.loc)});
   }
-
-  static const clang::AnnotateAttr* FeatureOf(const clang::Decl* d) {
-    if (!d) return nullptr;
-    for (const auto* a : d->specific_attrs<clang::AnnotateAttr>())
-      if (a->getAnnotation() == "kc.block_feature") return a;
-    if (const auto* f = llvm::dyn_cast<clang::FunctionDecl>(d))
-      if (const clang::FunctionTemplateDecl* t = f->getPrimaryTemplate())
-        return FeatureOf(t->getTemplatedDecl());
-    return nullptr;
-  }
-
-  class FeatureVisitor : public clang::RecursiveASTVisitor<FeatureVisitor> {
-   public:
-    FeatureVisitor(KernelReader& r, model::Kernel& k, std::set<std::string>& seen,
-                   std::vector<const clang::FunctionDecl*>& work)
-        : r_(r), k_(k), seen_(seen), work_(work) {}
-    bool VisitDeclRefExpr(clang::DeclRefExpr* e) {
-      if (const auto* a = FeatureOf(e->getDecl())) Record(a, e->getLocation());
-      if (const auto* f = llvm::dyn_cast<clang::FunctionDecl>(e->getDecl()))
-        work_.push_back(f->getDefinition() ? f->getDefinition() : f);
-      return true;
-    }
-    bool VisitVarDecl(clang::VarDecl* v) {
-      if (const auto* a = FeatureOf(v)) Record(a, v->getLocation());
-      return true;
-    }
-
-   private:
-    void Record(const clang::AnnotateAttr* a, clang::SourceLocation loc) {
-      std::string what = "__shared__";
-      if (a->args_size() == 1)
-        if (auto t = r_.StringArg(*a->args_begin())) what = t->text;
-      if (seen_.insert(what).second) k_.block_features.push_back({what, r_.ToLoc(loc)});
-    }
-    KernelReader& r_;
-    model::Kernel& k_;
-    std::set<std::string>& seen_;
-    std::vector<const clang::FunctionDecl*>& work_;
-  };
 
   clang::ASTContext& ctx_;
   clang::SourceManager& sm_;
   clang::DiagnosticsEngine& diags_;
-  State& state_;
-  std::string source_;
+  Session& session_;
+  const std::string& source_;
+  std::vector<clang::SourceLocation> clang_errors_;
+  unsigned error_id_ = 0;
+  unsigned note_id_ = 0;
 };
 
-class Visitor : public clang::RecursiveASTVisitor<Visitor> {
+class KernelConsumer : public clang::ASTConsumer {
  public:
-  Visitor(clang::ASTContext& ctx, KernelReader& reader)
-      : sm_(ctx.getSourceManager()), reader_(reader) {}
-  bool shouldVisitTemplateInstantiations() const { return false; }
-  bool VisitFunctionDecl(clang::FunctionDecl* fd) {
-    if (fd->isThisDeclarationADefinition() &&
-        sm_.isInMainFile(sm_.getExpansionLoc(fd->getLocation())))
-      reader_.Read(fd);
-    return true;
-  }
+  KernelConsumer(Session& session, const std::string& source)
+      : session_(session), source_(source) {}
 
- private:
-  clang::SourceManager& sm_;
-  KernelReader& reader_;
-};
-
-class Consumer : public clang::ASTConsumer {
- public:
-  Consumer(State& state, std::string source)
-      : state_(state), source_(std::move(source)) {}
+  // After the whole TU: template instantiations needed by kernels are done.
   void HandleTranslationUnit(clang::ASTContext& ctx) override {
-    // A source with C++ errors is not read further: its AST is incomplete.
-    if (ctx.getDiagnostics().hasErrorOccurred()) return;
-    KernelReader reader(ctx, state_, source_);
-    Visitor(ctx, reader).TraverseDecl(ctx.getTranslationUnitDecl());
+    SourceAnalyzer(ctx, session_, source_).Run();
   }
 
  private:
-  State& state_;
-  std::string source_;
+  Session& session_;
+  const std::string& source_;
 };
 
-class Action : public clang::ASTFrontendAction {
+class KernelAction : public clang::ASTFrontendAction {
  public:
-  explicit Action(State& state) : state_(state) {}
+  KernelAction(Session& session, const std::string& source)
+      : session_(session), source_(source) {}
+
+ protected:
   std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(
-      clang::CompilerInstance&, llvm::StringRef file) override {
-    return std::make_unique<Consumer>(state_, file.str());
+      clang::CompilerInstance&, llvm::StringRef) override {
+    return std::make_unique<KernelConsumer>(session_, source_);
   }
 
  private:
-  State& state_;
+  Session& session_;
+  const std::string& source_;
+};
+
+// Runs KernelAction like tooling's FrontendActionFactory does, except that
+// the compiler instance's own summary line ("1 error generated.") goes
+// nowhere instead of to stderr: this library never prints.
+class QuietToolAction : public clang::tooling::ToolAction {
+ public:
+  QuietToolAction(Session& session, const std::string& source)
+      : session_(session), source_(source) {}
+
+  bool runInvocation(std::shared_ptr<clang::CompilerInvocation> invocation,
+                     clang::FileManager* files,
+                     std::shared_ptr<clang::PCHContainerOperations> pch,
+                     clang::DiagnosticConsumer* consumer) override {
+    clang::CompilerInstance ci(std::move(pch));
+    ci.setInvocation(std::move(invocation));
+    ci.setFileManager(files);
+    ci.setVerboseOutputStream(std::make_unique<llvm::raw_null_ostream>());
+    // Declared after `ci`, so that it is destroyed first.
+    KernelAction action(session_, source_);
+    ci.createDiagnostics(consumer, /*ShouldOwnClient=*/false);
+    if (!ci.hasDiagnostics()) return false;
+    ci.createSourceManager(*files);
+    session_.consumer->ResetErrorLocs();
+    bool ok = ci.ExecuteAction(action);
+    files->clearStatCache();
+    return ok;
+  }
+
+ private:
+  Session& session_;
+  const std::string& source_;
 };
 
 }  // namespace
+
+Result<model::Module> ParseSources(const std::vector<std::string>& sources,
+                                   const Options& options,
+                                   std::string* diagnostics) {
+  const std::string clang_path = KERNELC_LLVM_PREFIX "/bin/clang";
+  const std::string resource_dir =
+      clang::driver::Driver::GetResourcesPath(clang_path);
+  if (!llvm::sys::fs::is_directory(resource_dir + "/include"))
+    return Error::Internal(fmt::format(
+        "Clang's resource directory '{}' is missing; is libclang-14-dev "
+        "installed?",
+        resource_dir));
+
+  auto overlay = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(
+      llvm::vfs::getRealFileSystem());
+  auto memory = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
+  // Takes the real file system's working directory, so that relative
+  // virtual paths mean what relative real paths do.
+  overlay->pushOverlay(memory);
+  for (const VirtualFile& f : options.virtual_files) {
+    if (!memory->addFile(
+            f.path, /*ModificationTime=*/0,
+            llvm::MemoryBuffer::getMemBufferCopy(
+                llvm::StringRef(f.contents.data(), f.contents.size()), f.path)))
+      return Error::Internal(
+          fmt::format("virtual file '{}' is given twice", f.path));
+  }
+
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  auto diag_options = llvm::makeIntrusiveRefCnt<clang::DiagnosticOptions>();
+  diag_options->ShowColors = false;
+  Consumer printer(os, diag_options.get());
+  // For what is reported before Clang runs.
+  clang::DiagnosticsEngine early(
+      llvm::makeIntrusiveRefCnt<clang::DiagnosticIDs>(), diag_options.get(),
+      &printer, /*ShouldOwnClient=*/false);
+
+  Session session;
+  session.module.sources = sources;
+  session.consumer = &printer;
+  for (const std::string& source : sources) {
+    // The driver would say so too, and then two more errors about having
+    // nothing to compile.
+    if (!overlay->exists(source)) {
+      early.Report(early.getCustomDiagID(clang::DiagnosticsEngine::Error,
+                                         "no such file or directory: '%0'"))
+          << source;
+      continue;
+    }
+    std::vector<std::string> args = {
+        clang_path,
+        "-fsyntax-only",
+        "-x",
+        "c++",
+        "-std=c++17",
+        "-D__KERNELC_FRONTEND__",
+        "-resource-dir",
+        resource_dir,
+        "-fno-color-diagnostics",
+        "-ferror-limit=0",
+        // Warnings are the backends' to report, when they compile the source.
+        "-w",
+    };
+    for (const std::string& dir : options.include_dirs)
+      args.push_back("-I" + dir);
+    for (const std::string& dir : options.virtual_include_dirs) {
+      args.push_back("-isystem");
+      args.push_back(dir);
+    }
+    for (const std::string& define : options.defines)
+      args.push_back("-D" + define);
+    args.push_back("--");
+    args.push_back(source);
+
+    auto files = llvm::makeIntrusiveRefCnt<clang::FileManager>(
+        clang::FileSystemOptions(), overlay);
+    QuietToolAction action(session, source);
+    clang::tooling::ToolInvocation invocation(
+        std::move(args), &action, files.get(),
+        std::make_shared<clang::PCHContainerOperations>());
+    invocation.setDiagnosticConsumer(&printer);
+    unsigned errors_before = printer.getNumErrors();
+    // run() also fails when the source has errors, or when an earlier
+    // source had: the printer counts them all. A failure that reported
+    // nothing is not the user's.
+    if (!invocation.run() && printer.getNumErrors() == errors_before) {
+      os.flush();
+      if (diagnostics != nullptr) *diagnostics = text;
+      return Error::Internal(
+          fmt::format("Clang failed on '{}' without a diagnostic", source));
+    }
+  }
+
+  unsigned errors = printer.getNumErrors();
+  if (errors > 0)
+    os << errors << (errors == 1 ? " error" : " errors") << " generated.\n";
+  os.flush();
+  if (diagnostics != nullptr) *diagnostics = text;
+  if (errors > 0)
+    return Error::User(
+        fmt::format("{} error{} generated", errors, errors == 1 ? "" : "s"));
+  return std::move(session.module);
+}
 
 Options DefaultOptions() {
   Options o;
   for (const EmbeddedFile& f : embedded::UserHeaders())
     o.virtual_files.push_back(
-        {fmt::format("{}/{}", kVirtualRoot, f.path), f.contents});
-  o.virtual_include_dirs = {fmt::format("{}/include", kVirtualRoot),
-                            fmt::format("{}/host_include", kVirtualRoot)};
+        {std::string(kVirtualRoot) + std::string(f.path), f.contents});
+  o.virtual_include_dirs = {std::string(kVirtualRoot) + "include",
+                            std::string(kVirtualRoot) + "host_include"};
   return o;
-}
-
-Result<model::Module> ParseSources(const std::vector<std::string>& sources,
-                                   const Options& options,
-                                   std::string* diagnostics) {
-  std::vector<std::string> args = {
-      "-x", "c++", "-std=c++17", "-fsyntax-only", "-D__KERNELC_FRONTEND__",
-      "-resource-dir=" +
-          clang::driver::Driver::GetResourcesPath(KERNELC_LLVM_PREFIX "/bin/clang")};
-  for (const std::string& d : options.virtual_include_dirs) {
-    args.push_back("-isystem");
-    args.push_back(d);
-  }
-  for (const std::string& d : options.include_dirs) args.push_back("-I" + d);
-  for (const std::string& d : options.defines) args.push_back("-D" + d);
-  auto overlay = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(
-      llvm::vfs::getRealFileSystem());
-  auto memory = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
-  for (const VirtualFile& f : options.virtual_files)
-    memory->addFile(f.path, 0,
-                    llvm::MemoryBuffer::getMemBuffer(
-                        llvm::StringRef(f.contents.data(), f.contents.size()),
-                        f.path, /*RequiresNullTerminator=*/false));
-  overlay->pushOverlay(memory);
-
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  auto diag_opts = llvm::makeIntrusiveRefCnt<clang::DiagnosticOptions>();
-  diag_opts->ShowColors = false;
-  clang::TextDiagnosticPrinter printer(os, diag_opts.get());
-
-  State state;
-  state.module.sources = sources;
-  // One source at a time, in the order given, so kernels keep that order.
-  // A ToolInvocation (unlike ClangTool) keeps the path as given, so
-  // diagnostics and the model name files the way the user did.
-  for (const std::string& src : sources) {
-    std::vector<std::string> command = {"kernelc"};
-    command.insert(command.end(), args.begin(), args.end());
-    command.push_back(src);
-    auto files = llvm::makeIntrusiveRefCnt<clang::FileManager>(
-        clang::FileSystemOptions(), overlay);
-    clang::tooling::ToolInvocation invocation(
-        command, std::make_unique<Action>(state), files.get());
-    invocation.setDiagnosticConsumer(&printer);
-    invocation.run();
-  }
-  unsigned errors = printer.getNumErrors();
-  if (errors > 0)
-    os << fmt::format("{} error{} generated.\n", errors, errors == 1 ? "" : "s");
-  os.flush();
-  *diagnostics = text;
-  if (errors > 0) return Error::User("");
-  return std::move(state.module);
 }
 
 }  // namespace kernelc::frontend

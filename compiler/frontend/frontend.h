@@ -1,6 +1,7 @@
-// The frontend: reads annotated C++/CUDA sources with Clang (libTooling) and
-// builds the kernel model. It never emits code. C++ errors and kernelc's
-// annotation errors are rendered clang-style through clang's diagnostics.
+// The C++ frontend: reads kernel sources with Clang's libTooling and builds
+// the model from their kernelc annotations and parameter types. It reads and
+// diagnoses; it never emits code, and expressions (shapes, grid, derived
+// values) are kept verbatim for a later stage to parse.
 #ifndef KERNELC_COMPILER_FRONTEND_FRONTEND_H_
 #define KERNELC_COMPILER_FRONTEND_FRONTEND_H_
 
@@ -13,28 +14,48 @@
 
 namespace kernelc::frontend {
 
+// A file that exists only in memory for the duration of a parse. A relative
+// path is taken relative to the process's working directory.
 struct VirtualFile {
-  std::string path;  // absolute, in the in-memory file system
-  std::string_view contents;
+  std::string path;
+  std::string_view contents;  // copied by ParseSources
 };
 
 struct Options {
-  std::vector<std::string> include_dirs;  // -I
-  std::vector<std::string> defines;       // -D NAME or NAME=VALUE
-  // Headers kernelc provides (kernelc.h, ...) and the directories to put on
-  // the system include path for them.
+  std::vector<std::string> include_dirs;  // -I, searched first
+  std::vector<std::string> defines;       // -D: "NAME" or "NAME=VALUE"
+  // Headers kernelc provides (kernelc.h, the cuda_fp16.h stand-in, ...),
+  // mapped into an in-memory file system over the real one, and the
+  // directories of those headers to put on the system include path (e.g.
+  // "/__kernelc__/include", "/__kernelc__/host_include"). Sources may be
+  // virtual files too.
   std::vector<VirtualFile> virtual_files;
   std::vector<std::string> virtual_include_dirs;
 };
 
-// Options with kernelc's embedded headers mapped in.
+// Options with kernelc's embedded user headers mapped under /__kernelc__/
+// and their two directories on the system include path.
 Options DefaultOptions();
 
-// Parses each source as C++17 (.cu files too, with kernelc.h's definitions
-// of CUDA's built-ins), reads the annotations and parameter types of every
-// kernel, and returns the model. Every problem found in any source is
-// rendered into *diagnostics before returning; the result is then a user
-// error. An internal error means Clang could not be set up.
+// Parses each source as C++17 (.cu files too: they are read with kernelc.h's
+// host definitions of CUDA's built-ins; in effect
+// `clang -fsyntax-only -x c++ -std=c++17 -D__KERNELC_FRONTEND__`), reads the
+// annotations and parameter types of every exported kernel and returns the
+// model: Module::sources as given, kernels in source order.
+//
+// Every problem found, Clang's own errors in the sources and kernelc's errors
+// in the annotations, is rendered clang-style into *diagnostics (no colors),
+//   file:line:col: error: message
+//   <the source line>
+//       ^
+// then a summary line ("2 errors generated.") when there were errors. All
+// errors of all kernels in all sources are reported before returning. File
+// names in diagnostics and in the model are the paths as given (a relative
+// path stays relative). Clang's warnings are left out: the backends compile
+// the sources and report those. `diagnostics` may be null.
+//
+// Returns Error::User when an error was reported, and Error::Internal for a
+// failure that is not the user's (Clang could not be set up).
 Result<model::Module> ParseSources(const std::vector<std::string>& sources,
                                    const Options& options,
                                    std::string* diagnostics);

@@ -1,0 +1,973 @@
+#include "compiler/frontend/frontend.h"
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kernelc::frontend {
+namespace {
+
+using model::Access;
+using model::DType;
+using model::KernelKind;
+using model::Role;
+
+struct Parsed {
+  Result<model::Module> result = Error::Internal("not parsed");
+  std::string diagnostics;
+};
+
+// Parses in-memory sources, given as (path, text), with kernelc's headers.
+Parsed Parse(const std::vector<std::pair<std::string, std::string>>& files,
+             Options options = DefaultOptions()) {
+  std::vector<std::string> sources;
+  for (const auto& [path, text] : files) {
+    options.virtual_files.push_back({path, text});
+    sources.push_back(path);
+  }
+  Parsed p;
+  p.result = ParseSources(sources, options, &p.diagnostics);
+  return p;
+}
+
+// Parses one source, which must be free of errors, and returns its model.
+model::Module ParseOk(const std::string& path, const std::string& text) {
+  Parsed p = Parse({{path, text}});
+  INFO(p.diagnostics);
+  REQUIRE(p.result.ok());
+  CHECK(p.diagnostics.empty());
+  return p.result.value();
+}
+
+std::string Loc(const diag::SourceLoc& l) { return l.ToString(); }
+
+TEST_CASE("DefaultOptions maps kernelc's headers") {
+  Options o = DefaultOptions();
+  bool kernelc_h = false, fp16 = false;
+  for (const VirtualFile& f : o.virtual_files) {
+    if (f.path == "/__kernelc__/include/kernelc.h") kernelc_h = true;
+    if (f.path == "/__kernelc__/host_include/cuda_fp16.h") fp16 = true;
+  }
+  CHECK(kernelc_h);
+  CHECK(fp16);
+  CHECK(o.virtual_include_dirs ==
+        std::vector<std::string>{"/__kernelc__/include",
+                                 "/__kernelc__/host_include"});
+}
+
+TEST_CASE("saxpy: pointer roles, a scalar, a derived length, grid and block") {
+  const std::string src = R"(#include <kernelc.h>
+
+KC_GRID("out.size")
+KC_BLOCK(256)
+__global__ void saxpy(KC_IN("n") const float* x,
+                      KC_IN("n") const float* y,
+                      float a,
+                      KC_DERIVED("x.size") int64_t n,
+                      KC_OUT("x") float* out) {
+  int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (i < n) out[i] = a * x[i] + y[i];
+}
+)";
+  model::Module m = ParseOk("saxpy.cu", src);
+  CHECK(m.sources == std::vector<std::string>{"saxpy.cu"});
+  REQUIRE(m.kernels.size() == 1);
+  const model::Kernel& k = m.kernels[0];
+  CHECK(k.name == "saxpy");
+  CHECK(k.kind == KernelKind::kGlobal);
+  CHECK(k.source == "saxpy.cu");
+  CHECK(Loc(k.loc) == "saxpy.cu:5:17");
+  REQUIRE(k.grid.size() == 1);
+  CHECK(k.grid[0].text == "out.size");
+  CHECK(Loc(k.grid[0].loc) == "saxpy.cu:3:10");
+  CHECK(k.block == std::vector<int64_t>{256});
+  CHECK(k.block_features.empty());
+  REQUIRE(k.params.size() == 5);
+
+  const model::Param& x = k.params[0];
+  CHECK(x.name == "x");
+  CHECK(x.role == Role::kIn);
+  CHECK(x.dtype == DType::kF32);
+  CHECK(x.access == Access::kPointer);
+  CHECK(x.rank == -1);
+  REQUIRE(x.shape);
+  CHECK(x.shape->text == "n");
+  CHECK(Loc(x.shape->loc) == "saxpy.cu:5:30");
+  CHECK_FALSE(x.init);
+  CHECK_FALSE(x.derived);
+  CHECK(Loc(x.loc) == "saxpy.cu:5:47");
+
+  const model::Param& y = k.params[1];
+  CHECK(y.name == "y");
+  CHECK(y.role == Role::kIn);
+  CHECK(y.dtype == DType::kF32);
+  CHECK(y.access == Access::kPointer);
+  CHECK(y.rank == -1);
+  REQUIRE(y.shape);
+  CHECK(y.shape->text == "n");
+  CHECK(Loc(y.shape->loc) == "saxpy.cu:6:30");
+  CHECK_FALSE(y.init);
+  CHECK_FALSE(y.derived);
+  CHECK(Loc(y.loc) == "saxpy.cu:6:47");
+
+  const model::Param& a = k.params[2];
+  CHECK(a.name == "a");
+  CHECK(a.role == Role::kScalar);
+  CHECK(a.dtype == DType::kF32);
+  CHECK_FALSE(a.shape);
+  CHECK_FALSE(a.init);
+  CHECK_FALSE(a.derived);
+  CHECK(Loc(a.loc) == "saxpy.cu:7:29");
+
+  const model::Param& n = k.params[3];
+  CHECK(n.name == "n");
+  CHECK(n.role == Role::kDerived);
+  CHECK(n.dtype == DType::kI64);
+  CHECK_FALSE(n.shape);
+  CHECK_FALSE(n.init);
+  REQUIRE(n.derived);
+  CHECK(n.derived->text == "x.size");
+  CHECK(Loc(n.derived->loc) == "saxpy.cu:8:35");
+  CHECK(Loc(n.loc) == "saxpy.cu:8:52");
+
+  const model::Param& out = k.params[4];
+  CHECK(out.name == "out");
+  CHECK(out.role == Role::kOut);
+  CHECK(out.dtype == DType::kF32);
+  CHECK(out.access == Access::kPointer);
+  CHECK(out.rank == -1);
+  REQUIRE(out.shape);
+  CHECK(out.shape->text == "x");
+  CHECK(Loc(out.shape->loc) == "saxpy.cu:9:31");
+  CHECK_FALSE(out.init);
+  CHECK_FALSE(out.derived);
+  CHECK(Loc(out.loc) == "saxpy.cu:9:42");
+}
+
+TEST_CASE("views take role and rank from their type, and KC_SHAPE") {
+  const std::string src = R"(#include <kernelc.h>
+using Matrix = kc::In<float, 2>;
+typedef kc::InMut<double, 1> Accumulator;
+KC_GRID("c.shape[1]", "c.shape[0]") KC_BLOCK(16, 16)
+__global__ void views(KC_SHAPE("m, k") Matrix a,
+                      Accumulator acc,
+                      const kc::In<uint8_t, 0> flag,
+                      KC_SHAPE("m, n") kc::Out<float, 2> c) {}
+)";
+  model::Module m = ParseOk("views.cu", src);
+  REQUIRE(m.kernels.size() == 1);
+  const model::Kernel& k = m.kernels[0];
+  REQUIRE(k.grid.size() == 2);
+  CHECK(k.grid[0].text == "c.shape[1]");
+  CHECK(Loc(k.grid[0].loc) == "views.cu:4:10");
+  CHECK(k.grid[1].text == "c.shape[0]");
+  CHECK(Loc(k.grid[1].loc) == "views.cu:4:24");
+  CHECK(k.block == std::vector<int64_t>{16, 16});
+  REQUIRE(k.params.size() == 4);
+
+  const model::Param& a = k.params[0];
+  CHECK(a.role == Role::kIn);
+  CHECK(a.access == Access::kView);
+  CHECK(a.rank == 2);
+  CHECK(a.dtype == DType::kF32);
+  REQUIRE(a.shape);
+  CHECK(a.shape->text == "m, k");
+  CHECK(Loc(a.shape->loc) == "views.cu:5:33");
+  CHECK(Loc(a.loc) == "views.cu:5:47");
+
+  const model::Param& acc = k.params[1];
+  CHECK(acc.role == Role::kInMut);
+  CHECK(acc.access == Access::kView);
+  CHECK(acc.rank == 1);
+  CHECK(acc.dtype == DType::kF64);
+  CHECK_FALSE(acc.shape);  // an input's shape may be left unstated
+
+  const model::Param& flag = k.params[2];
+  CHECK(flag.role == Role::kIn);
+  CHECK(flag.rank == 0);
+  CHECK(flag.dtype == DType::kU8);
+
+  const model::Param& c = k.params[3];
+  CHECK(c.role == Role::kOut);
+  CHECK(c.access == Access::kView);
+  CHECK(c.rank == 2);
+  REQUIRE(c.shape);
+  CHECK(c.shape->text == "m, n");
+}
+
+TEST_CASE("a host kernel") {
+  const std::string src = R"(#include <kernelc.h>
+#include <cmath>
+
+KC_KERNEL void histogram(KC_SHAPE("rows, cols") kc::In<float, 2> values,
+                         float lo, float hi, int64_t bins,
+                         KC_SHAPE("rows, bins") KC_INIT(0) kc::Out<int32_t, 2> counts) {
+  const float width = (hi - lo) / static_cast<float>(bins);
+  for (int64_t r = 0; r < values.shape[0]; ++r)
+    for (int64_t c = 0; c < values.shape[1]; ++c) {
+      float v = values(r, c);
+      if (!(v >= lo && v < hi)) continue;
+      int64_t b = static_cast<int64_t>(std::floor((v - lo) / width));
+      counts(r, b < bins ? b : bins - 1) += 1;
+    }
+}
+)";
+  model::Module m = ParseOk("histogram.cc", src);
+  REQUIRE(m.kernels.size() == 1);
+  const model::Kernel& k = m.kernels[0];
+  CHECK(k.name == "histogram");
+  CHECK(k.kind == KernelKind::kHost);
+  CHECK(k.grid.empty());
+  CHECK(k.block.empty());
+  CHECK(Loc(k.loc) == "histogram.cc:4:16");
+  REQUIRE(k.params.size() == 5);
+  CHECK(k.params[0].role == Role::kIn);
+  CHECK(k.params[0].shape->text == "rows, cols");
+  CHECK(k.params[1].role == Role::kScalar);
+  CHECK(k.params[1].dtype == DType::kF32);
+  CHECK(k.params[3].role == Role::kScalar);
+  CHECK(k.params[3].dtype == DType::kI64);
+  const model::Param& counts = k.params[4];
+  CHECK(counts.role == Role::kOut);
+  CHECK(counts.dtype == DType::kI32);
+  CHECK(counts.rank == 2);
+  REQUIRE(counts.init);
+  CHECK(counts.init->text == "0");
+  CHECK(Loc(counts.init->loc) == "histogram.cc:6:57");
+}
+
+TEST_CASE("element and scalar types") {
+  const std::string src = R"(#include <kernelc.h>
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+KC_KERNEL void types(KC_IN("n") const bool* b, KC_IN("n") const int8_t* i8,
+                     KC_IN("n") const int16_t* i16, KC_IN("n") const int32_t* i32,
+                     KC_IN("n") const int64_t* i64, KC_IN("n") const uint8_t* u8,
+                     KC_IN("n") const uint16_t* u16, KC_IN("n") const uint32_t* u32,
+                     KC_IN("n") const uint64_t* u64, KC_IN("n") const float* f32,
+                     KC_IN("n") const double* f64, KC_IN("n") const __half* f16,
+                     KC_OUT("n") __nv_bfloat16* __restrict__ bf16,
+                     KC_SHAPE("n") kc::In<kc::half, 1> view16,
+                     KC_IN("n") const signed char* sc, KC_IN("n") const long long* ll,
+                     KC_IN("n") const unsigned long* ul, KC_IN("n") const float x[],
+                     bool s_b, int8_t s_i8, int16_t s_i16, int32_t s_i32,
+                     int64_t s_i64, uint8_t s_u8, uint16_t s_u16, uint32_t s_u32,
+                     uint64_t s_u64, float s_f32, const double s_f64,
+                     unsigned char s_uc, long s_l) {}
+)";
+  model::Module m = ParseOk("types.cu", src);
+  REQUIRE(m.kernels.size() == 1);
+  std::vector<std::pair<std::string, DType>> got;
+  for (const model::Param& p : m.kernels[0].params)
+    got.emplace_back(p.name, p.dtype);
+  std::vector<std::pair<std::string, DType>> want = {
+      {"b", DType::kBool},    {"i8", DType::kI8},      {"i16", DType::kI16},
+      {"i32", DType::kI32},   {"i64", DType::kI64},    {"u8", DType::kU8},
+      {"u16", DType::kU16},   {"u32", DType::kU32},    {"u64", DType::kU64},
+      {"f32", DType::kF32},   {"f64", DType::kF64},    {"f16", DType::kF16},
+      {"bf16", DType::kBF16}, {"view16", DType::kF16}, {"sc", DType::kI8},
+      {"ll", DType::kI64},    {"ul", DType::kU64},     {"x", DType::kF32},
+      {"s_b", DType::kBool},  {"s_i8", DType::kI8},    {"s_i16", DType::kI16},
+      {"s_i32", DType::kI32}, {"s_i64", DType::kI64},  {"s_u8", DType::kU8},
+      {"s_u16", DType::kU16}, {"s_u32", DType::kU32},  {"s_u64", DType::kU64},
+      {"s_f32", DType::kF32}, {"s_f64", DType::kF64},  {"s_uc", DType::kU8},
+      {"s_l", DType::kI64},
+  };
+  CHECK(got == want);
+  for (const model::Param& p : m.kernels[0].params)
+    CHECK(p.role == (p.name.rfind("s_", 0) == 0 ? Role::kScalar
+                     : p.name == "bf16"         ? Role::kOut
+                                                : Role::kIn));
+}
+
+TEST_CASE("KC_INIT values are evaluated and printed canonically") {
+  const std::string src = R"(#include <kernelc.h>
+KC_KERNEL void fill(KC_OUT("n") KC_INIT(-1) int32_t* a,
+                    KC_OUT("n") KC_INIT(1.5f) float* b,
+                    KC_OUT("n") KC_INIT(0.1f) float* c,
+                    KC_OUT("n") KC_INIT(2.0) double* d,
+                    KC_OUT("n") KC_INIT(1 << 4) int64_t* e,
+                    KC_OUT("n") KC_INIT(18446744073709551615ull) uint64_t* f,
+                    KC_OUT("n") KC_INIT(__builtin_inff()) float* g,
+                    KC_OUT("n") KC_INIT(-__builtin_inf()) double* h,
+                    KC_OUT("n") KC_INIT(__builtin_nanf("")) float* i,
+                    KC_OUT("n") KC_INIT(true) bool* j,
+                    KC_SHAPE("n") KC_INIT(1e300) kc::Out<double, 1> k) {}
+)";
+  model::Module m = ParseOk("fill.cc", src);
+  REQUIRE(m.kernels.size() == 1);
+  std::vector<std::string> got;
+  for (const model::Param& p : m.kernels[0].params) {
+    REQUIRE(p.init);
+    got.push_back(p.init->text);
+  }
+  CHECK(got == std::vector<std::string>{"-1", "1.5", "0.10000000149011612", "2",
+                                        "16", "18446744073709551615", "inf",
+                                        "-inf", "nan", "1",
+                                        "1.0000000000000001e+300"});
+  CHECK(Loc(m.kernels[0].params[0].init->loc) == "fill.cc:2:41");
+  CHECK(Loc(m.kernels[0].params[10].init->loc) == "fill.cc:12:43");
+}
+
+TEST_CASE("block-level features: first use of each, in source order") {
+  const std::string src = R"(#include <kernelc.h>
+__device__ float WarpSum(float v) {
+  for (int o = 16; o > 0; o /= 2)
+    v += __shfl_down_sync(0xffffffffu, v, o);
+  return v;
+}
+KC_GRID("n") KC_BLOCK(256)
+__global__ void reduce(KC_IN("n") const float* x, KC_OUT("1") float* out) {
+  __shared__ float partial[256];
+  partial[threadIdx.x] = x[blockIdx.x * 256 + threadIdx.x];
+  __syncthreads();
+  float s = WarpSum(partial[threadIdx.x]);
+  __syncthreads();
+  if (threadIdx.x == 0) atomicAdd(out, s);
+}
+KC_GRID("x.size")
+__global__ void copy(KC_IN("n") const float* x, KC_OUT("x") float* y) {
+  size_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  y[i] = x[i];
+}
+)";
+  model::Module m = ParseOk("reduce.cu", src);
+  REQUIRE(m.kernels.size() == 2);
+  const model::Kernel& k = m.kernels[0];
+  REQUIRE(k.block_features.size() == 3);
+  CHECK(k.block_features[0].what == "__shfl_down_sync");
+  CHECK(Loc(k.block_features[0].loc) == "reduce.cu:4:10");
+  CHECK(k.block_features[1].what == "__shared__");
+  CHECK(Loc(k.block_features[1].loc) == "reduce.cu:9:20");
+  CHECK(k.block_features[2].what == "__syncthreads");
+  CHECK(Loc(k.block_features[2].loc) == "reduce.cu:11:3");
+  CHECK(m.kernels[1].name == "copy");
+  CHECK(m.kernels[1].block_features.empty());
+}
+
+TEST_CASE("helper kernels and kernels in headers are not exported") {
+  Options o = DefaultOptions();
+  o.include_dirs = {"inc"};
+  o.defines = {"WITH_EXTRA", "EXTRA_BLOCK=128"};
+  const std::string header = R"(#include <kernelc.h>
+KC_KERNEL void in_header(KC_IN("n") const float* x) {}
+)";
+  o.virtual_files.push_back({"inc/lib.h", header});
+  const std::string src = R"(#include "lib.h"
+__global__ void helper(float* x) { x[0] = 0; }
+template <typename T> __global__ void generic_helper(T* x) {}
+#ifdef WITH_EXTRA
+KC_GRID("x.size") KC_BLOCK(EXTRA_BLOCK)
+__global__ void extra(KC_IN("n") const float* x) { helper(nullptr); }
+#endif
+)";
+  Parsed p = Parse({{"main.cu", src}}, o);
+  INFO(p.diagnostics);
+  REQUIRE(p.result.ok());
+  const model::Module& m = p.result.value();
+  REQUIRE(m.kernels.size() == 1);
+  CHECK(m.kernels[0].name == "extra");
+  CHECK(m.kernels[0].block == std::vector<int64_t>{128});
+}
+
+TEST_CASE("several sources: kernels in source order") {
+  const std::string a = R"(#include <kernelc.h>
+KC_KERNEL void first(KC_IN("n") const float* x) {}
+KC_KERNEL void second(KC_IN("n") const float* x) {}
+)";
+  const std::string b = R"(#include <kernelc.h>
+KC_GRID("n") __global__ void third(KC_IN("n") const float* x) {}
+)";
+  Parsed p = Parse({{"a.cc", a}, {"dir/b.cu", b}});
+  INFO(p.diagnostics);
+  REQUIRE(p.result.ok());
+  const model::Module& m = p.result.value();
+  CHECK(m.sources == std::vector<std::string>{"a.cc", "dir/b.cu"});
+  REQUIRE(m.kernels.size() == 3);
+  CHECK(m.kernels[0].name == "first");
+  CHECK(m.kernels[0].source == "a.cc");
+  CHECK(m.kernels[1].name == "second");
+  CHECK(m.kernels[2].name == "third");
+  CHECK(m.kernels[2].source == "dir/b.cu");
+  CHECK(Loc(m.kernels[2].loc) == "dir/b.cu:2:30");
+}
+
+TEST_CASE("a source on disk keeps the path it was given") {
+  std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / "kernelc_frontend_test";
+  std::filesystem::create_directories(dir);
+  std::string path = (dir / "disk.cu").string();
+  {
+    std::ofstream f(path);
+    f << "#include <kernelc.h>\n"
+         "KC_KERNEL void disk(KC_IN(\"n\") const float* x, float* y) {}\n";
+  }
+  std::string diagnostics;
+  Result<model::Module> r =
+      ParseSources({path}, DefaultOptions(), &diagnostics);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().kind == ErrorKind::kUser);
+  CHECK(diagnostics ==
+        path +
+            ":2:55: error: pointer parameter 'y' of kernel 'disk' needs a "
+            "role: KC_IN, KC_INMUT or KC_OUT\n"
+            "KC_KERNEL void disk(KC_IN(\"n\") const float* x, float* y) {}\n"
+            "                                                      ^\n"
+            "1 error generated.\n");
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a missing source is a user error") {
+  std::string diagnostics;
+  Result<model::Module> r =
+      ParseSources({"no/such/file.cu"}, DefaultOptions(), &diagnostics);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().kind == ErrorKind::kUser);
+  CHECK(diagnostics ==
+        "error: no such file or directory: 'no/such/file.cu'\n"
+        "1 error generated.\n");
+}
+
+TEST_CASE("a C++ syntax error is reported as a user error") {
+  Parsed p = Parse({{"syntax.cu", R"(#include <kernelc.h>
+KC_KERNEL void k(KC_IN("n") const float* x) {
+  float y = x[0]
+}
+)"}});
+  REQUIRE_FALSE(p.result.ok());
+  CHECK(p.result.error().kind == ErrorKind::kUser);
+  CHECK(p.diagnostics ==
+        R"(syntax.cu:3:17: error: expected ';' at end of declaration
+  float y = x[0]
+                ^
+                ;
+1 error generated.
+)");
+}
+
+TEST_CASE("all errors of all kernels in all sources are reported") {
+  const std::string a = R"(#include <kernelc.h>
+KC_KERNEL void k(KC_IN("n") const float* x) { undeclared(); }
+KC_GRID("n")
+__global__ void g(float* x, char c) {}
+KC_KERNEL void h(KC_OUT("n") const float* y) {}
+)";
+  const std::string b = R"(#include <kernelc.h>
+KC_KERNEL void k(KC_IN("n") const int* x) {}
+KC_KERNEL void b(kc::Out<float, 1> out) {}
+)";
+  Parsed p = Parse({{"a.cu", a}, {"b.cu", b}});
+  REQUIRE_FALSE(p.result.ok());
+  CHECK(p.result.error().kind == ErrorKind::kUser);
+  CHECK(p.diagnostics ==
+        R"d(a.cu:2:47: error: use of undeclared identifier 'undeclared'
+KC_KERNEL void k(KC_IN("n") const float* x) { undeclared(); }
+                                              ^
+a.cu:4:26: error: pointer parameter 'x' of kernel 'g' needs a role: KC_IN, KC_INMUT or KC_OUT
+__global__ void g(float* x, char c) {}
+                         ^
+a.cu:4:34: error: parameter 'c' of kernel 'g': plain 'char' has implementation-defined signedness; use int8_t or uint8_t
+__global__ void g(float* x, char c) {}
+                                 ^
+a.cu:5:43: error: KC_OUT parameter 'y' of kernel 'h' points to const data; drop the const, or use KC_IN
+KC_KERNEL void h(KC_OUT("n") const float* y) {}
+                                          ^
+b.cu:2:16: error: duplicate kernel name 'k': kernel names must be unique across all sources
+KC_KERNEL void k(KC_IN("n") const int* x) {}
+               ^
+a.cu:2:16: note: kernel 'k' is first defined here
+KC_KERNEL void k(KC_IN("n") const float* x) { undeclared(); }
+               ^
+b.cu:3:36: error: output view 'out' of kernel 'b' needs KC_SHAPE("..."): output shapes must be stated
+KC_KERNEL void b(kc::Out<float, 1> out) {}
+                                   ^
+6 errors generated.
+)d");
+}
+
+TEST_CASE("an annotation Clang rejects brings no echo from kernelc") {
+  // KC_IN(n) has no string: Clang reports it and drops the annotation; the
+  // parameter then has no role, which kernelc does not report again.
+  Parsed p = Parse({{"echo.cu", R"(#include <kernelc.h>
+int n = 1;
+KC_GRID(n)
+__global__ void k(KC_IN(m) const float* x) {}
+)"}});
+  REQUIRE_FALSE(p.result.ok());
+  CHECK(p.diagnostics ==
+        R"(echo.cu:4:25: error: use of undeclared identifier 'm'
+__global__ void k(KC_IN(m) const float* x) {}
+                        ^
+echo.cu:3:9: error: 'annotate' attribute requires parameter 1 to be a constant expression
+KC_GRID(n)
+        ^
+echo.cu:3:9: note: read of non-const variable 'n' is not allowed in a constant expression
+echo.cu:2:5: note: declared here
+int n = 1;
+    ^
+2 errors generated.
+)");
+}
+
+// Each kernelc diagnostic, rendered in full. The source is "bad.cu": line 1
+// includes kernelc.h, the body follows.
+struct DiagCase {
+  const char* name;
+  const char* body;
+  const char* expected;
+};
+
+const DiagCase kDiagCases[] = {
+    {"member function",
+     R"d(struct S {
+  KC_KERNEL void m(KC_IN("n") const float* x) {}
+};)d",
+     R"d(bad.cu:3:18: error: kernel 'm' cannot be a member function; define it at namespace scope
+  KC_KERNEL void m(KC_IN("n") const float* x) {}
+                 ^
+1 error generated.
+)d"},
+    {"function template",
+     R"d(template <typename T>
+KC_KERNEL void t(KC_IN("n") const T* x) {})d",
+     R"d(bad.cu:3:16: error: kernel 't' cannot be a function template
+KC_KERNEL void t(KC_IN("n") const T* x) {}
+               ^
+1 error generated.
+)d"},
+    {"namespace",
+     R"d(namespace ns {
+KC_KERNEL void k(KC_IN("n") const float* x) {}
+})d",
+     R"d(bad.cu:3:16: error: kernel 'k' must be defined in the global namespace
+KC_KERNEL void k(KC_IN("n") const float* x) {}
+               ^
+1 error generated.
+)d"},
+    {"both kinds",
+     R"d(KC_KERNEL __global__ void k(KC_IN("n") const float* x) {})d",
+     R"d(bad.cu:2:1: error: kernel 'k' cannot be both __global__ and KC_KERNEL
+KC_KERNEL __global__ void k(KC_IN("n") const float* x) {}
+^
+1 error generated.
+)d"},
+    {"variadic", R"d(KC_KERNEL void k(KC_IN("n") const float* x, ...) {})d",
+     R"d(bad.cu:2:16: error: kernel 'k' cannot be variadic
+KC_KERNEL void k(KC_IN("n") const float* x, ...) {}
+               ^
+1 error generated.
+)d"},
+    {"host return",
+     R"d(KC_KERNEL int k(KC_IN("n") const float* x) { return 0; })d",
+     R"d(bad.cu:2:11: error: host kernel 'k' must return void, not 'int'
+KC_KERNEL int k(KC_IN("n") const float* x) { return 0; }
+          ^
+1 error generated.
+)d"},
+    {"global return",
+     R"d(KC_GRID("n") __global__ int k(KC_IN("n") const float* x) { return 0; })d",
+     R"d(bad.cu:2:25: error: __global__ kernel 'k' must return void, not 'int'
+KC_GRID("n") __global__ int k(KC_IN("n") const float* x) { return 0; }
+                        ^
+1 error generated.
+)d"},
+    {"no grid", R"d(__global__ void k(KC_IN("n") const float* x) {})d",
+     R"d(bad.cu:2:17: error: __global__ kernel 'k' needs KC_GRID(...) to state its launch grid
+__global__ void k(KC_IN("n") const float* x) {}
+                ^
+1 error generated.
+)d"},
+    {"grid on host",
+     R"d(KC_GRID("n") KC_KERNEL void k(KC_IN("n") const float* x) {})d",
+     R"d(bad.cu:2:1: error: KC_GRID cannot be used on host kernel 'k': a KC_KERNEL function runs once per call with whole tensors
+KC_GRID("n") KC_KERNEL void k(KC_IN("n") const float* x) {}
+^
+1 error generated.
+)d"},
+    {"block on host",
+     R"d(KC_BLOCK(64) KC_KERNEL void k(KC_IN("n") const float* x) {})d",
+     R"d(bad.cu:2:1: error: KC_BLOCK cannot be used on host kernel 'k': a KC_KERNEL function runs once per call with whole tensors
+KC_BLOCK(64) KC_KERNEL void k(KC_IN("n") const float* x) {}
+^
+1 error generated.
+)d"},
+    {"two grids",
+     R"d(KC_GRID("n") KC_GRID("m") __global__ void k(KC_IN("n") const float* x) {})d",
+     R"d(bad.cu:2:14: error: kernel 'k' has more than one KC_GRID
+KC_GRID("n") KC_GRID("m") __global__ void k(KC_IN("n") const float* x) {}
+             ^
+1 error generated.
+)d"},
+    {"two blocks",
+     R"d(KC_GRID("n") KC_BLOCK(64) KC_BLOCK(32) __global__ void k(KC_IN("n") const float* x) {})d",
+     R"d(bad.cu:2:27: error: kernel 'k' has more than one KC_BLOCK
+KC_GRID("n") KC_BLOCK(64) KC_BLOCK(32) __global__ void k(KC_IN("n") const float* x) {}
+                          ^
+1 error generated.
+)d"},
+    {"param annotation on kernel",
+     R"d(KC_IN("n") KC_KERNEL void k(KC_IN("n") const float* x) {})d",
+     R"d(bad.cu:2:1: error: KC_IN applies to parameters, not to kernel 'k'
+KC_IN("n") KC_KERNEL void k(KC_IN("n") const float* x) {}
+^
+1 error generated.
+)d"},
+    {"unknown kernel annotation",
+     R"d(__attribute__((annotate("kc.fast"))) KC_KERNEL void k(KC_IN("n") const float* x) {})d",
+     R"d(bad.cu:2:16: error: unknown kernelc annotation 'kc.fast' on kernel 'k'
+__attribute__((annotate("kc.fast"))) KC_KERNEL void k(KC_IN("n") const float* x) {}
+               ^
+1 error generated.
+)d"},
+    {"not a kernel", R"d(void f(KC_IN("n") const float* x) {})d",
+     R"d(bad.cu:2:6: error: function 'f' has kernelc annotations but is not a kernel; mark it KC_KERNEL, or __global__ with KC_GRID
+void f(KC_IN("n") const float* x) {}
+     ^
+1 error generated.
+)d"},
+    {"duplicate name",
+     R"d(KC_KERNEL void k(KC_IN("n") const float* x) {}
+KC_KERNEL void k(KC_IN("n") const int* x) {})d",
+     R"d(bad.cu:3:16: error: duplicate kernel name 'k': kernel names must be unique across all sources
+KC_KERNEL void k(KC_IN("n") const int* x) {}
+               ^
+bad.cu:2:16: note: kernel 'k' is first defined here
+KC_KERNEL void k(KC_IN("n") const float* x) {}
+               ^
+1 error generated.
+)d"},
+    {"grid too long",
+     R"d(KC_GRID("a", "b", "c", "d")
+__global__ void k(KC_IN("n") const float* x) {})d",
+     R"d(bad.cu:2:1: error: KC_GRID of kernel 'k' takes 1 to 3 strings (threads along x, y, z), not 4
+KC_GRID("a", "b", "c", "d")
+^
+1 error generated.
+)d"},
+    {"grid not a string",
+     R"d(KC_GRID("a", 16)
+__global__ void k(KC_IN("n") const float* x) {})d",
+     R"d(bad.cu:2:14: error: argument 2 of KC_GRID of kernel 'k' must be a string literal
+KC_GRID("a", 16)
+             ^
+1 error generated.
+)d"},
+    {"block not an integer",
+     R"d(KC_GRID("n") KC_BLOCK(2.5)
+__global__ void k(KC_IN("n") const float* x) {})d",
+     R"d(bad.cu:2:23: error: argument 1 of KC_BLOCK of kernel 'k' must be an integer constant
+KC_GRID("n") KC_BLOCK(2.5)
+                      ^
+1 error generated.
+)d"},
+    {"block below 1",
+     R"d(KC_GRID("n", "m") KC_BLOCK(16, -1)
+__global__ void k(KC_IN("n") const float* x) {})d",
+     R"d(bad.cu:2:32: error: KC_BLOCK of kernel 'k' has block size -1 along y; it must be at least 1
+KC_GRID("n", "m") KC_BLOCK(16, -1)
+                               ^
+1 error generated.
+)d"},
+    {"block count",
+     R"d(KC_GRID("n") KC_BLOCK(16, 16)
+__global__ void k(KC_IN("n") const float* x) {})d",
+     R"d(bad.cu:2:14: error: KC_BLOCK of kernel 'k' has 2 sizes but KC_GRID has 1; give one block size per grid dimension
+KC_GRID("n") KC_BLOCK(16, 16)
+             ^
+1 error generated.
+)d"},
+    {"block too large",
+     R"d(KC_GRID("n", "m") KC_BLOCK(64, 32)
+__global__ void k(KC_IN("n") const float* x) {})d",
+     R"d(bad.cu:2:19: error: KC_BLOCK of kernel 'k' asks for 2048 threads per block; at most 1024 are allowed
+KC_GRID("n", "m") KC_BLOCK(64, 32)
+                  ^
+1 error generated.
+)d"},
+    {"unnamed",
+     R"d(KC_KERNEL void k(KC_IN("n") const float* x, const float*) {})d",
+     R"d(bad.cu:2:57: error: parameter 2 of kernel 'k' has no name; kernel parameters must be named
+KC_KERNEL void k(KC_IN("n") const float* x, const float*) {}
+                                                        ^
+1 error generated.
+)d"},
+    {"two roles", R"d(KC_KERNEL void k(KC_IN("n") KC_OUT("n") float* x) {})d",
+     R"d(bad.cu:2:29: error: parameter 'x' of kernel 'k' has more than one role annotation: KC_IN and KC_OUT
+KC_KERNEL void k(KC_IN("n") KC_OUT("n") float* x) {}
+                            ^
+1 error generated.
+)d"},
+    {"two shapes",
+     R"d(KC_KERNEL void k(KC_SHAPE("n") KC_SHAPE("m") kc::In<float, 1> x) {})d",
+     R"d(bad.cu:2:32: error: parameter 'x' of kernel 'k' has more than one KC_SHAPE
+KC_KERNEL void k(KC_SHAPE("n") KC_SHAPE("m") kc::In<float, 1> x) {}
+                               ^
+1 error generated.
+)d"},
+    {"two inits",
+     R"d(KC_KERNEL void k(KC_OUT("n") KC_INIT(0) KC_INIT(1) float* x) {})d",
+     R"d(bad.cu:2:41: error: parameter 'x' of kernel 'k' has more than one KC_INIT
+KC_KERNEL void k(KC_OUT("n") KC_INIT(0) KC_INIT(1) float* x) {}
+                                        ^
+1 error generated.
+)d"},
+    {"grid on param",
+     R"d(KC_KERNEL void k(KC_GRID("n") KC_IN("n") const float* x) {})d",
+     R"d(bad.cu:2:18: error: KC_GRID cannot be used on parameter 'x' of kernel 'k'
+KC_KERNEL void k(KC_GRID("n") KC_IN("n") const float* x) {}
+                 ^
+1 error generated.
+)d"},
+    {"shared on param",
+     R"d(KC_KERNEL void k(KC_IN("n") __shared__ const float* x) {})d",
+     R"d(bad.cu:2:29: error: __shared__ cannot be used on parameter 'x' of kernel 'k'
+KC_KERNEL void k(KC_IN("n") __shared__ const float* x) {}
+                            ^
+1 error generated.
+)d"},
+    {"unknown param annotation",
+     R"d(KC_KERNEL void k(__attribute__((annotate("kc.fast"))) KC_IN("n") const float* x) {})d",
+     R"d(bad.cu:2:33: error: unknown kernelc annotation 'kc.fast' on parameter 'x' of kernel 'k'
+KC_KERNEL void k(__attribute__((annotate("kc.fast"))) KC_IN("n") const float* x) {}
+                                ^
+1 error generated.
+)d"},
+    {"shape not a string", R"d(KC_KERNEL void k(KC_IN(16) const float* x) {})d",
+     R"d(bad.cu:2:24: error: KC_IN on parameter 'x' of kernel 'k' takes one string literal: the shape
+KC_KERNEL void k(KC_IN(16) const float* x) {}
+                       ^
+1 error generated.
+)d"},
+    {"view shape not a string",
+     R"d(KC_KERNEL void k(KC_SHAPE(16) kc::In<float, 1> x) {})d",
+     R"d(bad.cu:2:27: error: KC_SHAPE on parameter 'x' of kernel 'k' takes one string literal: the shape
+KC_KERNEL void k(KC_SHAPE(16) kc::In<float, 1> x) {}
+                          ^
+1 error generated.
+)d"},
+    {"derived not a string",
+     R"d(KC_KERNEL void k(KC_IN("n") const float* x, KC_DERIVED(3) int64_t n) {})d",
+     R"d(bad.cu:2:56: error: KC_DERIVED on parameter 'n' of kernel 'k' takes one string literal: the expression
+KC_KERNEL void k(KC_IN("n") const float* x, KC_DERIVED(3) int64_t n) {}
+                                                       ^
+1 error generated.
+)d"},
+    {"needs a role",
+     R"d(KC_GRID("n")
+__global__ void saxpy(KC_IN("n") const float* x, float* out) {})d",
+     R"d(bad.cu:3:57: error: pointer parameter 'out' of kernel 'saxpy' needs a role: KC_IN, KC_INMUT or KC_OUT
+__global__ void saxpy(KC_IN("n") const float* x, float* out) {}
+                                                        ^
+1 error generated.
+)d"},
+    {"out to const", R"d(KC_KERNEL void k(KC_OUT("n") const float* x) {})d",
+     R"d(bad.cu:2:43: error: KC_OUT parameter 'x' of kernel 'k' points to const data; drop the const, or use KC_IN
+KC_KERNEL void k(KC_OUT("n") const float* x) {}
+                                          ^
+1 error generated.
+)d"},
+    {"inmut to const", R"d(KC_KERNEL void k(KC_INMUT("n") const float* x) {})d",
+     R"d(bad.cu:2:45: error: KC_INMUT parameter 'x' of kernel 'k' points to const data; drop the const, or use KC_IN
+KC_KERNEL void k(KC_INMUT("n") const float* x) {}
+                                            ^
+1 error generated.
+)d"},
+    {"role on view", R"d(KC_KERNEL void k(KC_IN("n") kc::In<float, 1> x) {})d",
+     R"d(bad.cu:2:18: error: KC_IN cannot be used on view parameter 'x' of kernel 'k': its type gives the role; state the shape with KC_SHAPE
+KC_KERNEL void k(KC_IN("n") kc::In<float, 1> x) {}
+                 ^
+1 error generated.
+)d"},
+    {"shape on pointer",
+     R"d(KC_KERNEL void k(KC_SHAPE("n") const float* x) {})d",
+     R"d(bad.cu:2:18: error: KC_SHAPE applies only to kc::In, kc::InMut and kc::Out views, not to parameter 'x' of kernel 'k'; a pointer takes its shape from KC_IN, KC_INMUT or KC_OUT
+KC_KERNEL void k(KC_SHAPE("n") const float* x) {}
+                 ^
+1 error generated.
+)d"},
+    {"shape on scalar", R"d(KC_KERNEL void k(KC_SHAPE("n") int n) {})d",
+     R"d(bad.cu:2:18: error: KC_SHAPE applies only to kc::In, kc::InMut and kc::Out views, not to parameter 'n' of kernel 'k'; a pointer takes its shape from KC_IN, KC_INMUT or KC_OUT
+KC_KERNEL void k(KC_SHAPE("n") int n) {}
+                 ^
+1 error generated.
+)d"},
+    {"out view without shape",
+     R"d(KC_KERNEL void k(kc::Out<float, 1> out) {})d",
+     R"d(bad.cu:2:36: error: output view 'out' of kernel 'k' needs KC_SHAPE("..."): output shapes must be stated
+KC_KERNEL void k(kc::Out<float, 1> out) {}
+                                   ^
+1 error generated.
+)d"},
+    {"negative rank",
+     R"d(KC_KERNEL void k(KC_SHAPE("n") kc::In<float, -1> x) {})d",
+     R"d(bad.cu:2:50: error: view parameter 'x' of kernel 'k' has negative rank -1
+KC_KERNEL void k(KC_SHAPE("n") kc::In<float, -1> x) {}
+                                                 ^
+1 error generated.
+)d"},
+    {"role on scalar", R"d(KC_KERNEL void k(KC_IN("n") int x) {})d",
+     R"d(bad.cu:2:18: error: KC_IN on parameter 'x' of kernel 'k' needs a pointer type, not 'int'
+KC_KERNEL void k(KC_IN("n") int x) {}
+                 ^
+1 error generated.
+)d"},
+    {"derived float",
+     R"d(KC_KERNEL void k(KC_IN("n") const float* x, KC_DERIVED("x.size") float n) {})d",
+     R"d(bad.cu:2:72: error: KC_DERIVED parameter 'n' of kernel 'k' must have an integer type, not 'float'
+KC_KERNEL void k(KC_IN("n") const float* x, KC_DERIVED("x.size") float n) {}
+                                                                       ^
+1 error generated.
+)d"},
+    {"derived pointer", R"d(KC_KERNEL void k(KC_DERIVED("1") int64_t* n) {})d",
+     R"d(bad.cu:2:43: error: KC_DERIVED parameter 'n' of kernel 'k' must have an integer type, not 'int64_t *'
+KC_KERNEL void k(KC_DERIVED("1") int64_t* n) {}
+                                          ^
+1 error generated.
+)d"},
+    {"plain char scalar", R"d(KC_KERNEL void k(char c) {})d",
+     R"d(bad.cu:2:23: error: parameter 'c' of kernel 'k': plain 'char' has implementation-defined signedness; use int8_t or uint8_t
+KC_KERNEL void k(char c) {}
+                      ^
+1 error generated.
+)d"},
+    {"plain char pointer", R"d(KC_KERNEL void k(KC_IN("n") const char* s) {})d",
+     R"d(bad.cu:2:41: error: parameter 's' of kernel 'k': plain 'char' has implementation-defined signedness; use int8_t or uint8_t
+KC_KERNEL void k(KC_IN("n") const char* s) {}
+                                        ^
+1 error generated.
+)d"},
+    {"plain char view",
+     R"d(KC_KERNEL void k(KC_SHAPE("n") kc::In<char, 1> s) {})d",
+     R"d(bad.cu:2:48: error: parameter 's' of kernel 'k': plain 'char' has implementation-defined signedness; use int8_t or uint8_t
+KC_KERNEL void k(KC_SHAPE("n") kc::In<char, 1> s) {}
+                                               ^
+1 error generated.
+)d"},
+    {"unsupported element",
+     R"d(KC_KERNEL void k(KC_IN("n") const long double* x) {})d",
+     R"d(bad.cu:2:48: error: parameter 'x' of kernel 'k' has unsupported element type 'long double'; supported: bool, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t, float, double, __half, __nv_bfloat16
+KC_KERNEL void k(KC_IN("n") const long double* x) {}
+                                               ^
+1 error generated.
+)d"},
+    {"unsupported view element",
+     R"d(KC_KERNEL void k(KC_SHAPE("n") kc::In<float*, 1> x) {})d",
+     R"d(bad.cu:2:50: error: parameter 'x' of kernel 'k' has unsupported element type 'float *'; supported: bool, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t, float, double, __half, __nv_bfloat16
+KC_KERNEL void k(KC_SHAPE("n") kc::In<float*, 1> x) {}
+                                                 ^
+1 error generated.
+)d"},
+    {"half scalar", R"d(KC_KERNEL void k(__half h) {})d",
+     R"d(bad.cu:2:25: error: scalar parameter 'h' of kernel 'k' has type '__half', but XLA FFI attributes cannot carry 16-bit floats; use float
+KC_KERNEL void k(__half h) {}
+                        ^
+1 error generated.
+)d"},
+    {"bfloat16 scalar", R"d(KC_KERNEL void k(__nv_bfloat16 h) {})d",
+     R"d(bad.cu:2:32: error: scalar parameter 'h' of kernel 'k' has type '__nv_bfloat16', but XLA FFI attributes cannot carry 16-bit floats; use float
+KC_KERNEL void k(__nv_bfloat16 h) {}
+                               ^
+1 error generated.
+)d"},
+    {"unsupported scalar", R"d(KC_KERNEL void k(long double x) {})d",
+     R"d(bad.cu:2:30: error: scalar parameter 'x' of kernel 'k' has unsupported type 'long double'; supported: bool, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t, float, double
+KC_KERNEL void k(long double x) {}
+                             ^
+1 error generated.
+)d"},
+    {"struct param",
+     R"d(struct Params { int n; };
+KC_KERNEL void k(Params p) {})d",
+     R"d(bad.cu:3:25: error: parameter 'p' of kernel 'k' has unsupported type 'Params': tensors are pointers with KC_IN, KC_INMUT or KC_OUT, or kc::In/InMut/Out views; scalars are arithmetic types
+KC_KERNEL void k(Params p) {}
+                        ^
+1 error generated.
+)d"},
+    {"reference param", R"d(KC_KERNEL void k(const float& x) {})d",
+     R"d(bad.cu:2:31: error: parameter 'x' of kernel 'k' has unsupported type 'const float &': tensors are pointers with KC_IN, KC_INMUT or KC_OUT, or kc::In/InMut/Out views; scalars are arithmetic types
+KC_KERNEL void k(const float& x) {}
+                              ^
+1 error generated.
+)d"},
+    {"init on input",
+     R"d(KC_KERNEL void k(KC_IN("n") KC_INIT(0) const float* x) {})d",
+     R"d(bad.cu:2:29: error: KC_INIT applies only to outputs (KC_OUT pointers and kc::Out views), not to parameter 'x' of kernel 'k'
+KC_KERNEL void k(KC_IN("n") KC_INIT(0) const float* x) {}
+                            ^
+1 error generated.
+)d"},
+    {"init on scalar", R"d(KC_KERNEL void k(KC_INIT(0) float x) {})d",
+     R"d(bad.cu:2:18: error: KC_INIT applies only to outputs (KC_OUT pointers and kc::Out views), not to parameter 'x' of kernel 'k'
+KC_KERNEL void k(KC_INIT(0) float x) {}
+                 ^
+1 error generated.
+)d"},
+    {"init on in view",
+     R"d(KC_KERNEL void k(KC_SHAPE("n") KC_INIT(0) kc::In<float, 1> x) {})d",
+     R"d(bad.cu:2:32: error: KC_INIT applies only to outputs (KC_OUT pointers and kc::Out views), not to parameter 'x' of kernel 'k'
+KC_KERNEL void k(KC_SHAPE("n") KC_INIT(0) kc::In<float, 1> x) {}
+                               ^
+1 error generated.
+)d"},
+    {"init arity",
+     R"d(KC_KERNEL void k(KC_OUT("n") __attribute__((annotate("kc.init", 1, 2))) float* x) {})d",
+     R"d(bad.cu:2:45: error: KC_INIT on parameter 'x' of kernel 'k' takes one value
+KC_KERNEL void k(KC_OUT("n") __attribute__((annotate("kc.init", 1, 2))) float* x) {}
+                                            ^
+1 error generated.
+)d"},
+    {"init not a number",
+     R"d(KC_KERNEL void k(KC_OUT("n") KC_INIT("zero") float* x) {})d",
+     R"d(bad.cu:2:38: error: KC_INIT value of parameter 'x' of kernel 'k' must be an integer or floating-point constant
+KC_KERNEL void k(KC_OUT("n") KC_INIT("zero") float* x) {}
+                                     ^
+1 error generated.
+)d"},
+    {"init not constant",
+     R"d(int zero = 0;
+KC_KERNEL void k(KC_OUT("n") KC_INIT(zero) float* x) {})d",
+     R"d(bad.cu:3:38: error: 'annotate' attribute requires parameter 1 to be a constant expression
+KC_KERNEL void k(KC_OUT("n") KC_INIT(zero) float* x) {}
+                                     ^
+bad.cu:3:38: note: read of non-const variable 'zero' is not allowed in a constant expression
+bad.cu:2:5: note: declared here
+int zero = 0;
+    ^
+1 error generated.
+)d"},
+    {"clang error in annotation",
+     R"d(KC_KERNEL void k(KC_IN(n) const float* x) {})d",
+     R"d(bad.cu:2:24: error: use of undeclared identifier 'n'
+KC_KERNEL void k(KC_IN(n) const float* x) {}
+                       ^
+1 error generated.
+)d"},
+    {"syntax error",
+     R"d(KC_KERNEL void k(KC_IN("n") const float* x) {
+  int i = 0
+})d",
+     R"d(bad.cu:3:12: error: expected ';' at end of declaration
+  int i = 0
+           ^
+           ;
+1 error generated.
+)d"},
+};
+
+TEST_CASE("every kernelc diagnostic, rendered") {
+  for (const DiagCase& c : kDiagCases) {
+    SECTION(c.name) {
+      Parsed p = Parse(
+          {{"bad.cu", std::string("#include <kernelc.h>\n") + c.body + "\n"}});
+      REQUIRE_FALSE(p.result.ok());
+      CHECK(p.result.error().kind == ErrorKind::kUser);
+      CHECK(p.diagnostics == c.expected);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kernelc::frontend
