@@ -7,6 +7,7 @@
 KC_KERNEL void histogram(KC_SHAPE("rows, cols") kc::In<float, 2> values,
                          float lo, float hi, int64_t bins,
                          KC_SHAPE("rows, bins") KC_INIT(0) kc::Out<int32_t, 2> counts) {
+  if (bins <= 0 || !(lo < hi)) return;  // nothing can be counted
   const float width = (hi - lo) / static_cast<float>(bins);
   for (int64_t r = 0; r < values.shape[0]; ++r) {
     for (int64_t c = 0; c < values.shape[1]; ++c) {

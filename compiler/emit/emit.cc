@@ -65,6 +65,13 @@ std::string Quote(std::string_view s) {
 }
 
 bool IsInput(Role r) { return r == Role::kIn || r == Role::kInMut; }
+
+// The C++ type a scalar attribute is decoded as. jax lowers integer
+// attributes through a signed 64-bit MLIR integer, so uint64 values travel as
+// their int64 bit pattern and are reinterpreted in the handler.
+std::string_view AttrCppType(DType t) {
+  return t == DType::kU64 ? "int64_t" : model::DTypeCppName(t);
+}
 bool IsResult(Role r) { return r == Role::kOut || r == Role::kInMut; }
 
 // The handler-local C++ name of a parameter's buffer: inputs are the bound
@@ -177,7 +184,7 @@ class KernelEmitter {
       if (IsInput(p.role))
         params.push_back("ffi::AnyBuffer " + Namer::CppLocal("b", p.name));
       else if (p.role == Role::kScalar)
-        params.push_back(fmt::format("{} {}", model::DTypeCppName(p.dtype),
+        params.push_back(fmt::format("{} {}", AttrCppType(p.dtype),
                                      Namer::CppLocal("a", p.name)));
     }
     for (const Param& p : k_.params)
@@ -204,7 +211,7 @@ class KernelEmitter {
         bindings += "\n        .Arg<ffi::AnyBuffer>()";
       else if (p.role == Role::kScalar)
         bindings += fmt::format("\n        .Attr<{}>({})",
-                                model::DTypeCppName(p.dtype), Quote(p.name));
+                                AttrCppType(p.dtype), Quote(p.name));
     }
     for (const Param& p : k_.params)
       if (IsResult(p.role)) bindings += "\n        .Ret<ffi::AnyBuffer>()";
@@ -322,12 +329,12 @@ class KernelEmitter {
     for (int i : kp_.derived_order) {
       const Param& p = k_.params[i];
       body.push_back(fmt::format(
-          "_d_{} = _kc.derived({}, {}, {}, \"{}\")", p.name, kq, Quote(p.name),
+          "_d_{} = _kc.derived({}, {}, lambda: {}, \"{}\")", p.name, kq, Quote(p.name),
           expr::EmitPython(kp_.params[i].derived, r), model::DTypeName(p.dtype)));
     }
     for (const sema::DimCheck& c : kp_.checks) {
       const Param& p = k_.params[c.param];
-      body.push_back(fmt::format("_kc.check_dim({}, {}, {}, {}, {}, {})", kq,
+      body.push_back(fmt::format("_kc.check_dim({}, {}, {}, {}, lambda: {}, {})", kq,
                                  Quote(p.name), Namer::Python(p.name), c.dim,
                                  expr::EmitPython(c.expr, r), Quote(c.text)));
     }
@@ -339,7 +346,8 @@ class KernelEmitter {
         operand_of[p.name] = operand++;
         operands.push_back(Namer::Python(p.name));
       } else if (p.role == Role::kScalar) {
-        attrs.push_back(fmt::format("{}: {}", Quote(p.name), Namer::Python(p.name)));
+        attrs.push_back(fmt::format("{}: _kc.attr({})", Quote(p.name),
+                                    Namer::Python(p.name)));
       }
     }
     for (size_t i = 0; i < k_.params.size(); ++i) {
@@ -348,7 +356,7 @@ class KernelEmitter {
       int result = static_cast<int>(results.size());
       if (p.role == Role::kInMut) {
         aliases.push_back(fmt::format("{}: {}", operand_of[p.name], result));
-        results.push_back(fmt::format("_kc.out_shape({}, {}, \"{}\", {}.shape, ())",
+        results.push_back(fmt::format("_kc.out_shape({}, {}, \"{}\", lambda: {}.shape, ())",
                                       kq, Quote(p.name), model::DTypeName(p.dtype),
                                       Namer::Python(p.name)));
         continue;
@@ -362,7 +370,7 @@ class KernelEmitter {
         return v.size() == 1 ? fmt::format("({},)", v[0])
                              : fmt::format("({})", fmt::join(v, ", "));
       };
-      results.push_back(fmt::format("_kc.out_shape({}, {}, \"{}\", {}, {})", kq,
+      results.push_back(fmt::format("_kc.out_shape({}, {}, \"{}\", lambda: {}, {})", kq,
                                     Quote(p.name), model::DTypeName(p.dtype),
                                     tuple(dims), tuple(texts)));
     }
@@ -555,7 +563,10 @@ class KernelEmitter {
         if (p.access == Access::kView)
           args.push_back(BufferVar(p) + ".dimensions().begin()");
       } else if (p.role == Role::kScalar) {
-        args.push_back(Namer::CppLocal("a", p.name));
+        args.push_back(p.dtype == DType::kU64
+                           ? fmt::format("static_cast<uint64_t>({})",
+                                         Namer::CppLocal("a", p.name))
+                           : Namer::CppLocal("a", p.name));
       } else {
         args.push_back(fmt::format("static_cast<{}>({})",
                                    model::DTypeCppName(p.dtype),

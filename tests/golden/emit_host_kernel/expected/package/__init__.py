@@ -36,8 +36,8 @@ def histogram(values, lo, hi, bins):
     _s_cols = values.shape[1]
     _results = _kc.call(
         "histogram.histogram.23bff6622a07",
-        [_kc.out_shape("histogram", "counts", "int32", (_s_rows, int(bins)), ("rows", "bins"))],
+        [_kc.out_shape("histogram", "counts", "int32", lambda: (_s_rows, int(bins)), ("rows", "bins"))],
         [values],
         {},
-        {"lo": lo, "hi": hi, "bins": bins})
+        {"lo": _kc.attr(lo), "hi": _kc.attr(hi), "bins": _kc.attr(bins)})
     return _results[0]

@@ -28,12 +28,12 @@ def scale(x, s):
     """
     x = _kc.tensor("scale", "x", x, "float32", 1)
     s = _kc.scalar("scale", "s", s, "float32")
-    _d_n = _kc.derived("scale", "n", x.size, "int64")
-    _kc.check_dim("scale", "x", x, 0, _d_n, "n")
+    _d_n = _kc.derived("scale", "n", lambda: x.size, "int64")
+    _kc.check_dim("scale", "x", x, 0, lambda: _d_n, "n")
     _results = _kc.call(
         "scale.scale.32591b29b7b0",
-        [_kc.out_shape("scale", "out", "float32", (x.shape[0],), ("x.shape[0]",))],
+        [_kc.out_shape("scale", "out", "float32", lambda: (x.shape[0],), ("x.shape[0]",))],
         [x],
         {},
-        {"s": s})
+        {"s": _kc.attr(s)})
     return _results[0]

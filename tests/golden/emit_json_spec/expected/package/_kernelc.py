@@ -91,19 +91,44 @@ def scalar(kernel, param, value, dtype):
         raise TypeError(
             f"{kernel}: scalar '{param}' expects a number ({dtype}), got "
             f"{type(value).__name__}")
+    try:
+        as_float = float(value)
+    except OverflowError:
+        as_float = float("inf") if value > 0 else float("-inf")
+    if np.isfinite(as_float) or isinstance(value, int):
+        if not abs(as_float) <= float(np.finfo(np_dtype).max):
+            raise ValueError(
+                f"{kernel}: scalar '{param}' = {value} does not fit {dtype}")
     return np_dtype.type(value)
 
 
-def check_dim(kernel, param, arr, dim, expected, text):
-    """Checks that dimension `dim` of `arr` equals `expected` (`text`)."""
+def attr(value):
+    """A scalar as XLA receives it: uint64 travels as its int64 bit pattern
+    (jax lowers integer attributes through a signed 64-bit integer)."""
+    if isinstance(value, np.uint64):
+        return value.view(np.int64)
+    return value
+
+
+def _evaluate(kernel, what, fn):
+    try:
+        return fn()
+    except ZeroDivisionError:
+        raise ValueError(f"{kernel}: {what} divides by zero") from None
+
+
+def check_dim(kernel, param, arr, dim, expected_fn, text):
+    """Checks that dimension `dim` of `arr` equals `expected_fn()` (`text`)."""
+    expected = _evaluate(kernel, f"the shape of '{param}'", expected_fn)
     if arr.shape[dim] != expected:
         raise ValueError(
             f"{kernel}: parameter '{param}' has shape {_shape_text(arr.shape)}, "
             f"but dimension {dim} must be {text} = {expected}")
 
 
-def derived(kernel, param, value, dtype):
-    """Checks that a derived value fits its parameter's integer type."""
+def derived(kernel, param, value_fn, dtype):
+    """Computes a derived value; checks that it fits its integer type."""
+    value = _evaluate(kernel, f"derived value '{param}'", value_fn)
     info = np.iinfo(DTYPES[dtype])
     if not info.min <= value <= info.max:
         raise ValueError(
@@ -111,8 +136,9 @@ def derived(kernel, param, value, dtype):
     return value
 
 
-def out_shape(kernel, param, dtype, shape, texts):
+def out_shape(kernel, param, dtype, shape_fn, texts):
     """The result type of an output, after checking its dimensions."""
+    shape = _evaluate(kernel, f"the shape of output '{param}'", shape_fn)
     for d, (n, text) in enumerate(zip(shape, texts)):
         if n < 0:
             raise ValueError(

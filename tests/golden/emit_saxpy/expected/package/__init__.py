@@ -30,13 +30,13 @@ def saxpy(x, y, a):
     x = _kc.tensor("saxpy", "x", x, "float32", 1)
     y = _kc.tensor("saxpy", "y", y, "float32", 1)
     a = _kc.scalar("saxpy", "a", a, "float32")
-    _d_n = _kc.derived("saxpy", "n", x.size, "int64")
-    _kc.check_dim("saxpy", "x", x, 0, _d_n, "n")
-    _kc.check_dim("saxpy", "y", y, 0, _d_n, "n")
+    _d_n = _kc.derived("saxpy", "n", lambda: x.size, "int64")
+    _kc.check_dim("saxpy", "x", x, 0, lambda: _d_n, "n")
+    _kc.check_dim("saxpy", "y", y, 0, lambda: _d_n, "n")
     _results = _kc.call(
         "saxpy.saxpy.fb27e5abc0bc",
-        [_kc.out_shape("saxpy", "out", "float32", (x.shape[0],), ("x.shape[0]",))],
+        [_kc.out_shape("saxpy", "out", "float32", lambda: (x.shape[0],), ("x.shape[0]",))],
         [x, y],
         {},
-        {"a": a})
+        {"a": _kc.attr(a)})
     return _results[0]

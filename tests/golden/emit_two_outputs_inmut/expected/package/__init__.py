@@ -30,13 +30,13 @@ def polar(x, y):
     """
     x = _kc.tensor("polar", "x", x, "float32", 1)
     y = _kc.tensor("polar", "y", y, "float32", 1)
-    _d_n = _kc.derived("polar", "n", x.size, "int64")
-    _kc.check_dim("polar", "x", x, 0, _d_n, "n")
-    _kc.check_dim("polar", "y", y, 0, _d_n, "n")
+    _d_n = _kc.derived("polar", "n", lambda: x.size, "int64")
+    _kc.check_dim("polar", "x", x, 0, lambda: _d_n, "n")
+    _kc.check_dim("polar", "y", y, 0, lambda: _d_n, "n")
     _results = _kc.call(
         "polar.polar.e84194755f8b",
-        [_kc.out_shape("polar", "radius", "float32", (_d_n,), ("n",)),
-         _kc.out_shape("polar", "angle", "float32", (_d_n,), ("n",))],
+        [_kc.out_shape("polar", "radius", "float32", lambda: (_d_n,), ("n",)),
+         _kc.out_shape("polar", "angle", "float32", lambda: (_d_n,), ("n",))],
         [x, y],
         {},
         {})
@@ -55,12 +55,12 @@ def accumulate(total, delta):
     """
     total = _kc.tensor("accumulate", "total", total, "float32", 1)
     delta = _kc.tensor("accumulate", "delta", delta, "float32", 1)
-    _d_n = _kc.derived("accumulate", "n", total.size, "int64")
-    _kc.check_dim("accumulate", "total", total, 0, _d_n, "n")
-    _kc.check_dim("accumulate", "delta", delta, 0, _d_n, "n")
+    _d_n = _kc.derived("accumulate", "n", lambda: total.size, "int64")
+    _kc.check_dim("accumulate", "total", total, 0, lambda: _d_n, "n")
+    _kc.check_dim("accumulate", "delta", delta, 0, lambda: _d_n, "n")
     _results = _kc.call(
         "polar.accumulate.e84194755f8b",
-        [_kc.out_shape("accumulate", "total", "float32", total.shape, ())],
+        [_kc.out_shape("accumulate", "total", "float32", lambda: total.shape, ())],
         [total, delta],
         {0: 0},
         {})
