@@ -64,6 +64,32 @@ std::string Quote(std::string_view s) {
   return out + "\"";
 }
 
+// The body of a C++ or Python string literal (without the quotes).
+std::string Escape(std::string_view s) {
+  std::string q = Quote(s);
+  return q.substr(1, q.size() - 2);
+}
+
+// Statements filled from templates, in order; the first failure sticks.
+class Snippets {
+ public:
+  void Add(std::string_view name, const Vars& vars) {
+    if (!error_.empty()) return;
+    Result<std::string> r = FillTemplate(name, vars);
+    if (r.ok())
+      text_ += r.value();
+    else
+      error_ = r.error().message;
+  }
+  bool ok() const { return error_.empty(); }
+  Error error() const { return Error::Internal(error_); }
+  const std::string& text() const { return text_; }
+
+ private:
+  std::string text_;
+  std::string error_;
+};
+
 bool IsInput(Role r) { return r == Role::kIn || r == Role::kInMut; }
 
 // The C++ type a scalar attribute is decoded as. jax lowers integer
@@ -115,8 +141,8 @@ expr::Resolver PyResolver(const KernelPlan& kp) {
   };
   r.value = [param](std::string_view n) -> std::string {
     const Param* p = param(n);
-    if (!p) return fmt::format("_s_{}", n);
-    if (p->role == Role::kDerived) return fmt::format("_d_{}", n);
+    if (!p) return Namer::PySymbol(n);
+    if (p->role == Role::kDerived) return Namer::PyDerived(n);
     return fmt::format("int({})", Namer::Python(n));
   };
   r.size = [](std::string_view n) {
@@ -310,83 +336,98 @@ class KernelEmitter {
 
   Result<std::string> PyFunction() const {
     expr::Resolver r = PyResolver(kp_);
-    std::string kq = Quote(k_.name);
-    std::vector<std::string> body;
+    Snippets body;
     for (size_t i = 0; i < k_.params.size(); ++i) {
       const Param& p = k_.params[i];
-      std::string v = Namer::Python(p.name);
-      if (IsInput(p.role))
-        body.push_back(fmt::format("{} = _kc.tensor({}, {}, {}, \"{}\", {})", v,
-                                   kq, Quote(p.name), v,
-                                   model::DTypeName(p.dtype), kp_.params[i].rank));
-      else if (p.role == Role::kScalar)
-        body.push_back(fmt::format("{} = _kc.scalar({}, {}, {}, \"{}\")", v, kq,
-                                   Quote(p.name), v, model::DTypeName(p.dtype)));
+      Vars v = {{"var", Namer::Python(p.name)},
+                {"kernel", k_.name},
+                {"param", p.name},
+                {"dtype", std::string(model::DTypeName(p.dtype))}};
+      if (IsInput(p.role)) {
+        v["rank"] = std::to_string(kp_.params[i].rank);
+        body.Add("py/tensor_arg.py.tmpl", v);
+      } else if (p.role == Role::kScalar) {
+        body.Add("py/scalar_arg.py.tmpl", v);
+      }
     }
-    for (const sema::Symbol& s : kp_.symbols)
-      body.push_back(fmt::format("_s_{} = {}.shape[{}]", s.name,
-                                 Namer::Python(k_.params[s.param].name), s.dim));
+    for (const sema::Symbol& sym : kp_.symbols)
+      body.Add("py/bind_symbol.py.tmpl",
+               {{"symbol", Namer::PySymbol(sym.name)},
+                {"var", Namer::Python(k_.params[sym.param].name)},
+                {"dim", std::to_string(sym.dim)}});
     for (int i : kp_.derived_order) {
       const Param& p = k_.params[i];
-      body.push_back(fmt::format(
-          "_d_{} = _kc.derived({}, {}, lambda: {}, \"{}\")", p.name, kq, Quote(p.name),
-          expr::EmitPython(kp_.params[i].derived, r), model::DTypeName(p.dtype)));
+      body.Add("py/derived.py.tmpl",
+               {{"var", Namer::PyDerived(p.name)},
+                {"kernel", k_.name},
+                {"param", p.name},
+                {"expr", expr::EmitPython(kp_.params[i].derived, r)},
+                {"dtype", std::string(model::DTypeName(p.dtype))}});
     }
     for (const sema::DimCheck& c : kp_.checks) {
       const Param& p = k_.params[c.param];
-      body.push_back(fmt::format("_kc.check_dim({}, {}, {}, {}, lambda: {}, {})", kq,
-                                 Quote(p.name), Namer::Python(p.name), c.dim,
-                                 expr::EmitPython(c.expr, r), Quote(c.text)));
+      body.Add("py/check_dim.py.tmpl",
+               {{"kernel", k_.name},
+                {"param", p.name},
+                {"var", Namer::Python(p.name)},
+                {"dim", std::to_string(c.dim)},
+                {"expr", expr::EmitPython(c.expr, r)},
+                {"text", Quote(c.text)}});
     }
     std::vector<std::string> results, operands, aliases, attrs;
-    int operand = 0;
     std::map<std::string, int> operand_of;
     for (const Param& p : k_.params) {
       if (IsInput(p.role)) {
-        operand_of[p.name] = operand++;
+        operand_of[p.name] = static_cast<int>(operands.size());
         operands.push_back(Namer::Python(p.name));
       } else if (p.role == Role::kScalar) {
         attrs.push_back(fmt::format("{}: _kc.attr({})", Quote(p.name),
                                     Namer::Python(p.name)));
       }
     }
+    auto tuple = [](const std::vector<std::string>& v) {
+      return v.size() == 1 ? fmt::format("({},)", v[0])
+                           : fmt::format("({})", fmt::join(v, ", "));
+    };
     for (size_t i = 0; i < k_.params.size(); ++i) {
       const Param& p = k_.params[i];
       if (!IsResult(p.role)) continue;
-      int result = static_cast<int>(results.size());
+      Vars v = {{"kernel", k_.name},
+                {"param", p.name},
+                {"dtype", std::string(model::DTypeName(p.dtype))}};
       if (p.role == Role::kInMut) {
-        aliases.push_back(fmt::format("{}: {}", operand_of[p.name], result));
-        results.push_back(fmt::format("_kc.out_shape({}, {}, \"{}\", lambda: {}.shape, ())",
-                                      kq, Quote(p.name), model::DTypeName(p.dtype),
-                                      Namer::Python(p.name)));
-        continue;
+        // Updated in place: the result has the argument's shape.
+        aliases.push_back(fmt::format("{}: {}", operand_of[p.name], results.size()));
+        v["shape"] = Namer::Python(p.name) + ".shape";
+        v["texts"] = "()";
+      } else {
+        std::vector<std::string> dims, texts;
+        for (size_t d = 0; d < kp_.params[i].out_dims.size(); ++d) {
+          dims.push_back(expr::EmitPython(kp_.params[i].out_dims[d], r));
+          texts.push_back(Quote(kp_.params[i].out_dim_texts[d]));
+        }
+        v["shape"] = tuple(dims);
+        v["texts"] = tuple(texts);
       }
-      std::vector<std::string> dims, texts;
-      for (size_t d = 0; d < kp_.params[i].out_dims.size(); ++d) {
-        dims.push_back(expr::EmitPython(kp_.params[i].out_dims[d], r));
-        texts.push_back(Quote(kp_.params[i].out_dim_texts[d]));
-      }
-      auto tuple = [](const std::vector<std::string>& v) {
-        return v.size() == 1 ? fmt::format("({},)", v[0])
-                             : fmt::format("({})", fmt::join(v, ", "));
-      };
-      results.push_back(fmt::format("_kc.out_shape({}, {}, \"{}\", lambda: {}, {})", kq,
-                                    Quote(p.name), model::DTypeName(p.dtype),
-                                    tuple(dims), tuple(texts)));
+      Result<std::string> shape = FillTemplate("py/out_shape.py.tmpl", v);
+      if (!shape.ok()) return shape.error();
+      std::string text = shape.value();
+      text.pop_back();  // the snippet's newline: results are joined below
+      results.push_back(text);
     }
-    body.push_back("_results = _kc.call(");
-    body.push_back(fmt::format("    {},", Quote(namer_.FfiTarget(k_.name))));
-    body.push_back(fmt::format("    [{}],", fmt::join(results, ",\n     ")));
-    body.push_back(fmt::format("    [{}],", fmt::join(operands, ", ")));
-    body.push_back(fmt::format("    {{{}}},", fmt::join(aliases, ", ")));
-    body.push_back(fmt::format("    {{{}}})", fmt::join(attrs, ", ")));
-    body.push_back(results.size() == 1 ? "return _results[0]"
-                                       : "return tuple(_results)");
+    body.Add("py/call.py.tmpl",
+             {{"target", namer_.FfiTarget(k_.name)},
+              {"results", fmt::format("{}", fmt::join(results, ",\n     "))},
+              {"operands", fmt::format("{}", fmt::join(operands, ", "))},
+              {"aliases", fmt::format("{}", fmt::join(aliases, ", "))},
+              {"attrs", fmt::format("{}", fmt::join(attrs, ", "))},
+              {"return", results.size() == 1 ? "_results[0]" : "tuple(_results)"}});
+    if (!body.ok()) return body.error();
     return FillTemplate("py/function.py.tmpl",
                         {{"name", Namer::Python(k_.name)},
                          {"args", fmt::format("{}", fmt::join(PyArgs(), ", "))},
                          {"doc", Doc()},
-                         {"body", fmt::format("{}\n", fmt::join(body, "\n"))}});
+                         {"body", body.text()}});
   }
 
   Result<std::string> PyStub() const {
@@ -416,16 +457,14 @@ class KernelEmitter {
 
  private:
   Result<std::string> HandlerBody() const {
-    std::vector<std::string> s;
+    Snippets s;
     expr::Resolver r = CppResolver(kp_);
-    std::string kernel = k_.name;
-    auto invalid = [&](const std::string& message_expr) {
-      return fmt::format("return ffi::Error::InvalidArgument({});", message_expr);
-    };
+    const std::string& kernel = k_.name;
     for (const Param& p : k_.params)
       if (IsResult(p.role))
-        s.push_back(fmt::format("ffi::AnyBuffer {} = *{};", BufferVar(p),
-                                Namer::CppLocal("r", p.name)));
+        s.Add("cpp/result_buffer.cc.tmpl",
+              {{"buffer", BufferVar(p)},
+               {"result", Namer::CppLocal("r", p.name)}});
     // Dtypes and ranks: XLA was told them at trace time; a mismatch here
     // means the library and the Python package disagree.
     for (size_t i = 0; i < k_.params.size(); ++i) {
@@ -433,72 +472,47 @@ class KernelEmitter {
       if (!model::IsTensor(p.role)) continue;
       std::vector<std::string> bufs = {BufferVar(p)};
       if (p.role == Role::kInMut) bufs.push_back(Namer::CppLocal("b", p.name));
-      for (const std::string& b : bufs) {
-        s.push_back(fmt::format("if ({}.element_type() != ffi::DataType::{}) {{",
-                                b, FfiDataType(p.dtype)));
-        s.push_back("  " + invalid(Quote(fmt::format(
-                               "{}: parameter '{}' expects {} elements", kernel,
-                               p.name, model::DTypeName(p.dtype)))));
-        s.push_back("}");
-        s.push_back(fmt::format("if ({}.dimensions().size() != {}) {{", b,
-                                kp_.params[i].rank));
-        s.push_back("  " + invalid(fmt::format(
-                               "::kc::rt::Str({}, {}.dimensions().size())",
-                               Quote(fmt::format("{}: parameter '{}' expects rank "
-                                                 "{}, got rank ",
-                                                 kernel, p.name,
-                                                 kp_.params[i].rank)),
-                               b)));
-        s.push_back("}");
-      }
+      for (const std::string& b : bufs)
+        s.Add("cpp/check_buffer.cc.tmpl",
+              {{"buffer", b},
+               {"ffi_dtype", std::string(FfiDataType(p.dtype))},
+               {"kernel", kernel},
+               {"param", p.name},
+               {"dtype", std::string(model::DTypeName(p.dtype))},
+               {"rank", std::to_string(kp_.params[i].rank)}});
     }
     for (const sema::Symbol& sym : kp_.symbols)
-      s.push_back(fmt::format("const int64_t {} = {}.dimensions()[{}];",
-                              Namer::CppLocal("s", sym.name),
-                              BufferVar(k_.params[sym.param]), sym.dim));
+      s.Add("cpp/bind_symbol.cc.tmpl",
+            {{"symbol", Namer::CppLocal("s", sym.name)},
+             {"buffer", BufferVar(k_.params[sym.param])},
+             {"dim", std::to_string(sym.dim)}});
     for (int i : kp_.derived_order) {
       const Param& p = k_.params[i];
-      std::string d = Namer::CppLocal("d", p.name);
-      s.push_back(fmt::format("const int64_t {} = {};", d,
-                              expr::EmitCpp(kp_.params[i].derived, r, "ev")));
-      s.push_back(fmt::format("if (!::kc::rt::Fits<{}>({})) {{",
-                              model::DTypeCppName(p.dtype), d));
-      s.push_back("  " + invalid(fmt::format(
-                             "::kc::rt::Str({}, {}, {})",
-                             Quote(fmt::format("{}: derived value '{}' = ", kernel,
-                                               p.name)),
-                             d,
-                             Quote(fmt::format(" does not fit {}",
-                                               model::DTypeName(p.dtype))))));
-      s.push_back("}");
+      s.Add("cpp/derived.cc.tmpl",
+            {{"var", Namer::CppLocal("d", p.name)},
+             {"expr", expr::EmitCpp(kp_.params[i].derived, r, "ev")},
+             {"ctype", std::string(model::DTypeCppName(p.dtype))},
+             {"kernel", kernel},
+             {"param", p.name},
+             {"dtype", std::string(model::DTypeName(p.dtype))}});
     }
-    auto check_dim = [&](const std::string& buf, const std::string& name,
-                         int dim, const expr::NodePtr& e,
+    auto check_dim = [&](const Param& p, int dim, const expr::NodePtr& e,
                          const std::string& text) {
-      s.push_back("{");
-      s.push_back(fmt::format("  const int64_t expected = {};",
-                              expr::EmitCpp(e, r, "ev")));
-      s.push_back(fmt::format("  if (!ev.failed() && {}.dimensions()[{}] != expected) {{",
-                              buf, dim));
-      s.push_back("    " + invalid(fmt::format(
-                               "::kc::rt::Str({}, ::kc::rt::ShapeString({}.dimensions()), {}, expected)",
-                               Quote(fmt::format("{}: parameter '{}' has shape ",
-                                                 kernel, name)),
-                               buf,
-                               Quote(fmt::format(", but dimension {} must be {} = ",
-                                                 dim, text)))));
-      s.push_back("  }");
-      s.push_back("}");
+      s.Add("cpp/check_dim.cc.tmpl", {{"expr", expr::EmitCpp(e, r, "ev")},
+                                      {"buffer", BufferVar(p)},
+                                      {"dim", std::to_string(dim)},
+                                      {"kernel", kernel},
+                                      {"param", p.name},
+                                      {"text", Escape(text)}});
     };
     for (const sema::DimCheck& c : kp_.checks)
-      check_dim(BufferVar(k_.params[c.param]), k_.params[c.param].name, c.dim,
-                c.expr, c.text);
+      check_dim(k_.params[c.param], c.dim, c.expr, c.text);
     for (size_t i = 0; i < k_.params.size(); ++i) {
       const Param& p = k_.params[i];
       if (p.role != Role::kOut) continue;
       for (size_t d = 0; d < kp_.params[i].out_dims.size(); ++d)
-        check_dim(BufferVar(p), p.name, static_cast<int>(d),
-                  kp_.params[i].out_dims[d], kp_.params[i].out_dim_texts[d]);
+        check_dim(p, static_cast<int>(d), kp_.params[i].out_dims[d],
+                  kp_.params[i].out_dim_texts[d]);
     }
     // Grid expressions, evaluated before the overflow check below.
     bool grid = k_.kind == model::KernelKind::kGlobal;
@@ -508,53 +522,31 @@ class KernelEmitter {
         threads.push_back(g < kp_.grid.size()
                               ? expr::EmitCpp(kp_.grid[g], r, "ev")
                               : "1");
-        block.push_back(fmt::format("{}", g < kp_.block.size() ? kp_.block[g] : 1));
+        block.push_back(std::to_string(g < kp_.block.size() ? kp_.block[g] : 1));
       }
-      s.push_back(fmt::format("const int64_t kc_threads[3] = {{{}}};",
-                              fmt::join(threads, ", ")));
-      s.push_back(fmt::format("const int64_t kc_block[3] = {{{}}};",
-                              fmt::join(block, ", ")));
+      s.Add("cpp/grid_size.cc.tmpl",
+            {{"threads", fmt::format("{}", fmt::join(threads, ", "))},
+             {"block", fmt::format("{}", fmt::join(block, ", "))}});
     }
-    s.push_back("if (ev.failed()) {");
-    s.push_back("  " + invalid(Quote(fmt::format(
-                           "{}: a shape or grid expression divides by zero or "
-                           "overflows",
-                           kernel))));
-    s.push_back("}");
+    s.Add("cpp/expressions_ok.cc.tmpl", {{"kernel", kernel}});
     // In-place parameters: XLA aliases the result to the argument; should it
     // ever hand over distinct buffers, start from the argument's values.
-    for (const Param& p : k_.params) {
-      if (p.role != Role::kInMut) continue;
-      std::string o = BufferVar(p), b = Namer::CppLocal("b", p.name);
-      s.push_back(fmt::format(
-          "if ({0}.untyped_data() != {1}.untyped_data() && {0}.size_bytes() > 0) {{",
-          o, b));
-      s.push_back(fmt::format(
-          "  memcpy({}.untyped_data(), {}.untyped_data(), {}.size_bytes());", o,
-          b, o));
-      s.push_back("}");
-    }
+    for (const Param& p : k_.params)
+      if (p.role == Role::kInMut)
+        s.Add("cpp/inmut_copy.cc.tmpl",
+              {{"result", BufferVar(p)}, {"arg", Namer::CppLocal("b", p.name)}});
     for (size_t i = 0; i < k_.params.size(); ++i) {
       const Param& p = k_.params[i];
       if (!kp_.params[i].init) continue;
-      s.push_back(fmt::format("::kc::rt::Fill<{}>({}.untyped_data(), "
-                              "static_cast<int64_t>({}.element_count()), {});",
-                              model::DTypeCppName(p.dtype), BufferVar(p),
-                              BufferVar(p), InitLiteral(p, *kp_.params[i].init)));
+      s.Add("cpp/init_fill.cc.tmpl",
+            {{"ctype", std::string(model::DTypeCppName(p.dtype))},
+             {"buffer", BufferVar(p)},
+             {"value", InitLiteral(p, *kp_.params[i].init)}});
     }
     std::vector<std::string> args;
     if (grid) {
-      s.push_back("kc_launch kc_launch_;");
-      s.push_back("bool kc_empty = false;");
-      s.push_back(fmt::format(
-          "const std::string kc_grid_error = ::kc::rt::SizeGrid(kc_threads, "
-          "kc_block, {}, &kc_launch_, &kc_empty);",
-          kp_.grid.size()));
-      s.push_back("if (!kc_grid_error.empty()) {");
-      s.push_back("  " + invalid(fmt::format("::kc::rt::Str({}, kc_grid_error)",
-                                             Quote(kernel + ": "))));
-      s.push_back("}");
-      s.push_back("if (kc_empty) return ffi::Error::Success();  // no thread to run");
+      s.Add("cpp/launch_grid.cc.tmpl",
+            {{"rank", std::to_string(kp_.grid.size())}, {"kernel", kernel}});
       args.push_back("&kc_launch_");
     }
     for (const Param& p : k_.params) {
@@ -573,9 +565,13 @@ class KernelEmitter {
                                    Namer::CppLocal("d", p.name)));
       }
     }
-    s.push_back(fmt::format("{}({});", namer_.CpuEntrySymbol(k_.name),
-                            fmt::join(args, ", ")));
-    return fmt::format("{}", fmt::join(s, "\n"));
+    s.Add("cpp/call_entry.cc.tmpl",
+          {{"entry", namer_.CpuEntrySymbol(k_.name)},
+           {"args", fmt::format("{}", fmt::join(args, ", "))}});
+    if (!s.ok()) return s.error();
+    std::string text = s.text();
+    text.pop_back();  // the handler template ends the line
+    return text;
   }
 
   const KernelPlan& kp_;

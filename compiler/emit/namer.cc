@@ -61,6 +61,14 @@ std::string Namer::Python(std::string_view name) {
   return std::string(name);
 }
 
+std::string Namer::PySymbol(std::string_view name) {
+  return fmt::format("_s_{}", name);
+}
+
+std::string Namer::PyDerived(std::string_view name) {
+  return fmt::format("_d_{}", name);
+}
+
 bool Namer::IsValidPackageName(std::string_view name) {
   if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0])))
     return false;

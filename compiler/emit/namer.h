@@ -34,6 +34,12 @@ class Namer {
   // generated code reserves ("lambda" -> "lambda_").
   static std::string Python(std::string_view name);
 
+  // Locals of a generated Python function for a shape symbol and a derived
+  // value ("_s_n", "_d_n"); the leading underscore keeps them apart from
+  // Python() names.
+  static std::string PySymbol(std::string_view name);
+  static std::string PyDerived(std::string_view name);
+
   static bool IsPythonKeyword(std::string_view name);
   static bool IsValidPackageName(std::string_view name);
 
