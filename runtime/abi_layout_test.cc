@@ -16,7 +16,8 @@ static_assert(offsetof(kc_dim3, x) == 0 && offsetof(kc_dim3, y) == 4 &&
                   offsetof(kc_dim3, z) == 8,
               "kc_dim3 fields");
 static_assert(sizeof(kc_launch) == 24, "kc_launch");
-static_assert(offsetof(kc_launch, grid) == 0 && offsetof(kc_launch, block) == 12,
+static_assert(offsetof(kc_launch, grid) == 0 &&
+                  offsetof(kc_launch, block) == 12,
               "kc_launch fields");
 
 // Views: a data pointer, then the extents as int64_t, whatever the role.

@@ -1,11 +1,10 @@
 // The host 16-bit float types round like CUDA's conversions.
 #include "kernelc/half.h"
 
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
 #include <limits>
-
-#include <catch2/catch.hpp>
 
 namespace {
 
@@ -30,8 +29,8 @@ TEST_CASE("half rounds to nearest even and saturates to infinity") {
   CHECK(Bits(kc::half(1.0f + 3 * std::ldexp(1.0f, -11))) == 0x3c02);
   CHECK(Bits(kc::half(1e6f)) == 0x7c00);
   CHECK(std::isinf(static_cast<float>(kc::half(-1e6f))));
-  CHECK(std::isnan(static_cast<float>(
-      kc::half(std::numeric_limits<float>::quiet_NaN()))));
+  CHECK(std::isnan(
+      static_cast<float>(kc::half(std::numeric_limits<float>::quiet_NaN()))));
 }
 
 TEST_CASE("bfloat16 keeps float's range and rounds to nearest even") {

@@ -1,8 +1,8 @@
 // kernelc: compiles annotated kernels into a Python package of JAX ops.
 //
-//   kernelc build SRC... -o OUTDIR [--name PKG] [--target cpu] [-I DIR] [-D N[=V]]
-//   kernelc inspect SRC...
-//   kernelc emit SRC... -o DIR       generated sources only, no compiler run
+//   kernelc build SRC... -o OUTDIR [--name PKG] [--target cpu] [-I DIR] [-D
+//   N[=V]] kernelc inspect SRC... kernelc emit SRC... -o DIR       generated
+//   sources only, no compiler run
 //
 // Exit codes: 0 success, 1 errors in the user's input (diagnostics printed),
 // 2 internal or toolchain failures.
@@ -103,9 +103,10 @@ Result<model::Module> LoadModule(const Options& o) {
       if (seen.insert(k.source).second) m.sources.push_back(k.source);
     for (const std::string& s : m.sources)
       if (!llvm::sys::fs::exists(s))
-        return Error::User(fmt::format("kernel source '{}' named by the spec "
-                                       "does not exist",
-                                       s));
+        return Error::User(
+            fmt::format("kernel source '{}' named by the spec "
+                        "does not exist",
+                        s));
     return m;
   }
   for (const std::string& s : cpp_sources)
@@ -115,7 +116,8 @@ Result<model::Module> LoadModule(const Options& o) {
   fo.include_dirs = o.include_dirs;
   fo.defines = o.defines;
   std::string diagnostics;
-  Result<model::Module> m = frontend::ParseSources(cpp_sources, fo, &diagnostics);
+  Result<model::Module> m =
+      frontend::ParseSources(cpp_sources, fo, &diagnostics);
   fmt::print(stderr, "{}", diagnostics);
   if (!m.ok() && m.error().kind == ErrorKind::kUser) return Error::User("");
   return m;
@@ -168,7 +170,8 @@ Result<std::vector<std::string>> ParseTargets(const Options& o) {
           "target 'cuda' is not available in this kernelc: build with "
           "--target cpu");
     if (s != "cpu")
-      return Error::User(fmt::format("unknown target '{}' (expected cpu or cuda)", s));
+      return Error::User(
+          fmt::format("unknown target '{}' (expected cpu or cuda)", s));
     targets.push_back(s);
   }
   if (!o.cuda_arch.empty())
@@ -210,7 +213,8 @@ Status WriteIfChanged(const std::string& path, std::string_view contents) {
     if (!f) return Error::User(fmt::format("cannot write '{}'", tmp));
   }
   if (std::error_code ec = llvm::sys::fs::rename(tmp, path))
-    return Error::User(fmt::format("cannot write '{}': {}", path, ec.message()));
+    return Error::User(
+        fmt::format("cannot write '{}': {}", path, ec.message()));
   return Status();
 }
 
@@ -220,8 +224,8 @@ Status WriteTree(const std::string& dir, const emit::FileMap& files) {
     llvm::SmallString<256> parent(path);
     llvm::sys::path::remove_filename(parent);
     if (std::error_code ec = llvm::sys::fs::create_directories(parent))
-      return Error::User(fmt::format("cannot create '{}': {}", parent.str().str(),
-                                     ec.message()));
+      return Error::User(fmt::format("cannot create '{}': {}",
+                                     parent.str().str(), ec.message()));
     Status s = WriteIfChanged(path, contents);
     if (!s.ok()) return s;
   }
@@ -262,11 +266,14 @@ int CmdBuild(Options& o) {
   llvm::SmallString<256> work;
   llvm::SmallString<256> model_path(o.out_dir);
   llvm::sys::fs::make_absolute(model_path);
-  llvm::sys::path::append(model_path, fmt::format(".{}.kernelc-%%%%%%", o.name));
-  if (std::error_code ec = llvm::sys::fs::createUniqueDirectory(model_path, work))
-    return Report(Error::User(fmt::format("cannot create a scratch directory in "
-                                          "'{}': {}",
-                                          o.out_dir, ec.message())));
+  llvm::sys::path::append(model_path,
+                          fmt::format(".{}.kernelc-%%%%%%", o.name));
+  if (std::error_code ec =
+          llvm::sys::fs::createUniqueDirectory(model_path, work))
+    return Report(
+        Error::User(fmt::format("cannot create a scratch directory in "
+                                "'{}': {}",
+                                o.out_dir, ec.message())));
   emit::Namer namer(info.package, info.content_hash);
   std::string library = std::string(work) + "/" + namer.LibraryFile();
   backends::HostBuild hb;
@@ -281,7 +288,8 @@ int CmdBuild(Options& o) {
   Status s = backends::BuildHostLibrary(tc.value(), m, out.value(), hb);
   if (s.ok()) {
     std::string pkg_dir = o.out_dir + "/" + o.name;
-    std::optional<std::string> old_manifest = ReadFile(pkg_dir + "/kernelc.json");
+    std::optional<std::string> old_manifest =
+        ReadFile(pkg_dir + "/kernelc.json");
     emit::FileMap files = out.value().package;
     std::optional<std::string> lib_bytes = ReadFile(library);
     if (!lib_bytes) {
@@ -331,15 +339,17 @@ int main(int argc, char** argv) {
   build->add_option("--name", o.name,
                     "package name (default: the first source's stem)");
   build->add_option("--target", o.target, "cpu (default), cuda or cpu,cuda");
-  build->add_option("--cuda-arch", o.cuda_arch, "sm_80,sm_90,... (cuda target)");
+  build->add_option("--cuda-arch", o.cuda_arch,
+                    "sm_80,sm_90,... (cuda target)");
 
-  CLI::App* inspect = app.add_subcommand(
-      "inspect", "print the kernel model as canonical JSON");
+  CLI::App* inspect =
+      app.add_subcommand("inspect", "print the kernel model as canonical JSON");
   AddCommonOptions(inspect, o);
 
   CLI::App* emit = app.add_subcommand(
-      "emit", "write the generated sources (package/ and build/) to DIR "
-              "without compiling them");
+      "emit",
+      "write the generated sources (package/ and build/) to DIR "
+      "without compiling them");
   AddCommonOptions(emit, o);
   emit->add_option("-o", o.out_dir, "output directory")->required();
   emit->add_option("--name", o.name, "package name");
@@ -347,7 +357,8 @@ int main(int argc, char** argv) {
 
   // CLI11 would only say that a subcommand is required.
   if (argc > 1 && argv[1][0] != '-' && std::string_view(argv[1]) != "build" &&
-      std::string_view(argv[1]) != "inspect" && std::string_view(argv[1]) != "emit") {
+      std::string_view(argv[1]) != "inspect" &&
+      std::string_view(argv[1]) != "emit") {
     fmt::print(stderr,
                "kernelc: error: unknown command '{}' (expected build, inspect "
                "or emit; see --help)\n",

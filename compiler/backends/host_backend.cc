@@ -1,16 +1,16 @@
 #include "compiler/backends/host_backend.h"
 
-#include <cstdlib>
-#include <fstream>
-#include <iterator>
-#include <set>
-
 #include <fmt/format.h>
 #include <llvm/ADT/SmallString.h>
 #include <llvm/ADT/StringRef.h>
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/Path.h>
 #include <llvm/Support/Program.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <set>
 
 #include "runtime/embedded_headers.h"
 #include "runtime/embedded_xla_ffi.h"
@@ -23,8 +23,8 @@ Status WriteFile(const std::string& path, std::string_view contents) {
   llvm::SmallString<256> dir(path);
   llvm::sys::path::remove_filename(dir);
   if (std::error_code ec = llvm::sys::fs::create_directories(dir))
-    return Error::Internal(fmt::format("cannot create {}: {}", dir.str().str(),
-                                       ec.message()));
+    return Error::Internal(
+        fmt::format("cannot create {}: {}", dir.str().str(), ec.message()));
   std::ofstream f(path, std::ios::binary);
   f.write(contents.data(), static_cast<std::streamsize>(contents.size()));
   if (!f) return Error::Internal(fmt::format("cannot write {}", path));
@@ -47,8 +47,9 @@ RunResult Run(const std::string& program, const std::vector<std::string>& args,
               const std::string& log_path) {
   std::vector<llvm::StringRef> argv = {program};
   for (const std::string& a : args) argv.push_back(a);
-  llvm::Optional<llvm::StringRef> redirects[3] = {
-      llvm::StringRef(""), llvm::StringRef(log_path), llvm::StringRef(log_path)};
+  llvm::Optional<llvm::StringRef> redirects[3] = {llvm::StringRef(""),
+                                                  llvm::StringRef(log_path),
+                                                  llvm::StringRef(log_path)};
   RunResult r;
   bool failed = false;
   r.code = llvm::sys::ExecuteAndWait(program, argv, llvm::None, redirects, 0, 0,
@@ -133,8 +134,12 @@ Status BuildHostLibrary(const HostToolchain& tc, const model::Module& module,
   // Paths in the objects are relative to the scratch directory, so the
   // library does not depend on where it was built.
   std::vector<std::string> common = {
-      "-std=c++17", "-fPIC", "-fvisibility=hidden", "-fno-exceptions",
-      fmt::format("-ffile-prefix-map={}=.", work), "-Wno-unused-command-line-argument"};
+      "-std=c++17",
+      "-fPIC",
+      "-fvisibility=hidden",
+      "-fno-exceptions",
+      fmt::format("-ffile-prefix-map={}=.", work),
+      "-Wno-unused-command-line-argument"};
   std::vector<std::string> objects;
   std::string log = work + "/compile.log";
 
@@ -148,8 +153,8 @@ Status BuildHostLibrary(const HostToolchain& tc, const model::Module& module,
     if (!r.error.empty() && r.code < 0)
       return Error::Internal(fmt::format("cannot run {}: {}", tc.cxx, r.error));
     if (r.code != 0) {
-      std::string msg = fmt::format("compiling {} for the CPU failed:\n{}", src,
-                                    r.output);
+      std::string msg =
+          fmt::format("compiling {} for the CPU failed:\n{}", src, r.output);
       return user_code ? Error::User(msg) : Error::Internal(msg);
     }
     objects.push_back(obj);
@@ -157,33 +162,40 @@ Status BuildHostLibrary(const HostToolchain& tc, const model::Module& module,
   };
 
   for (size_t i = 0; i < module.sources.size(); ++i) {
-    std::string name = emit::HostSourceName(module.sources[i], static_cast<int>(i));
+    std::string name =
+        emit::HostSourceName(module.sources[i], static_cast<int>(i));
     if (!generated.build.count(name)) continue;
     llvm::SmallString<256> abs(module.sources[i]);
     llvm::sys::fs::make_absolute(abs);
     llvm::SmallString<256> src_dir(abs);
     llvm::sys::path::remove_filename(src_dir);
     std::vector<std::string> flags = {
-        "-O3", "-D__KERNELC_HOST__", "-x", "c++",
+        "-O3",
+        "-D__KERNELC_HOST__",
+        "-x",
+        "c++",
         fmt::format("-DKC_USER_SOURCE=\"{}\"", abs.str().str()),
         fmt::format("-ffile-prefix-map={}=.", src_dir.str().str()),
-        "-isystem", include, "-isystem", host_include};
+        "-isystem",
+        include,
+        "-isystem",
+        host_include};
     for (const std::string& d : build.include_dirs) flags.push_back("-I" + d);
     for (const std::string& d : build.defines) flags.push_back("-D" + d);
     Status s = compile(name, flags, /*user_code=*/true);
     if (!s.ok()) return s;
   }
-  Status s = compile("shim.cc",
-                     {"-O2", "-isystem", include, "-isystem", ffi_include},
-                     /*user_code=*/false);
+  Status s =
+      compile("shim.cc", {"-O2", "-isystem", include, "-isystem", ffi_include},
+              /*user_code=*/false);
   if (!s.ok()) return s;
 
   // --no-undefined: a kernel calling a function nobody defines (say, one
   // that exists only on the GPU) fails here, not when Python loads the
   // library.
-  std::vector<std::string> link = {"-shared", "-o", build.library_path,
-                                   "-Wl,--build-id=sha1", "-Wl,-O1",
-                                   "-Wl,--no-undefined"};
+  std::vector<std::string> link = {"-shared",          "-o",
+                                   build.library_path, "-Wl,--build-id=sha1",
+                                   "-Wl,-O1",          "-Wl,--no-undefined"};
   link.insert(link.end(), objects.begin(), objects.end());
   RunResult r = Run(tc.cxx, link, log);
   if (r.code < 0)

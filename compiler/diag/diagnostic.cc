@@ -55,11 +55,11 @@ std::optional<std::string> LineOf(const std::string& text, int line) {
 
 std::string Format(const Diagnostic& d, const SourceReader& reader) {
   std::string where = d.loc.ToString();
-  std::string out = where.empty()
-                        ? fmt::format("{}: {}\n", SeverityName(d.severity),
-                                      d.message)
-                        : fmt::format("{}: {}: {}\n", where,
-                                      SeverityName(d.severity), d.message);
+  std::string out =
+      where.empty()
+          ? fmt::format("{}: {}\n", SeverityName(d.severity), d.message)
+          : fmt::format("{}: {}: {}\n", where, SeverityName(d.severity),
+                        d.message);
   if (!d.loc.has_position() || !reader) return out;
   std::optional<std::string> text = reader(d.loc.file);
   if (!text) return out;
@@ -78,7 +78,8 @@ std::string FormatAll(const DiagnosticSink& sink, const SourceReader& reader) {
   std::string out;
   for (const Diagnostic& d : sink.diagnostics()) out += Format(d, reader);
   int n = sink.error_count();
-  if (n > 0) out += fmt::format("{} error{} generated.\n", n, n == 1 ? "" : "s");
+  if (n > 0)
+    out += fmt::format("{} error{} generated.\n", n, n == 1 ? "" : "s");
   return out;
 }
 

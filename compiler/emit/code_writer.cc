@@ -1,8 +1,8 @@
 #include "compiler/emit/code_writer.h"
 
-#include <set>
-
 #include <fmt/format.h>
+
+#include <set>
 
 #include "templates/embedded_templates.h"
 
@@ -41,7 +41,8 @@ Result<std::string> Fill(std::string_view name, std::string_view tmpl,
     }
     size_t close = tmpl.find('$', i + 1);
     if (close == std::string_view::npos)
-      return Error::Internal(fmt::format("template {}: unterminated '$'", name));
+      return Error::Internal(
+          fmt::format("template {}: unterminated '$'", name));
     std::string key(tmpl.substr(i + 1, close - i - 1));
     i = close + 1;
     if (key.empty()) {

@@ -1,7 +1,6 @@
 #include "compiler/emit/code_writer.h"
 
 #include <catch2/catch.hpp>
-
 #include <string>
 #include <string_view>
 

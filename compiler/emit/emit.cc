@@ -1,8 +1,8 @@
 #include "compiler/emit/emit.h"
 
-#include <cmath>
-
 #include <fmt/format.h>
+
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "compiler/emit/code_writer.h"
@@ -30,19 +30,32 @@ std::string Banner(const BuildInfo& info, const std::vector<std::string>& from,
 
 std::string_view FfiDataType(DType t) {
   switch (t) {
-    case DType::kBool: return "PRED";
-    case DType::kI8: return "S8";
-    case DType::kI16: return "S16";
-    case DType::kI32: return "S32";
-    case DType::kI64: return "S64";
-    case DType::kU8: return "U8";
-    case DType::kU16: return "U16";
-    case DType::kU32: return "U32";
-    case DType::kU64: return "U64";
-    case DType::kF16: return "F16";
-    case DType::kBF16: return "BF16";
-    case DType::kF32: return "F32";
-    case DType::kF64: return "F64";
+    case DType::kBool:
+      return "PRED";
+    case DType::kI8:
+      return "S8";
+    case DType::kI16:
+      return "S16";
+    case DType::kI32:
+      return "S32";
+    case DType::kI64:
+      return "S64";
+    case DType::kU8:
+      return "U8";
+    case DType::kU16:
+      return "U16";
+    case DType::kU32:
+      return "U32";
+    case DType::kU64:
+      return "U64";
+    case DType::kF16:
+      return "F16";
+    case DType::kBF16:
+      return "BF16";
+    case DType::kF32:
+      return "F32";
+    case DType::kF64:
+      return "F64";
   }
   return "INVALID";
 }
@@ -191,7 +204,8 @@ class KernelEmitter {
 
   std::string EntryDecl() const {
     std::vector<std::string> params;
-    if (k_.kind == model::KernelKind::kGlobal) params.push_back("const kc_launch*");
+    if (k_.kind == model::KernelKind::kGlobal)
+      params.push_back("const kc_launch*");
     for (const Param& p : k_.params) {
       if (model::IsTensor(p.role)) {
         params.push_back("void*");
@@ -226,7 +240,9 @@ class KernelEmitter {
          {"platform", "cpu"},
          {"impl", impl},
          {"impl_params",
-          params.empty() ? "" : "\n    " + fmt::format("{}", fmt::join(params, ",\n    "))},
+          params.empty()
+              ? ""
+              : "\n    " + fmt::format("{}", fmt::join(params, ",\n    "))},
          {"body", body.value()}});
   }
 
@@ -236,8 +252,8 @@ class KernelEmitter {
       if (IsInput(p.role))
         bindings += "\n        .Arg<ffi::AnyBuffer>()";
       else if (p.role == Role::kScalar)
-        bindings += fmt::format("\n        .Attr<{}>({})",
-                                AttrCppType(p.dtype), Quote(p.name));
+        bindings += fmt::format("\n        .Attr<{}>({})", AttrCppType(p.dtype),
+                                Quote(p.name));
     }
     for (const Param& p : k_.params)
       if (IsResult(p.role)) bindings += "\n        .Ret<ffi::AnyBuffer>()";
@@ -316,18 +332,18 @@ class KernelEmitter {
     for (size_t i = 0; i < k_.params.size(); ++i) {
       const Param& p = k_.params[i];
       if (IsInput(p.role))
-        lines.push_back(fmt::format("        {}: {}{}", Namer::Python(p.name),
-                                    ShapeDoc(i),
-                                    p.role == Role::kInMut
-                                        ? " (updated copy returned)"
-                                        : ""));
+        lines.push_back(fmt::format(
+            "        {}: {}{}", Namer::Python(p.name), ShapeDoc(i),
+            p.role == Role::kInMut ? " (updated copy returned)" : ""));
       else if (p.role == Role::kScalar)
-        lines.push_back(fmt::format("        {}: {} (static)", Namer::Python(p.name),
+        lines.push_back(fmt::format("        {}: {} (static)",
+                                    Namer::Python(p.name),
                                     model::DTypeName(p.dtype)));
       if (IsResult(p.role))
         results.push_back(fmt::format("        {}: {}", p.name, ShapeDoc(i)));
     }
-    std::string doc = fmt::format("Runs kernel '{}' ({}).\n", k_.name, k_.source);
+    std::string doc =
+        fmt::format("Runs kernel '{}' ({}).\n", k_.name, k_.source);
     if (!lines.empty())
       doc += fmt::format("\n    Args:\n{}\n", fmt::join(lines, "\n"));
     doc += fmt::format("\n    Returns:\n{}\n    ", fmt::join(results, "\n"));
@@ -366,13 +382,12 @@ class KernelEmitter {
     }
     for (const sema::DimCheck& c : kp_.checks) {
       const Param& p = k_.params[c.param];
-      body.Add("py/check_dim.py.tmpl",
-               {{"kernel", k_.name},
-                {"param", p.name},
-                {"var", Namer::Python(p.name)},
-                {"dim", std::to_string(c.dim)},
-                {"expr", expr::EmitPython(c.expr, r)},
-                {"text", Quote(c.text)}});
+      body.Add("py/check_dim.py.tmpl", {{"kernel", k_.name},
+                                        {"param", p.name},
+                                        {"var", Namer::Python(p.name)},
+                                        {"dim", std::to_string(c.dim)},
+                                        {"expr", expr::EmitPython(c.expr, r)},
+                                        {"text", Quote(c.text)}});
     }
     std::vector<std::string> results, operands, aliases, attrs;
     std::map<std::string, int> operand_of;
@@ -397,7 +412,8 @@ class KernelEmitter {
                 {"dtype", std::string(model::DTypeName(p.dtype))}};
       if (p.role == Role::kInMut) {
         // Updated in place: the result has the argument's shape.
-        aliases.push_back(fmt::format("{}: {}", operand_of[p.name], results.size()));
+        aliases.push_back(
+            fmt::format("{}: {}", operand_of[p.name], results.size()));
         v["shape"] = Namer::Python(p.name) + ".shape";
         v["texts"] = "()";
       } else {
@@ -415,13 +431,14 @@ class KernelEmitter {
       text.pop_back();  // the snippet's newline: results are joined below
       results.push_back(text);
     }
-    body.Add("py/call.py.tmpl",
-             {{"target", namer_.FfiTarget(k_.name)},
-              {"results", fmt::format("{}", fmt::join(results, ",\n     "))},
-              {"operands", fmt::format("{}", fmt::join(operands, ", "))},
-              {"aliases", fmt::format("{}", fmt::join(aliases, ", "))},
-              {"attrs", fmt::format("{}", fmt::join(attrs, ", "))},
-              {"return", results.size() == 1 ? "_results[0]" : "tuple(_results)"}});
+    body.Add(
+        "py/call.py.tmpl",
+        {{"target", namer_.FfiTarget(k_.name)},
+         {"results", fmt::format("{}", fmt::join(results, ",\n     "))},
+         {"operands", fmt::format("{}", fmt::join(operands, ", "))},
+         {"aliases", fmt::format("{}", fmt::join(aliases, ", "))},
+         {"attrs", fmt::format("{}", fmt::join(attrs, ", "))},
+         {"return", results.size() == 1 ? "_results[0]" : "tuple(_results)"}});
     if (!body.ok()) return body.error();
     return FillTemplate("py/function.py.tmpl",
                         {{"name", Namer::Python(k_.name)},
@@ -450,8 +467,9 @@ class KernelEmitter {
         "py/function.pyi.tmpl",
         {{"name", Namer::Python(k_.name)},
          {"args", fmt::format("{}", fmt::join(args, ", "))},
-         {"returns", results == 1 ? "jax.Array"
-                                  : fmt::format("Tuple[{}]", fmt::join(arrays, ", "))},
+         {"returns", results == 1
+                         ? "jax.Array"
+                         : fmt::format("Tuple[{}]", fmt::join(arrays, ", "))},
          {"doc", Doc()}});
   }
 
@@ -519,10 +537,10 @@ class KernelEmitter {
     if (grid) {
       std::vector<std::string> threads, block;
       for (size_t g = 0; g < 3; ++g) {
-        threads.push_back(g < kp_.grid.size()
-                              ? expr::EmitCpp(kp_.grid[g], r, "ev")
-                              : "1");
-        block.push_back(std::to_string(g < kp_.block.size() ? kp_.block[g] : 1));
+        threads.push_back(
+            g < kp_.grid.size() ? expr::EmitCpp(kp_.grid[g], r, "ev") : "1");
+        block.push_back(
+            std::to_string(g < kp_.block.size() ? kp_.block[g] : 1));
       }
       s.Add("cpp/grid_size.cc.tmpl",
             {{"threads", fmt::format("{}", fmt::join(threads, ", "))},
@@ -533,8 +551,9 @@ class KernelEmitter {
     // ever hand over distinct buffers, start from the argument's values.
     for (const Param& p : k_.params)
       if (p.role == Role::kInMut)
-        s.Add("cpp/inmut_copy.cc.tmpl",
-              {{"result", BufferVar(p)}, {"arg", Namer::CppLocal("b", p.name)}});
+        s.Add(
+            "cpp/inmut_copy.cc.tmpl",
+            {{"result", BufferVar(p)}, {"arg", Namer::CppLocal("b", p.name)}});
     for (size_t i = 0; i < k_.params.size(); ++i) {
       const Param& p = k_.params[i];
       if (!kp_.params[i].init) continue;
@@ -622,7 +641,8 @@ Status CheckPythonNames(const sema::ModulePlan& plan) {
 
 }  // namespace
 
-Result<Output> EmitPackage(const sema::ModulePlan& plan, const BuildInfo& info) {
+Result<Output> EmitPackage(const sema::ModulePlan& plan,
+                           const BuildInfo& info) {
   const model::Module& m = *plan.module;
   if (Status s = CheckPythonNames(plan); !s.ok()) return s.error();
   Namer namer(info.package, info.content_hash);
@@ -699,9 +719,10 @@ Result<Output> EmitPackage(const sema::ModulePlan& plan, const BuildInfo& info) 
   out.package["__init__.py"] = init.value();
 
   Result<std::string> pyi = FillTemplate(
-      "py/init.pyi.tmpl", {{"banner", Banner(info, m.sources, "#")},
-                           {"package", info.package},
-                           {"functions", fmt::format("{}", fmt::join(py_stubs, "\n"))}});
+      "py/init.pyi.tmpl",
+      {{"banner", Banner(info, m.sources, "#")},
+       {"package", info.package},
+       {"functions", fmt::format("{}", fmt::join(py_stubs, "\n"))}});
   if (!pyi.ok()) return pyi.error();
   out.package["__init__.pyi"] = pyi.value();
 

@@ -17,11 +17,11 @@ namespace kernelc::emit {
 using FileMap = std::map<std::string, std::string>;
 
 struct BuildInfo {
-  std::string version;         // kernelc's version
-  std::string package;         // Python package name
-  std::string content_hash;    // hex SHA-256 of everything that shapes output
-  std::string ffi_api;         // XLA FFI API version of the headers, "0.2"
-  std::string jaxlib_floor;    // jaxlib those headers come from, "0.8.1"
+  std::string version;       // kernelc's version
+  std::string package;       // Python package name
+  std::string content_hash;  // hex SHA-256 of everything that shapes output
+  std::string ffi_api;       // XLA FFI API version of the headers, "0.2"
+  std::string jaxlib_floor;  // jaxlib those headers come from, "0.8.1"
   std::vector<std::string> targets;  // "cpu", ...
 };
 

@@ -1,22 +1,21 @@
 #include "compiler/emit/namer.h"
 
+#include <fmt/format.h>
+
 #include <array>
 #include <cctype>
-
-#include <fmt/format.h>
 
 namespace kernelc::emit {
 
 namespace {
 
 constexpr std::array<std::string_view, 38> kPythonKeywords = {
-    "False",  "None",   "True",    "and",      "as",       "assert",
-    "async",  "await",  "break",   "class",    "continue", "def",
-    "del",    "elif",   "else",    "except",   "finally",  "for",
-    "from",   "global", "if",      "import",   "in",       "is",
-    "lambda", "nonlocal", "not",   "or",       "pass",     "raise",
-    "return", "try",    "while",   "with",     "yield",    "match",
-    "case",   "type",
+    "False",  "None",   "True",    "and",      "as",       "assert", "async",
+    "await",  "break",  "class",   "continue", "def",      "del",    "elif",
+    "else",   "except", "finally", "for",      "from",     "global", "if",
+    "import", "in",     "is",      "lambda",   "nonlocal", "not",    "or",
+    "pass",   "raise",  "return",  "try",      "while",    "with",   "yield",
+    "match",  "case",   "type",
 };
 
 }  // namespace
@@ -34,8 +33,7 @@ std::string Namer::FfiTarget(std::string_view kernel) const {
 
 std::string Namer::HandlerSymbol(std::string_view kernel,
                                  std::string_view platform) const {
-  return fmt::format("kc_{}_{}_{}_{}", package_, kernel, short_hash_,
-                     platform);
+  return fmt::format("kc_{}_{}_{}_{}", package_, kernel, short_hash_, platform);
 }
 
 std::string Namer::CpuEntrySymbol(std::string_view kernel) const {

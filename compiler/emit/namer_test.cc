@@ -1,12 +1,11 @@
 #include "compiler/emit/namer.h"
 
+#include <catch2/catch.hpp>
+#include <string>
+
 #include "compiler/emit/emit.h"
 #include "compiler/model/json.h"
 #include "compiler/sema/sema.h"
-
-#include <catch2/catch.hpp>
-
-#include <string>
 
 namespace kernelc::emit {
 namespace {

@@ -74,9 +74,9 @@ Token Lex(std::string_view text, int pos) {
       }
       t.kind = Token::Kind::kError;
       t.end = end;
-      t.error = fmt::format("invalid number '{}'{}",
-                            text.substr(pos, end - pos),
-                            has_dot ? "; expressions are integer" : "");
+      t.error =
+          fmt::format("invalid number '{}'{}", text.substr(pos, end - pos),
+                      has_dot ? "; expressions are integer" : "");
       return t;
     }
     t.end = end;
@@ -97,8 +97,17 @@ Token Lex(std::string_view text, int pos) {
     return t;
   }
   switch (c) {
-    case '+': case '-': case '*': case '/': case '%':
-    case '(': case ')': case '[': case ']': case ',': case '.':
+    case '+':
+    case '-':
+    case '*':
+    case '/':
+    case '%':
+    case '(':
+    case ')':
+    case '[':
+    case ']':
+    case ',':
+    case '.':
       t.kind = Token::Kind::kPunct;
       t.punct = c;
       t.end = pos + 1;
@@ -530,10 +539,10 @@ std::optional<ParseError> CheckNode(const Node& n, const Scope& scope) {
         case NameKind::kUnknown:
           return ParseError{n.begin, fmt::format("unknown name '{}'", n.name)};
         case NameKind::kTensor:
-          return ParseError{
-              n.begin, fmt::format("'{0}' is a tensor; use {0}.size, "
-                                   "{0}.shape[i] or {0}.rank",
-                                   n.name)};
+          return ParseError{n.begin,
+                            fmt::format("'{0}' is a tensor; use {0}.size, "
+                                        "{0}.shape[i] or {0}.rank",
+                                        n.name)};
         case NameKind::kFloatValue:
           return ParseError{n.begin,
                             fmt::format("'{}' is a float scalar; expressions "
@@ -552,8 +561,7 @@ std::optional<ParseError> CheckNode(const Node& n, const Scope& scope) {
         return ParseError{n.begin, fmt::format("unknown name '{}'", n.name)};
       }
       if (kind != NameKind::kTensor) {
-        return ParseError{n.begin,
-                          fmt::format("'{}' is not a tensor", n.name)};
+        return ParseError{n.begin, fmt::format("'{}' is not a tensor", n.name)};
       }
       if (n.kind == Node::Kind::kShape) {
         const int rank = scope.tensor_rank ? scope.tensor_rank(n.name) : -1;
@@ -672,8 +680,8 @@ Parsed<NodePtr> Parse(std::string_view text) {
   if (p.ParseExpr(&item) && !p.error()) {
     const Token& t = p.Peek();
     if (!p.error() && t.kind != Token::Kind::kEnd) {
-      p.Fail(t.begin, fmt::format("unexpected '{}' after the expression",
-                                  p.TextOf(t)));
+      p.Fail(t.begin,
+             fmt::format("unexpected '{}' after the expression", p.TextOf(t)));
     }
   }
   if (p.error()) return *p.error();
@@ -711,8 +719,8 @@ Parsed<std::vector<Dim>> ParseShape(std::string_view text) {
       p.Advance();
       continue;
     }
-    p.Fail(next.begin, fmt::format("unexpected '{}' after the dimension",
-                                   p.TextOf(next)));
+    p.Fail(next.begin,
+           fmt::format("unexpected '{}' after the dimension", p.TextOf(next)));
   }
   if (p.error()) return *p.error();
   return dims;

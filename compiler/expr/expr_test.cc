@@ -1,7 +1,6 @@
 #include "compiler/expr/expr.h"
 
 #include <catch2/catch.hpp>
-
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -199,10 +198,8 @@ TEST_CASE("Parse errors say what is wrong and where") {
       {"(a b)", 3, "expected ')'"},
       {"x.shape[0", 9, "expected ']'"},
       {"x.shape 0", 8, "expected '[' after 'shape'"},
-      {"x.shape[i]", 8,
-       "expected a dimension index (a non-negative integer)"},
-      {"x.shape[-1]", 8,
-       "expected a dimension index (a non-negative integer)"},
+      {"x.shape[i]", 8, "expected a dimension index (a non-negative integer)"},
+      {"x.shape[-1]", 8, "expected a dimension index (a non-negative integer)"},
       {"x.sizes", 2, "unknown member 'sizes' (expected size, shape or rank)"},
       {"x.", 2, "expected a member name after '.'"},
       {"9223372036854775808", 0, "integer literal is too large"},

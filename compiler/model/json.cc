@@ -68,12 +68,12 @@ class Reader {
       if (required) Fail(p, "missing");
       return nullptr;
     }
-    bool ok = it->type() == type ||
-              (type == json::value_t::number_integer &&
-               it->type() == json::value_t::number_unsigned);
+    bool ok =
+        it->type() == type || (type == json::value_t::number_integer &&
+                               it->type() == json::value_t::number_unsigned);
     if (!ok) {
-      Fail(p, fmt::format("expected {}, got {}", TypeName(type),
-                          it->type_name()));
+      Fail(p,
+           fmt::format("expected {}, got {}", TypeName(type), it->type_name()));
       return nullptr;
     }
     return &*it;
@@ -95,9 +95,8 @@ class Reader {
     if (s.empty()) return l;
     // "file:line:col"; the file part may itself contain ':'.
     size_t c2 = s.rfind(':');
-    size_t c1 = c2 == std::string::npos || c2 == 0
-                    ? std::string::npos
-                    : s.rfind(':', c2 - 1);
+    size_t c1 = c2 == std::string::npos || c2 == 0 ? std::string::npos
+                                                   : s.rfind(':', c2 - 1);
     if (c1 != std::string::npos) {
       try {
         l.file = s.substr(0, c1);
@@ -123,8 +122,8 @@ class Reader {
   std::optional<Text> ToText(const json& j, const std::string& p) {
     if (j.is_string()) return Text{j.get<std::string>(), SourceLoc{file_}};
     if (!j.is_object()) {
-      Fail(p, fmt::format("expected a string or object, got {}",
-                          j.type_name()));
+      Fail(p,
+           fmt::format("expected a string or object, got {}", j.type_name()));
       return std::nullopt;
     }
     Text t;
@@ -266,8 +265,7 @@ Result<Module> FromJson(std::string_view text, const std::string& file,
       (void)json::parse(text);
     } catch (const json::parse_error& e) {
       diags.Error(SourceLoc{file, 0, 0},
-                  fmt::format("invalid JSON at byte {}: {}", e.byte,
-                              e.what()));
+                  fmt::format("invalid JSON at byte {}: {}", e.byte, e.what()));
       return Error::User("invalid JSON");
     }
   }

@@ -3,10 +3,9 @@
 #ifndef KERNELC_COMPILER_MODEL_JSON_H_
 #define KERNELC_COMPILER_MODEL_JSON_H_
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 #include "compiler/diag/diagnostic.h"
 #include "compiler/model/model.h"

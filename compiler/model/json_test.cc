@@ -16,16 +16,28 @@ Module SampleModule() {
   k.grid = {{"out.size", {"saxpy.cu", 2, 10}}};
   k.block = {256};
   k.block_features = {{"__syncthreads", {"saxpy.cu", 9, 3}}};
-  Param x{"x", Role::kIn, DType::kF32, Access::kPointer, -1,
-          Text{"n", {"saxpy.cu", 4, 30}}, std::nullopt, std::nullopt,
+  Param x{"x",
+          Role::kIn,
+          DType::kF32,
+          Access::kPointer,
+          -1,
+          Text{"n", {"saxpy.cu", 4, 30}},
+          std::nullopt,
+          std::nullopt,
           {"saxpy.cu", 4, 48}};
   Param a{"a", Role::kScalar, DType::kF32};
   a.loc = {"saxpy.cu", 5, 9};
   Param n{"n", Role::kDerived, DType::kI64};
   n.derived = Text{"x.size", {"saxpy.cu", 6, 12}};
-  Param out{"out", Role::kOut, DType::kBF16, Access::kView, 2,
-            Text{"x", {"saxpy.cu", 7, 12}}, Text{"0", {"saxpy.cu", 7, 20}},
-            std::nullopt, {"saxpy.cu", 7, 40}};
+  Param out{"out",
+            Role::kOut,
+            DType::kBF16,
+            Access::kView,
+            2,
+            Text{"x", {"saxpy.cu", 7, 12}},
+            Text{"0", {"saxpy.cu", 7, 20}},
+            std::nullopt,
+            {"saxpy.cu", 7, 40}};
   k.params = {x, a, n, out};
   m.kernels.push_back(k);
   Kernel h;

@@ -31,8 +31,8 @@ constexpr std::array<DTypeInfo, 13> kDTypes = {{
 
 const DTypeInfo& Info(DType t) { return kDTypes[static_cast<int>(t)]; }
 
-constexpr std::array<std::string_view, 5> kRoleNames = {
-    "in", "inmut", "out", "scalar", "derived"};
+constexpr std::array<std::string_view, 5> kRoleNames = {"in", "inmut", "out",
+                                                        "scalar", "derived"};
 
 }  // namespace
 

@@ -98,7 +98,7 @@ struct BlockFeature {
 struct Kernel {
   std::string name;
   KernelKind kind = KernelKind::kGlobal;
-  std::vector<Text> grid;      // 1 to 3 expressions: total threads along x, y, z
+  std::vector<Text> grid;  // 1 to 3 expressions: total threads along x, y, z
   std::vector<int64_t> block;  // threads per block; empty: the default
   std::vector<Param> params;   // declaration order
   std::vector<BlockFeature> block_features;

@@ -1,5 +1,7 @@
 #include "compiler/sema/sema.h"
 
+#include <fmt/format.h>
+
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -7,8 +9,6 @@
 #include <limits>
 #include <map>
 #include <set>
-
-#include <fmt/format.h>
 
 namespace kernelc::sema {
 
@@ -54,8 +54,9 @@ struct DimSpec {
   bool any = false;
   expr::NodePtr expr;
   std::string text;
-  diag::SourceLoc loc;       // the dimension's first character
-  diag::SourceLoc text_loc;  // the shape text's start: node offsets count from it
+  diag::SourceLoc loc;  // the dimension's first character
+  diag::SourceLoc
+      text_loc;  // the shape text's start: node offsets count from it
 };
 
 expr::NodePtr ShapeRef(const std::string& tensor, int dim) {
@@ -100,8 +101,8 @@ class KernelAnalyzer {
 
   void CheckParams() {
     if (!IsIdentifier(k_.name))
-      Error(k_.loc, fmt::format("kernel name '{}' is not an identifier",
-                                k_.name));
+      Error(k_.loc,
+            fmt::format("kernel name '{}' is not an identifier", k_.name));
     std::map<std::string, int> seen;
     for (size_t i = 0; i < k_.params.size(); ++i) {
       const Param& p = k_.params[i];
@@ -228,15 +229,16 @@ class KernelAnalyzer {
             fmt::format("in the shape of '{}': {}", p.name, err->message));
       return false;
     }
-    const std::vector<expr::Dim>& dims = std::get<std::vector<expr::Dim>>(parsed);
+    const std::vector<expr::Dim>& dims =
+        std::get<std::vector<expr::Dim>>(parsed);
     // A shape that is the bare name of another tensor: the same shape.
     if (dims.size() == 1 && !dims[0].any &&
         dims[0].expr->kind == expr::Node::Kind::kName) {
       int ref = IndexOf(dims[0].expr->name);
       if (ref >= 0 && model::IsTensor(k_.params[ref].role)) {
         if (ref == i) {
-          Error(p.shape->loc, fmt::format("the shape of '{}' refers to itself",
-                                          p.name));
+          Error(p.shape->loc,
+                fmt::format("the shape of '{}' refers to itself", p.name));
           return false;
         }
         if (!Resolve(ref)) return false;
@@ -270,10 +272,10 @@ class KernelAnalyzer {
 
   bool CheckViewRank(const Param& p, int rank) {
     if (p.access == model::Access::kView && p.rank >= 0 && p.rank != rank) {
-      Error(p.shape->loc, fmt::format("the shape of '{}' has {} dimension{} "
-                                      "but its type has rank {}",
-                                      p.name, rank, rank == 1 ? "" : "s",
-                                      p.rank));
+      Error(p.shape->loc,
+            fmt::format("the shape of '{}' has {} dimension{} "
+                        "but its type has rank {}",
+                        p.name, rank, rank == 1 ? "" : "s", p.rank));
       return false;
     }
     return true;
@@ -473,7 +475,8 @@ class KernelAnalyzer {
       errno = 0;
       double d = std::strtod(s.c_str(), &end);
       bool special = s == "inf" || s == "-inf" || s == "nan";
-      if (s.empty() || *end != '\0' || std::isspace(static_cast<unsigned char>(s[0])) ||
+      if (s.empty() || *end != '\0' ||
+          std::isspace(static_cast<unsigned char>(s[0])) ||
           s.find_first_of("xX") != std::string::npos ||
           (!special && std::isinf(d))) {
         Error(p.init->loc,
@@ -488,8 +491,9 @@ class KernelAnalyzer {
     if (model::IsFloat(t)) {
       double max = t == model::DType::kF16    ? 65504.0
                    : t == model::DType::kBF16 ? 3.3895313892515355e38
-                   : t == model::DType::kF32  ? 3.4028234663852886e38
-                                              : std::numeric_limits<double>::max();
+                   : t == model::DType::kF32
+                       ? 3.4028234663852886e38
+                       : std::numeric_limits<double>::max();
       if (std::isfinite(v.real) && std::fabs(v.real) > max) {
         Error(p.init->loc, fmt::format("KC_INIT value {} does not fit output "
                                        "'{}' of type {}",
@@ -507,20 +511,43 @@ class KernelAnalyzer {
     // Range of the integer type.
     __int128 lo = 0, hi = 1;
     switch (t) {
-      case model::DType::kBool: lo = 0; hi = 1; break;
-      case model::DType::kI8: lo = INT8_MIN; hi = INT8_MAX; break;
-      case model::DType::kI16: lo = INT16_MIN; hi = INT16_MAX; break;
-      case model::DType::kI32: lo = INT32_MIN; hi = INT32_MAX; break;
-      case model::DType::kI64: lo = INT64_MIN; hi = INT64_MAX; break;
-      case model::DType::kU8: hi = UINT8_MAX; break;
-      case model::DType::kU16: hi = UINT16_MAX; break;
-      case model::DType::kU32: hi = UINT32_MAX; break;
-      case model::DType::kU64: hi = UINT64_MAX; break;
-      default: break;
+      case model::DType::kBool:
+        lo = 0;
+        hi = 1;
+        break;
+      case model::DType::kI8:
+        lo = INT8_MIN;
+        hi = INT8_MAX;
+        break;
+      case model::DType::kI16:
+        lo = INT16_MIN;
+        hi = INT16_MAX;
+        break;
+      case model::DType::kI32:
+        lo = INT32_MIN;
+        hi = INT32_MAX;
+        break;
+      case model::DType::kI64:
+        lo = INT64_MIN;
+        hi = INT64_MAX;
+        break;
+      case model::DType::kU8:
+        hi = UINT8_MAX;
+        break;
+      case model::DType::kU16:
+        hi = UINT16_MAX;
+        break;
+      case model::DType::kU32:
+        hi = UINT32_MAX;
+        break;
+      case model::DType::kU64:
+        hi = UINT64_MAX;
+        break;
+      default:
+        break;
     }
-    __int128 x = v.is_unsigned_large
-                     ? static_cast<__int128>(v.unsigned_integer)
-                     : static_cast<__int128>(v.integer);
+    __int128 x = v.is_unsigned_large ? static_cast<__int128>(v.unsigned_integer)
+                                     : static_cast<__int128>(v.integer);
     if (x < lo || x > hi) {
       Error(p.init->loc, fmt::format("KC_INIT value {} does not fit output "
                                      "'{}' of type {}",

@@ -58,11 +58,12 @@ struct ParamPlan {
 struct KernelPlan {
   const model::Kernel* kernel = nullptr;
   std::vector<ParamPlan> params;  // parallel to kernel->params
-  std::vector<Symbol> symbols;     // binding order
-  std::vector<int> derived_order;  // indices of kDerived params, evaluation order
-  std::vector<DimCheck> checks;    // input dimensions to check, declaration order
+  std::vector<Symbol> symbols;    // binding order
+  std::vector<int>
+      derived_order;             // indices of kDerived params, evaluation order
+  std::vector<DimCheck> checks;  // input dimensions to check, declaration order
   std::vector<expr::NodePtr> grid;
-  std::vector<int64_t> block;      // resolved (defaults applied)
+  std::vector<int64_t> block;  // resolved (defaults applied)
 
   // The name kinds for expression checking: tensors, symbols, scalars,
   // derived values.

@@ -1,7 +1,6 @@
 #include "compiler/sema/sema.h"
 
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <cstdint>
 #include <limits>

@@ -1,5 +1,5 @@
-// Stand-in for CUDA's <cuda_runtime.h> when a .cu source is compiled for the CPU or read
-// by kernelc's frontend: the types it names come from kernelc.h.
+// Stand-in for CUDA's <cuda_runtime.h> when a .cu source is compiled for the
+// CPU or read by kernelc's frontend: the types it names come from kernelc.h.
 #ifndef KERNELC_HOST_CUDA_RUNTIME_H_
 #define KERNELC_HOST_CUDA_RUNTIME_H_
 #include <kernelc.h>

@@ -113,9 +113,7 @@ struct InMut : detail::ViewData<T*, R> {
     const int64_t index[R > 0 ? R : 1] = {static_cast<int64_t>(i)...};
     return this->data[detail::Offset<R>(this->shape, index)];
   }
-  KC_HOST_DEVICE_ T& operator[](int64_t flat) const {
-    return this->data[flat];
-  }
+  KC_HOST_DEVICE_ T& operator[](int64_t flat) const { return this->data[flat]; }
 };
 
 template <typename T, int R>

@@ -103,18 +103,18 @@ struct FloatArith {
 struct half : detail::FloatArith<half> {
   uint16_t bits;
   half() = default;
-  half(float f) : bits(detail::FloatToHalfBits(f)) {}  // NOLINT
-  half(double f) : half(static_cast<float>(f)) {}      // NOLINT
-  half(int i) : half(static_cast<float>(i)) {}         // NOLINT
+  half(float f) : bits(detail::FloatToHalfBits(f)) {}               // NOLINT
+  half(double f) : half(static_cast<float>(f)) {}                   // NOLINT
+  half(int i) : half(static_cast<float>(i)) {}                      // NOLINT
   operator float() const { return detail::HalfBitsToFloat(bits); }  // NOLINT
 };
 
 struct bfloat16 : detail::FloatArith<bfloat16> {
   uint16_t bits;
   bfloat16() = default;
-  bfloat16(float f) : bits(detail::FloatToBf16Bits(f)) {}  // NOLINT
-  bfloat16(double f) : bfloat16(static_cast<float>(f)) {}  // NOLINT
-  bfloat16(int i) : bfloat16(static_cast<float>(i)) {}     // NOLINT
+  bfloat16(float f) : bits(detail::FloatToBf16Bits(f)) {}           // NOLINT
+  bfloat16(double f) : bfloat16(static_cast<float>(f)) {}           // NOLINT
+  bfloat16(int i) : bfloat16(static_cast<float>(i)) {}              // NOLINT
   operator float() const { return detail::Bf16BitsToFloat(bits); }  // NOLINT
 };
 

@@ -24,7 +24,8 @@
 #endif
 
 // Qualifiers. A __global__ kernel is inlined into the executor's loop.
-#define __global__ KC_HOST_MARK_("kc.global") __attribute__((always_inline)) inline
+#define __global__ \
+  KC_HOST_MARK_("kc.global") __attribute__((always_inline)) inline
 #define __device__ inline
 #define __host__
 #define __forceinline__ __attribute__((always_inline)) inline
@@ -81,7 +82,8 @@ KC_BLOCK_FEATURE_(__ballot_sync) unsigned __ballot_sync(unsigned, int);
 KC_BLOCK_FEATURE_(__any_sync) int __any_sync(unsigned, int);
 KC_BLOCK_FEATURE_(__all_sync) int __all_sync(unsigned, int);
 template <typename T>
-KC_BLOCK_FEATURE_(__shfl_sync) T __shfl_sync(unsigned, T, int, int = 32);
+KC_BLOCK_FEATURE_(__shfl_sync)
+T __shfl_sync(unsigned, T, int, int = 32);
 template <typename T>
 KC_BLOCK_FEATURE_(__shfl_up_sync)
 T __shfl_up_sync(unsigned, T, unsigned, int = 32);
@@ -113,18 +115,18 @@ inline T atomicSub(T* p, T v) {
 template <typename T>
 inline T atomicMax(T* p, T v) {
   T old = __atomic_load_n(p, __ATOMIC_RELAXED);
-  while (old < v && !__atomic_compare_exchange_n(p, &old, v, false,
-                                                 __ATOMIC_RELAXED,
-                                                 __ATOMIC_RELAXED)) {
+  while (old < v &&
+         !__atomic_compare_exchange_n(p, &old, v, false, __ATOMIC_RELAXED,
+                                      __ATOMIC_RELAXED)) {
   }
   return old;
 }
 template <typename T>
 inline T atomicMin(T* p, T v) {
   T old = __atomic_load_n(p, __ATOMIC_RELAXED);
-  while (v < old && !__atomic_compare_exchange_n(p, &old, v, false,
-                                                 __ATOMIC_RELAXED,
-                                                 __ATOMIC_RELAXED)) {
+  while (v < old &&
+         !__atomic_compare_exchange_n(p, &old, v, false, __ATOMIC_RELAXED,
+                                      __ATOMIC_RELAXED)) {
   }
   return old;
 }
@@ -165,7 +167,6 @@ inline int __float_as_int(float x) {
   memcpy(&i, &x, sizeof i);
   return i;
 }
-
 
 // The function that runs a kernel on the CPU. On x86-64 it is compiled
 // twice (AVX2/FMA and baseline) and the clone is chosen when the library

@@ -101,8 +101,7 @@ inline std::string SizeGrid(const int64_t* threads, const int64_t* block,
   for (int d = 0; d < 3; ++d) {
     int64_t t = d < rank ? threads[d] : 1;
     int64_t b = d < rank ? block[d] : 1;
-    if (t < 0)
-      return Str("the grid has ", t, " threads along ", kAxis[d]);
+    if (t < 0) return Str("the grid has ", t, " threads along ", kAxis[d]);
     if (t == 0) *empty = true;
     int64_t blocks = t / b + (t % b != 0);
     if (blocks > kMaxBlocks[d])
