@@ -29,6 +29,7 @@
 #include "compiler/frontend/frontend.h"
 #include "compiler/model/json.h"
 #include "compiler/sema/sema.h"
+#include "compiler/util/file_io.h"
 
 namespace kernelc {
 namespace {
@@ -49,13 +50,6 @@ struct Options {
   std::vector<std::string> include_dirs;
   std::vector<std::string> defines;
 };
-
-std::optional<std::string> ReadFile(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return std::nullopt;
-  return std::string(std::istreambuf_iterator<char>(f),
-                     std::istreambuf_iterator<char>());
-}
 
 int Report(const Error& e) {
   if (!e.message.empty()) {
@@ -201,32 +195,9 @@ Result<emit::Output> Generate(Options& o, model::Module* module,
   return emit::EmitPackage(plan.value(), *info);
 }
 
-// Writes `contents` to `path` unless it already holds exactly that; through
-// a temporary file and a rename, so a reader never sees half a file.
-Status WriteIfChanged(const std::string& path, std::string_view contents) {
-  if (std::optional<std::string> old = ReadFile(path); old && *old == contents)
-    return Status();
-  std::string tmp = path + ".kernelc-tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary);
-    f.write(contents.data(), static_cast<std::streamsize>(contents.size()));
-    if (!f) return Error::User(fmt::format("cannot write '{}'", tmp));
-  }
-  if (std::error_code ec = llvm::sys::fs::rename(tmp, path))
-    return Error::User(
-        fmt::format("cannot write '{}': {}", path, ec.message()));
-  return Status();
-}
-
 Status WriteTree(const std::string& dir, const emit::FileMap& files) {
   for (const auto& [rel, contents] : files) {
-    std::string path = dir + "/" + rel;
-    llvm::SmallString<256> parent(path);
-    llvm::sys::path::remove_filename(parent);
-    if (std::error_code ec = llvm::sys::fs::create_directories(parent))
-      return Error::User(fmt::format("cannot create '{}': {}",
-                                     parent.str().str(), ec.message()));
-    Status s = WriteIfChanged(path, contents);
+    Status s = WriteFileIfChanged(dir + "/" + rel, contents);
     if (!s.ok()) return s;
   }
   return Status();

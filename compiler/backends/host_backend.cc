@@ -12,30 +12,13 @@
 #include <iterator>
 #include <set>
 
+#include "compiler/util/file_io.h"
 #include "runtime/embedded_headers.h"
 #include "runtime/embedded_xla_ffi.h"
 
 namespace kernelc::backends {
 
 namespace {
-
-Status WriteFile(const std::string& path, std::string_view contents) {
-  llvm::SmallString<256> dir(path);
-  llvm::sys::path::remove_filename(dir);
-  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
-    return Error::Internal(
-        fmt::format("cannot create {}: {}", dir.str().str(), ec.message()));
-  std::ofstream f(path, std::ios::binary);
-  f.write(contents.data(), static_cast<std::streamsize>(contents.size()));
-  if (!f) return Error::Internal(fmt::format("cannot write {}", path));
-  return Status();
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(f),
-                     std::istreambuf_iterator<char>());
-}
 
 struct RunResult {
   int code = -1;
@@ -55,7 +38,7 @@ RunResult Run(const std::string& program, const std::vector<std::string>& args,
   r.code = llvm::sys::ExecuteAndWait(program, argv, llvm::None, redirects, 0, 0,
                                      &r.error, &failed);
   if (failed) r.code = -1;
-  r.output = ReadFile(log_path);
+  r.output = ReadFile(log_path).value_or("");
   return r;
 }
 
@@ -118,16 +101,18 @@ Status BuildHostLibrary(const HostToolchain& tc, const model::Module& module,
   std::string include = work + "/include";
   std::string host_include = work + "/host_include";
   for (const EmbeddedFile& f : embedded::UserHeaders()) {
-    Status s = WriteFile(fmt::format("{}/{}", work, f.path), f.contents);
+    Status s =
+        WriteFileIfChanged(fmt::format("{}/{}", work, f.path), f.contents);
     if (!s.ok()) return s;
   }
   std::string ffi_include = work + "/xla_ffi";
   for (const EmbeddedFile& f : embedded::XlaFfiHeaders()) {
-    Status s = WriteFile(fmt::format("{}/{}", ffi_include, f.path), f.contents);
+    Status s = WriteFileIfChanged(fmt::format("{}/{}", ffi_include, f.path),
+                                  f.contents);
     if (!s.ok()) return s;
   }
   for (const auto& [path, contents] : generated.build) {
-    Status s = WriteFile(fmt::format("{}/{}", work, path), contents);
+    Status s = WriteFileIfChanged(fmt::format("{}/{}", work, path), contents);
     if (!s.ok()) return s;
   }
 
