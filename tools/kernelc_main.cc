@@ -15,6 +15,7 @@
 #include <llvm/Support/SHA256.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -118,14 +119,17 @@ Result<model::Module> LoadModule(const Options& o) {
 }
 
 // Loads and analyzes; prints diagnostics. The plan points into *module.
-Result<sema::ModulePlan> Analyze(const Options& o, model::Module* module) {
+// `targets`: what will be built; empty for inspect, which only describes.
+Result<sema::ModulePlan> Analyze(const Options& o,
+                                 const std::vector<std::string>& targets,
+                                 model::Module* module) {
   Result<model::Module> m = LoadModule(o);
   if (!m.ok()) return m.error();
   *module = std::move(m).value();
   diag::DiagnosticSink diags;
   Result<sema::ModulePlan> plan = sema::Analyze(*module, diags);
-  if (plan.ok() && o.target.find("cpu") != std::string::npos)
-    backends::CheckCpuKernels(*module, diags);
+  bool cpu = std::find(targets.begin(), targets.end(), "cpu") != targets.end();
+  if (plan.ok() && cpu) backends::CheckCpuKernels(*module, diags);
   PrintDiagnostics(diags);
   if (diags.has_errors()) return Error::User("");
   if (module->kernels.empty())
@@ -184,7 +188,7 @@ Result<emit::Output> Generate(Options& o, model::Module* module,
   if (!emit::Namer::IsValidPackageName(o.name))
     return Error::User(fmt::format(
         "'{}' is not a valid Python package name: use --name", o.name));
-  Result<sema::ModulePlan> plan = Analyze(o, module);
+  Result<sema::ModulePlan> plan = Analyze(o, targets.value(), module);
   if (!plan.ok()) return plan.error();
   info->version = kVersion;
   info->package = o.name;
@@ -205,7 +209,7 @@ Status WriteTree(const std::string& dir, const emit::FileMap& files) {
 
 int CmdInspect(Options& o) {
   model::Module m;
-  Result<sema::ModulePlan> plan = Analyze(o, &m);
+  Result<sema::ModulePlan> plan = Analyze(o, /*targets=*/{}, &m);
   if (!plan.ok()) return Report(plan.error());
   fmt::print("{}", model::ToCanonicalJson(m));
   return kOk;
