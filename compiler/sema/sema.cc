@@ -194,24 +194,28 @@ class KernelAnalyzer {
   // references, so each tensor has a rank and one DimSpec per dimension.
   void ResolveShapes() {
     specs_.resize(k_.params.size());
-    state_.assign(k_.params.size(), 0);
+    state_.assign(k_.params.size(), Resolution::kPending);
     for (size_t i = 0; i < k_.params.size(); ++i)
       if (model::IsTensor(k_.params[i].role)) Resolve(static_cast<int>(i));
   }
 
+  bool Resolved(size_t i) const {
+    return i < state_.size() && state_[i] == Resolution::kResolved;
+  }
+
   bool Resolve(int i) {
-    if (state_[i] == 2) return resolved_ok_[i];
+    if (state_[i] == Resolution::kResolved) return true;
+    if (state_[i] == Resolution::kFailed) return false;
     const Param& p = k_.params[i];
-    if (state_[i] == 1) {
+    if (state_[i] == Resolution::kInProgress) {
       Error(p.shape->loc, fmt::format("the shape of '{}' refers to itself "
                                       "through other tensors' shapes",
                                       p.name));
       return false;
     }
-    state_[i] = 1;
+    state_[i] = Resolution::kInProgress;
     bool ok = ResolveOne(i);
-    state_[i] = 2;
-    resolved_ok_[i] = ok;
+    state_[i] = ok ? Resolution::kResolved : Resolution::kFailed;
     if (ok) plan_.params[i].rank = static_cast<int>(specs_[i].size());
     return ok;
   }
@@ -287,7 +291,7 @@ class KernelAnalyzer {
     std::set<std::string> bound;
     for (size_t i = 0; i < k_.params.size(); ++i) {
       const Param& p = k_.params[i];
-      if (!IsInput(p.role) || !resolved_ok_[i]) continue;
+      if (!IsInput(p.role) || !Resolved(i)) continue;
       ParamPlan& pp = plan_.params[i];
       for (size_t d = 0; d < specs_[i].size(); ++d) {
         const DimSpec& s = specs_[i][d];
@@ -403,7 +407,7 @@ class KernelAnalyzer {
   void AnalyzeOutputs() {
     for (size_t i = 0; i < k_.params.size(); ++i) {
       const Param& p = k_.params[i];
-      if (p.role != Role::kOut || !resolved_ok_[i]) continue;
+      if (p.role != Role::kOut || !Resolved(i)) continue;
       ParamPlan& pp = plan_.params[i];
       for (const DimSpec& s : specs_[i]) {
         if (s.any) {
@@ -562,8 +566,9 @@ class KernelAnalyzer {
   KernelPlan plan_;
   bool params_ok_ = true;
   std::vector<std::vector<DimSpec>> specs_;
-  std::vector<int> state_;
-  std::map<int, bool> resolved_ok_;
+  // Shape resolution per parameter; non-tensors stay kPending.
+  enum class Resolution { kPending, kInProgress, kResolved, kFailed };
+  std::vector<Resolution> state_;
   std::vector<std::pair<int, int>> pending_checks_;
 };
 
