@@ -1,8 +1,9 @@
 // kernelc: compiles annotated kernels into a Python package of JAX ops.
 //
-//   kernelc build SRC... -o OUTDIR [--name PKG] [--target cpu] [-I DIR] [-D
-//   N[=V]] kernelc inspect SRC... kernelc emit SRC... -o DIR       generated
-//   sources only, no compiler run
+//   kernelc build SRC... -o OUTDIR [--name PKG] [--target cpu|cuda|cpu,cuda]
+//       [--cuda-arch sm_80,sm_90] [--use-fast-math] [-I DIR] [-D N[=V]]
+//   kernelc inspect SRC...
+//   kernelc emit SRC... -o DIR       generated sources only
 //
 // Exit codes: 0 success, 1 errors in the user's input (diagnostics printed),
 // 2 internal or toolchain failures.
@@ -24,6 +25,7 @@
 #include <set>
 
 #include "compiler/backends/host_backend.h"
+#include "compiler/backends/nvrtc_backend.h"
 #include "compiler/diag/diagnostic.h"
 #include "compiler/emit/emit.h"
 #include "compiler/emit/namer.h"
@@ -48,6 +50,7 @@ struct Options {
   std::string name;
   std::string target = "cpu";
   std::string cuda_arch;
+  bool fast_math = false;
   std::vector<std::string> include_dirs;
   std::vector<std::string> defines;
 };
@@ -141,7 +144,8 @@ Result<sema::ModulePlan> Analyze(const Options& o,
 }
 
 std::string ContentHash(const Options& o, const model::Module& m,
-                        const std::vector<std::string>& targets) {
+                        const emit::BuildInfo& info) {
+  const std::vector<std::string>& targets = info.targets;
   llvm::SHA256 h;
   auto add = [&h](std::string_view field, std::string_view value) {
     h.update(fmt::format("{}:{}:", field, value.size()));
@@ -156,6 +160,10 @@ std::string ContentHash(const Options& o, const model::Module& m,
   for (const std::string& i : o.include_dirs) add("include", i);
   add("model", model::ToCanonicalJson(m));
   for (const std::string& s : m.sources) add(s, ReadFile(s).value_or(""));
+  // The CUDA binaries stand for NVRTC's version, flags and included headers.
+  if (!info.cuda_toolchain.empty()) add("cuda", info.cuda_toolchain);
+  for (const emit::CudaBinary& b : info.cuda_binaries)
+    for (const emit::CudaImage& im : b.images) add(b.source, im.sha256);
   return llvm::toHex(h.final(), /*LowerCase=*/true);
 }
 
@@ -163,18 +171,64 @@ Result<std::vector<std::string>> ParseTargets(const Options& o) {
   std::vector<std::string> targets;
   for (llvm::StringRef t : llvm::split(o.target, ',')) {
     std::string s = t.trim().str();
-    if (s == "cuda")
-      return Error::User(
-          "target 'cuda' is not available in this kernelc: build with "
-          "--target cpu");
-    if (s != "cpu")
+    if (s != "cpu" && s != "cuda")
       return Error::User(
           fmt::format("unknown target '{}' (expected cpu or cuda)", s));
-    targets.push_back(s);
+    if (std::find(targets.begin(), targets.end(), s) == targets.end())
+      targets.push_back(s);
   }
-  if (!o.cuda_arch.empty())
+  std::sort(targets.begin(), targets.end());  // "cpu" before "cuda"
+  bool cuda =
+      std::find(targets.begin(), targets.end(), "cuda") != targets.end();
+  if (!o.cuda_arch.empty() && !cuda)
     return Error::User("--cuda-arch needs the cuda target");
+  if (o.fast_math && !cuda)
+    return Error::User("--use-fast-math needs the cuda target");
   return targets;
+}
+
+// The default architectures of the cuda target.
+constexpr const char* kDefaultCudaArchs = "sm_80,sm_90";
+
+// Compiles the kernels for CUDA with NVRTC; fills info's cuda fields.
+Status CompileCudaTarget(const Options& o, const model::Module& m,
+                         emit::BuildInfo* info) {
+  // A host kernel has no GPU form.
+  bool cpu = emit::HasTarget(*info, "cpu");
+  diag::DiagnosticSink diags;
+  for (const model::Kernel& k : m.kernels)
+    if (k.kind == model::KernelKind::kHost && !cpu)
+      diags.Error(k.loc, fmt::format("host kernel '{}' (KC_KERNEL) runs only "
+                                     "on the CPU: build with --target "
+                                     "cpu,cuda",
+                                     k.name));
+  if (diags.has_errors()) {
+    PrintDiagnostics(diags);
+    return Error::User("");
+  }
+  Result<backends::Nvrtc> nvrtc = backends::FindNvrtc();
+  if (!nvrtc.ok()) return nvrtc.error();
+  Result<std::vector<int>> archs = backends::ParseCudaArchs(
+      o.cuda_arch.empty() ? kDefaultCudaArchs : o.cuda_arch, nvrtc.value());
+  if (!archs.ok()) return archs.error();
+  backends::CudaBuild cb;
+  cb.archs = archs.value();
+  cb.fast_math = o.fast_math;
+  for (const std::string& d : o.include_dirs) {
+    llvm::SmallString<256> abs(d);
+    llvm::sys::fs::make_absolute(abs);
+    cb.include_dirs.push_back(std::string(abs));
+  }
+  cb.defines = o.defines;
+  Result<std::vector<emit::CudaBinary>> bins =
+      backends::CompileCuda(nvrtc.value(), m, cb, diags);
+  PrintDiagnostics(diags);
+  if (!bins.ok()) return bins.error();
+  info->cuda_archs = cb.archs;
+  info->cuda_fast_math = cb.fast_math;
+  info->cuda_binaries = std::move(bins).value();
+  info->cuda_toolchain = "nvrtc " + nvrtc.value().version();
+  return Status();
 }
 
 Result<emit::Output> Generate(Options& o, model::Module* module,
@@ -195,7 +249,11 @@ Result<emit::Output> Generate(Options& o, model::Module* module,
   info->ffi_api = kFfiApi;
   info->jaxlib_floor = kJaxlibFloor;
   info->targets = targets.value();
-  info->content_hash = ContentHash(o, *module, info->targets);
+  if (emit::HasTarget(*info, "cuda")) {
+    Status s = CompileCudaTarget(o, *module, info);
+    if (!s.ok()) return s.error();
+  }
+  info->content_hash = ContentHash(o, *module, *info);
   return emit::EmitPackage(plan.value(), *info);
 }
 
@@ -315,7 +373,10 @@ int main(int argc, char** argv) {
                     "package name (default: the first source's stem)");
   build->add_option("--target", o.target, "cpu (default), cuda or cpu,cuda");
   build->add_option("--cuda-arch", o.cuda_arch,
-                    "sm_80,sm_90,... (cuda target)");
+                    "sm_80,sm_90,... (cuda target; default sm_80,sm_90): a "
+                    "cubin for each, and PTX for the newest");
+  build->add_flag("--use-fast-math", o.fast_math,
+                  "compile CUDA kernels with NVRTC's --use_fast_math");
 
   CLI::App* inspect =
       app.add_subcommand("inspect", "print the kernel model as canonical JSON");
@@ -328,7 +389,10 @@ int main(int argc, char** argv) {
   AddCommonOptions(emit, o);
   emit->add_option("-o", o.out_dir, "output directory")->required();
   emit->add_option("--name", o.name, "package name");
-  emit->add_option("--target", o.target, "cpu (default)");
+  emit->add_option("--target", o.target, "cpu (default), cuda or cpu,cuda");
+  emit->add_option("--cuda-arch", o.cuda_arch, "sm_80,sm_90,... (cuda target)");
+  emit->add_flag("--use-fast-math", o.fast_math,
+                 "compile CUDA kernels with NVRTC's --use_fast_math");
 
   // CLI11 would only say that a subcommand is required.
   if (argc > 1 && argv[1][0] != '-' && std::string_view(argv[1]) != "build" &&

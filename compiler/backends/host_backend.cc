@@ -174,6 +174,13 @@ Status BuildHostLibrary(const HostToolchain& tc, const model::Module& module,
       compile("shim.cc", {"-O2", "-isystem", include, "-isystem", ffi_include},
               /*user_code=*/false);
   if (!s.ok()) return s;
+  // The CUDA target: the embedded binaries; the shim dlopens libcuda.
+  const bool cuda = generated.build.count("cuda_images.cc") > 0;
+  if (cuda) {
+    s = compile("cuda_images.cc", {"-O0", "-isystem", include},
+                /*user_code=*/false);
+    if (!s.ok()) return s;
+  }
 
   // --no-undefined: a kernel calling a function nobody defines (say, one
   // that exists only on the GPU) fails here, not when Python loads the
@@ -182,6 +189,7 @@ Status BuildHostLibrary(const HostToolchain& tc, const model::Module& module,
                                    build.library_path, "-Wl,--build-id=sha1",
                                    "-Wl,-O1",          "-Wl,--no-undefined"};
   link.insert(link.end(), objects.begin(), objects.end());
+  if (cuda) link.push_back("-ldl");
   RunResult r = Run(tc.cxx, link, log);
   if (r.code < 0)
     return Error::Internal(fmt::format("cannot run {}: {}", tc.cxx, r.error));

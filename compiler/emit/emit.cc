@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -195,6 +196,14 @@ std::string InitLiteral(const Param& p, const sema::InitValue& v) {
   return fmt::format("static_cast<{}>(INT64_C({}))", cpp, v.integer);
 }
 
+// Where a CUDA handler finds its kernel: the source's module cache (a
+// function in the shim) and the kernel's slot in it.
+struct CudaSlot {
+  std::string cache;  // the cache accessor's name
+  int slot = 0;       // the kernel's index in the module's kernel list
+  int fill_slot = 0;  // the index of kc_fill_u64
+};
+
 class KernelEmitter {
  public:
   KernelEmitter(const KernelPlan& kp, const Namer& namer)
@@ -219,7 +228,58 @@ class KernelEmitter {
   }
 
   Result<std::string> Handler(const std::string& impl) const {
+    return Handler(impl, nullptr);
+  }
+
+  // The handler for a platform: the CPU one when `cuda` is null, else the
+  // CUDA one, which launches from the module `cuda` describes.
+  Result<std::string> Handler(const std::string& impl,
+                              const CudaSlot* cuda) const {
+    std::vector<std::string> params = ImplParams(cuda != nullptr);
+    Result<std::string> body = HandlerBody(cuda);
+    if (!body.ok()) return body;
+    return FillTemplate(
+        "cpp/handler.cc.tmpl",
+        {{"kernel", k_.name},
+         {"source", k_.source},
+         {"platform", cuda ? "CUDA" : "cpu"},
+         {"impl", impl},
+         {"impl_params",
+          params.empty()
+              ? ""
+              : "\n    " + fmt::format("{}", fmt::join(params, ",\n    "))},
+         {"body", body.value()}});
+  }
+
+  // The CUDA initialize-stage handler: loads the module.
+  Result<std::string> CudaInitHandler(const std::string& impl,
+                                      const CudaSlot& cuda) const {
+    std::vector<std::string> params = ImplParams(true);
+    return FillTemplate(
+        "cpp/cuda_init_handler.cc.tmpl",
+        {{"kernel", k_.name},
+         {"impl", impl},
+         {"impl_params",
+          "\n    " + fmt::format("{}", fmt::join(params, ",\n    "))},
+         {"module", cuda.cache + "()"},
+         {"slot", std::to_string(cuda.slot)}});
+  }
+
+  Result<std::string> CudaRegistration(const std::string& init_impl,
+                                       const std::string& impl) const {
+    return FillTemplate(
+        "cpp/cuda_registration.cc.tmpl",
+        {{"kernel", k_.name},
+         {"init_symbol", namer_.HandlerSymbol(k_.name, "cuda_init")},
+         {"init_impl", init_impl},
+         {"symbol", namer_.HandlerSymbol(k_.name, "cuda")},
+         {"impl", impl},
+         {"bindings", Bindings()}});
+  }
+
+  std::vector<std::string> ImplParams(bool cuda) const {
     std::vector<std::string> params;
+    if (cuda) params.push_back("CUstream kc_stream");
     for (const Param& p : k_.params) {
       if (IsInput(p.role))
         params.push_back("ffi::AnyBuffer " + Namer::CppLocal("b", p.name));
@@ -231,22 +291,10 @@ class KernelEmitter {
       if (IsResult(p.role))
         params.push_back("ffi::Result<ffi::AnyBuffer> " +
                          Namer::CppLocal("r", p.name));
-    Result<std::string> body = HandlerBody();
-    if (!body.ok()) return body;
-    return FillTemplate(
-        "cpp/handler.cc.tmpl",
-        {{"kernel", k_.name},
-         {"source", k_.source},
-         {"platform", "cpu"},
-         {"impl", impl},
-         {"impl_params",
-          params.empty()
-              ? ""
-              : "\n    " + fmt::format("{}", fmt::join(params, ",\n    "))},
-         {"body", body.value()}});
+    return params;
   }
 
-  Result<std::string> Registration(const std::string& impl) const {
+  std::string Bindings() const {
     std::string bindings;
     for (const Param& p : k_.params) {
       if (IsInput(p.role))
@@ -257,6 +305,11 @@ class KernelEmitter {
     }
     for (const Param& p : k_.params)
       if (IsResult(p.role)) bindings += "\n        .Ret<ffi::AnyBuffer>()";
+    return bindings;
+  }
+
+  Result<std::string> Registration(const std::string& impl) const {
+    std::string bindings = Bindings();
     return FillTemplate("cpp/registration.cc.tmpl",
                         {{"kernel", k_.name},
                          {"symbol", namer_.HandlerSymbol(k_.name, "cpu")},
@@ -474,7 +527,7 @@ class KernelEmitter {
   }
 
  private:
-  Result<std::string> HandlerBody() const {
+  Result<std::string> HandlerBody(const CudaSlot* cuda) const {
     Snippets s;
     expr::Resolver r = CppResolver(kp_);
     const std::string& kernel = k_.name;
@@ -549,18 +602,42 @@ class KernelEmitter {
     s.Add("cpp/expressions_ok.cc.tmpl", {{"kernel", kernel}});
     // In-place parameters: XLA aliases the result to the argument; should it
     // ever hand over distinct buffers, start from the argument's values.
+    if (cuda) {
+      s.Add("cpp/cuda_function.cc.tmpl", {{"module", cuda->cache + "()"},
+                                          {"slot", std::to_string(cuda->slot)},
+                                          {"kernel", kernel}});
+      bool fills = false;
+      for (const sema::ParamPlan& pp : kp_.params) fills |= pp.init.has_value();
+      if (fills)
+        s.Add("cpp/cuda_fill_function.cc.tmpl",
+              {{"module", cuda->cache + "()"},
+               {"slot", std::to_string(cuda->fill_slot)},
+               {"kernel", kernel}});
+    }
     for (const Param& p : k_.params)
-      if (p.role == Role::kInMut)
-        s.Add(
-            "cpp/inmut_copy.cc.tmpl",
-            {{"result", BufferVar(p)}, {"arg", Namer::CppLocal("b", p.name)}});
+      if (p.role == Role::kInMut) {
+        if (cuda)
+          s.Add("cpp/cuda_inmut_copy.cc.tmpl",
+                {{"result", BufferVar(p)},
+                 {"arg", Namer::CppLocal("b", p.name)},
+                 {"kernel", kernel},
+                 {"param", p.name}});
+        else
+          s.Add("cpp/inmut_copy.cc.tmpl",
+                {{"result", BufferVar(p)},
+                 {"arg", Namer::CppLocal("b", p.name)}});
+      }
     for (size_t i = 0; i < k_.params.size(); ++i) {
       const Param& p = k_.params[i];
       if (!kp_.params[i].init) continue;
-      s.Add("cpp/init_fill.cc.tmpl",
-            {{"ctype", std::string(model::DTypeCppName(p.dtype))},
-             {"buffer", BufferVar(p)},
-             {"value", InitLiteral(p, *kp_.params[i].init)}});
+      Vars v = {{"ctype", std::string(model::DTypeCppName(p.dtype))},
+                {"buffer", BufferVar(p)},
+                {"value", InitLiteral(p, *kp_.params[i].init)}};
+      if (cuda) {
+        v["kernel"] = kernel;
+        v["param"] = p.name;
+      }
+      s.Add(cuda ? "cpp/cuda_init_fill.cc.tmpl" : "cpp/init_fill.cc.tmpl", v);
     }
     std::vector<std::string> args;
     if (grid) {
@@ -584,9 +661,38 @@ class KernelEmitter {
                                    Namer::CppLocal("d", p.name)));
       }
     }
-    s.Add("cpp/call_entry.cc.tmpl",
-          {{"entry", namer_.CpuEntrySymbol(k_.name)},
-           {"args", fmt::format("{}", fmt::join(args, ", "))}});
+    if (cuda) {
+      // Each argument in a local of the kernel parameter's type; the launch
+      // passes their addresses.
+      std::vector<std::string> decls, refs;
+      size_t a = grid ? 1 : 0;  // args[0] is the CPU launch record
+      for (size_t i = 0; i < k_.params.size(); ++i) {
+        const Param& p = k_.params[i];
+        std::string local = Namer::CppLocal("kc_arg", p.name);
+        if (model::IsTensor(p.role) && p.access == Access::kView) {
+          decls.push_back(fmt::format(
+              "::kc::cuda::View<{0}> {1} = ::kc::cuda::MakeView<{0}>({2}, "
+              "{3}.dimensions());",
+              kp_.params[i].rank, local, args[a], BufferVar(p)));
+          a += 2;
+        } else if (model::IsTensor(p.role)) {
+          decls.push_back(fmt::format("void* {} = {};", local, args[a++]));
+        } else {
+          decls.push_back(fmt::format(
+              "{} {} = {};", model::DTypeCppName(p.dtype), local, args[a++]));
+        }
+        refs.push_back("&" + local);
+      }
+      refs.push_back("nullptr");  // never an empty array
+      s.Add("cpp/cuda_launch.cc.tmpl",
+            {{"arg_decls", fmt::format("{}", fmt::join(decls, "\n"))},
+             {"arg_refs", fmt::format("{}", fmt::join(refs, ", "))},
+             {"kernel", kernel}});
+    } else {
+      s.Add("cpp/call_entry.cc.tmpl",
+            {{"entry", namer_.CpuEntrySymbol(k_.name)},
+             {"args", fmt::format("{}", fmt::join(args, ", "))}});
+    }
     if (!s.ok()) return s.error();
     std::string text = s.text();
     text.pop_back();  // the handler template ends the line
@@ -606,6 +712,17 @@ std::string Stem(const std::string& path) {
 }
 
 }  // namespace
+
+bool HasTarget(const BuildInfo& info, std::string_view target) {
+  return std::find(info.targets.begin(), info.targets.end(), target) !=
+         info.targets.end();
+}
+
+std::string CudaImageName(const CudaBinary& b, const CudaImage& im) {
+  return fmt::format("{}_{}.{}_{}.{}", b.source_index, Stem(b.source),
+                     im.is_ptx ? "compute" : "sm", im.sm,
+                     im.is_ptx ? "ptx" : "cubin");
+}
 
 std::string HostSourceName(const std::string& source, int source_index) {
   return fmt::format("host_{}_{}.cc", source_index, Stem(source));
@@ -648,26 +765,64 @@ Result<Output> EmitPackage(const sema::ModulePlan& plan,
   Namer namer(info.package, info.content_hash);
   Output out;
 
+  const bool cpu = HasTarget(info, "cpu");
+  const bool cuda = HasTarget(info, "cuda");
+  // The CUDA module of each source, by source; each kernel's slot in it.
+  std::map<std::string, const CudaBinary*> binaries;
+  for (const CudaBinary& b : info.cuda_binaries) binaries[b.source] = &b;
+
   std::vector<std::string> entry_decls, handlers, registrations;
   std::vector<std::string> py_registrations, py_functions, py_stubs, all;
   std::map<std::string, std::vector<std::string>> entries_by_source;
   for (const KernelPlan& kp : plan.kernels) {
     KernelEmitter e(kp, namer);
     const std::string& name = kp.kernel->name;
-    std::string impl = fmt::format("{}_cpu_impl", name);
-    entry_decls.push_back(e.EntryDecl());
-    Result<std::string> h = e.Handler(impl);
-    if (!h.ok()) return h.error();
-    handlers.push_back(h.value());
-    Result<std::string> reg = e.Registration(impl);
-    if (!reg.ok()) return reg.error();
-    registrations.push_back(reg.value());
-    Result<std::string> entry = e.Entry();
-    if (!entry.ok()) return entry.error();
-    entries_by_source[kp.kernel->source].push_back(entry.value());
-    py_registrations.push_back(fmt::format(
-        "_kc.register(_LIBRARY, {}, {}, \"cpu\")\n",
-        Quote(namer.FfiTarget(name)), Quote(namer.HandlerSymbol(name, "cpu"))));
+    if (cpu) {
+      std::string impl = fmt::format("{}_cpu_impl", name);
+      entry_decls.push_back(e.EntryDecl());
+      Result<std::string> h = e.Handler(impl);
+      if (!h.ok()) return h.error();
+      handlers.push_back(h.value());
+      Result<std::string> reg = e.Registration(impl);
+      if (!reg.ok()) return reg.error();
+      registrations.push_back(reg.value());
+      Result<std::string> entry = e.Entry();
+      if (!entry.ok()) return entry.error();
+      entries_by_source[kp.kernel->source].push_back(entry.value());
+      py_registrations.push_back(
+          fmt::format("_kc.register(_LIBRARY, {}, {}, \"cpu\")\n",
+                      Quote(namer.FfiTarget(name)),
+                      Quote(namer.HandlerSymbol(name, "cpu"))));
+    }
+    if (cuda && kp.kernel->kind == model::KernelKind::kGlobal) {
+      auto it = binaries.find(kp.kernel->source);
+      if (it == binaries.end())
+        return Error::Internal(fmt::format(
+            "no CUDA binary for kernel '{}' of {}", name, kp.kernel->source));
+      const CudaBinary& b = *it->second;
+      CudaSlot slot;
+      slot.cache = fmt::format("kc_cuda_cache_{}", b.source_index);
+      slot.slot =
+          static_cast<int>(std::find(b.kernels.begin(), b.kernels.end(), name) -
+                           b.kernels.begin());
+      slot.fill_slot = static_cast<int>(b.kernels.size());
+      std::string impl = fmt::format("{}_cuda_impl", name);
+      std::string init_impl = fmt::format("{}_cuda_init_impl", name);
+      Result<std::string> ih = e.CudaInitHandler(init_impl, slot);
+      if (!ih.ok()) return ih.error();
+      handlers.push_back(ih.value());
+      Result<std::string> h = e.Handler(impl, &slot);
+      if (!h.ok()) return h.error();
+      handlers.push_back(h.value());
+      Result<std::string> reg = e.CudaRegistration(init_impl, impl);
+      if (!reg.ok()) return reg.error();
+      registrations.push_back(reg.value());
+      py_registrations.push_back(
+          fmt::format("_kc.register_cuda(_LIBRARY, {}, {}, {})\n",
+                      Quote(namer.FfiTarget(name)),
+                      Quote(namer.HandlerSymbol(name, "cuda_init")),
+                      Quote(namer.HandlerSymbol(name, "cuda"))));
+    }
     Result<std::string> f = e.PyFunction();
     if (!f.ok()) return f.error();
     py_functions.push_back(f.value());
@@ -677,12 +832,83 @@ Result<Output> EmitPackage(const sema::ModulePlan& plan,
     all.push_back(Quote(Namer::Python(name)));
   }
 
+  // The CUDA side of the shim: the modules' declarations and caches.
+  std::string cuda_support;
+  if (cuda && !info.cuda_binaries.empty()) {
+    std::vector<std::string> decls, caches;
+    for (const CudaBinary& b : info.cuda_binaries) {
+      std::string module = namer.CudaModuleSymbol(b.source_index);
+      decls.push_back(fmt::format("extern const kc_cuda_module {};", module));
+      Result<std::string> cache = FillTemplate(
+          "cpp/cuda_module_cache.cc.tmpl",
+          {{"source", b.source},
+           {"cache", fmt::format("kc_cuda_cache_{}", b.source_index)},
+           {"module", module}});
+      if (!cache.ok()) return cache.error();
+      caches.push_back(cache.value());
+    }
+    Result<std::string> support = FillTemplate(
+        "cpp/cuda_support.cc.tmpl",
+        {{"module_decls", fmt::format("{}", fmt::join(decls, "\n"))},
+         {"module_caches", fmt::format("{}", fmt::join(caches, "\n"))}});
+    if (!support.ok()) return support.error();
+    cuda_support = support.value();
+    cuda_support.pop_back();
+
+    std::vector<std::string> sets;
+    for (const CudaBinary& b : info.cuda_binaries) {
+      std::string module = namer.CudaModuleSymbol(b.source_index);
+      std::vector<std::string> arrays, entries, kernels;
+      for (size_t i = 0; i < b.images.size(); ++i) {
+        const CudaImage& im = b.images[i];
+        std::string bytes = im.data;
+        if (im.is_ptx)
+          bytes.push_back('\0');  // cuModuleLoadData reads a C string
+        std::string hex;
+        for (size_t j = 0; j < bytes.size(); ++j) {
+          hex += fmt::format("{}0x{:02x},", j % 16 == 0 ? "\n    " : " ",
+                             static_cast<unsigned char>(bytes[j]));
+        }
+        std::string array = fmt::format("{}_image_{}", module, i);
+        arrays.push_back(fmt::format(
+            "// {} ({} bytes, sha256 {})\nstatic const unsigned char {}[] = "
+            "{{{}\n}};",
+            CudaImageName(b, im), im.data.size(), im.sha256, array, hex));
+        entries.push_back(fmt::format("    {{{}, {}, {}, sizeof({})}},", im.sm,
+                                      im.is_ptx ? 1 : 0, array, array));
+      }
+      for (const std::string& l : b.lowered)
+        kernels.push_back(fmt::format("    {},", Quote(l)));
+      kernels.push_back("    \"kc_fill_u64\",");
+      Result<std::string> set = FillTemplate(
+          "cpp/cuda_image_set.cc.tmpl",
+          {{"source", Escape(b.source)},
+           {"symbol", module},
+           {"arrays", fmt::format("{}", fmt::join(arrays, "\n"))},
+           {"entries", fmt::format("{}", fmt::join(entries, "\n"))},
+           {"kernels", fmt::format("{}", fmt::join(kernels, "\n"))},
+           {"num_images", std::to_string(b.images.size())},
+           {"num_kernels", std::to_string(b.kernels.size() + 1)}});
+      if (!set.ok()) return set.error();
+      sets.push_back(set.value());
+      for (const CudaImage& im : b.images)
+        out.build["cuda/" + CudaImageName(b, im)] = im.data;
+    }
+    Result<std::string> images =
+        FillTemplate("cpp/cuda_images.cc.tmpl",
+                     {{"banner", Banner(info, m.sources, "//")},
+                      {"images", fmt::format("{}", fmt::join(sets, ""))}});
+    if (!images.ok()) return images.error();
+    out.build["cuda_images.cc"] = images.value();
+  }
+
   std::string abi = std::to_string(KC_RUNTIME_ABI_VERSION);
   Result<std::string> shim = FillTemplate(
       "cpp/shim.cc.tmpl",
       {{"banner", Banner(info, m.sources, "//")},
        {"package", info.package},
        {"abi_version", abi},
+       {"cuda_support", cuda_support},
        {"entry_decls", fmt::format("{}", fmt::join(entry_decls, "\n"))},
        {"handlers", fmt::format("{}", fmt::join(handlers, ""))},
        {"registrations", fmt::format("{}", fmt::join(registrations, "\n"))}});
@@ -736,8 +962,11 @@ Result<Output> EmitPackage(const sema::ModulePlan& plan,
   for (const KernelPlan& kp : plan.kernels) {
     const std::string& name = kp.kernel->name;
     nlohmann::json handlers_json = nlohmann::json::object();
-    for (const std::string& t : info.targets)
+    for (const std::string& t : info.targets) {
+      if (t == "cuda" && kp.kernel->kind != model::KernelKind::kGlobal)
+        continue;  // host kernels run on the CPU only
       handlers_json[t] = namer.HandlerSymbol(name, t);
+    }
     kernels.push_back({{"name", name},
                        {"python_name", Namer::Python(name)},
                        {"ffi_target", namer.FfiTarget(name)},
@@ -755,6 +984,26 @@ Result<Output> EmitPackage(const sema::ModulePlan& plan,
       {"kernels", kernels},
       {"model", model::ToJson(m)},
   };
+  if (cuda) {
+    nlohmann::json archs = nlohmann::json::array();
+    for (int a : info.cuda_archs) archs.push_back(fmt::format("sm_{}", a));
+    nlohmann::json bins = nlohmann::json::array();
+    for (const CudaBinary& b : info.cuda_binaries) {
+      nlohmann::json images = nlohmann::json::array();
+      for (const CudaImage& im : b.images)
+        images.push_back(
+            {{"arch",
+              fmt::format("{}_{}", im.is_ptx ? "compute" : "sm", im.sm)},
+             {"format", im.is_ptx ? "ptx" : "cubin"},
+             {"bytes", im.data.size()},
+             {"sha256", im.sha256}});
+      bins.push_back(
+          {{"source", b.source}, {"kernels", b.lowered}, {"images", images}});
+    }
+    manifest["cuda"] = {{"archs", archs},
+                        {"fast_math", info.cuda_fast_math},
+                        {"binaries", bins}};
+  }
   out.package["kernelc.json"] = manifest.dump(2) + "\n";
   return out;
 }

@@ -5,6 +5,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "compiler/sema/sema.h"
@@ -16,6 +17,23 @@ namespace kernelc::emit {
 // deterministic.
 using FileMap = std::map<std::string, std::string>;
 
+// One NVRTC output: a cubin for sm_<sm>, or PTX for compute_<sm>.
+struct CudaImage {
+  int sm = 0;
+  bool is_ptx = false;
+  std::string data;    // PTX without a terminating NUL
+  std::string sha256;  // hex, of data
+};
+
+// The CUDA binaries of one kernel source.
+struct CudaBinary {
+  std::string source;                // as in Module::sources
+  int source_index = 0;              // its index there
+  std::vector<std::string> kernels;  // __global__ kernels, source order
+  std::vector<std::string> lowered;  // their lowered (mangled) names
+  std::vector<CudaImage> images;     // cubins by arch, then the PTX
+};
+
 struct BuildInfo {
   std::string version;       // kernelc's version
   std::string package;       // Python package name
@@ -23,6 +41,12 @@ struct BuildInfo {
   std::string ffi_api;       // XLA FFI API version of the headers, "0.2"
   std::string jaxlib_floor;  // jaxlib those headers come from, "0.8.1"
   std::vector<std::string> targets;  // "cpu", ...
+  // The cuda target: the architectures (80 for sm_80), and the compiled
+  // binaries of each source that has __global__ kernels.
+  std::vector<int> cuda_archs;
+  bool cuda_fast_math = false;
+  std::string cuda_toolchain;  // "nvrtc 13.0"
+  std::vector<CudaBinary> cuda_binaries;
 };
 
 struct Output {
@@ -33,6 +57,13 @@ struct Output {
 // The kernels' CPU entry points for one source file, compiled with it:
 // build/<stem>.host.cc. `source_index` indexes module->sources.
 std::string HostSourceName(const std::string& source, int source_index);
+
+// Whether the build includes a target ("cpu", "cuda").
+bool HasTarget(const BuildInfo& info, std::string_view target);
+
+// The raw binaries of one source, for reading and for ptxas:
+// build/cuda/<index>_<stem>.sm_80.cubin, ....compute_90.ptx.
+std::string CudaImageName(const CudaBinary& b, const CudaImage& im);
 
 Result<Output> EmitPackage(const sema::ModulePlan& plan, const BuildInfo& info);
 

@@ -1,0 +1,354 @@
+#include "compiler/backends/nvrtc_backend.h"
+
+#include <dlfcn.h>
+#include <fmt/format.h>
+#include <llvm/ADT/SmallString.h>
+#include <llvm/ADT/StringExtras.h>
+#include <llvm/ADT/StringRef.h>
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/Path.h>
+#include <llvm/Support/SHA256.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <regex>
+#include <set>
+
+#include "compiler/util/file_io.h"
+#include "runtime/embedded_headers.h"
+
+namespace kernelc::backends {
+
+// NVRTC's C API (nvrtc.h), resolved with dlsym. nvrtcResult is an int enum
+// and nvrtcProgram an opaque pointer.
+struct Nvrtc::Api {
+  using Program = struct _nvrtcProgram*;
+  const char* (*GetErrorString)(int);
+  int (*Version)(int*, int*);
+  int (*GetNumSupportedArchs)(int*);
+  int (*GetSupportedArchs)(int*);
+  int (*CreateProgram)(Program*, const char*, const char*, int,
+                       const char* const*, const char* const*);
+  int (*DestroyProgram)(Program*);
+  int (*AddNameExpression)(Program, const char*);
+  int (*CompileProgram)(Program, int, const char* const*);
+  int (*GetLoweredName)(Program, const char*, const char**);
+  int (*GetProgramLogSize)(Program, size_t*);
+  int (*GetProgramLog)(Program, char*);
+  int (*GetPTXSize)(Program, size_t*);
+  int (*GetPTX)(Program, char*);
+  int (*GetCUBINSize)(Program, size_t*);
+  int (*GetCUBIN)(Program, char*);
+};
+
+Nvrtc::~Nvrtc() = default;  // the library stays loaded for the process
+Nvrtc::Nvrtc(Nvrtc&&) noexcept = default;
+
+namespace {
+
+// Candidate NVRTC libraries with the toolkit include directory beside each,
+// in search order.
+std::vector<std::pair<std::string, std::string>> Candidates() {
+  std::vector<std::pair<std::string, std::string>> out;
+  auto add_root = [&out](const std::string& root) {
+    for (const char* lib : {"lib64", "lib"})
+      for (const char* so : {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"})
+        out.push_back(
+            {fmt::format("{}/{}/{}", root, lib, so), root + "/include"});
+  };
+  if (const char* home = std::getenv("CUDA_HOME"); home && *home)
+    add_root(home);
+  if (const char* env = std::getenv("VIRTUAL_ENV"); env && *env) {
+    std::error_code ec;
+    for (llvm::sys::fs::directory_iterator it(std::string(env) + "/lib", ec),
+         end;
+         !ec && it != end; it.increment(ec)) {
+      std::string nv = it->path() + "/site-packages/nvidia";
+      add_root(nv + "/cu13");
+      for (const char* so : {"libnvrtc.so.13", "libnvrtc.so.12"})
+        out.push_back(
+            {nv + "/cuda_nvrtc/lib/" + so, nv + "/cuda_runtime/include"});
+    }
+  }
+  add_root("/usr/local/cuda");
+  return out;
+}
+
+template <typename F>
+bool Resolve(void* h, const char* name, F* fn) {
+  *fn = reinterpret_cast<F>(dlsym(h, name));
+  return *fn != nullptr;
+}
+
+std::string Sha256Hex(std::string_view data) {
+  llvm::SHA256 h;
+  h.update(llvm::StringRef(data.data(), data.size()));
+  return llvm::toHex(h.final(), /*LowerCase=*/true);
+}
+
+}  // namespace
+
+Result<Nvrtc> FindNvrtc() {
+  Nvrtc n;
+  std::vector<std::string> tried;
+  for (const auto& [lib, include] : Candidates()) {
+    if (!llvm::sys::fs::exists(lib)) continue;
+    tried.push_back(lib);
+    void* h = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!h) continue;
+    auto api = std::make_unique<Nvrtc::Api>();
+    bool ok =
+        Resolve(h, "nvrtcGetErrorString", &api->GetErrorString) &&
+        Resolve(h, "nvrtcVersion", &api->Version) &&
+        Resolve(h, "nvrtcGetNumSupportedArchs", &api->GetNumSupportedArchs) &&
+        Resolve(h, "nvrtcGetSupportedArchs", &api->GetSupportedArchs) &&
+        Resolve(h, "nvrtcCreateProgram", &api->CreateProgram) &&
+        Resolve(h, "nvrtcDestroyProgram", &api->DestroyProgram) &&
+        Resolve(h, "nvrtcAddNameExpression", &api->AddNameExpression) &&
+        Resolve(h, "nvrtcCompileProgram", &api->CompileProgram) &&
+        Resolve(h, "nvrtcGetLoweredName", &api->GetLoweredName) &&
+        Resolve(h, "nvrtcGetProgramLogSize", &api->GetProgramLogSize) &&
+        Resolve(h, "nvrtcGetProgramLog", &api->GetProgramLog) &&
+        Resolve(h, "nvrtcGetPTXSize", &api->GetPTXSize) &&
+        Resolve(h, "nvrtcGetPTX", &api->GetPTX) &&
+        Resolve(h, "nvrtcGetCUBINSize", &api->GetCUBINSize) &&
+        Resolve(h, "nvrtcGetCUBIN", &api->GetCUBIN);
+    if (!ok) {
+      dlclose(h);
+      continue;
+    }
+    int major = 0, minor = 0, count = 0;
+    if (api->Version(&major, &minor) != 0 ||
+        api->GetNumSupportedArchs(&count) != 0 || count <= 0) {
+      dlclose(h);
+      continue;
+    }
+    n.archs_.resize(count);
+    if (api->GetSupportedArchs(n.archs_.data()) != 0) {
+      dlclose(h);
+      continue;
+    }
+    n.api_ = std::move(api);
+    n.handle_ = h;
+    n.library_ = lib;
+    n.version_ = fmt::format("{}.{}", major, minor);
+    if (llvm::sys::fs::exists(include + "/cuda_fp16.h"))
+      n.cuda_include_ = include;
+    return n;
+  }
+  return Error::Internal(fmt::format(
+      "no usable NVRTC for the cuda target{}: install the CUDA toolkit "
+      "(/usr/local/cuda), set CUDA_HOME, or pip install NVIDIA's NVRTC wheel",
+      tried.empty() ? "" : fmt::format(" (tried {})", fmt::join(tried, ", "))));
+}
+
+Result<std::vector<int>> ParseCudaArchs(const std::string& text,
+                                        const Nvrtc& nvrtc) {
+  std::set<int> archs;
+  for (llvm::StringRef part : llvm::split(text, ',')) {
+    std::string a = part.trim().str();
+    int sm = 0;
+    if (a.size() < 5 || a.compare(0, 3, "sm_") != 0 ||
+        a.find_first_not_of("0123456789", 3) != std::string::npos ||
+        llvm::StringRef(a).substr(3).getAsInteger(10, sm))
+      return Error::User(fmt::format(
+          "--cuda-arch: '{}' is not an architecture like sm_80", a));
+    const std::vector<int>& ok = nvrtc.supported_archs();
+    if (std::find(ok.begin(), ok.end(), sm) == ok.end()) {
+      std::vector<std::string> names;
+      for (int s : ok) names.push_back(fmt::format("sm_{}", s));
+      return Error::User(fmt::format(
+          "--cuda-arch: NVRTC {} cannot compile for {} (it supports {})",
+          nvrtc.version(), a, fmt::join(names, ", ")));
+    }
+    archs.insert(sm);
+  }
+  if (archs.empty()) return Error::User("--cuda-arch: no architecture given");
+  return std::vector<int>(archs.begin(), archs.end());
+}
+
+std::vector<std::string> NvrtcFlags(const CudaBuild& build, int arch) {
+  std::vector<std::string> flags = {
+      fmt::format("--gpu-architecture=sm_{}", arch), "-std=c++17"};
+  if (build.fast_math) flags.push_back("--use_fast_math");
+  for (const std::string& d : build.defines) flags.push_back("-D" + d);
+  return flags;
+}
+
+bool ParseNvrtcLog(const std::string& log, diag::DiagnosticSink& diags) {
+  // "file(12): error: message", then the source line and a caret line, both
+  // indented by two spaces.
+  static const std::regex head(
+      R"(^(.+)\((\d+)\): (catastrophic error|error|warning|remark): (.*)$)");
+  std::vector<std::string> lines;
+  for (llvm::StringRef l : llvm::split(log, '\n')) lines.push_back(l.str());
+  bool any = false;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    std::smatch m;
+    if (!std::regex_match(lines[i], m, head)) continue;
+    diag::SourceLoc loc;
+    loc.file = m[1].str();
+    loc.line = std::stoi(m[2].str());
+    loc.col = 1;
+    if (i + 2 < lines.size()) {
+      size_t caret = lines[i + 2].find('^');
+      if (caret != std::string::npos &&
+          lines[i + 2].find_first_not_of(" ^") == std::string::npos &&
+          caret >= 2)
+        loc.col = static_cast<int>(caret) - 1;
+    }
+    std::string what = m[3].str();
+    if (what == "warning")
+      diags.Warning(loc, m[4].str());
+    else if (what != "remark")
+      diags.Error(loc, m[4].str());
+    any = true;
+  }
+  return any;
+}
+
+namespace {
+
+// Appended to every program: the 64-bit fill of KC_INIT (see
+// kernelc/cuda.h), under a #line of its own so that no diagnostic of it is
+// ever attributed to the user's file.
+constexpr const char* kFillKernel = R"(
+#line 1 "<kernelc>"
+extern "C" __global__ void kc_fill_u64(unsigned long long* p,
+                                       unsigned long long v, long long n) {
+  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (i < n) p[i] = v;
+}
+)";
+
+std::string Log(const Nvrtc::Api& api, Nvrtc::Api::Program prog) {
+  size_t n = 0;
+  if (api.GetProgramLogSize(prog, &n) != 0 || n == 0) return "";
+  std::string log(n, '\0');
+  if (api.GetProgramLog(prog, log.data()) != 0) return "";
+  while (!log.empty() && (log.back() == '\0' || log.back() == '\n'))
+    log.pop_back();
+  return log;
+}
+
+}  // namespace
+
+Result<std::vector<emit::CudaBinary>> CompileCuda(const Nvrtc& nvrtc,
+                                                  const model::Module& module,
+                                                  const CudaBuild& build,
+                                                  diag::DiagnosticSink& diags) {
+  const Nvrtc::Api& api = nvrtc.api();
+  // kernelc's headers, in memory: <kernelc.h>, <kernelc/...>, and the C
+  // library stand-ins <stdint.h>, <stddef.h>, <math.h>, ...
+  std::vector<std::string> header_names, header_texts;
+  for (const EmbeddedFile& f : embedded::UserHeaders()) {
+    llvm::StringRef path(f.path.data(), f.path.size());
+    for (llvm::StringRef prefix : {"include/", "device_include/"}) {
+      if (path.startswith(prefix)) {
+        header_names.push_back(path.substr(prefix.size()).str());
+        header_texts.push_back(std::string(f.contents));
+      }
+    }
+  }
+  std::vector<const char*> hn, ht;
+  for (size_t i = 0; i < header_names.size(); ++i) {
+    hn.push_back(header_names[i].c_str());
+    ht.push_back(header_texts[i].c_str());
+  }
+
+  std::vector<emit::CudaBinary> out;
+  for (size_t si = 0; si < module.sources.size(); ++si) {
+    const std::string& src = module.sources[si];
+    emit::CudaBinary bin;
+    bin.source = src;
+    bin.source_index = static_cast<int>(si);
+    for (const model::Kernel& k : module.kernels)
+      if (k.source == src && k.kind == model::KernelKind::kGlobal)
+        bin.kernels.push_back(k.name);
+    if (bin.kernels.empty()) continue;
+    std::optional<std::string> text = ReadFile(src);
+    if (!text) return Error::User(fmt::format("cannot read '{}'", src));
+    std::string program =
+        fmt::format("#line 1 \"{}\"\n{}\n{}", src, *text, kFillKernel);
+    llvm::SmallString<256> dir(src);
+    llvm::sys::fs::make_absolute(dir);
+    llvm::sys::path::remove_filename(dir);
+
+    for (size_t ai = 0; ai < build.archs.size(); ++ai) {
+      const int arch = build.archs[ai];
+      const bool newest = ai + 1 == build.archs.size();
+      std::vector<std::string> flags = NvrtcFlags(build, arch);
+      flags.push_back("--include-path=" + std::string(dir));
+      for (const std::string& d : build.include_dirs)
+        flags.push_back("--include-path=" + d);
+      if (!nvrtc.cuda_include().empty())
+        flags.push_back("--include-path=" + nvrtc.cuda_include());
+      std::vector<const char*> argv;
+      for (const std::string& f : flags) argv.push_back(f.c_str());
+
+      Nvrtc::Api::Program prog = nullptr;
+      int r =
+          api.CreateProgram(&prog, program.c_str(), src.c_str(),
+                            static_cast<int>(hn.size()), ht.data(), hn.data());
+      if (r != 0)
+        return Error::Internal(
+            fmt::format("nvrtcCreateProgram: {}", api.GetErrorString(r)));
+      struct Destroy {
+        const Nvrtc::Api& api;
+        Nvrtc::Api::Program* p;
+        ~Destroy() { api.DestroyProgram(p); }
+      } destroy{api, &prog};
+      for (const std::string& k : bin.kernels)
+        api.AddNameExpression(prog, k.c_str());
+      r = api.CompileProgram(prog, static_cast<int>(argv.size()), argv.data());
+      std::string log = Log(api, prog);
+      if (r != 0) {
+        bool parsed = ParseNvrtcLog(log, diags);
+        return Error::User(
+            fmt::format("NVRTC {} could not compile {} for sm_{}{}",
+                        nvrtc.version(), src, arch, parsed ? "" : ":\n" + log));
+      }
+      // Warnings are the same for every architecture: report them once.
+      if (ai == 0) ParseNvrtcLog(log, diags);
+      if (ai == 0) {
+        for (const std::string& k : bin.kernels) {
+          const char* lowered = nullptr;
+          if (api.GetLoweredName(prog, k.c_str(), &lowered) != 0 || !lowered)
+            return Error::Internal(
+                fmt::format("NVRTC gave no lowered name for kernel '{}'", k));
+          bin.lowered.push_back(lowered);
+        }
+      }
+      size_t n = 0;
+      emit::CudaImage cubin;
+      cubin.sm = arch;
+      if (api.GetCUBINSize(prog, &n) != 0 || n == 0)
+        return Error::Internal(
+            fmt::format("NVRTC produced no cubin for sm_{}", arch));
+      cubin.data.resize(n);
+      if (api.GetCUBIN(prog, cubin.data.data()) != 0)
+        return Error::Internal("nvrtcGetCUBIN failed");
+      cubin.sha256 = Sha256Hex(cubin.data);
+      bin.images.push_back(std::move(cubin));
+      if (newest) {
+        emit::CudaImage ptx;
+        ptx.sm = arch;
+        ptx.is_ptx = true;
+        if (api.GetPTXSize(prog, &n) != 0 || n == 0)
+          return Error::Internal(
+              fmt::format("NVRTC produced no PTX for sm_{}", arch));
+        ptx.data.resize(n);
+        if (api.GetPTX(prog, ptx.data.data()) != 0)
+          return Error::Internal("nvrtcGetPTX failed");
+        while (!ptx.data.empty() && ptx.data.back() == '\0')
+          ptx.data.pop_back();
+        ptx.sha256 = Sha256Hex(ptx.data);
+        bin.images.push_back(std::move(ptx));
+      }
+    }
+    out.push_back(std::move(bin));
+  }
+  return out;
+}
+
+}  // namespace kernelc::backends

@@ -1,0 +1,81 @@
+// The CUDA backend: compiles each kernel source ahead of time with NVRTC,
+// to a cubin for every requested architecture and PTX for the newest one.
+// NVRTC is loaded with dlopen, so kernelc itself runs (and builds CPU
+// packages) where there is no CUDA toolkit.
+#ifndef KERNELC_COMPILER_BACKENDS_NVRTC_BACKEND_H_
+#define KERNELC_COMPILER_BACKENDS_NVRTC_BACKEND_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/diag/diagnostic.h"
+#include "compiler/emit/emit.h"
+#include "compiler/model/model.h"
+#include "compiler/util/status.h"
+
+namespace kernelc::backends {
+
+// A loaded NVRTC library and the CUDA headers that come with it.
+class Nvrtc {
+ public:
+  struct Api;
+  ~Nvrtc();
+  Nvrtc(Nvrtc&&) noexcept;
+
+  const std::string& library() const { return library_; }  // path opened
+  const std::string& version() const { return version_; }  // "13.0"
+  // The toolkit's include directory (cuda_fp16.h, ...); empty if unknown.
+  const std::string& cuda_include() const { return cuda_include_; }
+  // The real architectures this NVRTC compiles for (80 for sm_80).
+  const std::vector<int>& supported_archs() const { return archs_; }
+  const Api& api() const { return *api_; }
+
+ private:
+  friend Result<Nvrtc> FindNvrtc();
+  Nvrtc() = default;
+  std::unique_ptr<Api> api_;
+  void* handle_ = nullptr;
+  std::string library_, version_, cuda_include_;
+  std::vector<int> archs_;
+};
+
+// Finds and loads NVRTC: $CUDA_HOME, NVIDIA's pip wheels (nvidia/cu13,
+// nvidia/cuda_nvrtc) in the active virtual environment, /usr/local/cuda.
+// Internal error (exit 2) when there is none.
+Result<Nvrtc> FindNvrtc();
+
+// Parses "--cuda-arch sm_80,sm_90": sorted, unique architectures, checked
+// against what NVRTC supports. User error for anything else.
+Result<std::vector<int>> ParseCudaArchs(const std::string& text,
+                                        const Nvrtc& nvrtc);
+
+struct CudaBuild {
+  std::string work_dir;  // scratch directory holding kernelc's headers
+  std::vector<int> archs;
+  bool fast_math = false;
+  std::vector<std::string> include_dirs;  // user -I, absolute
+  std::vector<std::string> defines;       // user -D
+};
+
+// The NVRTC options for one architecture, without include paths: part of
+// the content hash.
+std::vector<std::string> NvrtcFlags(const CudaBuild& build, int arch);
+
+// Compiles every source that defines __global__ kernels. NVRTC's errors and
+// warnings come back in `diags` at the user's file and line (the program
+// starts with a #line directive), with Error::User; a failing NVRTC is an
+// internal error.
+Result<std::vector<emit::CudaBinary>> CompileCuda(const Nvrtc& nvrtc,
+                                                  const model::Module& module,
+                                                  const CudaBuild& build,
+                                                  diag::DiagnosticSink& diags);
+
+// Turns an NVRTC log into diagnostics: "file(line): error: message" lines,
+// with the column from the caret line below them. Returns whether any line
+// was recognized.
+bool ParseNvrtcLog(const std::string& log, diag::DiagnosticSink& diags);
+
+}  // namespace kernelc::backends
+
+#endif  // KERNELC_COMPILER_BACKENDS_NVRTC_BACKEND_H_

@@ -1,0 +1,11 @@
+// <stddef.h> for kernels compiled by NVRTC, which ships no C library
+// headers; size_t and ptrdiff_t are built into NVRTC.
+#ifndef KERNELC_DEVICE_STDDEF_H_
+#define KERNELC_DEVICE_STDDEF_H_
+
+#ifndef NULL
+#define NULL 0
+#endif
+#define offsetof(type, member) __builtin_offsetof(type, member)
+
+#endif  // KERNELC_DEVICE_STDDEF_H_

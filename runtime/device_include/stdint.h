@@ -1,0 +1,33 @@
+// <stdint.h> for kernels compiled by NVRTC, which ships no C library
+// headers. The widths are those of the Linux x86-64 and aarch64 hosts
+// (LP64), so a kernel's parameter types match the generated handler's.
+#ifndef KERNELC_DEVICE_STDINT_H_
+#define KERNELC_DEVICE_STDINT_H_
+
+typedef signed char int8_t;
+typedef short int16_t;
+typedef int int32_t;
+typedef long int64_t;
+typedef unsigned char uint8_t;
+typedef unsigned short uint16_t;
+typedef unsigned int uint32_t;
+typedef unsigned long uint64_t;
+typedef long intptr_t;
+typedef unsigned long uintptr_t;
+
+#define INT8_MIN (-128)
+#define INT16_MIN (-32767 - 1)
+#define INT32_MIN (-2147483647 - 1)
+#define INT64_MIN (-9223372036854775807L - 1)
+#define INT8_MAX 127
+#define INT16_MAX 32767
+#define INT32_MAX 2147483647
+#define INT64_MAX 9223372036854775807L
+#define UINT8_MAX 255
+#define UINT16_MAX 65535
+#define UINT32_MAX 4294967295U
+#define UINT64_MAX 18446744073709551615UL
+#define INT64_C(c) c##L
+#define UINT64_C(c) c##UL
+
+#endif  // KERNELC_DEVICE_STDINT_H_
