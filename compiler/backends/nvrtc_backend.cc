@@ -169,7 +169,10 @@ Result<std::vector<int>> ParseCudaArchs(const std::string& text,
 
 std::vector<std::string> NvrtcFlags(const CudaBuild& build, int arch) {
   std::vector<std::string> flags = {
-      fmt::format("--gpu-architecture=sm_{}", arch), "-std=c++17"};
+      fmt::format("--gpu-architecture=sm_{}", arch), "-std=c++17",
+      // Functions without __host__/__device__ are device functions, as
+      // they are CPU functions for the CPU target: one source for both.
+      "-default-device"};
   if (build.fast_math) flags.push_back("--use_fast_math");
   for (const std::string& d : build.defines) flags.push_back("-D" + d);
   return flags;

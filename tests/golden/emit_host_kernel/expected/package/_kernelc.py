@@ -35,6 +35,20 @@ def register(library, target, symbol, platform):
         target, jax.ffi.pycapsule(getattr(library, symbol)), platform=platform)
 
 
+def register_cuda(library, target, initialize, execute):
+    """Registers the CUDA handlers of one kernel: an initialize stage that
+    loads the module into the device's context and an execute stage that
+    launches. XLA picks the cpu or the CUDA handler of a target by the
+    platform the call runs on. Where jax has no CUDA backend the registration
+    is kept for later and is harmless, so CPU-only processes import the
+    package as usual."""
+    jax.ffi.register_ffi_target(
+        target,
+        {"initialize": jax.ffi.pycapsule(getattr(library, initialize)),
+         "execute": jax.ffi.pycapsule(getattr(library, execute))},
+        platform="CUDA")
+
+
 def _shape_text(shape):
     return "(" + ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
 
