@@ -1,0 +1,233 @@
+"""The cuda target without a GPU: every CUDA source (examples and the GPU
+test kernels) compiles with NVRTC for sm_80 and sm_90, ptxas accepts the PTX,
+the manifest records the binaries, the library links with no libcuda, and a
+cpu,cuda package runs its CPU ops in a process where libcuda cannot be
+loaded. Options and their errors are checked too. The kernels themselves run
+on a GPU in tests/gpu."""
+
+import hashlib
+import json
+import pathlib
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from conftest import EXAMPLES, ROOT, run_kernelc
+
+GPU_KERNELS = ROOT / "tests" / "gpu" / "kernels"
+CUDA_SOURCES = sorted(EXAMPLES.glob("*.cu")) + sorted(GPU_KERNELS.glob("*.cu"))
+CUDA_HOME = pathlib.Path("/usr/local/cuda")
+
+
+def ptxas():
+    found = shutil.which("ptxas") or (CUDA_HOME / "bin" / "ptxas")
+    return pathlib.Path(found) if pathlib.Path(found).exists() else None
+
+
+@pytest.mark.parametrize("source", CUDA_SOURCES, ids=lambda p: p.name)
+def test_every_cuda_source_compiles_for_sm80_sm90(source, tmp_path):
+    r = run_kernelc("emit", source, "-o", tmp_path, "--target", "cuda",
+                    "--cuda-arch", "sm_90,sm_80")
+    assert r.returncode == 0, r.stderr
+    cuda = tmp_path / "build" / "cuda"
+    stem = source.name.split(".")[0]
+    names = sorted(p.name for p in cuda.iterdir())
+    assert names == [f"0_{stem}.compute_90.ptx", f"0_{stem}.sm_80.cubin",
+                     f"0_{stem}.sm_90.cubin"]
+    for arch in (80, 90):
+        cubin = (cuda / f"0_{stem}.sm_{arch}.cubin").read_bytes()
+        assert cubin[:4] == b"\x7fELF"
+    ptx = (cuda / f"0_{stem}.compute_90.ptx").read_text()
+    assert ".target sm_90" in ptx
+    assert ".entry kc_fill_u64" in ptx
+
+    manifest = json.loads(
+        (tmp_path / "package" / "kernelc.json").read_text())
+    assert manifest["targets"] == ["cuda"]
+    assert manifest["cuda"]["archs"] == ["sm_80", "sm_90"]
+    (binary,) = manifest["cuda"]["binaries"]
+    assert binary["source"] == str(source)
+    for image in binary["images"]:
+        suffix = "ptx" if image["format"] == "ptx" else "cubin"
+        data = (cuda / f"0_{stem}.{image['arch']}.{suffix}").read_bytes()
+        assert image["sha256"] == hashlib.sha256(data).hexdigest()
+        assert image["bytes"] == len(data)
+
+
+@pytest.mark.parametrize("source", CUDA_SOURCES, ids=lambda p: p.name)
+def test_ptxas_accepts_the_ptx(source, tmp_path):
+    tool = ptxas()
+    if tool is None:
+        pytest.skip("no ptxas (CUDA toolkit) on this machine")
+    r = run_kernelc("emit", source, "-o", tmp_path, "--target", "cuda",
+                    "--cuda-arch", "sm_80,sm_90")
+    assert r.returncode == 0, r.stderr
+    (ptx,) = (tmp_path / "build" / "cuda").glob("*.ptx")
+    p = subprocess.run([str(tool), "-arch=sm_90", str(ptx), "-o",
+                        str(tmp_path / "out.cubin")],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+
+
+def test_library_has_no_libcuda_dependency_and_cpu_ops_run_without_it(
+        tmp_path):
+    sources = [EXAMPLES / "saxpy.cu", EXAMPLES / "polar.cu",
+               EXAMPLES / "matmul.cu", EXAMPLES / "histogram.cc"]
+    r = run_kernelc("build", *sources, "-o", tmp_path, "--name", "both",
+                    "--target", "cpu,cuda", "--cuda-arch", "sm_80,sm_90")
+    assert r.returncode == 0, r.stderr
+    pkg = tmp_path / "both"
+    manifest = json.loads((pkg / "kernelc.json").read_text())
+    assert manifest["targets"] == ["cpu", "cuda"]
+    by_name = {k["name"]: k for k in manifest["kernels"]}
+    assert set(by_name["saxpy"]["handlers"]) == {"cpu", "cuda"}
+    assert set(by_name["histogram"]["handlers"]) == {"cpu"}
+    lib = pkg / manifest["library"]
+    dynamic = subprocess.run(["readelf", "-d", str(lib)], capture_output=True,
+                             text=True, check=True).stdout
+    needed = [l for l in dynamic.splitlines() if "NEEDED" in l]
+    assert needed and not any("libcuda" in l or "libnvrtc" in l
+                               for l in needed), needed
+    symbols = subprocess.run(["nm", "-D", "--defined-only", str(lib)],
+                             capture_output=True, text=True,
+                             check=True).stdout
+    for kernel in ("saxpy", "polar", "accumulate", "matmul"):
+        for stage in ("cuda", "cuda_init"):
+            assert f"kc_both_{kernel}_" in symbols
+            assert any(s.endswith(f"_{stage}") and f"_{kernel}_" in s
+                       for s in symbols.split()), (kernel, stage)
+
+    # A fresh process with no way to load libcuda: no library path, and a
+    # check that dlopen really fails there. The package imports, registers
+    # its CUDA handlers (kept by jax for a CUDA backend that never comes),
+    # and its CPU ops match NumPy, eagerly, under jit and under vmap.
+    script = textwrap.dedent(f"""
+        import ctypes, sys
+        try:
+            ctypes.CDLL("libcuda.so.1")
+            print("LIBCUDA-LOADABLE")
+            sys.exit(0)
+        except OSError:
+            pass
+        sys.path.insert(0, {str(tmp_path)!r})
+        import jax, numpy as np
+        import both
+        assert [d.platform for d in jax.devices()] == ["cpu"]
+        x = np.arange(7, dtype=np.float32)
+        y = np.ones(7, np.float32)
+        np.testing.assert_allclose(both.saxpy(x, y, 2.0), 2 * x + y)
+        np.testing.assert_allclose(jax.jit(both.saxpy, static_argnums=2)(x, y, 3.0),
+                                   3 * x + y)
+        xs = np.stack([x, 2 * x])
+        np.testing.assert_allclose(
+            jax.vmap(lambda a: both.saxpy(a, y, 1.0))(xs), xs + y)
+        r, a = both.polar(x, y)
+        np.testing.assert_allclose(r, np.hypot(x, y), rtol=1e-6)
+        np.testing.assert_allclose(a, np.arctan2(y, x), rtol=1e-6)
+        np.testing.assert_allclose(both.accumulate(x, y), x + y)
+        m = np.arange(6, dtype=np.float32).reshape(2, 3)
+        np.testing.assert_allclose(both.matmul(m, m.T), m @ m.T)
+        counts = both.histogram(m, 0.0, 6.0, 3)
+        np.testing.assert_array_equal(counts, [[2, 1, 0], [0, 1, 2]])
+        print("CPU-OPS-OK")
+        """)
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
+           "LD_LIBRARY_PATH": "", "JAX_PLATFORMS": ""}
+    p = subprocess.run([sys.executable, "-c", script], capture_output=True,
+                       text=True, env=env)
+    assert p.returncode == 0, p.stderr
+    if "LIBCUDA-LOADABLE" in p.stdout:
+        pytest.skip("libcuda.so.1 is installed on this machine, so a process "
+                    "without it cannot be made here")
+    assert "CPU-OPS-OK" in p.stdout, p.stdout + p.stderr
+
+
+def test_fast_math_changes_the_binaries_and_is_recorded(tmp_path):
+    src = EXAMPLES / "polar.cu"
+    plain = run_kernelc("emit", src, "-o", tmp_path / "plain", "--target",
+                        "cuda", "--cuda-arch", "sm_80")
+    fast = run_kernelc("emit", src, "-o", tmp_path / "fast", "--target",
+                       "cuda", "--cuda-arch", "sm_80", "--use-fast-math")
+    assert plain.returncode == 0 and fast.returncode == 0, fast.stderr
+    m_plain = json.loads((tmp_path / "plain/package/kernelc.json").read_text())
+    m_fast = json.loads((tmp_path / "fast/package/kernelc.json").read_text())
+    assert m_plain["cuda"]["fast_math"] is False
+    assert m_fast["cuda"]["fast_math"] is True
+    assert m_plain["content_hash"] != m_fast["content_hash"]
+    ptx_plain = (tmp_path / "plain/build/cuda/0_polar.compute_80.ptx").read_text()
+    ptx_fast = (tmp_path / "fast/build/cuda/0_polar.compute_80.ptx").read_text()
+    assert ptx_plain != ptx_fast
+    assert "sqrt.approx" in ptx_fast and "sqrt.approx" not in ptx_plain
+
+
+def test_include_dirs_and_defines_reach_nvrtc(tmp_path):
+    inc = tmp_path / "inc"
+    inc.mkdir()
+    (inc / "scale.h").write_text(
+        "#pragma once\n__device__ __host__ inline float scale(float v) "
+        "{ return SCALE * v; }\n")
+    src = tmp_path / "k.cu"
+    src.write_text(textwrap.dedent("""
+        #include <kernelc.h>
+        #include "scale.h"
+        KC_GRID("n")
+        __global__ void k(KC_IN("n") const float* x,
+                          KC_DERIVED("x.size") int64_t n,
+                          KC_OUT("x") float* out) {
+          int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+          if (i < n) out[i] = scale(x[i]);
+        }
+        """))
+    r = run_kernelc("emit", src, "-o", tmp_path / "o", "--target", "cuda",
+                    "--cuda-arch", "sm_80", "-I", inc, "-D", "SCALE=3.5f")
+    assert r.returncode == 0, r.stderr
+    ptx = (tmp_path / "o/build/cuda/0_k.compute_80.ptx").read_text()
+    assert "0f40600000" in ptx  # 3.5f
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--target", "gpu"], "unknown target 'gpu' (expected cpu or cuda)"),
+    (["--cuda-arch", "sm_80"], "--cuda-arch needs the cuda target"),
+    (["--use-fast-math"], "--use-fast-math needs the cuda target"),
+    (["--target", "cuda", "--cuda-arch", "80"],
+     "--cuda-arch: '80' is not an architecture like sm_80"),
+    (["--target", "cuda", "--cuda-arch", "sm_80,compute_90"],
+     "--cuda-arch: 'compute_90' is not an architecture like sm_80"),
+])
+def test_option_errors(args, message, tmp_path):
+    r = run_kernelc("build", EXAMPLES / "saxpy.cu", "-o", tmp_path, *args)
+    assert r.returncode == 1
+    assert r.stderr == f"kernelc: error: {message}\n"
+    assert not (tmp_path / "saxpy").exists()
+
+
+def test_unsupported_arch_names_what_nvrtc_supports(tmp_path):
+    r = run_kernelc("build", EXAMPLES / "saxpy.cu", "-o", tmp_path,
+                    "--target", "cuda", "--cuda-arch", "sm_20")
+    assert r.returncode == 1
+    assert r.stderr.startswith(
+        "kernelc: error: --cuda-arch: NVRTC 13.0 cannot compile for sm_20 "
+        "(it supports sm_75, sm_80")
+
+
+def test_host_kernel_needs_the_cpu_target(tmp_path):
+    r = run_kernelc("build", EXAMPLES / "histogram.cc", "-o", tmp_path,
+                    "--target", "cuda")
+    assert r.returncode == 1
+    assert r.stderr.startswith(
+        f"{EXAMPLES / 'histogram.cc'}:7:16: error: host kernel 'histogram' "
+        "(KC_KERNEL) runs only on the CPU: build with --target cpu,cuda\n")
+
+
+def test_cuda_build_is_deterministic(tmp_path):
+    outs = []
+    for i in range(2):
+        r = run_kernelc("build", EXAMPLES / "saxpy.cu", "-o", tmp_path / str(i),
+                        "--target", "cpu,cuda", "--cuda-arch", "sm_80,sm_90")
+        assert r.returncode == 0, r.stderr
+        outs.append({p.name: p.read_bytes()
+                     for p in (tmp_path / str(i) / "saxpy").iterdir()})
+    assert outs[0] == outs[1]
