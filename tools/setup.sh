@@ -60,5 +60,16 @@ PY
   rm -rf .cache/wheels
 fi
 
+# The cuda target compiles with NVRTC (and the tests run ptxas on its PTX).
+# Without a CUDA toolkit, NVIDIA's wheels provide both inside .venv, where
+# kernelc looks for them ($VIRTUAL_ENV/lib/python*/site-packages/nvidia).
+if [ ! -e "${CUDA_HOME:-/usr/local/cuda}/lib64/libnvrtc.so" ] &&
+   ! .venv/bin/python -c 'import nvidia.cu13' >/dev/null 2>&1; then
+  echo "setup: no CUDA toolkit: installing NVIDIA's NVRTC and nvcc wheels"
+  .venv/bin/pip install -q --disable-pip-version-check \
+    "nvidia-cuda-nvrtc==13.0.*" "nvidia-cuda-runtime==13.0.*" \
+    "nvidia-cuda-nvcc==13.0.*"
+fi
+
 echo "setup: building kernelc"
 bazel build //tools:kernelc

@@ -23,8 +23,12 @@ def run_kernelc(*args, cwd=None, check=False):
     """Runs kernelc; returns the CompletedProcess (text stdout/stderr)."""
     if not KERNELC.exists():
         pytest.fail(f"{KERNELC} is missing: run tools/setup.sh first")
+    env = dict(os.environ)
+    # NVRTC from NVIDIA's wheels in .venv, where there is no CUDA toolkit.
+    env.setdefault("VIRTUAL_ENV", str(ROOT / ".venv"))
     return subprocess.run([str(KERNELC), *map(str, args)], cwd=cwd,
-                          capture_output=True, text=True, check=check)
+                          capture_output=True, text=True, check=check,
+                          env=env)
 
 
 @pytest.fixture(scope="session")

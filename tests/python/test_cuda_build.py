@@ -23,8 +23,14 @@ CUDA_HOME = pathlib.Path("/usr/local/cuda")
 
 
 def ptxas():
-    found = shutil.which("ptxas") or (CUDA_HOME / "bin" / "ptxas")
-    return pathlib.Path(found) if pathlib.Path(found).exists() else None
+    """ptxas of the CUDA toolkit, or of NVIDIA's nvcc wheel in .venv."""
+    candidates = [shutil.which("ptxas"), CUDA_HOME / "bin" / "ptxas"]
+    candidates += sorted((ROOT / ".venv").glob(
+        "lib/python*/site-packages/nvidia/cu13/bin/ptxas"))
+    for c in candidates:
+        if c and pathlib.Path(c).exists():
+            return pathlib.Path(c)
+    return None
 
 
 @pytest.mark.parametrize("source", CUDA_SOURCES, ids=lambda p: p.name)
