@@ -18,4 +18,10 @@ if [ $rc -eq 5 ]; then
   echo "test.sh: pytest collected no tests" >&2
   exit 1
 fi
-exit $rc
+[ $rc -eq 0 ] || exit $rc
+
+# The GPU tests: they skip, each with the reason, where jax sees no CUDA GPU
+# (the packages come from tools/prebuild_gpu.sh).
+echo "== GPU tests (pytest tests/gpu)"
+bash tools/prebuild_gpu.sh >/dev/null
+(cd tests/gpu && ../../.venv/bin/python -m pytest -q -rs -p no:cacheprovider .)

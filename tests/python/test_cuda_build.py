@@ -18,7 +18,8 @@ import pytest
 from conftest import EXAMPLES, ROOT, run_kernelc
 
 GPU_KERNELS = ROOT / "tests" / "gpu" / "kernels"
-CUDA_SOURCES = sorted(EXAMPLES.glob("*.cu")) + sorted(GPU_KERNELS.glob("*.cu"))
+CUDA_SOURCES = (sorted(EXAMPLES.glob("*.cu")) + sorted(GPU_KERNELS.glob("*.cu"))
+                + sorted((ROOT / "bench" / "kernels").glob("*.cu")))
 CUDA_HOME = pathlib.Path("/usr/local/cuda")
 
 

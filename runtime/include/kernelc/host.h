@@ -168,6 +168,29 @@ inline int __float_as_int(float x) {
   return i;
 }
 
+// CUDA's vector types (vector_types.h) with their alignment, and their
+// make_ functions.
+#define KC_HOST_VECTOR2_(T, N, A)                            \
+  struct alignas(A) N##2 {                                  \
+    T x, y;                                                 \
+  };                                                        \
+  inline N##2 make_##N##2(T x, T y) { return N##2{x, y}; }
+#define KC_HOST_VECTOR4_(T, N, A)                                    \
+  struct alignas(A) N##4 {                                          \
+    T x, y, z, w;                                                   \
+  };                                                                \
+  inline N##4 make_##N##4(T x, T y, T z, T w) { return N##4{x, y, z, w}; }
+KC_HOST_VECTOR2_(float, float, 8)
+KC_HOST_VECTOR4_(float, float, 16)
+KC_HOST_VECTOR2_(double, double, 16)
+KC_HOST_VECTOR2_(int, int, 8)
+KC_HOST_VECTOR4_(int, int, 16)
+KC_HOST_VECTOR2_(unsigned int, uint, 8)
+KC_HOST_VECTOR4_(unsigned int, uint, 16)
+KC_HOST_VECTOR2_(long long, longlong, 16)
+#undef KC_HOST_VECTOR2_
+#undef KC_HOST_VECTOR4_
+
 // The function that runs a kernel on the CPU. On x86-64 it is compiled
 // twice (AVX2/FMA and baseline) and the clone is chosen when the library
 // loads. Clang 14 gives the dispatcher a name other translation units cannot

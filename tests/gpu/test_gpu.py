@@ -1,0 +1,247 @@
+"""The cuda target on a GPU: every example, every element type (float16 and
+bfloat16 included), KC_INIT fills of every width, shared memory, 2-D grids,
+CPU/GPU dispatch of one function, and a jitted loop of many calls with
+command buffers (CUDA graphs) enabled. Checked against NumPy eagerly, under
+jax.jit and under jax.vmap. Skipped, with the reason, without a GPU."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from gpu_support import PACKAGES, gpu_device, package
+
+jax.config.update("jax_enable_x64", True)
+
+pytestmark = pytest.mark.gpu
+
+BF16 = np.dtype(jnp.bfloat16)
+
+
+@pytest.fixture(scope="module")
+def gpu():
+    return gpu_device()
+
+
+@pytest.fixture(scope="module")
+def ex(gpu):
+    return package("gpu_examples")
+
+
+@pytest.fixture(scope="module")
+def dt(gpu):
+    return package("gpu_dtypes")
+
+
+@pytest.fixture(scope="module")
+def feat(gpu):
+    return package("gpu_features")
+
+
+def on(gpu, *arrays):
+    return [jax.device_put(a, gpu) for a in arrays]
+
+
+def platform_of(x):
+    return next(iter(x.devices())).platform
+
+
+def rng(seed=0):
+    return np.random.default_rng(seed)
+
+
+def close(got, want, rtol=1e-6, atol=1e-6):
+    got = np.asarray(got)
+    want = np.asarray(want)
+    assert got.shape == want.shape and got.dtype == want.dtype, (
+        got.shape, got.dtype, want.shape, want.dtype)
+    np.testing.assert_allclose(got.astype(np.float64) if got.dtype in (
+        np.float16, BF16) else got, want.astype(np.float64) if want.dtype in (
+            np.float16, BF16) else want, rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("n", [0, 1, 255, 256, 257, 100_003])
+def test_saxpy(gpu, ex, n):
+    x = rng(1).standard_normal(n).astype(np.float32)
+    y = rng(2).standard_normal(n).astype(np.float32)
+    gx, gy = on(gpu, x, y)
+    want = np.float32(2.5) * x + y
+    out = ex.saxpy(gx, gy, 2.5)
+    assert platform_of(out) == "gpu"
+    close(out, want)
+    close(jax.jit(ex.saxpy, static_argnums=2)(gx, gy, 2.5), want)
+
+
+def test_saxpy_vmap(gpu, ex):
+    xs = rng(3).standard_normal((5, 300)).astype(np.float32)
+    y = rng(4).standard_normal(300).astype(np.float32)
+    gxs, gy = on(gpu, xs, y)
+    got = jax.jit(jax.vmap(lambda a: ex.saxpy(a, gy, -1.0)))(gxs)
+    close(got, -xs + y)
+    got = jax.vmap(ex.saxpy, in_axes=(1, None, None))(gxs.T, gy[:5], 2.0)
+    close(got, 2 * xs.T + y[:5])
+
+
+def test_polar_and_accumulate(gpu, ex):
+    x = rng(5).standard_normal(1000).astype(np.float32)
+    y = rng(6).standard_normal(1000).astype(np.float32)
+    gx, gy = on(gpu, x, y)
+    r, a = jax.jit(ex.polar)(gx, gy)
+    close(r, np.hypot(x, y), rtol=1e-5)
+    close(a, np.arctan2(y, x), rtol=1e-5, atol=1e-6)
+    close(jax.jit(ex.accumulate)(gx, gy), x + y)
+    # In place under jit with donation: the update lands in the buffer.
+    donated = jax.jit(ex.accumulate, donate_argnums=0)(jnp.array(gx), gy)
+    close(donated, x + y)
+
+
+@pytest.mark.parametrize("m, k, n", [(1, 1, 1), (17, 33, 65), (128, 64, 300)])
+def test_matmul(gpu, ex, m, k, n):
+    a = rng(7).standard_normal((m, k)).astype(np.float32)
+    b = rng(8).standard_normal((k, n)).astype(np.float32)
+    ga, gb = on(gpu, a, b)
+    close(jax.jit(ex.matmul)(ga, gb), a @ b, rtol=1e-4, atol=1e-4)
+    bs = rng(9).standard_normal((3, k, n)).astype(np.float32)
+    close(jax.vmap(ex.matmul, in_axes=(None, 0))(ga, jax.device_put(bs, gpu)),
+          np.einsum("mk,bkn->bmn", a, bs), rtol=1e-4, atol=1e-4)
+
+
+def test_one_function_dispatches_by_platform(gpu, ex):
+    x = np.arange(10, dtype=np.float32)
+    cpu_out = ex.saxpy(jax.device_put(x, jax.devices("cpu")[0]), x, 3.0)
+    gpu_out = ex.saxpy(*on(gpu, x, x), 3.0)
+    assert platform_of(cpu_out) == "cpu"
+    assert platform_of(gpu_out) == "gpu"
+    close(cpu_out, 4 * x)
+    close(gpu_out, 4 * x)
+
+
+INT = [("int8", np.int8), ("int16", np.int16), ("int32", np.int32),
+       ("int64", np.int64), ("uint8", np.uint8), ("uint16", np.uint16),
+       ("uint32", np.uint32), ("uint64", np.uint64)]
+FLOAT = [("float32", np.float32), ("float64", np.float64)]
+
+
+@pytest.mark.parametrize("name, dtype", INT + FLOAT, ids=[n for n, _ in INT + FLOAT])
+def test_every_dtype(gpu, dt, name, dtype):
+    n = 1001
+    if np.issubdtype(dtype, np.integer):
+        info = np.iinfo(dtype)
+        x = rng(10).integers(info.min // 2, info.max // 2, n, dtype=dtype,
+                             endpoint=True)
+        y = rng(11).integers(info.min // 2, info.max // 2, n, dtype=dtype,
+                             endpoint=True)
+        s = dtype(3)
+        with np.errstate(over="ignore"):
+            want = (x + y + s).astype(dtype)
+            want_y = (y + y + s).astype(dtype)
+    else:
+        x = rng(10).standard_normal(n).astype(dtype)
+        y = rng(11).standard_normal(n).astype(dtype)
+        s = dtype(0.5)
+        want = x + y + s
+        want_y = y + y + s
+    fn = getattr(dt, f"add_{name}")
+    gx, gy = on(gpu, x, y)
+    close(fn(gx, gy, s), want)
+    close(jax.jit(fn, static_argnums=2)(gx, gy, s), want)
+    xs = np.stack([x, y])
+    close(jax.vmap(lambda a: fn(a, gy, s))(jax.device_put(xs, gpu)),
+          np.stack([want, want_y]))
+
+
+@pytest.mark.parametrize("name, dtype", [("float16", np.float16),
+                                         ("bfloat16", BF16)])
+def test_half_types(gpu, dt, name, dtype):
+    x = rng(12).standard_normal(777).astype(dtype)
+    y = rng(13).standard_normal(777).astype(dtype)
+    want = (x.astype(np.float32) + y.astype(np.float32)).astype(dtype)
+    fn = getattr(dt, f"add_{name}")
+    gx, gy = on(gpu, x, y)
+    out = jax.jit(fn)(gx, gy)
+    assert out.dtype == dtype
+    np.testing.assert_array_equal(np.asarray(out).view(np.uint16),
+                                  want.view(np.uint16))
+    outs = jax.vmap(fn, in_axes=(0, None))(jax.device_put(np.stack([x, y]), gpu), gy)
+    np.testing.assert_array_equal(np.asarray(outs[1]).view(np.uint16),
+                                  (y.astype(np.float32) * 2).astype(dtype).view(np.uint16))
+
+
+def test_init_fills_every_width(gpu, feat):
+    n = 1000
+    x = np.arange(n, dtype=np.float32)
+    i8, i16, f16, f32, i64, f64 = jax.jit(feat.fills)(*on(gpu, x))
+    even = np.arange(n) % 2 == 0
+    def expect(fill, written, dtype):
+        return np.where(even, written, fill).astype(dtype)
+    np.testing.assert_array_equal(i8, expect(3, 0, np.int8))
+    np.testing.assert_array_equal(i16, expect(-2, 0, np.int16))
+    np.testing.assert_array_equal(f16, expect(1.5, x.astype(np.float16), np.float16))
+    np.testing.assert_array_equal(f32, expect(2.25, x, np.float32))
+    np.testing.assert_array_equal(i64, expect(-1, 0, np.int64))
+    # 0.1's halves differ: the 64-bit fill kernel, not cuMemsetD32.
+    np.testing.assert_array_equal(f64, expect(0.1, x.astype(np.float64), np.float64))
+
+
+@pytest.mark.parametrize("rows, cols", [(1, 1), (3, 1000), (70, 257)])
+def test_shared_memory_row_sum(gpu, feat, rows, cols):
+    x = rng(14).standard_normal((rows, cols)).astype(np.float32)
+    close(jax.jit(feat.row_sum)(*on(gpu, x)), x.sum(axis=1), rtol=1e-4, atol=1e-4)
+
+
+def test_two_dimensional_grid(gpu, feat):
+    m = rng(15).standard_normal((300, 70)).astype(np.float32)
+    close(jax.jit(feat.transpose)(*on(gpu, m)), m.T)
+
+
+def test_grid_limit_is_an_error_not_a_crash(gpu, feat):
+    # 65536 * 8 rows need 65536 blocks along y: over CUDA's limit of 65535.
+    m = jnp.zeros((65536 * 8, 1), jnp.float32, device=gpu)
+    with pytest.raises(Exception, match="transpose: the grid needs 65536 "
+                       "blocks along y, more than the limit of 65535"):
+        jax.block_until_ready(jax.jit(feat.transpose)(m))
+
+
+_LOOP = textwrap.dedent("""
+    import sys
+    sys.path.insert(0, sys.argv[1])
+    import jax, jax.numpy as jnp, numpy as np
+    import gpu_features as feat
+    gpu = jax.devices("cuda")[0]
+    x = jax.device_put(np.zeros(1000, np.float32), gpu)
+
+    @jax.jit
+    def unrolled(x):
+        for _ in range(64):
+            x = feat.add_one(x)
+        return x
+
+    @jax.jit
+    def looped(x):
+        return jax.lax.fori_loop(0, 1000, lambda i, x: feat.add_one(x), x)
+
+    for _ in range(3):  # replays of the recorded graphs
+        u = unrolled(x)
+        l = looped(x)
+    np.testing.assert_array_equal(np.asarray(u), np.full(1000, 64, np.float32))
+    np.testing.assert_array_equal(np.asarray(l), np.full(1000, 1000, np.float32))
+    print("LOOP-OK")
+    """)
+
+
+@pytest.mark.parametrize("flags", [
+    "--xla_gpu_enable_command_buffer=+CUSTOM_CALL "
+    "--xla_gpu_graph_min_graph_size=1",
+    "--xla_gpu_enable_command_buffer=",
+], ids=["command_buffers", "no_command_buffers"])
+def test_jitted_loop_of_many_calls(gpu, feat, flags, tmp_path):
+    env = dict(os.environ, XLA_FLAGS=flags,
+               XLA_PYTHON_CLIENT_PREALLOCATE="false")
+    p = subprocess.run([sys.executable, "-c", _LOOP, str(PACKAGES)],
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert p.returncode == 0 and "LOOP-OK" in p.stdout, p.stdout + p.stderr
