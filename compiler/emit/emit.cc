@@ -599,6 +599,10 @@ class KernelEmitter {
             {{"threads", fmt::format("{}", fmt::join(threads, ", "))},
              {"block", fmt::format("{}", fmt::join(block, ", "))}});
     }
+    // Dynamic shared memory, evaluated with the other expressions.
+    if (cuda && kp_.shared_bytes)
+      s.Add("cpp/cuda_shared_bytes.cc.tmpl",
+            {{"expr", expr::EmitCpp(kp_.shared_bytes, r, "ev")}});
     s.Add("cpp/expressions_ok.cc.tmpl", {{"kernel", kernel}});
     // In-place parameters: XLA aliases the result to the argument; should it
     // ever hand over distinct buffers, start from the argument's values.
@@ -687,6 +691,7 @@ class KernelEmitter {
       s.Add("cpp/cuda_launch.cc.tmpl",
             {{"arg_decls", fmt::format("{}", fmt::join(decls, "\n"))},
              {"arg_refs", fmt::format("{}", fmt::join(refs, ", "))},
+             {"shared_bytes", kp_.shared_bytes ? "kc_shared_bytes" : "0"},
              {"kernel", kernel}});
     } else {
       s.Add("cpp/call_entry.cc.tmpl",

@@ -150,6 +150,7 @@ constexpr llvm::StringLiteral kInit = "kc.init";
 constexpr llvm::StringLiteral kDerived = "kc.derived";
 constexpr llvm::StringLiteral kGrid = "kc.grid";
 constexpr llvm::StringLiteral kBlock = "kc.block";
+constexpr llvm::StringLiteral kSharedBytes = "kc.shared_bytes";
 constexpr llvm::StringLiteral kKernel = "kc.kernel";
 constexpr llvm::StringLiteral kGlobal = "kc.global";
 constexpr llvm::StringLiteral kBlockFeature = "kc.block_feature";
@@ -165,6 +166,7 @@ llvm::StringRef SpelledName(llvm::StringRef annotation) {
       .Case(kDerived, "KC_DERIVED")
       .Case(kGrid, "KC_GRID")
       .Case(kBlock, "KC_BLOCK")
+      .Case(kSharedBytes, "KC_SHARED_BYTES")
       .Case(kKernel, "KC_KERNEL")
       .Case(kGlobal, "__global__")
       .Case(kBlockFeature, "__shared__")
@@ -178,7 +180,8 @@ bool IsParamAnnotation(llvm::StringRef a) {
   return IsRoleAnnotation(a) || a == kShape || a == kInit;
 }
 bool IsFunctionAnnotation(llvm::StringRef a) {
-  return a == kGrid || a == kBlock || a == kKernel || a == kGlobal;
+  return a == kGrid || a == kBlock || a == kSharedBytes || a == kKernel ||
+         a == kGlobal;
 }
 
 // The kernelc annotations of a declaration (those named "kc.*"), in source
@@ -686,10 +689,11 @@ class SourceAnalyzer {
                     model::Kernel& k) {
     const clang::AnnotateAttr* grid = nullptr;
     const clang::AnnotateAttr* block = nullptr;
+    const clang::AnnotateAttr* shared = nullptr;
     for (const clang::AnnotateAttr* a : own) {
       llvm::StringRef name = a->getAnnotation();
       if (name == kGlobal || name == kKernel || name == kBlockFeature) continue;
-      if (name == kGrid || name == kBlock) {
+      if (name == kGrid || name == kBlock || name == kSharedBytes) {
         if (k.kind == model::KernelKind::kHost) {
           Error(a->getLocation(),
                 fmt::format("{} cannot be used on host kernel '{}': a "
@@ -698,7 +702,8 @@ class SourceAnalyzer {
                             SpelledName(name), k.name));
           continue;
         }
-        const clang::AnnotateAttr*& slot = name == kGrid ? grid : block;
+        const clang::AnnotateAttr*& slot =
+            name == kGrid ? grid : (name == kBlock ? block : shared);
         if (slot != nullptr) {
           Error(a->getLocation(),
                 fmt::format("kernel '{}' has more than one {}", k.name,
@@ -717,6 +722,18 @@ class SourceAnalyzer {
       }
     }
     if (k.kind == model::KernelKind::kHost) return;
+
+    if (shared != nullptr) {
+      std::optional<model::Text> t;
+      if (shared->args_size() == 1) t = TextOf(*shared->args_begin());
+      if (t)
+        k.shared_bytes = std::move(*t);
+      else
+        Error(shared->getLocation(),
+              fmt::format("KC_SHARED_BYTES of kernel '{}' takes one string: "
+                          "the bytes of dynamic shared memory per block",
+                          k.name));
+    }
 
     bool grid_ok = false;
     if (grid == nullptr) {

@@ -46,6 +46,7 @@ json KernelToJson(const Kernel& k) {
     for (const BlockFeature& f : k.block_features)
       features.push_back({{"loc", LocToJson(f.loc)}, {"what", f.what}});
     j["block_features"] = features;
+    if (k.shared_bytes) j["shared_bytes"] = TextToJson(*k.shared_bytes);
   }
   return j;
 }
@@ -194,6 +195,8 @@ class Reader {
         if (auto t = ToText((*g)[i], fmt::format("{}.grid[{}]", path, i)))
           k.grid.push_back(*t);
     }
+    if (j.contains("shared_bytes"))
+      k.shared_bytes = ToText(j["shared_bytes"], path + ".shared_bytes");
     if (const json* b = Field(j, path, "block", json::value_t::array, false)) {
       for (size_t i = 0; i < b->size(); ++i) {
         if (!(*b)[i].is_number_integer()) {

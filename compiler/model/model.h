@@ -100,7 +100,9 @@ struct Kernel {
   KernelKind kind = KernelKind::kGlobal;
   std::vector<Text> grid;  // 1 to 3 expressions: total threads along x, y, z
   std::vector<int64_t> block;  // threads per block; empty: the default
-  std::vector<Param> params;   // declaration order
+  // KC_SHARED_BYTES: dynamic shared memory per block, an expression.
+  std::optional<Text> shared_bytes;
+  std::vector<Param> params;  // declaration order
   std::vector<BlockFeature> block_features;
   std::string source;  // the file that defines the kernel, as given
   SourceLoc loc;       // the kernel's name

@@ -84,6 +84,7 @@ class KernelAnalyzer {
     AnalyzeChecks();
     AnalyzeOutputs();
     AnalyzeGrid();
+    AnalyzeSharedBytes();
     AnalyzeInits();
     return std::move(plan_);
   }
@@ -441,6 +442,21 @@ class KernelAnalyzer {
                     /*inputs_only=*/false))
         plan_.grid.push_back(e);
     }
+  }
+
+  void AnalyzeSharedBytes() {
+    if (!k_.shared_bytes) return;
+    const Text& t = *k_.shared_bytes;
+    std::string what = fmt::format("in KC_SHARED_BYTES of '{}'", k_.name);
+    auto parsed = expr::Parse(t.text);
+    if (auto* err = std::get_if<expr::ParseError>(&parsed)) {
+      Error(t.loc.Shifted(err->offset),
+            fmt::format("{}: {}", what, err->message));
+      return;
+    }
+    expr::NodePtr e = std::get<expr::NodePtr>(parsed);
+    if (CheckExpr(e, t.loc, what, /*inputs_only=*/false))
+      plan_.shared_bytes = e;
   }
 
   void AnalyzeInits() {

@@ -64,6 +64,7 @@ struct KernelPlan {
   std::vector<DimCheck> checks;  // input dimensions to check, declaration order
   std::vector<expr::NodePtr> grid;
   std::vector<int64_t> block;  // resolved (defaults applied)
+  expr::NodePtr shared_bytes;  // KC_SHARED_BYTES; null when not given
 
   // The name kinds for expression checking: tensors, symbols, scalars,
   // derived values.

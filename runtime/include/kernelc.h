@@ -40,6 +40,9 @@
 // z), and threads per block (default 256 / 16x16 / 8x8x4).
 #define KC_GRID(...) KC_ANNOTATE_("kc.grid", __VA_ARGS__)
 #define KC_BLOCK(...) KC_ANNOTATE_("kc.block", __VA_ARGS__)
+// Bytes of dynamic shared memory per block (`extern __shared__` arrays) of a
+// __global__ kernel on the GPU: an expression, e.g. "256 * 4".
+#define KC_SHARED_BYTES(expr) KC_ANNOTATE_("kc.shared_bytes", expr)
 
 // Marks a host function as a kernel: it runs on the CPU once per call with
 // whole tensors.

@@ -245,3 +245,16 @@ def test_jitted_loop_of_many_calls(gpu, feat, flags, tmp_path):
     p = subprocess.run([sys.executable, "-c", _LOOP, str(PACKAGES)],
                        capture_output=True, text=True, env=env, timeout=300)
     assert p.returncode == 0 and "LOOP-OK" in p.stdout, p.stdout + p.stderr
+
+
+@pytest.mark.parametrize("n", [1, 256, 1000])
+def test_dynamic_shared_memory(gpu, feat, n):
+    x = np.arange(n, dtype=np.float32)
+    want = np.concatenate([x[i:i + 256][::-1] for i in range(0, n, 256)])
+    close(jax.jit(feat.block_reverse)(*on(gpu, x)), want)
+
+
+@pytest.mark.parametrize("words", [16, 16384])  # 64 B, and 64 KiB > 48 KiB
+def test_dynamic_shared_memory_sized_by_a_scalar(gpu, feat, words):
+    x = rng(16).standard_normal(3000).astype(np.float32)
+    close(jax.jit(feat.big_shared, static_argnums=1)(*on(gpu, x), words), x + 1)

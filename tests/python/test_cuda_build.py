@@ -238,3 +238,33 @@ def test_cuda_build_is_deterministic(tmp_path):
         outs.append({p.name: p.read_bytes()
                      for p in (tmp_path / str(i) / "saxpy").iterdir()})
     assert outs[0] == outs[1]
+
+
+@pytest.mark.parametrize("annotation, message", [
+    ('KC_SHARED_BYTES("m * 4")',
+     "k.cu:3:18: error: in KC_SHARED_BYTES of 'k': unknown name 'm'"),
+    ('KC_SHARED_BYTES("4 *")',
+     "k.cu:3:21: error: in KC_SHARED_BYTES of 'k': "),
+    ("KC_SHARED_BYTES(64)",
+     "k.cu:3:1: error: KC_SHARED_BYTES of kernel 'k' takes one string: the "
+     "bytes of dynamic shared memory per block"),
+])
+def test_shared_bytes_diagnostics(annotation, message, tmp_path):
+    (tmp_path / "k.cu").write_text(textwrap.dedent(f"""\
+        #include <kernelc.h>
+        KC_GRID("n")
+        {annotation}
+        __global__ void k(KC_IN("n") const float* x, KC_DERIVED("x.size") int64_t n,
+                          KC_OUT("x") float* out) {{}}
+        """))
+    r = run_kernelc("inspect", "k.cu", cwd=tmp_path)
+    assert r.returncode == 1
+    assert r.stderr.startswith(message), r.stderr
+
+
+def test_shared_bytes_in_the_model(tmp_path):
+    r = run_kernelc("inspect", GPU_KERNELS / "gpu_features.cu")
+    assert r.returncode == 0, r.stderr
+    kernels = {k["name"]: k for k in json.loads(r.stdout)["kernels"]}
+    assert kernels["big_shared"]["shared_bytes"]["text"] == "words * 4"
+    assert "shared_bytes" not in kernels["transpose"]

@@ -61,3 +61,35 @@ __global__ void transpose(KC_SHAPE("r, c") kc::In<float, 2> m,
   int64_t row = blockIdx.y * (int64_t)blockDim.y + threadIdx.y;
   if (row < m.shape[0] && col < m.shape[1]) t(col, row) = m(row, col);
 }
+
+// Reverses each block of 256 elements (fewer in the last block) through
+// dynamic shared memory.
+KC_GRID("n")
+KC_BLOCK(256)
+KC_SHARED_BYTES("256 * 4")
+__global__ void block_reverse(KC_IN("n") const float* x,
+                              KC_DERIVED("x.size") int64_t n,
+                              KC_OUT("x") float* out) {
+  extern __shared__ float buf[];
+  const int64_t base = blockIdx.x * (int64_t)blockDim.x;
+  const int64_t count = n - base < blockDim.x ? n - base : blockDim.x;
+  if (threadIdx.x < count) buf[threadIdx.x] = x[base + threadIdx.x];
+  __syncthreads();
+  if (threadIdx.x < count)
+    out[base + threadIdx.x] = buf[count - 1 - threadIdx.x];
+}
+
+// Dynamic shared memory sized by a scalar: above 48 KiB the runtime must
+// raise the kernel's limit first. out = x + 1, read through `words` floats.
+KC_GRID("n")
+KC_BLOCK(256)
+KC_SHARED_BYTES("words * 4")
+__global__ void big_shared(KC_IN("n") const float* x, int64_t words,
+                           KC_DERIVED("x.size") int64_t n,
+                           KC_OUT("x") float* out) {
+  extern __shared__ float buf[];
+  for (int64_t j = threadIdx.x; j < words; j += blockDim.x) buf[j] = 1.0f;
+  __syncthreads();
+  const int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (i < n) out[i] = x[i] + buf[words - 1 - threadIdx.x % words];
+}
