@@ -70,6 +70,7 @@ struct Driver {
   CUresult (*GetErrorString)(CUresult, const char**);
   CUresult (*StreamGetCtx)(CUstream, CUcontext*);
   CUresult (*StreamIsCapturing)(CUstream, int*);
+  CUresult (*ThreadExchangeStreamCaptureMode)(int*);
   CUresult (*CtxGetCurrent)(CUcontext*);
   CUresult (*CtxPushCurrent)(CUcontext);
   CUresult (*CtxPopCurrent)(CUcontext*);
@@ -93,6 +94,7 @@ constexpr int kAttrComputeCapabilityMajor = 75;  // CU_DEVICE_ATTRIBUTE_...
 constexpr int kAttrComputeCapabilityMinor = 76;
 constexpr int kFuncAttrMaxDynamicSharedBytes = 8;  // CU_FUNC_ATTRIBUTE_...
 constexpr int kCaptureStatusActive = 1;   // CU_STREAM_CAPTURE_STATUS_ACTIVE
+constexpr int kCaptureModeRelaxed = 2;    // CU_STREAM_CAPTURE_MODE_RELAXED
 constexpr int kDriverApiVersion = 12000;  // the ABI the signatures above have
 constexpr uint64_t kGetProcLegacyStream = 1;  // CU_GET_PROC_ADDRESS_LEGACY_...
 
@@ -144,6 +146,8 @@ inline const Driver* GetDriver(std::string* error) {
     resolve("cuGetErrorString", &d.GetErrorString);
     resolve("cuStreamGetCtx", &d.StreamGetCtx);
     resolve("cuStreamIsCapturing", &d.StreamIsCapturing);
+    resolve("cuThreadExchangeStreamCaptureMode",
+            &d.ThreadExchangeStreamCaptureMode);
     resolve("cuCtxGetCurrent", &d.CtxGetCurrent);
     resolve("cuCtxPushCurrent", &d.CtxPushCurrent);
     resolve("cuCtxPopCurrent", &d.CtxPopCurrent);
@@ -216,7 +220,22 @@ class ModuleCache {
     }
     Loaded l;
     l.ctx = ctx;
+    // The initialize stage loads the module before any capture. Should the
+    // first call come while this thread captures a CUDA graph, loading is
+    // not a stream operation, so this thread's capture mode is relaxed
+    // around it (module loads count as unsafe in the stricter modes).
+    int mode = kCaptureModeRelaxed;
+    if (capturing == kCaptureStatusActive) {
+      r = d->ThreadExchangeStreamCaptureMode(&mode);
+      if (r != kSuccess)
+        return "cuThreadExchangeStreamCaptureMode: " + Describe(*d, r);
+    }
     error = Load(*d, ctx, &l);
+    if (capturing == kCaptureStatusActive) {
+      r = d->ThreadExchangeStreamCaptureMode(&mode);
+      if (error.empty() && r != kSuccess)
+        error = "cuThreadExchangeStreamCaptureMode: " + Describe(*d, r);
+    }
     if (!error.empty()) return error;
     loaded_.push_back(l);
     *fn = l.functions[slot];

@@ -1,0 +1,63 @@
+// Drives kernelc's CUDA runtime (kernelc/cuda.h) against the fake libcuda:
+// image choice, module loading once per context, launches, fills, copies and
+// errors. Prints what each call returned; the test compares the log.
+#include <stdio.h>
+#include <string.h>
+
+#include "kernelc/cuda.h"
+
+namespace {
+
+const unsigned char kCubin80[] =
+    "\x7f"
+    "ELF cubin sm_80";
+const unsigned char kCubin90[] =
+    "\x7f"
+    "ELF cubin sm_90";
+const unsigned char kPtx90[] = ".version ptx compute_90";
+const kc_cuda_image kImages[] = {
+    {80, 0, kCubin80, sizeof(kCubin80)},
+    {90, 0, kCubin90, sizeof(kCubin90)},
+    {90, 1, kPtx90, sizeof(kPtx90)},
+};
+const char* const kKernels[] = {"_Z4saxpyPKf", "kc_fill_u64"};
+const kc_cuda_module kModule = {"saxpy.cu", kImages, 3, kKernels, 2};
+
+void Print(const char* what, const std::string& error) {
+  printf("%s -> %s\n", what, error.empty() ? "ok" : error.c_str());
+}
+
+}  // namespace
+
+int main() {
+  kc::cuda::ModuleCache cache(&kModule);
+  CUstream stream = reinterpret_cast<CUstream>(0x5);
+  CUfunction fn = nullptr, fill = nullptr;
+  Print("get", cache.Get(stream, 0, &fn));
+  Print("get again", cache.Get(stream, 1, &fill));
+  if (!fn || !fill) return 1;
+  const unsigned grid[3] = {4, 2, 1}, block[3] = {256, 1, 1};
+  unsigned long long arg = 0xabcdef;
+  void* params[] = {&arg, nullptr};
+  Print("launch", kc::cuda::Launch(fn, grid, block, 0, stream, params));
+  Print("launch 64k", kc::cuda::Launch(fn, grid, block, 65536, stream, params));
+  const unsigned big[3] = {64, 32, 1};
+  Print("launch 2048", kc::cuda::Launch(fn, grid, big, 0, stream, params));
+  void* data = reinterpret_cast<void*>(0x1000);
+  Print("fill i8",
+        kc::cuda::Fill(data, 10, 1, kc::cuda::Bits<int8_t>(-3), stream, fill));
+  Print("fill f16", kc::cuda::Fill(data, 10, 2, 0x3e00, stream, fill));
+  Print("fill f32",
+        kc::cuda::Fill(data, 10, 4, kc::cuda::Bits(2.25f), stream, fill));
+  Print("fill i64 -1",
+        kc::cuda::Fill(data, 10, 8, kc::cuda::Bits<int64_t>(-1), stream, fill));
+  Print("fill f64 0.1",
+        kc::cuda::Fill(data, 1000, 8, kc::cuda::Bits(0.1), stream, fill));
+  Print("fill empty", kc::cuda::Fill(data, 0, 4, 0, stream, fill));
+  Print("copy",
+        kc::cuda::CopyAsync(data, reinterpret_cast<void*>(0x2000), 64, stream));
+  kc::cuda::View<2> v = kc::cuda::MakeView<2>(data, std::vector<int64_t>{3, 4});
+  printf("view %p %lld %lld size %zu\n", v.data, (long long)v.shape[0],
+         (long long)v.shape[1], sizeof(v));
+  return 0;
+}

@@ -1,0 +1,154 @@
+"""kernelc's CUDA runtime (runtime/include/kernelc/cuda.h) against a fake
+libcuda.so.1 (tests/fake_cuda), so that its Driver API use is checked
+without a GPU: entry points resolved through cuGetProcAddress_v2 with the
+CUDA 12.0 ABI, the image chosen per compute capability, the module loaded
+once per context (with the capture mode relaxed while a graph is being
+captured), launch parameters, the dynamic shared memory opt-in, the fill
+chosen per element width, and every failure as a message."""
+
+import os
+import pathlib
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import ROOT
+
+FAKE = ROOT / "tests" / "fake_cuda"
+
+
+@pytest.fixture(scope="module")
+def driver(tmp_path_factory):
+    cxx = os.environ.get("KERNELC_CXX") or shutil.which("clang++-14") or \
+        shutil.which("clang++")
+    if not cxx:
+        pytest.fail("no clang++ to build the fake driver")
+    out = tmp_path_factory.mktemp("fake_cuda")
+    subprocess.run([cxx, "-std=c++17", "-shared", "-fPIC",
+                    str(FAKE / "fake_libcuda.cc"), "-o",
+                    str(out / "libcuda.so.1")], check=True)
+    subprocess.run([cxx, "-std=c++17", "-Wall", "-Werror",
+                    f"-I{ROOT / 'runtime' / 'include'}",
+                    str(FAKE / "runtime_driver.cc"), "-o", str(out / "drv"),
+                    "-ldl"], check=True)
+
+    def run(fake=True, **env):
+        e = {"PATH": "/usr/bin:/bin",
+             "LD_LIBRARY_PATH": str(out) if fake else ""}
+        e.update(env)
+        return subprocess.run([str(out / "drv")], capture_output=True,
+                              text=True, env=e)
+    return run
+
+
+EXPECTED_SM90 = """\
+cuStreamGetCtx(0x5)
+cuCtxPushCurrent(0xc0)
+cuModuleLoadData(\x7fELF cubin sm_90)
+cuModuleGetFunction(_Z4saxpyPKf)
+cuModuleGetFunction(kc_fill_u64)
+cuCtxPopCurrent
+get -> ok
+cuStreamGetCtx(0x5)
+get again -> ok
+cuLaunchKernel(_Z4saxpyPKf, grid 4 2 1, block 256 1 1, shared 0, 0x5, first param abcdef, extra (nil))
+launch -> ok
+cuFuncSetAttribute(_Z4saxpyPKf, 8, 65536)
+cuLaunchKernel(_Z4saxpyPKf, grid 4 2 1, block 256 1 1, shared 65536, 0x5, first param abcdef, extra (nil))
+launch 64k -> ok
+launch 2048 -> a block of 64x32x1 threads exceeds CUDA's limit of 1024
+cuMemsetD8Async(1000, fd, 10)
+fill i8 -> ok
+cuMemsetD16Async(1000, 3e00, 10)
+fill f16 -> ok
+cuMemsetD32Async(1000, 40100000, 10)
+fill f32 -> ok
+cuMemsetD32Async(1000, ffffffff, 20)
+fill i64 -1 -> ok
+cuLaunchKernel(kc_fill_u64, grid 4 1 1, block 256 1 1, shared 0, 0x5, first param 1000, extra (nil))
+fill f64 0.1 -> ok
+fill empty -> ok
+cuMemcpyDtoDAsync(1000, 2000, 64)
+copy -> ok
+view 0x1000 3 4 size 24
+"""
+
+
+def test_every_runtime_call_on_sm90(driver):
+    r = driver(FAKE_CUDA_CC="90")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == EXPECTED_SM90
+
+
+@pytest.mark.parametrize("cc, image", [
+    ("80", "\x7fELF cubin sm_80"),
+    ("86", "\x7fELF cubin sm_80"),   # same major version, lower minor
+    ("89", "\x7fELF cubin sm_80"),
+    ("90", "\x7fELF cubin sm_90"),
+    ("100", ".version ptx compute_9"),  # newer major: the PTX, JIT-compiled
+    ("120", ".version ptx compute_9"),
+])
+def test_image_choice(driver, cc, image):
+    r = driver(FAKE_CUDA_CC=cc)
+    assert r.returncode == 0, r.stderr
+    assert f"cuModuleLoadData({image}" in r.stdout
+
+
+def test_no_image_for_an_older_gpu(driver):
+    r = driver(FAKE_CUDA_CC="75")
+    assert "get -> no binary of saxpy.cu runs on this GPU (sm_75); built for " \
+        "sm_80, sm_90, compute_90: rebuild with --cuda-arch\n" in r.stdout
+    assert "cuModuleLoadData" not in r.stdout
+    assert "cuCtxPopCurrent" in r.stdout  # the context is restored
+
+
+def test_first_load_while_capturing_relaxes_the_capture_mode(driver):
+    r = driver(FAKE_CUDA_CAPTURING="1")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[:8] == [
+        "cuCtxGetCurrent",
+        "cuThreadExchangeStreamCaptureMode(2)",
+        "cuCtxPushCurrent(0xc1)",
+        "cuModuleLoadData(\x7fELF cubin sm_90)",
+        "cuModuleGetFunction(_Z4saxpyPKf)",
+        "cuModuleGetFunction(kc_fill_u64)",
+        "cuCtxPopCurrent",
+        "cuThreadExchangeStreamCaptureMode(1)",
+    ]
+    # Once loaded, a call under capture only looks the function up.
+    assert lines[8:10] == ["get -> ok", "cuCtxGetCurrent"]
+    assert "cuStreamGetCtx" not in r.stdout
+
+
+@pytest.mark.parametrize("fail, message", [
+    ("cuModuleLoadData", "get -> cannot load the cubin of saxpy.cu for sm_90: "
+     "CUDA_ERROR_INVALID_VALUE (invalid argument)"),
+    ("cuModuleGetFunction", "get -> no kernel '_Z4saxpyPKf' in saxpy.cu: "
+     "CUDA_ERROR_INVALID_VALUE (invalid argument)"),
+    ("cuStreamGetCtx", "get -> cannot find the stream's context: "
+     "CUDA_ERROR_INVALID_VALUE (invalid argument)"),
+    ("cuInit", "get -> cuInit failed with CUresult 1"),
+])
+def test_failures_become_messages(driver, fail, message):
+    r = driver(FAKE_CUDA_FAIL=fail)
+    assert r.returncode == 1
+    assert message + "\n" in r.stdout
+
+
+def test_launch_failure_becomes_a_message(driver):
+    r = driver(FAKE_CUDA_FAIL="cuLaunchKernel")
+    assert r.returncode == 0
+    assert "launch -> cuLaunchKernel: CUDA_ERROR_INVALID_VALUE (invalid " \
+        "argument)\n" in r.stdout
+
+
+def test_no_driver(driver):
+    r = driver(fake=False)
+    if "get -> ok" in r.stdout:
+        pytest.skip("a real libcuda.so.1 is installed on this machine")
+    assert r.returncode == 1
+    assert r.stdout.startswith(
+        "get -> cannot load the CUDA driver (libcuda.so.1): libcuda.so.1: "
+        "cannot open shared object file")
