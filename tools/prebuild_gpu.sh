@@ -24,5 +24,6 @@ build gpu_examples cpu,cuda examples/saxpy.cu examples/polar.cu \
   examples/matmul.cu examples/histogram.cc
 build gpu_dtypes cpu,cuda tests/gpu/kernels/dtypes.cu
 build gpu_features cuda tests/gpu/kernels/gpu_features.cu
+build gpu_intrinsics cpu,cuda tests/gpu/kernels/intrinsics.cu
 build gpu_bench cuda bench/kernels/bench_ops.cu
 echo "prebuild: packages in $out"

@@ -258,3 +258,10 @@ def test_dynamic_shared_memory(gpu, feat, n):
 def test_dynamic_shared_memory_sized_by_a_scalar(gpu, feat, words):
     x = rng(16).standard_normal(3000).astype(np.float32)
     close(jax.jit(feat.big_shared, static_argnums=1)(*on(gpu, x), words), x + 1)
+
+
+def test_intrinsics(gpu):
+    import intrinsics_expect
+    mod = package("gpu_intrinsics")
+    a, b, u, f = intrinsics_expect.inputs()
+    intrinsics_expect.check(mod, *on(gpu, a, b, u, f))

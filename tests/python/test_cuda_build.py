@@ -268,3 +268,33 @@ def test_shared_bytes_in_the_model(tmp_path):
     kernels = {k["name"]: k for k in json.loads(r.stdout)["kernels"]}
     assert kernels["big_shared"]["shared_bytes"]["text"] == "words * 4"
     assert "shared_bytes" not in kernels["transpose"]
+
+
+def test_cuda_intrinsics_run_on_the_cpu(build_package):
+    """One source with CUDA intrinsics (16-bit float ops, half2, bit
+    intrinsics, min/max) builds for cpu,cuda and matches NumPy on the CPU;
+    tests/gpu runs the same checks on the GPU."""
+    sys.path.insert(0, str(ROOT / "tests" / "gpu"))
+    import intrinsics_expect
+    mod = build_package("cuda_intrinsics",
+                        sources=[GPU_KERNELS / "intrinsics.cu"],
+                        extra=("--target", "cpu,cuda", "--cuda-arch", "sm_80"))
+    intrinsics_expect.check(mod, *intrinsics_expect.inputs())
+
+
+def test_frontend_reads_cuda_features(tmp_path):
+    """The frontend reads a source written against CUDA's own headers:
+    intrinsics, warp functions, __constant__, __launch_bounds__, templates,
+    static and dynamic shared memory, atomics; NVRTC compiles the same
+    source with the real headers."""
+    src = ROOT / "tests" / "cuda_sources" / "cuda_features.cu"
+    r = run_kernelc("inspect", src)
+    assert r.returncode == 0, r.stderr
+    (k,) = json.loads(r.stdout)["kernels"]
+    assert k["shared_bytes"]["text"] == "8 * 4"
+    assert sorted({f["what"] for f in k["block_features"]}) == [
+        "__activemask", "__ballot_sync", "__shared__", "__shfl_down_sync",
+        "__syncthreads", "__syncwarp"]
+    r = run_kernelc("emit", src, "-o", tmp_path, "--target", "cuda",
+                    "--cuda-arch", "sm_80,sm_90")
+    assert r.returncode == 0, r.stderr

@@ -170,16 +170,16 @@ inline int __float_as_int(float x) {
 
 // CUDA's vector types (vector_types.h) with their alignment, and their
 // make_ functions.
-#define KC_HOST_VECTOR2_(T, N, A)                            \
-  struct alignas(A) N##2 {                                  \
-    T x, y;                                                 \
-  };                                                        \
-  inline N##2 make_##N##2(T x, T y) { return N##2{x, y}; }
-#define KC_HOST_VECTOR4_(T, N, A)                                    \
-  struct alignas(A) N##4 {                                          \
-    T x, y, z, w;                                                   \
-  };                                                                \
-  inline N##4 make_##N##4(T x, T y, T z, T w) { return N##4{x, y, z, w}; }
+#define KC_HOST_VECTOR2_(T, N, A) \
+  struct alignas(A) N##2 {        \
+    T x, y;                       \
+  };                              \
+  inline N##2 make_##N##2(T x, T y) { return N##2 {x, y}; }
+#define KC_HOST_VECTOR4_(T, N, A) \
+  struct alignas(A) N##4 {        \
+    T x, y, z, w;                 \
+  };                              \
+  inline N##4 make_##N##4(T x, T y, T z, T w) { return N##4 {x, y, z, w}; }
 KC_HOST_VECTOR2_(float, float, 8)
 KC_HOST_VECTOR4_(float, float, 16)
 KC_HOST_VECTOR2_(double, double, 16)
@@ -190,6 +190,154 @@ KC_HOST_VECTOR4_(unsigned int, uint, 16)
 KC_HOST_VECTOR2_(long long, longlong, 16)
 #undef KC_HOST_VECTOR2_
 #undef KC_HOST_VECTOR4_
+
+// 16-bit float intrinsics of cuda_fp16.h and cuda_bf16.h, computed in float
+// and rounded once to the 16-bit type (fused multiply-adds round through
+// float first).
+#define KC_HOST_HALF_OPS_(T)                                         \
+  inline T __hadd(T a, T b) { return T(float(a) + float(b)); }       \
+  inline T __hsub(T a, T b) { return T(float(a) - float(b)); }       \
+  inline T __hmul(T a, T b) { return T(float(a) * float(b)); }       \
+  inline T __hdiv(T a, T b) { return T(float(a) / float(b)); }       \
+  inline T __hneg(T a) { return T(-float(a)); }                      \
+  inline T __habs(T a) { return T(fabsf(float(a))); }                \
+  inline T __hfma(T a, T b, T c) {                                   \
+    return T(fmaf(float(a), float(b), float(c)));                    \
+  }                                                                  \
+  inline T __hmax(T a, T b) { return T(fmaxf(float(a), float(b))); } \
+  inline T __hmin(T a, T b) { return T(fminf(float(a), float(b))); } \
+  inline bool __heq(T a, T b) { return float(a) == float(b); }       \
+  inline bool __hne(T a, T b) { return float(a) != float(b); }       \
+  inline bool __hlt(T a, T b) { return float(a) < float(b); }        \
+  inline bool __hle(T a, T b) { return float(a) <= float(b); }       \
+  inline bool __hgt(T a, T b) { return float(a) > float(b); }        \
+  inline bool __hge(T a, T b) { return float(a) >= float(b); }       \
+  inline bool __hisnan(T a) { return isnan(float(a)); }              \
+  inline bool __hisinf(T a) { return isinf(float(a)); }
+KC_HOST_HALF_OPS_(__half)
+KC_HOST_HALF_OPS_(__nv_bfloat16)
+#undef KC_HOST_HALF_OPS_
+
+// Pairs of 16-bit floats (half2, __nv_bfloat162) and their conversions.
+struct alignas(4) __half2 {
+  __half x, y;
+};
+typedef __half half;
+typedef __nv_bfloat16 nv_bfloat16;
+typedef __half2 half2;
+struct alignas(4) __nv_bfloat162 {
+  __nv_bfloat16 x, y;
+};
+inline __half2 __floats2half2_rn(float a, float b) {
+  return __half2{__half(a), __half(b)};
+}
+inline __half2 __float2half2_rn(float a) {
+  return __half2{__half(a), __half(a)};
+}
+inline __half2 __halves2half2(__half a, __half b) { return __half2{a, b}; }
+inline __half __low2half(__half2 v) { return v.x; }
+inline __half __high2half(__half2 v) { return v.y; }
+inline float __low2float(__half2 v) { return float(v.x); }
+inline float __high2float(__half2 v) { return float(v.y); }
+inline float2 __half22float2(__half2 v) {
+  return float2{float(v.x), float(v.y)};
+}
+inline __half2 __float22half2_rn(float2 v) {
+  return __half2{__half(v.x), __half(v.y)};
+}
+inline __half2 __hadd2(__half2 a, __half2 b) {
+  return __half2{__hadd(a.x, b.x), __hadd(a.y, b.y)};
+}
+inline __half2 __hmul2(__half2 a, __half2 b) {
+  return __half2{__hmul(a.x, b.x), __hmul(a.y, b.y)};
+}
+inline __half2 __hfma2(__half2 a, __half2 b, __half2 c) {
+  return __half2{__hfma(a.x, b.x, c.x), __hfma(a.y, b.y, c.y)};
+}
+inline __nv_bfloat162 __floats2bfloat162_rn(float a, float b) {
+  return __nv_bfloat162{__nv_bfloat16(a), __nv_bfloat16(b)};
+}
+inline __nv_bfloat162 __float2bfloat162_rn(float a) {
+  return __nv_bfloat162{__nv_bfloat16(a), __nv_bfloat16(a)};
+}
+inline __nv_bfloat162 __halves2bfloat162(__nv_bfloat16 a, __nv_bfloat16 b) {
+  return __nv_bfloat162{a, b};
+}
+inline __nv_bfloat16 __low2bfloat16(__nv_bfloat162 v) { return v.x; }
+inline __nv_bfloat16 __high2bfloat16(__nv_bfloat162 v) { return v.y; }
+inline float __low2float(__nv_bfloat162 v) { return float(v.x); }
+inline float __high2float(__nv_bfloat162 v) { return float(v.y); }
+inline float2 __bfloat1622float2(__nv_bfloat162 v) {
+  return float2{float(v.x), float(v.y)};
+}
+
+// Float intrinsics with an explicit rounding mode: round to nearest, as the
+// CPU does.
+inline float __fadd_rn(float a, float b) { return a + b; }
+inline float __fsub_rn(float a, float b) { return a - b; }
+inline float __fmul_rn(float a, float b) { return a * b; }
+inline float __fdiv_rn(float a, float b) { return a / b; }
+inline float __fmaf_rn(float a, float b, float c) { return fmaf(a, b, c); }
+inline float __frcp_rn(float a) { return 1.0f / a; }
+inline float __fsqrt_rn(float a) { return sqrtf(a); }
+inline double __dadd_rn(double a, double b) { return a + b; }
+inline double __dmul_rn(double a, double b) { return a * b; }
+inline double __fma_rn(double a, double b, double c) { return fma(a, b, c); }
+
+// Integer intrinsics.
+inline int __popc(unsigned int x) { return __builtin_popcount(x); }
+inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
+inline int __clz(int x) {
+  return x == 0 ? 32 : __builtin_clz(static_cast<unsigned>(x));
+}
+inline int __clzll(long long x) {
+  return x == 0 ? 64 : __builtin_clzll(static_cast<unsigned long long>(x));
+}
+inline int __ffs(int x) { return __builtin_ffs(x); }
+inline int __ffsll(long long x) { return __builtin_ffsll(x); }
+inline unsigned int __brev(unsigned int x) { return __builtin_bitreverse32(x); }
+inline unsigned long long __brevll(unsigned long long x) {
+  return __builtin_bitreverse64(x);
+}
+inline unsigned int __umulhi(unsigned int a, unsigned int b) {
+  return static_cast<unsigned int>((static_cast<uint64_t>(a) * b) >> 32);
+}
+inline int __mulhi(int a, int b) {
+  return static_cast<int>((static_cast<int64_t>(a) * b) >> 32);
+}
+inline unsigned long long __umul64hi(unsigned long long a,
+                                     unsigned long long b) {
+  return static_cast<unsigned long long>(
+      (static_cast<unsigned __int128>(a) * b) >> 64);
+}
+inline long long __mul64hi(long long a, long long b) {
+  return static_cast<long long>((static_cast<__int128>(a) * b) >> 64);
+}
+
+// CUDA's min and max overloads in the global namespace.
+#define KC_HOST_MINMAX_(T)                         \
+  inline T min(T a, T b) { return b < a ? b : a; } \
+  inline T max(T a, T b) { return a < b ? b : a; }
+KC_HOST_MINMAX_(int)
+KC_HOST_MINMAX_(unsigned int)
+KC_HOST_MINMAX_(long)
+KC_HOST_MINMAX_(unsigned long)
+KC_HOST_MINMAX_(long long)
+KC_HOST_MINMAX_(unsigned long long)
+#undef KC_HOST_MINMAX_
+inline float min(float a, float b) { return fminf(a, b); }
+inline float max(float a, float b) { return fmaxf(a, b); }
+inline double min(double a, double b) { return fmin(a, b); }
+inline double max(double a, double b) { return fmax(a, b); }
+
+// Memory fences order nothing on the CPU, where one thread runs at a time;
+// they still keep the compiler from reordering.
+inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+inline void __threadfence_block() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+inline void __threadfence_system() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+inline long long clock64() {
+  return static_cast<long long>(__builtin_readcyclecounter());
+}
 
 // The function that runs a kernel on the CPU. On x86-64 it is compiled
 // twice (AVX2/FMA and baseline) and the clone is chosen when the library
