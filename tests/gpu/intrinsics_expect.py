@@ -1,6 +1,7 @@
 """NumPy expectations of tests/gpu/kernels/intrinsics.cu, shared by the CPU
 test (tests/python/test_cuda_build.py) and the GPU test."""
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -17,8 +18,13 @@ def inputs(n=517, seed=0):
     return a, b, u, f
 
 
-def check(mod, a, b, u, f):
-    s, fma, bsum, pair = mod.half_ops(a, b)
+def check(mod, a, b, u, f, device=None):
+    """Runs the kernels on NumPy inputs (placed on `device` when given) and
+    compares with NumPy."""
+    def put(x):
+        return x if device is None else jax.device_put(x, device)
+
+    s, fma, bsum, pair = mod.half_ops(put(a), put(b))
     a32, b32 = a.astype(np.float32), b.astype(np.float32)
     np.testing.assert_array_equal(np.asarray(s), (a32 + b32).astype(np.float16))
     want_fma = -(a32 * b32 + 1).astype(np.float16)
@@ -31,7 +37,7 @@ def check(mod, a, b, u, f):
             np.float32))
     np.testing.assert_array_equal(np.asarray(pair), a32 - b32)
 
-    popc, clz, ffs, brev, mulhi, lo = mod.int_ops(u)
+    popc, clz, ffs, brev, mulhi, lo = mod.int_ops(put(u))
     bits = np.unpackbits(u.view(np.uint8).reshape(-1, 4)[:, ::-1], axis=1)
     np.testing.assert_array_equal(popc, bits.sum(axis=1))
     first_one = np.where(bits.any(axis=1), bits.argmax(axis=1), 32)
@@ -47,6 +53,6 @@ def check(mod, a, b, u, f):
     np.testing.assert_array_equal(
         lo, np.minimum(u, 1000) + np.maximum(u & 7, 3))
 
-    out = mod.float_ops(f)
+    out = mod.float_ops(put(f))
     want = f * 2 + f * f + np.minimum(f, 0.5) + np.maximum(f, -0.5)
     np.testing.assert_allclose(np.asarray(out), want, rtol=1e-6, atol=1e-6)

@@ -264,4 +264,4 @@ def test_intrinsics(gpu):
     import intrinsics_expect
     mod = package("gpu_intrinsics")
     a, b, u, f = intrinsics_expect.inputs()
-    intrinsics_expect.check(mod, *on(gpu, a, b, u, f))
+    intrinsics_expect.check(mod, a, b, u, f, device=gpu)
