@@ -83,8 +83,8 @@ def test_saxpy_vmap(gpu, ex):
     gxs, gy = on(gpu, xs, y)
     got = jax.jit(jax.vmap(lambda a: ex.saxpy(a, gy, -1.0)))(gxs)
     close(got, -xs + y)
-    got = jax.vmap(ex.saxpy, in_axes=(1, None, None))(gxs.T, gy[:5], 2.0)
-    close(got, 2 * xs.T + y[:5])
+    got = jax.vmap(ex.saxpy, in_axes=(1, None, None))(gxs.T, gy, 2.0)
+    close(got, 2 * xs + y)
 
 
 def test_polar_and_accumulate(gpu, ex):
@@ -231,6 +231,16 @@ _LOOP = textwrap.dedent("""
     np.testing.assert_array_equal(np.asarray(u), np.full(1000, 64, np.float32))
     np.testing.assert_array_equal(np.asarray(l), np.full(1000, 1000, np.float32))
     print("LOOP-OK")
+    # Whether XLA put the custom calls into command buffers (CUDA graphs):
+    # the optimized HLO wraps captured commands in command_buffer calls.
+    import glob, os
+    dump = os.environ.get("KC_DUMP")
+    if dump:
+        texts = [open(f).read() for f in glob.glob(
+            os.path.join(dump, "*after_optimizations.txt"))]
+        captured = any("command_buffer" in t and "gpu_features.add_one" in t
+                       for t in texts)
+        print("CAPTURED" if captured else "NOT-CAPTURED")
     """)
 
 
@@ -240,11 +250,17 @@ _LOOP = textwrap.dedent("""
     "--xla_gpu_enable_command_buffer=",
 ], ids=["command_buffers", "no_command_buffers"])
 def test_jitted_loop_of_many_calls(gpu, feat, flags, tmp_path):
-    env = dict(os.environ, XLA_FLAGS=flags,
-               XLA_PYTHON_CLIENT_PREALLOCATE="false")
+    env = dict(os.environ, XLA_FLAGS=f"{flags} --xla_dump_to={tmp_path}",
+               XLA_PYTHON_CLIENT_PREALLOCATE="false", KC_DUMP=str(tmp_path))
     p = subprocess.run([sys.executable, "-c", _LOOP, str(PACKAGES)],
                        capture_output=True, text=True, env=env, timeout=300)
     assert p.returncode == 0 and "LOOP-OK" in p.stdout, p.stdout + p.stderr
+    if "=+CUSTOM_CALL" in flags and "NOT-CAPTURED" in p.stdout:
+        # Correct results either way; say so when XLA ran the calls outside
+        # command buffers (e.g. it did not take the handler's traits).
+        import warnings
+        warnings.warn("XLA did not put the kernelc custom calls into command "
+                      "buffers (no command_buffer around them in the HLO)")
 
 
 @pytest.mark.parametrize("n", [1, 256, 1000])
