@@ -2,7 +2,7 @@
 //
 //   kernelc build SRC... -o OUTDIR [--name PKG] [--target cpu|cuda|cpu,cuda]
 //       [--cuda-arch sm_80,sm_90] [--use-fast-math] [-I DIR] [-D N[=V]]
-//   kernelc inspect SRC...
+//   kernelc inspect SRC... | PKGDIR
 //   kernelc emit SRC... -o DIR       generated sources only
 //
 // Exit codes: 0 success, 1 errors in the user's input (diagnostics printed),
@@ -265,7 +265,27 @@ Status WriteTree(const std::string& dir, const emit::FileMap& files) {
   return Status();
 }
 
+// `kernelc inspect PKGDIR`: the manifest of a built package (its targets,
+// CUDA architectures and each binary's SHA-256, the model), as built.
+int InspectPackage(const std::string& dir) {
+  std::string path = dir + "/kernelc.json";
+  std::optional<std::string> text = ReadFile(path);
+  if (!text)
+    return Report(Error::User(fmt::format(
+        "'{}' is a directory but not a package built by kernelc (no "
+        "kernelc.json)",
+        dir)));
+  nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
+  if (!j.is_object() || !j.contains("targets"))
+    return Report(
+        Error::User(fmt::format("'{}' is not a kernelc manifest", path)));
+  fmt::print("{}\n", j.dump(2));
+  return kOk;
+}
+
 int CmdInspect(Options& o) {
+  if (o.sources.size() == 1 && llvm::sys::fs::is_directory(o.sources[0]))
+    return InspectPackage(o.sources[0]);
   model::Module m;
   Result<sema::ModulePlan> plan = Analyze(o, /*targets=*/{}, &m);
   if (!plan.ok()) return Report(plan.error());
@@ -378,8 +398,10 @@ int main(int argc, char** argv) {
   build->add_flag("--use-fast-math", o.fast_math,
                   "compile CUDA kernels with NVRTC's --use_fast_math");
 
-  CLI::App* inspect =
-      app.add_subcommand("inspect", "print the kernel model as canonical JSON");
+  CLI::App* inspect = app.add_subcommand(
+      "inspect",
+      "print the kernel model as canonical JSON; for a built package "
+      "directory, its manifest (targets, CUDA architectures, binary hashes)");
   AddCommonOptions(inspect, o);
 
   CLI::App* emit = app.add_subcommand(

@@ -298,3 +298,22 @@ def test_frontend_reads_cuda_features(tmp_path):
     r = run_kernelc("emit", src, "-o", tmp_path, "--target", "cuda",
                     "--cuda-arch", "sm_80,sm_90")
     assert r.returncode == 0, r.stderr
+
+
+def test_inspect_a_built_package_shows_targets_archs_and_hashes(tmp_path):
+    r = run_kernelc("build", EXAMPLES / "saxpy.cu", "-o", tmp_path,
+                    "--target", "cpu,cuda", "--cuda-arch", "sm_80,sm_90")
+    assert r.returncode == 0, r.stderr
+    r = run_kernelc("inspect", tmp_path / "saxpy")
+    assert r.returncode == 0, r.stderr
+    m = json.loads(r.stdout)
+    assert m == json.loads((tmp_path / "saxpy" / "kernelc.json").read_text())
+    assert m["targets"] == ["cpu", "cuda"]
+    assert m["cuda"]["archs"] == ["sm_80", "sm_90"]
+    images = m["cuda"]["binaries"][0]["images"]
+    assert [(i["arch"], i["format"]) for i in images] == [
+        ("sm_80", "cubin"), ("sm_90", "cubin"), ("compute_90", "ptx")]
+    assert all(len(i["sha256"]) == 64 for i in images)
+    r = run_kernelc("inspect", tmp_path)
+    assert r.returncode == 1
+    assert "is a directory but not a package built by kernelc" in r.stderr
