@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "kernelc.h"
+#include "kernelc/cuda.h"
 #include "kernelc/launch.h"
 
 static_assert(KC_RUNTIME_ABI_VERSION == 1, "update the layouts below");
@@ -33,6 +34,31 @@ static_assert(ViewLayoutHolds<kc::In, double, 3>(), "kc::In<double, 3>");
 static_assert(ViewLayoutHolds<kc::InMut, int8_t, 2>(), "kc::InMut<int8_t, 2>");
 static_assert(ViewLayoutHolds<kc::Out, kc::half, 4>(), "kc::Out<half, 4>");
 static_assert(ViewLayoutHolds<kc::Out, bool, 0>(), "kc::Out<bool, 0>");
+
+// A CUDA kernel's view argument, built by the CUDA handler, has the layout
+// the kernel's kc::In/InMut/Out parameter has.
+template <int R>
+constexpr bool CudaViewMatches() {
+  using Cuda = kc::cuda::View<R>;
+  using Kernel = kc::In<float, R>;
+  return sizeof(Cuda) == sizeof(Kernel) &&
+         offsetof(Cuda, data) == offsetof(Kernel, data) &&
+         offsetof(Cuda, shape) == offsetof(Kernel, shape);
+}
+static_assert(CudaViewMatches<0>() && CudaViewMatches<1>() &&
+                  CudaViewMatches<3>(),
+              "kc::cuda::View");
+
+// The embedded CUDA binaries, written by cuda_images.cc and read by the
+// shim's module caches.
+static_assert(sizeof(kc_cuda_image) == 24 &&
+                  offsetof(kc_cuda_image, data) == 8 &&
+                  offsetof(kc_cuda_image, size) == 16,
+              "kc_cuda_image");
+static_assert(sizeof(kc_cuda_module) == 40 &&
+                  offsetof(kc_cuda_module, images) == 8 &&
+                  offsetof(kc_cuda_module, kernels) == 24,
+              "kc_cuda_module");
 
 // 16-bit floats are their bit patterns: XLA's F16/BF16 native type is
 // uint16_t.

@@ -295,9 +295,13 @@ inline int __clzll(long long x) {
 }
 inline int __ffs(int x) { return __builtin_ffs(x); }
 inline int __ffsll(long long x) { return __builtin_ffsll(x); }
-inline unsigned int __brev(unsigned int x) { return __builtin_bitreverse32(x); }
 inline unsigned long long __brevll(unsigned long long x) {
-  return __builtin_bitreverse64(x);
+  unsigned long long r = 0;
+  for (int i = 0; i < 64; ++i, x >>= 1) r = (r << 1) | (x & 1);
+  return r;
+}
+inline unsigned int __brev(unsigned int x) {
+  return static_cast<unsigned int>(__brevll(x) >> 32);
 }
 inline unsigned int __umulhi(unsigned int a, unsigned int b) {
   return static_cast<unsigned int>((static_cast<uint64_t>(a) * b) >> 32);
@@ -335,8 +339,15 @@ inline double max(double a, double b) { return fmax(a, b); }
 inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 inline void __threadfence_block() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 inline void __threadfence_system() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+// A cycle-like counter: the time stamp counter where the compiler offers it.
 inline long long clock64() {
+#if defined(__clang__)
   return static_cast<long long>(__builtin_readcyclecounter());
+#elif defined(__x86_64__)
+  return static_cast<long long>(__builtin_ia32_rdtsc());
+#else
+  return 0;
+#endif
 }
 
 // The function that runs a kernel on the CPU. On x86-64 it is compiled
