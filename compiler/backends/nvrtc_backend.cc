@@ -182,7 +182,7 @@ bool ParseNvrtcLog(const std::string& log, diag::DiagnosticSink& diags) {
   // "file(12): error: message", then the source line and a caret line, both
   // indented by two spaces.
   static const std::regex head(
-      R"(^(.+)\((\d+)\): (catastrophic error|error|warning|remark): (.*)$)");
+      R"(^(.+)\((\d+)\): (catastrophic error|error|warning|remark)(?: #\d+-D)?: (.*)$)");
   std::vector<std::string> lines;
   for (llvm::StringRef l : llvm::split(log, '\n')) lines.push_back(l.str());
   bool any = false;
