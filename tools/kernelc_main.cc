@@ -24,6 +24,7 @@
 #include <set>
 
 #include "compiler/backends/host_backend.h"
+#include "compiler/cache/build_cache.h"
 #include "compiler/diag/diagnostic.h"
 #include "compiler/emit/emit.h"
 #include "compiler/emit/namer.h"
@@ -50,6 +51,8 @@ struct Options {
   std::string cuda_arch;
   std::vector<std::string> include_dirs;
   std::vector<std::string> defines;
+  bool no_cache = false;
+  std::string cache_dir;  // empty: cache::DefaultDirectory()
 };
 
 int Report(const Error& e) {
@@ -177,8 +180,8 @@ Result<std::vector<std::string>> ParseTargets(const Options& o) {
   return targets;
 }
 
-Result<emit::Output> Generate(Options& o, model::Module* module,
-                              emit::BuildInfo* info) {
+// The targets to build; fills in the default package name.
+Result<std::vector<std::string>> ResolveOptions(Options& o) {
   Result<std::vector<std::string>> targets = ParseTargets(o);
   if (!targets.ok()) return targets.error();
   if (o.name.empty()) {
@@ -188,6 +191,13 @@ Result<emit::Output> Generate(Options& o, model::Module* module,
   if (!emit::Namer::IsValidPackageName(o.name))
     return Error::User(fmt::format(
         "'{}' is not a valid Python package name: use --name", o.name));
+  return targets;
+}
+
+Result<emit::Output> Generate(Options& o, model::Module* module,
+                              emit::BuildInfo* info) {
+  Result<std::vector<std::string>> targets = ResolveOptions(o);
+  if (!targets.ok()) return targets.error();
   Result<sema::ModulePlan> plan = Analyze(o, targets.value(), module);
   if (!plan.ok()) return plan.error();
   info->version = kVersion;
@@ -225,7 +235,103 @@ int CmdEmit(Options& o) {
   return s.ok() ? kOk : Report(s.error());
 }
 
+std::string Absolute(const std::string& path) {
+  llvm::SmallString<256> abs(path);
+  llvm::sys::fs::make_absolute(abs);
+  llvm::sys::path::remove_dots(abs, /*remove_dot_dot=*/true);
+  return std::string(abs);
+}
+
+// The build cache's direct key: everything known before any compiler work
+// (the headers the sources include are checked per entry). Empty when
+// something cannot be read: then the build goes without the cache, and
+// reports the problem itself.
+std::string BuildCacheKey(const Options& o,
+                          const std::vector<std::string>& targets) {
+  cache::KeyBuilder key;
+  key.Add("cache-format", "1");
+  key.Add("kernelc", kVersion);
+  key.Add("jaxlib-headers", kJaxlibFloor);
+  key.Add("ffi-api", kFfiApi);
+  // The host compiler by identity, without running it: its real path,
+  // size and modification time (as ccache does).
+  std::string cxx = backends::FindHostCxx();
+  llvm::SmallString<256> real;
+  llvm::sys::fs::file_status st;
+  if (cxx.empty() || llvm::sys::fs::real_path(cxx, real) ||
+      llvm::sys::fs::status(real, st))
+    return "";
+  key.Add("cxx", cxx);
+  key.Add("cxx-real", std::string(real));
+  key.Add("cxx-size", std::to_string(st.getSize()));
+  key.Add(
+      "cxx-mtime",
+      std::to_string(st.getLastModificationTime().time_since_epoch().count()));
+  key.Add("package", o.name);
+  for (const std::string& t : targets) key.Add("target", t);
+  key.Add("cuda-arch", o.cuda_arch);
+  for (const std::string& d : o.defines) key.Add("define", d);
+  for (const std::string& i : o.include_dirs) {
+    key.Add("include", i);
+    key.Add("include-abs", Absolute(i));
+  }
+  for (const std::string& s : o.sources)
+    if (!key.AddFile("source", s)) return "";
+  return key.Finish();
+}
+
+// Writes the package's files into OUTDIR/PKG and removes the library of an
+// earlier build there under another content hash.
+Status InstallPackage(const Options& o, const emit::FileMap& files,
+                      const std::string& library_file) {
+  std::string pkg_dir = o.out_dir + "/" + o.name;
+  std::optional<std::string> old_manifest = ReadFile(pkg_dir + "/kernelc.json");
+  Status s = WriteTree(pkg_dir, files);
+  if (s.ok() && old_manifest) {
+    nlohmann::json j = nlohmann::json::parse(*old_manifest, nullptr, false);
+    if (j.is_object() && j.contains("library") && j["library"].is_string()) {
+      std::string old_lib = j["library"].get<std::string>();
+      if (old_lib != library_file && old_lib.find('/') == std::string::npos)
+        llvm::sys::fs::remove(pkg_dir + "/" + old_lib);
+    }
+  }
+  return s;
+}
+
+// The library file a package's manifest names.
+std::string LibraryOf(const emit::FileMap& files) {
+  auto it = files.find("kernelc.json");
+  if (it == files.end()) return "";
+  nlohmann::json j = nlohmann::json::parse(it->second, nullptr, false);
+  if (!j.is_object() || !j.contains("library") || !j["library"].is_string())
+    return "";
+  return j["library"].get<std::string>();
+}
+
 int CmdBuild(Options& o) {
+  std::optional<cache::BuildCache> build_cache;
+  std::string cache_key;
+  if (!o.no_cache) {
+    Result<std::vector<std::string>> targets = ResolveOptions(o);
+    if (!targets.ok()) return Report(targets.error());
+    std::string dir =
+        o.cache_dir.empty() ? cache::DefaultDirectory() : o.cache_dir;
+    if (!dir.empty()) cache_key = BuildCacheKey(o, targets.value());
+    if (!cache_key.empty()) {
+      build_cache.emplace(dir);
+      if (std::optional<cache::Files> hit = build_cache->Lookup(cache_key)) {
+        std::string library = LibraryOf(*hit);
+        if (!library.empty()) {
+          if (std::error_code ec = llvm::sys::fs::create_directories(o.out_dir))
+            return Report(Error::User(fmt::format("cannot create '{}': {}",
+                                                  o.out_dir, ec.message())));
+          Status s = InstallPackage(o, *hit, library);
+          return s.ok() ? kOk : Report(s.error());
+        }
+      }
+    }
+  }
+
   model::Module m;
   emit::BuildInfo info;
   Result<emit::Output> out = Generate(o, &m, &info);
@@ -260,28 +366,30 @@ int CmdBuild(Options& o) {
     hb.include_dirs.push_back(std::string(abs));
   }
   hb.defines = o.defines;
+  std::vector<std::string> dependencies;
+  if (build_cache) hb.dependencies = &dependencies;
   Status s = backends::BuildHostLibrary(tc.value(), m, out.value(), hb);
   if (s.ok()) {
-    std::string pkg_dir = o.out_dir + "/" + o.name;
-    std::optional<std::string> old_manifest =
-        ReadFile(pkg_dir + "/kernelc.json");
     emit::FileMap files = out.value().package;
     std::optional<std::string> lib_bytes = ReadFile(library);
     if (!lib_bytes) {
       s = Error::Internal(fmt::format("the linker wrote no '{}'", library));
     } else {
       files[namer.LibraryFile()] = *lib_bytes;
-      s = WriteTree(pkg_dir, files);
+      s = InstallPackage(o, files, namer.LibraryFile());
     }
-    // A previous build's library under another content hash is stale.
-    if (s.ok() && old_manifest) {
-      nlohmann::json j = nlohmann::json::parse(*old_manifest, nullptr, false);
-      if (j.is_object() && j.contains("library") && j["library"].is_string()) {
-        std::string old_lib = j["library"].get<std::string>();
-        if (old_lib != namer.LibraryFile() &&
-            old_lib.find('/') == std::string::npos)
-          llvm::sys::fs::remove(pkg_dir + "/" + old_lib);
-      }
+    if (s.ok() && build_cache) {
+      // The sources a JSON spec names are read too.
+      for (const std::string& src : m.sources)
+        dependencies.push_back(Absolute(src));
+      std::sort(dependencies.begin(), dependencies.end());
+      dependencies.erase(std::unique(dependencies.begin(), dependencies.end()),
+                         dependencies.end());
+      Status c = build_cache->Store(cache_key, dependencies, files);
+      // A cache that cannot be written costs speed, not correctness.
+      if (!c.ok())
+        fmt::print(stderr, "kernelc: warning: {} (build not cached)\n",
+                   c.error().message);
     }
   }
   llvm::sys::fs::remove_directories(work);
@@ -316,6 +424,11 @@ int main(int argc, char** argv) {
   build->add_option("--target", o.target, "cpu (default), cuda or cpu,cuda");
   build->add_option("--cuda-arch", o.cuda_arch,
                     "sm_80,sm_90,... (cuda target)");
+  build->add_flag("--no-cache", o.no_cache,
+                  "neither read nor write the build cache");
+  build->add_option("--cache-dir", o.cache_dir,
+                    "build cache directory (default: $KERNELC_CACHE_DIR, "
+                    "$XDG_CACHE_HOME/kernelc or ~/.cache/kernelc)");
 
   CLI::App* inspect =
       app.add_subcommand("inspect", "print the kernel model as canonical JSON");
