@@ -1,8 +1,10 @@
 // kernelc: compiles annotated kernels into a Python package of JAX ops.
 //
-//   kernelc build SRC... -o OUTDIR [--name PKG] [--target cpu] [-I DIR] [-D
-//   N[=V]] kernelc inspect SRC... kernelc emit SRC... -o DIR       generated
-//   sources only, no compiler run
+//   kernelc build SRC... -o OUTDIR [--name PKG] [--target cpu] [-I DIR]
+//                [-D N[=V]] [--no-cache] [--cache-dir DIR]
+//   kernelc wheel PKGDIR|SRC... -o DIST [--version V] [--platform TAG]
+//   kernelc inspect SRC...
+//   kernelc emit SRC... -o DIR       generated sources only, no compiler run
 //
 // Exit codes: 0 success, 1 errors in the user's input (diagnostics printed),
 // 2 internal or toolchain failures.
@@ -32,6 +34,7 @@
 #include "compiler/model/json.h"
 #include "compiler/sema/sema.h"
 #include "compiler/util/file_io.h"
+#include "compiler/wheel/wheel.h"
 
 namespace kernelc {
 namespace {
@@ -53,6 +56,9 @@ struct Options {
   std::vector<std::string> defines;
   bool no_cache = false;
   std::string cache_dir;  // empty: cache::DefaultDirectory()
+  // kernelc wheel
+  std::string wheel_version = "0.0.0";
+  std::string platform;  // empty: wheel::HostPlatformTag()
 };
 
 int Report(const Error& e) {
@@ -396,6 +402,61 @@ int CmdBuild(Options& o) {
   return s.ok() ? kOk : Report(s.error());
 }
 
+// The wheel's timestamp: $SOURCE_DATE_EPOCH when set (reproducible-builds
+// convention), else zip's earliest date; never the clock.
+Result<int64_t> WheelTimestamp() {
+  const char* env = std::getenv("SOURCE_DATE_EPOCH");
+  if (!env || !*env) return int64_t{0};
+  long long v = 0;
+  if (llvm::StringRef(env).getAsInteger(10, v) || v < 0)
+    return Error::User(
+        fmt::format("SOURCE_DATE_EPOCH='{}' is not a number of seconds", env));
+  return static_cast<int64_t>(v);
+}
+
+int CmdWheel(Options& o) {
+  Result<int64_t> mtime = WheelTimestamp();
+  if (!mtime.ok()) return Report(mtime.error());
+  std::string pkg_dir;
+  llvm::SmallString<256> scratch;
+  if (o.sources.size() == 1 && llvm::sys::fs::is_directory(o.sources[0])) {
+    pkg_dir = o.sources[0];
+  } else {
+    // Sources: build the package first (through the build cache), in a
+    // scratch directory that goes away afterwards.
+    if (std::error_code ec =
+            llvm::sys::fs::createUniqueDirectory("kernelc-wheel", scratch))
+      return Report(Error::Internal(
+          fmt::format("cannot create a scratch directory: {}", ec.message())));
+    Options b = o;
+    b.out_dir = std::string(scratch);
+    int rc = CmdBuild(b);
+    if (rc != kOk) {
+      llvm::sys::fs::remove_directories(scratch);
+      return rc;
+    }
+    pkg_dir = b.out_dir + "/" + b.name;
+  }
+  Result<wheel::Files> files = wheel::ReadPackage(pkg_dir);
+  Result<std::string> path = Error::Internal("");
+  if (files.ok()) {
+    wheel::Options wo;
+    wo.version = o.wheel_version;
+    wo.platform = o.platform.empty() ? wheel::HostPlatformTag() : o.platform;
+    wo.generator = fmt::format("kernelc {}", kVersion);
+    wo.mtime = mtime.value();
+    Result<wheel::Wheel> w = wheel::MakeWheel(files.value(), wo);
+    path = w.ok() ? wheel::WriteWheel(w.value(), o.out_dir, wo.mtime)
+                  : Result<std::string>(w.error());
+  } else {
+    path = files.error();
+  }
+  if (!scratch.empty()) llvm::sys::fs::remove_directories(scratch);
+  if (!path.ok()) return Report(path.error());
+  fmt::print("{}\n", path.value());
+  return kOk;
+}
+
 void AddCommonOptions(CLI::App* cmd, Options& o) {
   cmd->add_option("SRC", o.sources,
                   "annotated .cu/.cc sources, or JSON specs (kernelc inspect)")
@@ -430,6 +491,22 @@ int main(int argc, char** argv) {
                     "build cache directory (default: $KERNELC_CACHE_DIR, "
                     "$XDG_CACHE_HOME/kernelc or ~/.cache/kernelc)");
 
+  CLI::App* wheel = app.add_subcommand(
+      "wheel",
+      "package a built package directory (or sources, built first) as a "
+      "wheel in DIST");
+  AddCommonOptions(wheel, o);
+  wheel->add_option("-o", o.out_dir, "DIST: where the wheel goes")->required();
+  wheel->add_option("--version", o.wheel_version,
+                    "the wheel's version (PEP 440; default 0.0.0)");
+  wheel->add_option("--platform", o.platform,
+                    "platform tag (default: this machine's, linux_<arch>)");
+  wheel->add_option("--name", o.name, "package name, when building sources");
+  wheel->add_option("--target", o.target, "when building sources");
+  wheel->add_option("--cuda-arch", o.cuda_arch, "when building sources");
+  wheel->add_flag("--no-cache", o.no_cache, "when building sources");
+  wheel->add_option("--cache-dir", o.cache_dir, "when building sources");
+
   CLI::App* inspect =
       app.add_subcommand("inspect", "print the kernel model as canonical JSON");
   AddCommonOptions(inspect, o);
@@ -446,10 +523,11 @@ int main(int argc, char** argv) {
   // CLI11 would only say that a subcommand is required.
   if (argc > 1 && argv[1][0] != '-' && std::string_view(argv[1]) != "build" &&
       std::string_view(argv[1]) != "inspect" &&
-      std::string_view(argv[1]) != "emit") {
+      std::string_view(argv[1]) != "emit" &&
+      std::string_view(argv[1]) != "wheel") {
     fmt::print(stderr,
-               "kernelc: error: unknown command '{}' (expected build, inspect "
-               "or emit; see --help)\n",
+               "kernelc: error: unknown command '{}' (expected build, wheel, "
+               "inspect or emit; see --help)\n",
                argv[1]);
     return kUserError;
   }
@@ -465,5 +543,6 @@ int main(int argc, char** argv) {
   }
   if (build->parsed()) return CmdBuild(o);
   if (inspect->parsed()) return CmdInspect(o);
+  if (wheel->parsed()) return CmdWheel(o);
   return CmdEmit(o);
 }
