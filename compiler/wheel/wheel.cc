@@ -149,7 +149,6 @@ Result<Wheel> MakeWheel(const Files& package, const Options& o) {
       "Name: {name}\n"
       "Version: {version}\n"
       "Summary: JAX ops compiled by {gen}: {functions}\n"
-      "Keywords: xla-ffi-api-{ffi}\n"
       "Requires-Dist: jax{req}\n"
       "Requires-Dist: jaxlib{req}\n"
       "Requires-Dist: numpy\n"
