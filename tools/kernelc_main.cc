@@ -281,8 +281,16 @@ std::string BuildCacheKey(const Options& o,
     key.Add("include", i);
     key.Add("include-abs", Absolute(i));
   }
-  for (const std::string& s : o.sources)
+  // Where relative paths point: quoted includes resolve beside each
+  // source, and a JSON spec names its kernels' sources relative to the
+  // working directory; the entries' recorded headers are absolute paths.
+  llvm::SmallString<256> cwd;
+  if (llvm::sys::fs::current_path(cwd)) return "";
+  key.Add("cwd", std::string(cwd));
+  for (const std::string& s : o.sources) {
+    key.Add("source-abs", Absolute(s));
     if (!key.AddFile("source", s)) return "";
+  }
   return key.Finish();
 }
 

@@ -207,3 +207,21 @@ def test_concurrent_builds_of_the_same_inputs(project):
     project.build("after")
     assert project.compiler_calls() == calls
     assert project.run("after") == [0.0, 2.0, 4.0, 6.0, 8.0]
+
+
+def test_same_source_text_elsewhere_is_another_key(project, tmp_path):
+    # Two copies of one source, each beside its own header, built by the
+    # same relative path from their own directories: the first build's
+    # recorded header must not answer for the second.
+    for scale, d in ((2, "one"), (5, "two")):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "scaled.cu").write_text(
+            SOURCE.replace('"scale.h"', '"local_scale.h"'))
+        (tmp_path / d / "local_scale.h").write_text(f"#define SCALE {scale}.0f\n")
+    for d in ("one", "two"):
+        r = subprocess.run([str(KERNELC), "build", "scaled.cu", "-o", f"../{d}_out",
+                            "--cache-dir", str(project.cache)],
+                           cwd=tmp_path / d, capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+    assert project.run("one_out") == [0.0, 2.0, 4.0, 6.0, 8.0]
+    assert project.run("two_out") == [0.0, 5.0, 10.0, 15.0, 20.0]
