@@ -11,7 +11,11 @@ def _embed_files_impl(ctx):
     args.add(ctx.attr.symbol)
     args.add(guard)
     for f in ctx.files.srcs:
-        name = f.path
+        # Paths inside the file's own repository, so that embedding works the
+        # same when kernelc is an external repository of another workspace.
+        name = f.short_path
+        if name.startswith("../"):
+            name = name[3:].partition("/")[2]
         for prefix in ctx.attr.strip_prefixes:
             if name.startswith(prefix):
                 name = name[len(prefix):]

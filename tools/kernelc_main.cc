@@ -2,6 +2,8 @@
 //
 //   kernelc build SRC... -o OUTDIR [--name PKG] [--target cpu|cuda|cpu,cuda]
 //       [--cuda-arch sm_80,sm_90] [--use-fast-math] [-I DIR] [-D N[=V]]
+//       [--no-cache] [--cache-dir DIR]
+//   kernelc wheel PKGDIR|SRC... -o DIST [--version V] [--platform TAG]
 //   kernelc inspect SRC... | PKGDIR
 //   kernelc emit SRC... -o DIR       generated sources only
 //
@@ -26,6 +28,7 @@
 
 #include "compiler/backends/host_backend.h"
 #include "compiler/backends/nvrtc_backend.h"
+#include "compiler/cache/build_cache.h"
 #include "compiler/diag/diagnostic.h"
 #include "compiler/emit/emit.h"
 #include "compiler/emit/namer.h"
@@ -33,6 +36,7 @@
 #include "compiler/model/json.h"
 #include "compiler/sema/sema.h"
 #include "compiler/util/file_io.h"
+#include "compiler/wheel/wheel.h"
 
 namespace kernelc {
 namespace {
@@ -53,6 +57,11 @@ struct Options {
   bool fast_math = false;
   std::vector<std::string> include_dirs;
   std::vector<std::string> defines;
+  bool no_cache = false;
+  std::string cache_dir;  // empty: cache::DefaultDirectory()
+  // kernelc wheel
+  std::string wheel_version = "0.0.0";
+  std::string platform;  // empty: wheel::HostPlatformTag()
 };
 
 int Report(const Error& e) {
@@ -73,8 +82,10 @@ bool EndsWith(const std::string& s, std::string_view suffix) {
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// Reads the model from C++ sources (annotations) or JSON specs.
-Result<model::Module> LoadModule(const Options& o) {
+// Reads the model from C++ sources (annotations) or JSON specs. For C++
+// sources, `dependencies` (when set) receives the files Clang read.
+Result<model::Module> LoadModule(const Options& o,
+                                 std::vector<std::string>* dependencies) {
   std::vector<std::string> json_specs, cpp_sources;
   for (const std::string& s : o.sources)
     (EndsWith(s, ".json") ? json_specs : cpp_sources).push_back(s);
@@ -113,6 +124,7 @@ Result<model::Module> LoadModule(const Options& o) {
   frontend::Options fo = frontend::DefaultOptions();
   fo.include_dirs = o.include_dirs;
   fo.defines = o.defines;
+  fo.dependencies = dependencies;
   std::string diagnostics;
   Result<model::Module> m =
       frontend::ParseSources(cpp_sources, fo, &diagnostics);
@@ -125,8 +137,10 @@ Result<model::Module> LoadModule(const Options& o) {
 // `targets`: what will be built; empty for inspect, which only describes.
 Result<sema::ModulePlan> Analyze(const Options& o,
                                  const std::vector<std::string>& targets,
-                                 model::Module* module) {
-  Result<model::Module> m = LoadModule(o);
+                                 model::Module* module,
+                                 std::vector<std::string>* dependencies =
+                                     nullptr) {
+  Result<model::Module> m = LoadModule(o, dependencies);
   if (!m.ok()) return m.error();
   *module = std::move(m).value();
   diag::DiagnosticSink diags;
@@ -231,8 +245,8 @@ Status CompileCudaTarget(const Options& o, const model::Module& m,
   return Status();
 }
 
-Result<emit::Output> Generate(Options& o, model::Module* module,
-                              emit::BuildInfo* info) {
+// The targets to build; fills in the default package name.
+Result<std::vector<std::string>> ResolveOptions(Options& o) {
   Result<std::vector<std::string>> targets = ParseTargets(o);
   if (!targets.ok()) return targets.error();
   if (o.name.empty()) {
@@ -242,7 +256,18 @@ Result<emit::Output> Generate(Options& o, model::Module* module,
   if (!emit::Namer::IsValidPackageName(o.name))
     return Error::User(fmt::format(
         "'{}' is not a valid Python package name: use --name", o.name));
-  Result<sema::ModulePlan> plan = Analyze(o, targets.value(), module);
+  return targets;
+}
+
+// `dependencies`: as for LoadModule.
+Result<emit::Output> Generate(Options& o, model::Module* module,
+                              emit::BuildInfo* info,
+                              std::vector<std::string>* dependencies =
+                                  nullptr) {
+  Result<std::vector<std::string>> targets = ResolveOptions(o);
+  if (!targets.ok()) return targets.error();
+  Result<sema::ModulePlan> plan =
+      Analyze(o, targets.value(), module, dependencies);
   if (!plan.ok()) return plan.error();
   info->version = kVersion;
   info->package = o.name;
@@ -303,10 +328,132 @@ int CmdEmit(Options& o) {
   return s.ok() ? kOk : Report(s.error());
 }
 
+std::string Absolute(const std::string& path) {
+  llvm::SmallString<256> abs(path);
+  llvm::sys::fs::make_absolute(abs);
+  llvm::sys::path::remove_dots(abs, /*remove_dot_dot=*/true);
+  return std::string(abs);
+}
+
+// The build cache's direct key: everything known before any compiler work
+// (the headers the sources include are checked per entry). Empty when
+// something cannot be read: then the build goes without the cache, and
+// reports the problem itself.
+std::string BuildCacheKey(const Options& o,
+                          const std::vector<std::string>& targets) {
+  cache::KeyBuilder key;
+  key.Add("cache-format", "1");
+  key.Add("kernelc", kVersion);
+  key.Add("jaxlib-headers", kJaxlibFloor);
+  key.Add("ffi-api", kFfiApi);
+  // The host compiler by identity, without running it: its real path,
+  // size and modification time (as ccache does).
+  std::string cxx = backends::FindHostCxx();
+  llvm::SmallString<256> real;
+  llvm::sys::fs::file_status st;
+  if (cxx.empty() || llvm::sys::fs::real_path(cxx, real) ||
+      llvm::sys::fs::status(real, st))
+    return "";
+  key.Add("cxx", cxx);
+  key.Add("cxx-real", std::string(real));
+  key.Add("cxx-size", std::to_string(st.getSize()));
+  key.Add(
+      "cxx-mtime",
+      std::to_string(st.getLastModificationTime().time_since_epoch().count()));
+  key.Add("package", o.name);
+  for (const std::string& t : targets) key.Add("target", t);
+  key.Add("cuda-arch", o.cuda_arch);
+  key.Add("fast-math", o.fast_math ? "1" : "0");
+  if (std::find(targets.begin(), targets.end(), "cuda") != targets.end()) {
+    // NVRTC by identity too: which library was found, and its version.
+    Result<backends::Nvrtc> nvrtc = backends::FindNvrtc();
+    llvm::sys::fs::file_status nst;
+    if (!nvrtc.ok() || llvm::sys::fs::status(nvrtc.value().library(), nst))
+      return "";
+    key.Add("nvrtc", nvrtc.value().library());
+    key.Add("nvrtc-version", nvrtc.value().version());
+    key.Add("nvrtc-size", std::to_string(nst.getSize()));
+    key.Add("nvrtc-mtime",
+            std::to_string(
+                nst.getLastModificationTime().time_since_epoch().count()));
+  }
+  for (const std::string& d : o.defines) key.Add("define", d);
+  for (const std::string& i : o.include_dirs) {
+    key.Add("include", i);
+    key.Add("include-abs", Absolute(i));
+  }
+  // Where relative paths point: quoted includes resolve beside each
+  // source, and a JSON spec names its kernels' sources relative to the
+  // working directory; the entries' recorded headers are absolute paths.
+  llvm::SmallString<256> cwd;
+  if (llvm::sys::fs::current_path(cwd)) return "";
+  key.Add("cwd", std::string(cwd));
+  for (const std::string& s : o.sources) {
+    key.Add("source-abs", Absolute(s));
+    if (!key.AddFile("source", s)) return "";
+  }
+  return key.Finish();
+}
+
+// Writes the package's files into OUTDIR/PKG and removes the library of an
+// earlier build there under another content hash.
+Status InstallPackage(const Options& o, const emit::FileMap& files,
+                      const std::string& library_file) {
+  std::string pkg_dir = o.out_dir + "/" + o.name;
+  std::optional<std::string> old_manifest = ReadFile(pkg_dir + "/kernelc.json");
+  Status s = WriteTree(pkg_dir, files);
+  if (s.ok() && old_manifest) {
+    nlohmann::json j = nlohmann::json::parse(*old_manifest, nullptr, false);
+    if (j.is_object() && j.contains("library") && j["library"].is_string()) {
+      std::string old_lib = j["library"].get<std::string>();
+      if (old_lib != library_file && old_lib.find('/') == std::string::npos)
+        llvm::sys::fs::remove(pkg_dir + "/" + old_lib);
+    }
+  }
+  return s;
+}
+
+// The library file a package's manifest names.
+std::string LibraryOf(const emit::FileMap& files) {
+  auto it = files.find("kernelc.json");
+  if (it == files.end()) return "";
+  nlohmann::json j = nlohmann::json::parse(it->second, nullptr, false);
+  if (!j.is_object() || !j.contains("library") || !j["library"].is_string())
+    return "";
+  return j["library"].get<std::string>();
+}
+
 int CmdBuild(Options& o) {
+  std::optional<cache::BuildCache> build_cache;
+  std::string cache_key;
+  if (!o.no_cache) {
+    Result<std::vector<std::string>> targets = ResolveOptions(o);
+    if (!targets.ok()) return Report(targets.error());
+    std::string dir =
+        o.cache_dir.empty() ? cache::DefaultDirectory() : o.cache_dir;
+    if (!dir.empty()) cache_key = BuildCacheKey(o, targets.value());
+    if (!cache_key.empty()) {
+      build_cache.emplace(dir);
+      if (std::optional<cache::Files> hit = build_cache->Lookup(cache_key)) {
+        std::string library = LibraryOf(*hit);
+        if (!library.empty()) {
+          if (std::error_code ec = llvm::sys::fs::create_directories(o.out_dir))
+            return Report(Error::User(fmt::format("cannot create '{}': {}",
+                                                  o.out_dir, ec.message())));
+          Status s = InstallPackage(o, *hit, library);
+          return s.ok() ? kOk : Report(s.error());
+        }
+      }
+    }
+  }
+
   model::Module m;
   emit::BuildInfo info;
-  Result<emit::Output> out = Generate(o, &m, &info);
+  // The files Clang's frontend read: the sources and their headers, which
+  // NVRTC compiles too.
+  std::vector<std::string> frontend_dependencies;
+  Result<emit::Output> out = Generate(
+      o, &m, &info, build_cache ? &frontend_dependencies : nullptr);
   if (!out.ok()) return Report(out.error());
   Result<backends::HostToolchain> tc = backends::FindHostToolchain();
   if (!tc.ok()) return Report(tc.error());
@@ -338,32 +485,96 @@ int CmdBuild(Options& o) {
     hb.include_dirs.push_back(std::string(abs));
   }
   hb.defines = o.defines;
+  std::vector<std::string> dependencies;
+  if (build_cache) hb.dependencies = &dependencies;
   Status s = backends::BuildHostLibrary(tc.value(), m, out.value(), hb);
   if (s.ok()) {
-    std::string pkg_dir = o.out_dir + "/" + o.name;
-    std::optional<std::string> old_manifest =
-        ReadFile(pkg_dir + "/kernelc.json");
     emit::FileMap files = out.value().package;
     std::optional<std::string> lib_bytes = ReadFile(library);
     if (!lib_bytes) {
       s = Error::Internal(fmt::format("the linker wrote no '{}'", library));
     } else {
       files[namer.LibraryFile()] = *lib_bytes;
-      s = WriteTree(pkg_dir, files);
+      s = InstallPackage(o, files, namer.LibraryFile());
     }
-    // A previous build's library under another content hash is stale.
-    if (s.ok() && old_manifest) {
-      nlohmann::json j = nlohmann::json::parse(*old_manifest, nullptr, false);
-      if (j.is_object() && j.contains("library") && j["library"].is_string()) {
-        std::string old_lib = j["library"].get<std::string>();
-        if (old_lib != namer.LibraryFile() &&
-            old_lib.find('/') == std::string::npos)
-          llvm::sys::fs::remove(pkg_dir + "/" + old_lib);
-      }
+    // A JSON spec's sources are not read by the frontend; the CPU build's
+    // dependency output names their headers, and without it (cuda only)
+    // they are unknown: such a build is not cached.
+    bool dependencies_known = !frontend_dependencies.empty() ||
+                              emit::HasTarget(info, "cpu");
+    if (s.ok() && build_cache && dependencies_known) {
+      for (const std::string& d : frontend_dependencies)
+        dependencies.push_back(Absolute(d));
+      // The sources a JSON spec names are read too.
+      for (const std::string& src : m.sources)
+        dependencies.push_back(Absolute(src));
+      std::sort(dependencies.begin(), dependencies.end());
+      dependencies.erase(std::unique(dependencies.begin(), dependencies.end()),
+                         dependencies.end());
+      Status c = build_cache->Store(cache_key, dependencies, files);
+      // A cache that cannot be written costs speed, not correctness.
+      if (!c.ok())
+        fmt::print(stderr, "kernelc: warning: {} (build not cached)\n",
+                   c.error().message);
     }
   }
   llvm::sys::fs::remove_directories(work);
   return s.ok() ? kOk : Report(s.error());
+}
+
+// The wheel's timestamp: $SOURCE_DATE_EPOCH when set (reproducible-builds
+// convention), else zip's earliest date; never the clock.
+Result<int64_t> WheelTimestamp() {
+  const char* env = std::getenv("SOURCE_DATE_EPOCH");
+  if (!env || !*env) return int64_t{0};
+  long long v = 0;
+  if (llvm::StringRef(env).getAsInteger(10, v) || v < 0)
+    return Error::User(
+        fmt::format("SOURCE_DATE_EPOCH='{}' is not a number of seconds", env));
+  return static_cast<int64_t>(v);
+}
+
+int CmdWheel(Options& o) {
+  Result<int64_t> mtime = WheelTimestamp();
+  if (!mtime.ok()) return Report(mtime.error());
+  std::string pkg_dir;
+  llvm::SmallString<256> scratch;
+  if (o.sources.size() == 1 && llvm::sys::fs::is_directory(o.sources[0])) {
+    pkg_dir = o.sources[0];
+  } else {
+    // Sources: build the package first (through the build cache), in a
+    // scratch directory that goes away afterwards.
+    if (std::error_code ec =
+            llvm::sys::fs::createUniqueDirectory("kernelc-wheel", scratch))
+      return Report(Error::Internal(
+          fmt::format("cannot create a scratch directory: {}", ec.message())));
+    Options b = o;
+    b.out_dir = std::string(scratch);
+    int rc = CmdBuild(b);
+    if (rc != kOk) {
+      llvm::sys::fs::remove_directories(scratch);
+      return rc;
+    }
+    pkg_dir = b.out_dir + "/" + b.name;
+  }
+  Result<wheel::Files> files = wheel::ReadPackage(pkg_dir);
+  Result<std::string> path = Error::Internal("");
+  if (files.ok()) {
+    wheel::Options wo;
+    wo.version = o.wheel_version;
+    wo.platform = o.platform.empty() ? wheel::HostPlatformTag() : o.platform;
+    wo.generator = fmt::format("kernelc {}", kVersion);
+    wo.mtime = mtime.value();
+    Result<wheel::Wheel> w = wheel::MakeWheel(files.value(), wo);
+    path = w.ok() ? wheel::WriteWheel(w.value(), o.out_dir, wo.mtime)
+                  : Result<std::string>(w.error());
+  } else {
+    path = files.error();
+  }
+  if (!scratch.empty()) llvm::sys::fs::remove_directories(scratch);
+  if (!path.ok()) return Report(path.error());
+  fmt::print("{}\n", path.value());
+  return kOk;
 }
 
 void AddCommonOptions(CLI::App* cmd, Options& o) {
@@ -397,6 +608,28 @@ int main(int argc, char** argv) {
                     "cubin for each, and PTX for the newest");
   build->add_flag("--use-fast-math", o.fast_math,
                   "compile CUDA kernels with NVRTC's --use_fast_math");
+  build->add_flag("--no-cache", o.no_cache,
+                  "neither read nor write the build cache");
+  build->add_option("--cache-dir", o.cache_dir,
+                    "build cache directory (default: $KERNELC_CACHE_DIR, "
+                    "$XDG_CACHE_HOME/kernelc or ~/.cache/kernelc)");
+
+  CLI::App* wheel = app.add_subcommand(
+      "wheel",
+      "package a built package directory (or sources, built first) as a "
+      "wheel in DIST");
+  AddCommonOptions(wheel, o);
+  wheel->add_option("-o", o.out_dir, "DIST: where the wheel goes")->required();
+  wheel->add_option("--version", o.wheel_version,
+                    "the wheel's version (PEP 440; default 0.0.0)");
+  wheel->add_option("--platform", o.platform,
+                    "platform tag (default: this machine's, linux_<arch>)");
+  wheel->add_option("--name", o.name, "package name, when building sources");
+  wheel->add_option("--target", o.target, "when building sources");
+  wheel->add_option("--cuda-arch", o.cuda_arch, "when building sources");
+  wheel->add_flag("--use-fast-math", o.fast_math, "when building sources");
+  wheel->add_flag("--no-cache", o.no_cache, "when building sources");
+  wheel->add_option("--cache-dir", o.cache_dir, "when building sources");
 
   CLI::App* inspect = app.add_subcommand(
       "inspect",
@@ -419,10 +652,11 @@ int main(int argc, char** argv) {
   // CLI11 would only say that a subcommand is required.
   if (argc > 1 && argv[1][0] != '-' && std::string_view(argv[1]) != "build" &&
       std::string_view(argv[1]) != "inspect" &&
-      std::string_view(argv[1]) != "emit") {
+      std::string_view(argv[1]) != "emit" &&
+      std::string_view(argv[1]) != "wheel") {
     fmt::print(stderr,
-               "kernelc: error: unknown command '{}' (expected build, inspect "
-               "or emit; see --help)\n",
+               "kernelc: error: unknown command '{}' (expected build, wheel, "
+               "inspect or emit; see --help)\n",
                argv[1]);
     return kUserError;
   }
@@ -438,5 +672,6 @@ int main(int argc, char** argv) {
   }
   if (build->parsed()) return CmdBuild(o);
   if (inspect->parsed()) return CmdInspect(o);
+  if (wheel->parsed()) return CmdWheel(o);
   return CmdEmit(o);
 }

@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 FFI_FLOOR_JAXLIB=0.8.1
 
 apt_packages=(bazel-bootstrap clang-14 llvm-14-dev libclang-14-dev libfmt-dev
-              libcli11-dev nlohmann-json3-dev catch2)
+              libcli11-dev nlohmann-json3-dev catch2 libzip-dev)
 missing=()
 for p in "${apt_packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -12,6 +12,7 @@
 #include <iterator>
 #include <set>
 
+#include "compiler/cache/build_cache.h"
 #include "compiler/util/file_io.h"
 #include "runtime/embedded_headers.h"
 #include "runtime/embedded_xla_ffi.h"
@@ -44,22 +45,18 @@ RunResult Run(const std::string& program, const std::vector<std::string>& args,
 
 }  // namespace
 
+std::string FindHostCxx() {
+  if (const char* env = std::getenv("KERNELC_CXX"); env && *env) return env;
+  for (const char* c : {KERNELC_LLVM_PREFIX "/bin/clang++", "clang++-14"}) {
+    if (llvm::sys::fs::can_execute(c)) return c;
+    if (auto p = llvm::sys::findProgramByName(c)) return *p;
+  }
+  return "";
+}
+
 Result<HostToolchain> FindHostToolchain() {
   HostToolchain tc;
-  if (const char* env = std::getenv("KERNELC_CXX"); env && *env) {
-    tc.cxx = env;
-  } else {
-    for (const char* c : {KERNELC_LLVM_PREFIX "/bin/clang++", "clang++-14"}) {
-      if (llvm::sys::fs::can_execute(c)) {
-        tc.cxx = c;
-        break;
-      }
-      if (auto p = llvm::sys::findProgramByName(c)) {
-        tc.cxx = *p;
-        break;
-      }
-    }
-  }
+  tc.cxx = FindHostCxx();
   if (tc.cxx.empty())
     return Error::Internal(
         "no C++ compiler for the CPU target: install clang-14 or set "
@@ -126,6 +123,7 @@ Status BuildHostLibrary(const HostToolchain& tc, const model::Module& module,
       fmt::format("-ffile-prefix-map={}=.", work),
       "-Wno-unused-command-line-argument"};
   std::vector<std::string> objects;
+  std::set<std::string> dependencies;
   std::string log = work + "/compile.log";
 
   auto compile = [&](const std::string& src, std::vector<std::string> flags,
@@ -167,9 +165,30 @@ Status BuildHostLibrary(const HostToolchain& tc, const model::Module& module,
         host_include};
     for (const std::string& d : build.include_dirs) flags.push_back("-I" + d);
     for (const std::string& d : build.defines) flags.push_back("-D" + d);
+    // -MMD leaves out system headers (kernelc's own are -isystem too):
+    // the compiler's identity stands for those.
+    std::string dep_file = work + "/" + name + ".d";
+    if (build.dependencies)
+      flags.insert(flags.end(), {"-MMD", "-MF", dep_file});
     Status s = compile(name, flags, /*user_code=*/true);
     if (!s.ok()) return s;
+    if (build.dependencies) {
+      std::optional<std::string> text = ReadFile(dep_file);
+      if (!text)
+        return Error::Internal(
+            fmt::format("{} wrote no dependency file '{}'", tc.cxx, dep_file));
+      for (const std::string& d : cache::ParseDepFile(*text)) {
+        llvm::SmallString<256> path(d);
+        llvm::sys::fs::make_absolute(work, path);
+        llvm::sys::path::remove_dots(path, /*remove_dot_dot=*/true);
+        // The generated entry points live in the scratch directory.
+        if (!llvm::StringRef(path).startswith(work + "/"))
+          dependencies.insert(std::string(path));
+      }
+    }
   }
+  if (build.dependencies)
+    build.dependencies->assign(dependencies.begin(), dependencies.end());
   Status s =
       compile("shim.cc", {"-O2", "-isystem", include, "-isystem", ffi_include},
               /*user_code=*/false);

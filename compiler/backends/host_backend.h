@@ -24,6 +24,10 @@ struct HostToolchain {
 // there is none.
 Result<HostToolchain> FindHostToolchain();
 
+// The clang++ that FindHostToolchain would use, without running it (for the
+// build cache, which must not start a compiler); empty when there is none.
+std::string FindHostCxx();
+
 // Reports each kernel that cannot run on the CPU grid executor (block-level
 // features), with a note at the use. Returns whether all can.
 bool CheckCpuKernels(const model::Module& module, diag::DiagnosticSink& diags);
@@ -33,6 +37,10 @@ struct HostBuild {
   std::string library_path;  // where to write the shared library
   std::vector<std::string> include_dirs;  // user -I, absolute
   std::vector<std::string> defines;       // user -D
+  // When set, receives the files the user sources read (the sources and
+  // the headers they include outside kernelc's own and the system's),
+  // absolute, sorted, from the compiler's dependency output.
+  std::vector<std::string>* dependencies = nullptr;
 };
 
 // Writes kernelc's headers and the generated sources under work_dir,

@@ -763,6 +763,18 @@ Status CheckPythonNames(const sema::ModulePlan& plan) {
 
 }  // namespace
 
+namespace {
+
+// "0.8.1" -> "0, 8, 1": a Python tuple's elements.
+std::string VersionTuple(const std::string& version) {
+  std::string out;
+  for (char c : version)
+    out += c == '.' ? std::string(", ") : std::string(1, c);
+  return out;
+}
+
+}  // namespace
+
 Result<Output> EmitPackage(const sema::ModulePlan& plan,
                            const BuildInfo& info) {
   const model::Module& m = *plan.module;
@@ -937,9 +949,17 @@ Result<Output> EmitPackage(const sema::ModulePlan& plan,
   std::vector<std::string> function_names;
   for (const KernelPlan& kp : plan.kernels)
     function_names.push_back(Namer::Python(kp.kernel->name));
+  Result<std::string> version_check =
+      FillTemplate("py/version_check.py.tmpl",
+                   {{"package", info.package},
+                    {"ffi_api", info.ffi_api},
+                    {"jaxlib_floor", info.jaxlib_floor},
+                    {"jaxlib_floor_tuple", VersionTuple(info.jaxlib_floor)}});
+  if (!version_check.ok()) return version_check.error();
   Result<std::string> init = FillTemplate(
       "py/init.py.tmpl",
       {{"banner", Banner(info, m.sources, "#")},
+       {"version_check", version_check.value()},
        {"package", info.package},
        {"function_list", fmt::format("{}", fmt::join(function_names, ", "))},
        {"library", namer.LibraryFile()},

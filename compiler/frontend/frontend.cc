@@ -99,6 +99,7 @@
 #include <clang/Frontend/CompilerInvocation.h>
 #include <clang/Frontend/FrontendAction.h>
 #include <clang/Frontend/TextDiagnosticPrinter.h>
+#include <clang/Frontend/Utils.h>
 #include <clang/Tooling/Tooling.h>
 #include <fmt/format.h>
 #include <llvm/ADT/APFloat.h>
@@ -403,6 +404,7 @@ class Consumer : public clang::DiagnosticConsumer {
 struct Session {
   model::Module module;
   Consumer* consumer = nullptr;
+  std::set<std::string> dependencies;  // non-system files read, as named
 };
 
 // Records the block-level features a kernel uses, in its body and,
@@ -1204,7 +1206,13 @@ class QuietToolAction : public clang::tooling::ToolAction {
     if (!ci.hasDiagnostics()) return false;
     ci.createSourceManager(*files);
     session_.consumer->ResetErrorLocs();
+    // Without system headers (kernelc's own are on the system path): what a
+    // build cache must re-check besides the toolchain's identity.
+    auto collector = std::make_shared<clang::DependencyCollector>();
+    ci.addDependencyCollector(collector);
     bool ok = ci.ExecuteAction(action);
+    for (const std::string& d : collector->getDependencies())
+      session_.dependencies.insert(d);
     files->clearStatCache();
     return ok;
   }
@@ -1317,6 +1325,9 @@ Result<model::Module> ParseSources(const std::vector<std::string>& sources,
   if (errors > 0)
     return Error::User(
         fmt::format("{} error{} generated", errors, errors == 1 ? "" : "s"));
+  if (options.dependencies != nullptr)
+    options.dependencies->assign(session.dependencies.begin(),
+                                 session.dependencies.end());
   return std::move(session.module);
 }
 

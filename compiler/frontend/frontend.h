@@ -31,6 +31,11 @@ struct Options {
   // virtual files too.
   std::vector<VirtualFile> virtual_files;
   std::vector<std::string> virtual_include_dirs;
+  // When set, receives the files the sources read, sorted, without system
+  // headers (kernelc's embedded headers among them): the sources and the
+  // headers they include, named as Clang found them (relative paths stay
+  // relative to the working directory). Filled only on success.
+  std::vector<std::string>* dependencies = nullptr;
 };
 
 // Options with kernelc's embedded user headers mapped under /__kernelc__/

@@ -1,11 +1,14 @@
 """Shared fixtures for the end-to-end tests: the real kernelc binary (built by
 tools/setup.sh) and a helper that builds a package and imports it."""
 
+import atexit
 import importlib
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
+import tempfile
 
 import jax
 import pytest
@@ -13,6 +16,12 @@ import pytest
 # 64-bit dtypes (int64, uint64, float64) need x64; 32-bit behaviour is the
 # same with it on.
 jax.config.update("jax_enable_x64", True)
+
+# kernelc's build cache: one private directory for the whole test session,
+# never the user's (~/.cache/kernelc). Tests of the cache use their own.
+_CACHE_DIR = tempfile.mkdtemp(prefix="kernelc-test-cache-")
+atexit.register(shutil.rmtree, _CACHE_DIR, ignore_errors=True)
+os.environ["KERNELC_CACHE_DIR"] = _CACHE_DIR
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 KERNELC = ROOT / "bazel-bin" / "tools" / "kernelc"

@@ -4,6 +4,36 @@
 Functions: histogram.
 """
 
+def _check_jaxlib():
+    # The library was compiled against the XLA FFI API 0.2 headers of
+    # jaxlib 0.8.1. jaxlib registers handlers of its own FFI API or
+    # an older one, and only an exact match before 0.8.1: so jaxlib
+    # 0.8.1 and newer work, and an older one would reject the
+    # handlers at the first call. Say so at import instead.
+    import re
+
+    try:
+        from jaxlib import version as jaxlib_version
+        found = jaxlib_version.__version__
+    except ImportError as e:
+        raise ImportError(
+            "histogram needs jax and jaxlib 0.8.1 or newer "
+            "(built against XLA FFI API 0.2), and jaxlib is not "
+            "installed: pip install 'jax>=0.8.1' 'jaxlib>=0.8.1'"
+        ) from e
+    match = re.match(r"(\d+)\.(\d+)\.(\d+)", found)
+    if match and tuple(int(p) for p in match.groups()) < (0, 8, 1):
+        raise ImportError(
+            f"histogram was built against XLA FFI API 0.2 (the headers "
+            f"of jaxlib 0.8.1) and works with jax and jaxlib "
+            f"0.8.1 or newer; this environment has jaxlib {found}. "
+            f"Upgrade with: pip install 'jax>=0.8.1' "
+            f"'jaxlib>=0.8.1'")
+
+
+_check_jaxlib()
+del _check_jaxlib
+
 import ctypes as _ctypes
 import os as _os
 

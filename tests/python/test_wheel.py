@@ -1,0 +1,175 @@
+"""kernelc wheel: PEP 427 contents, reproducible bytes, an install with pip
+into a fresh virtual environment, and the import-time jaxlib check."""
+
+import base64
+import hashlib
+import os
+import subprocess
+import sys
+import sysconfig
+import textwrap
+import zipfile
+
+import pytest
+
+from conftest import EXAMPLES, KERNELC, run_kernelc
+
+
+def wheel_of(args, dist, env=None):
+    r = subprocess.run([str(KERNELC), "wheel", *map(str, args), "-o", str(dist)],
+                       capture_output=True, text=True,
+                       env=dict(os.environ, **(env or {})))
+    assert r.returncode == 0, r.stderr
+    path = r.stdout.strip()
+    assert os.path.dirname(path) == str(dist)
+    return path
+
+
+@pytest.fixture(scope="module")
+def saxpy_pkg(tmp_path_factory):
+    out = tmp_path_factory.mktemp("built")
+    run_kernelc("build", EXAMPLES / "saxpy.cu", "-o", out, check=True)
+    return out / "saxpy"
+
+
+def test_wheel_contents(saxpy_pkg, tmp_path):
+    path = wheel_of([saxpy_pkg, "--version", "1.2.0"], tmp_path)
+    assert os.path.basename(path) == "saxpy-1.2.0-py3-none-linux_x86_64.whl"
+    with zipfile.ZipFile(path) as z:
+        names = z.namelist()
+        lib = next(n for n in names if n.endswith(".so"))
+        assert names == ["saxpy/__init__.py", "saxpy/__init__.pyi",
+                         "saxpy/_kernelc.py", lib, "saxpy/kernelc.json",
+                         "saxpy-1.2.0.dist-info/METADATA",
+                         "saxpy-1.2.0.dist-info/WHEEL",
+                         "saxpy-1.2.0.dist-info/RECORD"]
+        for info in z.infolist():
+            assert info.date_time == (1980, 1, 1, 0, 0, 0)
+            assert info.external_attr >> 16 == 0o100644
+        assert z.read("saxpy-1.2.0.dist-info/WHEEL").decode() == (
+            "Wheel-Version: 1.0\nGenerator: kernelc 0.1.0\n"
+            "Root-Is-Purelib: false\nTag: py3-none-linux_x86_64\n")
+        metadata = z.read("saxpy-1.2.0.dist-info/METADATA").decode()
+        head = metadata.split("\n\n")[0].splitlines()
+        assert head[:3] == ["Metadata-Version: 2.1", "Name: saxpy",
+                            "Version: 1.2.0"]
+        assert "Requires-Dist: jax>=0.8.1" in head
+        assert "Requires-Dist: jaxlib>=0.8.1" in head
+        assert "Built against XLA FFI API 0.2" in metadata
+        record = z.read("saxpy-1.2.0.dist-info/RECORD").decode().splitlines()
+        assert record[-1] == "saxpy-1.2.0.dist-info/RECORD,,"
+        assert [line.split(",")[0] for line in record] == names
+        for line in record[:-1]:
+            name, digest, size = line.split(",")
+            data = z.read(name)
+            expected = base64.urlsafe_b64encode(
+                hashlib.sha256(data).digest()).rstrip(b"=").decode()
+            assert digest == "sha256=" + expected and int(size) == len(data)
+        assert z.read(f"saxpy/{os.path.basename(lib)}") == \
+            (saxpy_pkg / os.path.basename(lib)).read_bytes()
+
+
+def test_wheel_is_reproducible(saxpy_pkg, tmp_path):
+    a = wheel_of([saxpy_pkg], tmp_path / "a")
+    # From the sources, without the cache: the same bytes.
+    b = wheel_of([EXAMPLES / "saxpy.cu", "--no-cache"], tmp_path / "b")
+    assert open(a, "rb").read() == open(b, "rb").read()
+    epoch = {"SOURCE_DATE_EPOCH": "1700000000"}
+    c = wheel_of([saxpy_pkg], tmp_path / "c", env=epoch)
+    d = wheel_of([saxpy_pkg], tmp_path / "d", env=dict(epoch, TZ="Asia/Tokyo"))
+    assert open(c, "rb").read() == open(d, "rb").read()
+    assert open(a, "rb").read() != open(c, "rb").read()
+    with zipfile.ZipFile(c) as z:
+        assert {i.date_time for i in z.infolist()} == {(2023, 11, 14, 22, 13, 20)}
+
+
+@pytest.mark.parametrize("args, message", [
+    (["{tmp}"], "kernelc: error: '{tmp}' is not a package that kernelc built: "
+                "it has no kernelc.json and __init__.py"),
+    (["{pkg}", "--version", "1.0-x"],
+     "kernelc: error: '1.0-x' is not a valid version (PEP 440, e.g. 1.2.0)"),
+    (["{pkg}", "--platform", "linux x86"],
+     "kernelc: error: 'linux x86' is not a platform tag (e.g. linux_x86_64)"),
+])
+def test_wheel_errors(saxpy_pkg, tmp_path, args, message):
+    args = [a.format(tmp=tmp_path, pkg=saxpy_pkg) for a in args]
+    r = run_kernelc("wheel", *args, "-o", tmp_path / "dist")
+    assert r.returncode == 1
+    assert r.stderr.strip() == message.format(tmp=tmp_path)
+    assert not (tmp_path / "dist").exists() or not os.listdir(tmp_path / "dist")
+
+
+def test_source_date_epoch_must_be_a_number(saxpy_pkg, tmp_path):
+    r = subprocess.run([str(KERNELC), "wheel", str(saxpy_pkg), "-o",
+                        str(tmp_path)], capture_output=True, text=True,
+                       env=dict(os.environ, SOURCE_DATE_EPOCH="soon"))
+    assert r.returncode == 1
+    assert r.stderr.strip() == ("kernelc: error: SOURCE_DATE_EPOCH='soon' is "
+                                "not a number of seconds")
+
+
+def test_pip_installs_the_wheel_into_a_fresh_venv(tmp_path):
+    path = wheel_of([EXAMPLES / "polar.cu", "--version", "0.3.0"],
+                    tmp_path / "dist")
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    py = venv / "bin" / "python"
+    # jax from the project's environment, without a network: a .pth file.
+    site = subprocess.run(
+        [str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True, text=True, check=True).stdout.strip()
+    with open(os.path.join(site, "project_env.pth"), "w") as f:
+        f.write(sysconfig.get_paths()["purelib"] + "\n")
+    r = subprocess.run([str(py), "-m", "pip", "install", "--no-index",
+                        "--disable-pip-version-check", path],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    code = textwrap.dedent("""\
+        import os, jax, numpy as np, polar
+        assert os.path.dirname(polar.__file__).startswith(os.environ["VENV"])
+        rng = np.random.default_rng(0)
+        x = rng.standard_normal(33).astype(np.float32)
+        y = rng.standard_normal(33).astype(np.float32)
+        r, theta = jax.jit(polar.polar)(x, y)
+        np.testing.assert_allclose(r, np.hypot(x, y), rtol=1e-6)
+        np.testing.assert_allclose(theta, np.arctan2(y, x), rtol=1e-6)
+        print("ok")
+        """)
+    r = subprocess.run([str(py), "-c", code], capture_output=True, text=True,
+                       cwd=tmp_path, env=dict(os.environ, VENV=str(venv)))
+    assert r.returncode == 0 and r.stdout == "ok\n", r.stderr
+    r = subprocess.run([str(py), "-m", "pip", "show", "polar"],
+                       capture_output=True, text=True, check=True)
+    assert "Version: 0.3.0" in r.stdout
+
+
+@pytest.mark.parametrize("fake, ok", [("0.7.2", False), ("0.8.0", False),
+                                      ("0.8.0rc1", False), ("0.8.1", True),
+                                      ("0.11.2", True), ("1.0.0", True)])
+def test_import_checks_the_jaxlib_version(saxpy_pkg, fake, ok):
+    code = textwrap.dedent(f"""\
+        import sys
+        # jax checks its own jaxlib when first imported: import it with the
+        # real version, then fake the version the package sees.
+        import jax
+        import jaxlib.version
+        jaxlib.version.__version__ = "{fake}"
+        sys.path.insert(0, sys.argv[1])
+        try:
+            import saxpy
+        except ImportError as e:
+            print(e)
+        else:
+            print("imported")
+        """)
+    r = subprocess.run([sys.executable, "-c", code, str(saxpy_pkg.parent)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    if ok:
+        assert r.stdout == "imported\n"
+    else:
+        assert r.stdout == (
+            "saxpy was built against XLA FFI API 0.2 (the headers of jaxlib "
+            "0.8.1) and works with jax and jaxlib 0.8.1 or newer; this "
+            f"environment has jaxlib {fake}. Upgrade with: pip install "
+            "'jax>=0.8.1' 'jaxlib>=0.8.1'\n")

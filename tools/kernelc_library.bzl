@@ -1,0 +1,105 @@
+"""The kernelc_library rule's implementation; load it from //tools:defs.bzl."""
+
+KernelcPackageInfo = provider(
+    doc = "A Python package that kernelc built.",
+    fields = {
+        "package_dir": "tree artifact: the package directory (__init__.py, " +
+                       "the shared library _kernelc_<hash>.so, kernelc.json, ...)",
+        "package_name": "the package's import name",
+        "import_path": "runfiles-relative directory that holds package_dir",
+    },
+)
+
+def _flags(ctx):
+    """kernelc's -I/-D arguments from copts, defines and includes."""
+    args = []
+    for d in ctx.attr.defines:
+        args += ["-D", d]
+    root = ctx.label.workspace_root
+    pkg = ctx.label.package
+    base = "/".join([p for p in [root, pkg] if p])
+    for inc in ctx.attr.includes:
+        args += ["-I", base + "/" + inc if base else inc]
+    for opt in ctx.attr.copts:
+        if opt.startswith("-D") and len(opt) > 2:
+            args += ["-D", opt[2:]]
+        elif opt.startswith("-I") and len(opt) > 2:
+            args += ["-I", opt[2:]]
+        else:
+            fail("kernelc_library copts take -DNAME[=VALUE] and -IDIR only, " +
+                 "not '%s'" % opt, attr = "copts")
+    return args
+
+def _kernelc_package_impl(ctx):
+    pkg = ctx.attr.package_name or ctx.label.name
+    # The package directory is one tree artifact: its library's name carries
+    # a content hash that only the build knows, and kernelc decides which
+    # files a package has (per target and architecture). The rule then does
+    # not depend on kernelc's output layout.
+    out = ctx.actions.declare_directory(ctx.label.name + "/" + pkg)
+    args = ctx.actions.args()
+    args.add("build")
+    args.add_all(ctx.files.srcs)
+    args.add("-o", out.dirname)
+    args.add("--name", pkg)
+    args.add("--target", ",".join(ctx.attr.targets))
+    if ctx.attr.cuda_archs:
+        args.add("--cuda-arch", ",".join(ctx.attr.cuda_archs))
+    args.add_all(_flags(ctx))
+    # Bazel caches actions itself; kernelc's own cache would live outside
+    # the sandbox.
+    args.add("--no-cache")
+    ctx.actions.run(
+        executable = ctx.executable._kernelc,
+        arguments = [args],
+        inputs = ctx.files.srcs + ctx.files.hdrs,
+        outputs = [out],
+        mnemonic = "KernelcBuild",
+        # clang++ runs the system linker from PATH (the default shell
+        # environment: fixed under --incompatible_strict_action_env).
+        use_default_shell_env = True,
+        progress_message = "Compiling kernels of %s with kernelc" % ctx.label,
+    )
+    import_path = "/".join([p for p in [
+        ctx.workspace_name,
+        ctx.label.package,
+        ctx.label.name,
+    ] if p])
+    return [
+        DefaultInfo(
+            files = depset([out]),
+            runfiles = ctx.runfiles(files = [out]),
+        ),
+        KernelcPackageInfo(
+            package_dir = out,
+            package_name = pkg,
+            import_path = import_path,
+        ),
+    ]
+
+kernelc_package = rule(
+    implementation = _kernelc_package_impl,
+    doc = "Compiles annotated kernels into a Python package directory.",
+    attrs = {
+        "srcs": attr.label_list(
+            allow_files = [".cu", ".cc", ".cpp", ".cxx", ".json"],
+            mandatory = True,
+            doc = "annotated kernel sources, or JSON specs",
+        ),
+        "hdrs": attr.label_list(
+            allow_files = True,
+            doc = "headers the sources include (the action's other inputs)",
+        ),
+        "package_name": attr.string(doc = "import name; default: the target's"),
+        "targets": attr.string_list(default = ["cpu"], doc = "cpu, cuda"),
+        "cuda_archs": attr.string_list(doc = "sm_80, sm_90, ... (cuda target)"),
+        "copts": attr.string_list(doc = "-DNAME[=VALUE] and -IDIR"),
+        "defines": attr.string_list(doc = "NAME or NAME=VALUE"),
+        "includes": attr.string_list(doc = "include directories, relative to the package"),
+        "_kernelc": attr.label(
+            default = Label("//tools:kernelc"),
+            executable = True,
+            cfg = "exec",
+        ),
+    },
+)
