@@ -135,11 +135,9 @@ Result<model::Module> LoadModule(const Options& o,
 
 // Loads and analyzes; prints diagnostics. The plan points into *module.
 // `targets`: what will be built; empty for inspect, which only describes.
-Result<sema::ModulePlan> Analyze(const Options& o,
-                                 const std::vector<std::string>& targets,
-                                 model::Module* module,
-                                 std::vector<std::string>* dependencies =
-                                     nullptr) {
+Result<sema::ModulePlan> Analyze(
+    const Options& o, const std::vector<std::string>& targets,
+    model::Module* module, std::vector<std::string>* dependencies = nullptr) {
   Result<model::Module> m = LoadModule(o, dependencies);
   if (!m.ok()) return m.error();
   *module = std::move(m).value();
@@ -260,10 +258,9 @@ Result<std::vector<std::string>> ResolveOptions(Options& o) {
 }
 
 // `dependencies`: as for LoadModule.
-Result<emit::Output> Generate(Options& o, model::Module* module,
-                              emit::BuildInfo* info,
-                              std::vector<std::string>* dependencies =
-                                  nullptr) {
+Result<emit::Output> Generate(
+    Options& o, model::Module* module, emit::BuildInfo* info,
+    std::vector<std::string>* dependencies = nullptr) {
   Result<std::vector<std::string>> targets = ResolveOptions(o);
   if (!targets.ok()) return targets.error();
   Result<sema::ModulePlan> plan =
@@ -452,8 +449,8 @@ int CmdBuild(Options& o) {
   // The files Clang's frontend read: the sources and their headers, which
   // NVRTC compiles too.
   std::vector<std::string> frontend_dependencies;
-  Result<emit::Output> out = Generate(
-      o, &m, &info, build_cache ? &frontend_dependencies : nullptr);
+  Result<emit::Output> out =
+      Generate(o, &m, &info, build_cache ? &frontend_dependencies : nullptr);
   if (!out.ok()) return Report(out.error());
   Result<backends::HostToolchain> tc = backends::FindHostToolchain();
   if (!tc.ok()) return Report(tc.error());
@@ -500,8 +497,8 @@ int CmdBuild(Options& o) {
     // A JSON spec's sources are not read by the frontend; the CPU build's
     // dependency output names their headers, and without it (cuda only)
     // they are unknown: such a build is not cached.
-    bool dependencies_known = !frontend_dependencies.empty() ||
-                              emit::HasTarget(info, "cpu");
+    bool dependencies_known =
+        !frontend_dependencies.empty() || emit::HasTarget(info, "cpu");
     if (s.ok() && build_cache && dependencies_known) {
       for (const std::string& d : frontend_dependencies)
         dependencies.push_back(Absolute(d));
