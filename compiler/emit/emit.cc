@@ -233,16 +233,44 @@ class KernelEmitter {
                          Namer::CppLocal("r", p.name));
     Result<std::string> body = HandlerBody();
     if (!body.ok()) return body;
+    Result<std::string> batch = BatchPlan();
+    if (!batch.ok()) return batch;
+    // The element body sees per-element tensors where the handler has
+    // buffers; scalars pass through.
+    std::vector<std::string> element_params, element_args;
+    const std::string tensor = "const ::kc::rt::Tensor<ffi::DataType>& ";
+    for (const Param& p : k_.params) {
+      if (IsInput(p.role)) {
+        element_params.push_back(tensor + Namer::CppLocal("b", p.name));
+        element_args.push_back(Namer::CppLocal("e", "b_" + p.name) +
+                               ".At(kc_batch, kc_i)");
+      } else if (p.role == Role::kScalar) {
+        element_params.push_back(fmt::format(
+            "{} {}", AttrCppType(p.dtype), Namer::CppLocal("a", p.name)));
+        element_args.push_back(Namer::CppLocal("a", p.name));
+      }
+    }
+    for (const Param& p : k_.params)
+      if (IsResult(p.role)) {
+        element_params.push_back(tensor + BufferVar(p));
+        element_args.push_back(Namer::CppLocal("e", "o_" + p.name) +
+                               ".At(kc_batch, kc_i)");
+      }
+    auto list = [](const std::vector<std::string>& v) {
+      return v.empty() ? std::string()
+                       : "\n    " + fmt::format("{}", fmt::join(v, ",\n    "));
+    };
     return FillTemplate(
         "cpp/handler.cc.tmpl",
         {{"kernel", k_.name},
          {"source", k_.source},
          {"platform", "cpu"},
          {"impl", impl},
-         {"impl_params",
-          params.empty()
-              ? ""
-              : "\n    " + fmt::format("{}", fmt::join(params, ",\n    "))},
+         {"impl_params", list(params)},
+         {"element_params", list(element_params)},
+         {"element_args",
+          fmt::format("{}", fmt::join(element_args, ",\n        "))},
+         {"batch", batch.value()},
          {"body", body.value()}});
   }
 
@@ -474,15 +502,50 @@ class KernelEmitter {
   }
 
  private:
+  // The handler's batch: results dereferenced, the batch planned from the
+  // first result, one operand per buffer (see kernelc/batch.h).
+  Result<std::string> BatchPlan() const {
+    Snippets s;
+    const Param* first = nullptr;
+    for (const Param& p : k_.params)
+      if (IsResult(p.role)) {
+        s.Add("cpp/result_buffer.cc.tmpl",
+              {{"buffer", BufferVar(p)},
+               {"result", Namer::CppLocal("r", p.name)}});
+        if (!first) first = &p;
+      }
+    auto rank = [&](const Param& p) {
+      return std::to_string(kp_.params[&p - &k_.params[0]].rank);
+    };
+    if (first)
+      s.Add("cpp/plan_batch.cc.tmpl", {{"buffer", BufferVar(*first)},
+                                       {"rank", rank(*first)},
+                                       {"kernel", k_.name}});
+    else
+      return Error::Internal(
+          fmt::format("kernel '{}' has no result to batch over", k_.name));
+    auto operand = [&](const Param& p, const std::string& prefix) {
+      s.Add("cpp/batch_operand.cc.tmpl",
+            {{"operand", Namer::CppLocal("e", prefix + "_" + p.name)},
+             {"buffer", Namer::CppLocal(prefix, p.name)},
+             {"rank", rank(p)},
+             {"kernel", k_.name},
+             {"param", p.name}});
+    };
+    for (const Param& p : k_.params)
+      if (IsInput(p.role)) operand(p, "b");
+    for (const Param& p : k_.params)
+      if (IsResult(p.role)) operand(p, "o");
+    if (!s.ok()) return s.error();
+    std::string text = s.text();
+    text.pop_back();
+    return text;
+  }
+
   Result<std::string> HandlerBody() const {
     Snippets s;
     expr::Resolver r = CppResolver(kp_);
     const std::string& kernel = k_.name;
-    for (const Param& p : k_.params)
-      if (IsResult(p.role))
-        s.Add("cpp/result_buffer.cc.tmpl",
-              {{"buffer", BufferVar(p)},
-               {"result", Namer::CppLocal("r", p.name)}});
     // Dtypes and ranks: XLA was told them at trace time; a mismatch here
     // means the library and the Python package disagree.
     for (size_t i = 0; i < k_.params.size(); ++i) {

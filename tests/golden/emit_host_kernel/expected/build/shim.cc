@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <string>
 
+#include "kernelc/batch.h"
 #include "kernelc/half.h"
 #include "kernelc/launch.h"
 #include "kernelc/runtime.h"
@@ -28,15 +29,14 @@ void kc_histogram_histogram_23bff6622a07_cpu_entry(void*, const int64_t*, float,
 
 namespace {
 
-// Kernel 'histogram' (histogram.cc), platform cpu.
-ffi::Error histogram_cpu_impl(
-    ffi::AnyBuffer b_values,
+// Kernel 'histogram' (histogram.cc), platform cpu: one batch element.
+ffi::Error histogram_cpu_impl_element(
+    const ::kc::rt::Tensor<ffi::DataType>& b_values,
     float a_lo,
     float a_hi,
     int64_t a_bins,
-    ffi::Result<ffi::AnyBuffer> r_counts) {
+    const ::kc::rt::Tensor<ffi::DataType>& o_counts) {
   ::kc::rt::Evaluator ev;
-  ffi::AnyBuffer o_counts = *r_counts;
   if (b_values.element_type() != ffi::DataType::F32) {
     return ffi::Error::InvalidArgument("histogram: parameter 'values' expects float32 elements");
   }
@@ -68,6 +68,38 @@ ffi::Error histogram_cpu_impl(
   }
   ::kc::rt::Fill<int32_t>(o_counts.untyped_data(), static_cast<int64_t>(o_counts.element_count()), static_cast<int32_t>(INT64_C(0)));
   kc_histogram_histogram_23bff6622a07_cpu_entry(b_values.untyped_data(), b_values.dimensions().begin(), a_lo, a_hi, a_bins, o_counts.untyped_data(), o_counts.dimensions().begin());
+  return ffi::Error::Success();
+}
+
+// The handler of 'histogram': runs the kernel once per batch element, all in
+// this one call (one element outside vmap).
+ffi::Error histogram_cpu_impl(
+    ffi::AnyBuffer b_values,
+    float a_lo,
+    float a_hi,
+    int64_t a_bins,
+    ffi::Result<ffi::AnyBuffer> r_counts) {
+  ffi::AnyBuffer o_counts = *r_counts;
+  ::kc::rt::Batch kc_batch;
+  if (const std::string kc_error = ::kc::rt::PlanBatch(o_counts, 2, &kc_batch); !kc_error.empty()) {
+    return ffi::Error::InvalidArgument(::kc::rt::Str("histogram: ", kc_error));
+  }
+  ::kc::rt::Operand<ffi::DataType> e_b_values;
+  if (const std::string kc_error = ::kc::rt::MakeOperand(b_values, 2, ffi::ByteWidth(b_values.element_type()), kc_batch, &e_b_values); !kc_error.empty()) {
+    return ffi::Error::InvalidArgument(::kc::rt::Str("histogram: parameter 'values' ", kc_error));
+  }
+  ::kc::rt::Operand<ffi::DataType> e_o_counts;
+  if (const std::string kc_error = ::kc::rt::MakeOperand(o_counts, 2, ffi::ByteWidth(o_counts.element_type()), kc_batch, &e_o_counts); !kc_error.empty()) {
+    return ffi::Error::InvalidArgument(::kc::rt::Str("histogram: parameter 'counts' ", kc_error));
+  }
+  for (int64_t kc_i = 0; kc_i < kc_batch.count; ++kc_i) {
+    ffi::Error kc_error = histogram_cpu_impl_element(e_b_values.At(kc_batch, kc_i),
+        a_lo,
+        a_hi,
+        a_bins,
+        e_o_counts.At(kc_batch, kc_i));
+    if (kc_error.failure()) return kc_error;
+  }
   return ffi::Error::Success();
 }
 

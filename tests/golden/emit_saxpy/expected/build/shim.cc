@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <string>
 
+#include "kernelc/batch.h"
 #include "kernelc/half.h"
 #include "kernelc/launch.h"
 #include "kernelc/runtime.h"
@@ -28,14 +29,13 @@ void kc_saxpy_saxpy_fb27e5abc0bc_cpu_entry(const kc_launch*, void*, void*, float
 
 namespace {
 
-// Kernel 'saxpy' (saxpy.cu), platform cpu.
-ffi::Error saxpy_cpu_impl(
-    ffi::AnyBuffer b_x,
-    ffi::AnyBuffer b_y,
+// Kernel 'saxpy' (saxpy.cu), platform cpu: one batch element.
+ffi::Error saxpy_cpu_impl_element(
+    const ::kc::rt::Tensor<ffi::DataType>& b_x,
+    const ::kc::rt::Tensor<ffi::DataType>& b_y,
     float a_a,
-    ffi::Result<ffi::AnyBuffer> r_out) {
+    const ::kc::rt::Tensor<ffi::DataType>& o_out) {
   ::kc::rt::Evaluator ev;
-  ffi::AnyBuffer o_out = *r_out;
   if (b_x.element_type() != ffi::DataType::F32) {
     return ffi::Error::InvalidArgument("saxpy: parameter 'x' expects float32 elements");
   }
@@ -89,6 +89,40 @@ ffi::Error saxpy_cpu_impl(
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
   kc_saxpy_saxpy_fb27e5abc0bc_cpu_entry(&kc_launch_, b_x.untyped_data(), b_y.untyped_data(), a_a, static_cast<int64_t>(d_n), o_out.untyped_data());
+  return ffi::Error::Success();
+}
+
+// The handler of 'saxpy': runs the kernel once per batch element, all in
+// this one call (one element outside vmap).
+ffi::Error saxpy_cpu_impl(
+    ffi::AnyBuffer b_x,
+    ffi::AnyBuffer b_y,
+    float a_a,
+    ffi::Result<ffi::AnyBuffer> r_out) {
+  ffi::AnyBuffer o_out = *r_out;
+  ::kc::rt::Batch kc_batch;
+  if (const std::string kc_error = ::kc::rt::PlanBatch(o_out, 1, &kc_batch); !kc_error.empty()) {
+    return ffi::Error::InvalidArgument(::kc::rt::Str("saxpy: ", kc_error));
+  }
+  ::kc::rt::Operand<ffi::DataType> e_b_x;
+  if (const std::string kc_error = ::kc::rt::MakeOperand(b_x, 1, ffi::ByteWidth(b_x.element_type()), kc_batch, &e_b_x); !kc_error.empty()) {
+    return ffi::Error::InvalidArgument(::kc::rt::Str("saxpy: parameter 'x' ", kc_error));
+  }
+  ::kc::rt::Operand<ffi::DataType> e_b_y;
+  if (const std::string kc_error = ::kc::rt::MakeOperand(b_y, 1, ffi::ByteWidth(b_y.element_type()), kc_batch, &e_b_y); !kc_error.empty()) {
+    return ffi::Error::InvalidArgument(::kc::rt::Str("saxpy: parameter 'y' ", kc_error));
+  }
+  ::kc::rt::Operand<ffi::DataType> e_o_out;
+  if (const std::string kc_error = ::kc::rt::MakeOperand(o_out, 1, ffi::ByteWidth(o_out.element_type()), kc_batch, &e_o_out); !kc_error.empty()) {
+    return ffi::Error::InvalidArgument(::kc::rt::Str("saxpy: parameter 'out' ", kc_error));
+  }
+  for (int64_t kc_i = 0; kc_i < kc_batch.count; ++kc_i) {
+    ffi::Error kc_error = saxpy_cpu_impl_element(e_b_x.At(kc_batch, kc_i),
+        e_b_y.At(kc_batch, kc_i),
+        a_a,
+        e_o_out.At(kc_batch, kc_i));
+    if (kc_error.failure()) return kc_error;
+  }
   return ffi::Error::Success();
 }
 

@@ -148,8 +148,15 @@ def out_shape(kernel, param, dtype, shape_fn, texts):
 
 
 def call(target, results, operands, aliases, attrs):
-    """Calls the kernel's FFI target; returns the list of results."""
-    # One kernel call per batch element under vmap.
+    """Calls the kernel's FFI target; returns the list of results.
+
+    Under jax.vmap the call stays one custom call: its operands gain leading
+    batch dimensions (size 1 where an argument is not batched) and the
+    handler runs the kernel once per batch element. An in-place (aliased)
+    operand must have its result's shape, so kernels with InMut parameters
+    broadcast every operand to the batch instead.
+    """
+    vmap_method = "broadcast_all" if aliases else "expand_dims"
     return jax.ffi.ffi_call(
-        target, results, vmap_method="sequential",
+        target, results, vmap_method=vmap_method,
         input_output_aliases=aliases)(*operands, **attrs)

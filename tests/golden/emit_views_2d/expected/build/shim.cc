@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <string>
 
+#include "kernelc/batch.h"
 #include "kernelc/half.h"
 #include "kernelc/launch.h"
 #include "kernelc/runtime.h"
@@ -28,13 +29,12 @@ void kc_matmul_matmul_c1dff402556b_cpu_entry(const kc_launch*, void*, const int6
 
 namespace {
 
-// Kernel 'matmul' (matmul.cu), platform cpu.
-ffi::Error matmul_cpu_impl(
-    ffi::AnyBuffer b_a,
-    ffi::AnyBuffer b_b,
-    ffi::Result<ffi::AnyBuffer> r_c) {
+// Kernel 'matmul' (matmul.cu), platform cpu: one batch element.
+ffi::Error matmul_cpu_impl_element(
+    const ::kc::rt::Tensor<ffi::DataType>& b_a,
+    const ::kc::rt::Tensor<ffi::DataType>& b_b,
+    const ::kc::rt::Tensor<ffi::DataType>& o_c) {
   ::kc::rt::Evaluator ev;
-  ffi::AnyBuffer o_c = *r_c;
   if (b_a.element_type() != ffi::DataType::F32) {
     return ffi::Error::InvalidArgument("matmul: parameter 'a' expects float32 elements");
   }
@@ -87,6 +87,38 @@ ffi::Error matmul_cpu_impl(
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
   kc_matmul_matmul_c1dff402556b_cpu_entry(&kc_launch_, b_a.untyped_data(), b_a.dimensions().begin(), b_b.untyped_data(), b_b.dimensions().begin(), o_c.untyped_data(), o_c.dimensions().begin());
+  return ffi::Error::Success();
+}
+
+// The handler of 'matmul': runs the kernel once per batch element, all in
+// this one call (one element outside vmap).
+ffi::Error matmul_cpu_impl(
+    ffi::AnyBuffer b_a,
+    ffi::AnyBuffer b_b,
+    ffi::Result<ffi::AnyBuffer> r_c) {
+  ffi::AnyBuffer o_c = *r_c;
+  ::kc::rt::Batch kc_batch;
+  if (const std::string kc_error = ::kc::rt::PlanBatch(o_c, 2, &kc_batch); !kc_error.empty()) {
+    return ffi::Error::InvalidArgument(::kc::rt::Str("matmul: ", kc_error));
+  }
+  ::kc::rt::Operand<ffi::DataType> e_b_a;
+  if (const std::string kc_error = ::kc::rt::MakeOperand(b_a, 2, ffi::ByteWidth(b_a.element_type()), kc_batch, &e_b_a); !kc_error.empty()) {
+    return ffi::Error::InvalidArgument(::kc::rt::Str("matmul: parameter 'a' ", kc_error));
+  }
+  ::kc::rt::Operand<ffi::DataType> e_b_b;
+  if (const std::string kc_error = ::kc::rt::MakeOperand(b_b, 2, ffi::ByteWidth(b_b.element_type()), kc_batch, &e_b_b); !kc_error.empty()) {
+    return ffi::Error::InvalidArgument(::kc::rt::Str("matmul: parameter 'b' ", kc_error));
+  }
+  ::kc::rt::Operand<ffi::DataType> e_o_c;
+  if (const std::string kc_error = ::kc::rt::MakeOperand(o_c, 2, ffi::ByteWidth(o_c.element_type()), kc_batch, &e_o_c); !kc_error.empty()) {
+    return ffi::Error::InvalidArgument(::kc::rt::Str("matmul: parameter 'c' ", kc_error));
+  }
+  for (int64_t kc_i = 0; kc_i < kc_batch.count; ++kc_i) {
+    ffi::Error kc_error = matmul_cpu_impl_element(e_b_a.At(kc_batch, kc_i),
+        e_b_b.At(kc_batch, kc_i),
+        e_o_c.At(kc_batch, kc_i));
+    if (kc_error.failure()) return kc_error;
+  }
   return ffi::Error::Success();
 }
 
