@@ -378,7 +378,118 @@ class KernelEmitter {
     return doc;
   }
 
+  // Whether the public function wraps the op (custom_vjp, sharding rule).
+  bool Wrapped() const { return kp_.vjp != nullptr || !kp_.parallel.empty(); }
+
+  // The op: the checks and the FFI call, under the public name unless
+  // wrapped.
   Result<std::string> PyFunction() const {
+    return PyOp(Wrapped() ? Namer::PyPrivate(k_.name, "op")
+                          : Namer::Python(k_.name));
+  }
+
+  // The public function of a wrapped op: converts its arguments, then calls
+  // the wrapper that Setup() builds.
+  Result<std::string> PyWrapper() const {
+    Snippets body;
+    for (const Param& p : k_.params) {
+      Vars v = {{"var", Namer::Python(p.name)},
+                {"kernel", k_.name},
+                {"param", p.name},
+                {"dtype", std::string(model::DTypeName(p.dtype))}};
+      if (IsInput(p.role)) {
+        v["rank"] = std::to_string(kp_.params[&p - &k_.params[0]].rank);
+        body.Add("py/tensor_arg.py.tmpl", v);
+      } else if (p.role == Role::kScalar) {
+        body.Add("py/scalar_arg.py.tmpl", v);
+      }
+    }
+    if (!body.ok()) return body.error();
+    std::string text = body.text();
+    text += fmt::format(
+        "return {}({})",
+        Namer::PyPrivate(k_.name, kp_.vjp ? "vjp" : "sharded"),
+        fmt::format("{}", fmt::join(PyArgs(), ", ")));
+    return FillTemplate("py/function.py.tmpl",
+                        {{"name", Namer::Python(k_.name)},
+                         {"args", fmt::format("{}", fmt::join(PyArgs(), ", "))},
+                         {"doc", Doc()},
+                         {"body", text}});
+  }
+
+  // Module-level statements, after every function is defined, that build a
+  // wrapped op's sharding rule and custom_vjp.
+  Result<std::string> PySetup() const {
+    if (!Wrapped()) return std::string();
+    std::vector<std::string> names, statics, results;
+    for (const Param& p : k_.params) {
+      if (IsInput(p.role) || p.role == Role::kScalar) {
+        if (p.role == Role::kScalar)
+          statics.push_back(std::to_string(names.size()));
+        names.push_back(Quote(p.name));
+      }
+      if (IsResult(p.role)) results.push_back(Quote(p.name));
+    }
+    auto tuple = [](const std::vector<std::string>& v) {
+      return v.size() == 1 ? fmt::format("({},)", v[0])
+                           : fmt::format("({})", fmt::join(v, ", "));
+    };
+    std::string op = Namer::PyPrivate(k_.name, "op");
+    std::string text;
+    if (!kp_.parallel.empty()) {
+      // One factor per dimension: the parallel symbols by name, every other
+      // dimension its own factor, which must stay replicated.
+      int fresh = 0;
+      auto factors = [&](const Param& p) {
+        std::vector<std::string> f;
+        for (const std::string& s :
+             kp_.params[&p - &k_.params[0]].dim_symbols) {
+          bool parallel = std::find(kp_.parallel.begin(), kp_.parallel.end(),
+                                    s) != kp_.parallel.end();
+          f.push_back(Quote(parallel ? "p_" + s : fmt::format("r{}", fresh++)));
+        }
+        return tuple(f);
+      };
+      std::vector<std::string> operands, outs;
+      for (const Param& p : k_.params)
+        if (IsInput(p.role)) operands.push_back(factors(p));
+      for (const Param& p : k_.params)
+        if (IsResult(p.role)) outs.push_back(factors(p));
+      text += fmt::format("{} = _kc.sharded({}, {}, {}, {})\n",
+                          Namer::PyPrivate(k_.name, "sharded"), op,
+                          statics.empty() ? "()" : tuple(statics),
+                          tuple(operands), tuple(outs));
+      op = Namer::PyPrivate(k_.name, "sharded");
+    }
+    if (kp_.vjp) {
+      const Kernel& b = *kp_.vjp;
+      std::vector<std::string> bwd_params, grads;
+      for (const Param& q : b.params) {
+        if (q.role == Role::kScalar) {
+          bwd_params.push_back(fmt::format("(\"static\", {})", Quote(q.name)));
+        } else if (q.role == Role::kIn) {
+          const Param* p = k_.FindParam(q.name);
+          bool value = p && (p->role == Role::kIn || p->role == Role::kOut);
+          bwd_params.push_back(
+              value ? fmt::format("(\"value\", {})", Quote(q.name))
+                    : fmt::format("(\"cotangent\", {})",
+                                  Quote(q.name.substr(2))));
+        } else if (q.role == Role::kOut) {
+          grads.push_back(Quote(q.name.substr(2)));
+        }
+      }
+      text += fmt::format(
+          "{} = _kc.with_vjp(\n    {}, {}, {},\n    {}, {}, {},\n    {},\n    "
+          "{})\n",
+          Namer::PyPrivate(k_.name, "vjp"), Quote(k_.name), op,
+          Namer::Python(b.name), tuple(names),
+          statics.empty() ? "()" : tuple(statics), tuple(results),
+          tuple(bwd_params), tuple(grads));
+    }
+    return text;
+  }
+
+  Result<std::string> PyOp(const std::string& function_name) const {
     expr::Resolver r = PyResolver(kp_);
     Snippets body;
     for (size_t i = 0; i < k_.params.size(); ++i) {
@@ -469,7 +580,7 @@ class KernelEmitter {
          {"return", results.size() == 1 ? "_results[0]" : "tuple(_results)"}});
     if (!body.ok()) return body.error();
     return FillTemplate("py/function.py.tmpl",
-                        {{"name", Namer::Python(k_.name)},
+                        {{"name", function_name},
                          {"args", fmt::format("{}", fmt::join(PyArgs(), ", "))},
                          {"doc", Doc()},
                          {"body", body.text()}});
@@ -713,6 +824,7 @@ Result<Output> EmitPackage(const sema::ModulePlan& plan,
 
   std::vector<std::string> entry_decls, handlers, registrations;
   std::vector<std::string> py_registrations, py_functions, py_stubs, all;
+  std::vector<std::string> py_setup;
   std::map<std::string, std::vector<std::string>> entries_by_source;
   for (const KernelPlan& kp : plan.kernels) {
     KernelEmitter e(kp, namer);
@@ -734,6 +846,14 @@ Result<Output> EmitPackage(const sema::ModulePlan& plan,
     Result<std::string> f = e.PyFunction();
     if (!f.ok()) return f.error();
     py_functions.push_back(f.value());
+    if (e.Wrapped()) {
+      Result<std::string> w = e.PyWrapper();
+      if (!w.ok()) return w.error();
+      py_functions.push_back(w.value());
+    }
+    Result<std::string> setup = e.PySetup();
+    if (!setup.ok()) return setup.error();
+    if (!setup.value().empty()) py_setup.push_back(setup.value());
     Result<std::string> stub = e.PyStub();
     if (!stub.ok()) return stub.error();
     py_stubs.push_back(stub.value());
@@ -777,7 +897,12 @@ Result<Output> EmitPackage(const sema::ModulePlan& plan,
        {"library", namer.LibraryFile()},
        {"registrations", fmt::format("{}", fmt::join(py_registrations, ""))},
        {"all", fmt::format("{}", fmt::join(all, ", "))},
-       {"functions", fmt::format("{}", fmt::join(py_functions, "\n"))}});
+       {"functions", fmt::format("{}", fmt::join(py_functions, "\n"))},
+       {"setup", py_setup.empty()
+                     ? std::string()
+                     : "\n# Wrappers: sharding rules (KC_PARALLEL) and "
+                       "custom_vjp (KC_VJP).\n" +
+                           fmt::format("{}", fmt::join(py_setup, ""))}});
   if (!init.ok()) return init.error();
   out.package["__init__.py"] = init.value();
 

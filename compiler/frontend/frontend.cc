@@ -153,6 +153,8 @@ constexpr llvm::StringLiteral kBlock = "kc.block";
 constexpr llvm::StringLiteral kKernel = "kc.kernel";
 constexpr llvm::StringLiteral kGlobal = "kc.global";
 constexpr llvm::StringLiteral kBlockFeature = "kc.block_feature";
+constexpr llvm::StringLiteral kVjp = "kc.vjp";
+constexpr llvm::StringLiteral kParallel = "kc.parallel";
 
 // What the user wrote to get an annotation; empty for unknown ones.
 llvm::StringRef SpelledName(llvm::StringRef annotation) {
@@ -168,6 +170,8 @@ llvm::StringRef SpelledName(llvm::StringRef annotation) {
       .Case(kKernel, "KC_KERNEL")
       .Case(kGlobal, "__global__")
       .Case(kBlockFeature, "__shared__")
+      .Case(kVjp, "KC_VJP")
+      .Case(kParallel, "KC_PARALLEL")
       .Default("");
 }
 
@@ -178,7 +182,8 @@ bool IsParamAnnotation(llvm::StringRef a) {
   return IsRoleAnnotation(a) || a == kShape || a == kInit;
 }
 bool IsFunctionAnnotation(llvm::StringRef a) {
-  return a == kGrid || a == kBlock || a == kKernel || a == kGlobal;
+  return a == kGrid || a == kBlock || a == kKernel || a == kGlobal ||
+         a == kVjp || a == kParallel;
 }
 
 // The kernelc annotations of a declaration (those named "kc.*"), in source
@@ -689,6 +694,10 @@ class SourceAnalyzer {
     for (const clang::AnnotateAttr* a : own) {
       llvm::StringRef name = a->getAnnotation();
       if (name == kGlobal || name == kKernel || name == kBlockFeature) continue;
+      if (name == kVjp || name == kParallel) {
+        Autodiff(a, k);
+        continue;
+      }
       if (name == kGrid || name == kBlock) {
         if (k.kind == model::KernelKind::kHost) {
           Error(a->getLocation(),
@@ -797,6 +806,41 @@ class SourceAnalyzer {
       return;
     }
     k.block = std::move(sizes);
+  }
+
+  // KC_VJP("bwd") and KC_PARALLEL("m", ...): string literals, read as
+  // written; sema checks what they name.
+  void Autodiff(const clang::AnnotateAttr* a, model::Kernel& k) {
+    const bool vjp = a->getAnnotation() == kVjp;
+    const llvm::StringRef spelled = SpelledName(a->getAnnotation());
+    if (vjp && k.vjp) {
+      Error(a->getLocation(),
+            fmt::format("kernel '{}' has more than one KC_VJP", k.name));
+      return;
+    }
+    if (a->args_size() < 1 || (vjp && a->args_size() != 1)) {
+      Error(a->getLocation(),
+            fmt::format("{} of kernel '{}' takes {}", spelled.str(), k.name,
+                        vjp ? "one string: the backward kernel's name"
+                            : "one or more strings: shape symbols"));
+      return;
+    }
+    unsigned i = 0;
+    for (const clang::Expr* e : a->args()) {
+      ++i;
+      std::optional<model::Text> t = TextOf(e);
+      if (!t) {
+        Error(e->getBeginLoc(),
+              fmt::format("argument {} of {} of kernel '{}' must be a string "
+                          "literal",
+                          i, spelled.str(), k.name));
+        continue;
+      }
+      if (vjp)
+        k.vjp = std::move(*t);
+      else
+        k.parallel.push_back(std::move(*t));
+    }
   }
 
   // The text of a string-literal annotation argument and where its first

@@ -37,6 +37,12 @@ json KernelToJson(const Kernel& k) {
          {"name", k.name},
          {"params", params},
          {"source", k.source}};
+  if (k.vjp) j["vjp"] = TextToJson(*k.vjp);
+  if (!k.parallel.empty()) {
+    json parallel = json::array();
+    for (const Text& t : k.parallel) parallel.push_back(TextToJson(t));
+    j["parallel"] = parallel;
+  }
   if (k.kind == KernelKind::kGlobal) {
     json grid = json::array();
     for (const Text& t : k.grid) grid.push_back(TextToJson(t));
@@ -193,6 +199,13 @@ class Reader {
       for (size_t i = 0; i < g->size(); ++i)
         if (auto t = ToText((*g)[i], fmt::format("{}.grid[{}]", path, i)))
           k.grid.push_back(*t);
+    }
+    k.vjp = OptText(j, path, "vjp");
+    if (const json* g =
+            Field(j, path, "parallel", json::value_t::array, false)) {
+      for (size_t i = 0; i < g->size(); ++i)
+        if (auto t = ToText((*g)[i], fmt::format("{}.parallel[{}]", path, i)))
+          k.parallel.push_back(*t);
     }
     if (const json* b = Field(j, path, "block", json::value_t::array, false)) {
       for (size_t i = 0; i < b->size(); ++i) {

@@ -102,6 +102,12 @@ struct Kernel {
   std::vector<int64_t> block;  // threads per block; empty: the default
   std::vector<Param> params;   // declaration order
   std::vector<BlockFeature> block_features;
+  // KC_VJP("bwd"): the kernel in the same sources that computes this one's
+  // vector-Jacobian product (see sema for the pairing rules).
+  std::optional<Text> vjp;
+  // KC_PARALLEL("m", ...): shape symbols along which the work splits with no
+  // communication; each is one Text.
+  std::vector<Text> parallel;
   std::string source;  // the file that defines the kernel, as given
   SourceLoc loc;       // the kernel's name
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -85,6 +86,7 @@ class KernelAnalyzer {
     AnalyzeOutputs();
     AnalyzeGrid();
     AnalyzeInits();
+    AnalyzeParallel();
     return std::move(plan_);
   }
 
@@ -223,8 +225,10 @@ class KernelAnalyzer {
   bool ResolveOne(int i) {
     const Param& p = k_.params[i];
     std::vector<DimSpec>& out = specs_[i];
+    std::vector<std::string>& symbols = plan_.params[i].dim_symbols;
     if (!p.shape) {  // an input view without KC_SHAPE: any extents
       out.assign(p.rank, DimSpec{true, nullptr, "_", p.loc, p.loc});
+      symbols.assign(p.rank, "");
       return true;
     }
     auto parsed = expr::ParseShape(p.shape->text);
@@ -248,6 +252,7 @@ class KernelAnalyzer {
         if (!Resolve(ref)) return false;
         const Param& r = k_.params[ref];
         int rank = static_cast<int>(specs_[ref].size());
+        symbols = plan_.params[ref].dim_symbols;
         for (int d = 0; d < rank; ++d) {
           // Outputs have no array at trace time: take the dimension
           // expressions of an output; an input's dimensions are read off it.
@@ -269,6 +274,10 @@ class KernelAnalyzer {
       s.text = p.shape->text.substr(d.begin, d.end - d.begin);
       s.loc = p.shape->loc.Shifted(d.begin);
       s.text_loc = p.shape->loc;
+      symbols.push_back(!s.any && s.expr->kind == expr::Node::Kind::kName &&
+                                !IsParamName(s.expr->name)
+                            ? s.expr->name
+                            : "");
       out.push_back(std::move(s));
     }
     return CheckViewRank(p, static_cast<int>(dims.size()));
@@ -451,6 +460,47 @@ class KernelAnalyzer {
     }
   }
 
+  // KC_PARALLEL: each name a shape symbol that input shapes bind, and used
+  // in tensor shapes only as a whole dimension, so that a shard of that
+  // dimension is a shard of every tensor that has it.
+  void AnalyzeParallel() {
+    std::set<std::string> seen;
+    for (const Text& t : k_.parallel) {
+      if (!seen.insert(t.text).second) {
+        Error(t.loc, fmt::format("KC_PARALLEL of kernel '{}' names '{}' twice",
+                                 k_.name, t.text));
+        continue;
+      }
+      bool bound = false;
+      for (const Symbol& s : plan_.symbols) bound |= s.name == t.text;
+      if (!bound) {
+        Error(t.loc,
+              fmt::format("KC_PARALLEL of kernel '{}' names '{}', which is "
+                          "not a shape symbol bound by an input shape",
+                          k_.name, t.text));
+        continue;
+      }
+      bool whole = true;
+      for (size_t i = 0; i < k_.params.size() && whole; ++i) {
+        if (!Resolved(i)) continue;
+        for (const DimSpec& d : specs_[i]) {
+          if (d.any || d.expr->kind == expr::Node::Kind::kName) continue;
+          std::vector<std::string> used = expr::NamesUsed(d.expr);
+          if (std::find(used.begin(), used.end(), t.text) == used.end())
+            continue;
+          Error(t.loc,
+                fmt::format("KC_PARALLEL of kernel '{}' names '{}', but the "
+                            "shape of '{}' uses it in '{}'; a parallel "
+                            "symbol must be a whole dimension",
+                            k_.name, t.text, k_.params[i].name, d.text));
+          whole = false;
+          break;
+        }
+      }
+      if (whole) plan_.parallel.push_back(t.text);
+    }
+  }
+
   std::optional<InitValue> ParseInit(const Param& p) {
     const std::string& s = p.init->text;
     InitValue v;
@@ -572,6 +622,189 @@ class KernelAnalyzer {
   std::vector<std::pair<int, int>> pending_checks_;
 };
 
+// KC_VJP: pairs a forward kernel `f` with its backward kernel. In the
+// backward kernel an input named like an input or output of `f` is that
+// value (a residual), an input `d_<out>` is the cotangent of float output
+// <out>, and an output `d_<in>` is the gradient of float input <in>; scalars
+// are `f`'s scalars. Every float input gets a gradient and every float output
+// a cotangent, so that no gradient is silently zero.
+class VjpChecker {
+ public:
+  VjpChecker(const ModulePlan& plan, KernelPlan& fp, diag::DiagnosticSink& d)
+      : plan_(plan), fp_(fp), f_(*fp.kernel), diags_(d) {}
+
+  void Run() {
+    const Text& t = *f_.vjp;
+    const KernelPlan* bp = nullptr;
+    for (const KernelPlan& kp : plan_.kernels)
+      if (kp.kernel->name == t.text) bp = &kp;
+    if (bp == nullptr) {
+      diags_.Error(t.loc, fmt::format("KC_VJP of kernel '{}' names '{}', "
+                                      "which is not a kernel in these sources",
+                                      f_.name, t.text));
+      return;
+    }
+    if (bp->kernel == &f_) {
+      diags_.Error(t.loc, fmt::format("KC_VJP of kernel '{}' names the kernel "
+                                      "itself; name its backward kernel",
+                                      f_.name));
+      return;
+    }
+    int errors = diags_.error_count();
+    for (const Param& p : f_.params)
+      if (p.role == Role::kInMut)
+        diags_.Error(p.loc,
+                     fmt::format("kernel '{}' has KC_VJP and in-place "
+                                 "parameter '{}'; a differentiable kernel "
+                                 "takes inputs and returns outputs",
+                                 f_.name, p.name));
+    const Kernel& b = *bp->kernel;
+    std::set<std::string> grads, cotangents;
+    for (size_t i = 0; i < b.params.size(); ++i)
+      CheckParam(b, *bp, static_cast<int>(i), grads, cotangents);
+    for (const Param& p : f_.params) {
+      if (!model::IsFloat(p.dtype)) continue;
+      if (p.role == Role::kIn && !grads.count(p.name))
+        diags_.Error(t.loc,
+                     fmt::format("backward kernel '{}' gives no gradient for "
+                                 "float input '{}' of kernel '{}'; add an "
+                                 "output 'd_{}'",
+                                 b.name, p.name, f_.name, p.name));
+      if (p.role == Role::kOut && !cotangents.count(p.name))
+        diags_.Error(t.loc,
+                     fmt::format("backward kernel '{}' takes no cotangent for "
+                                 "float output '{}' of kernel '{}'; add an "
+                                 "input 'd_{}'",
+                                 b.name, p.name, f_.name, p.name));
+    }
+    if (diags_.error_count() == errors) fp_.vjp = &b;
+  }
+
+ private:
+  // The parameter of `f` named `name` with one of the roles, or null.
+  const Param* Find(const std::string& name, std::initializer_list<Role> roles,
+                    int* index) const {
+    for (size_t i = 0; i < f_.params.size(); ++i) {
+      const Param& p = f_.params[i];
+      if (p.name != name) continue;
+      for (Role r : roles)
+        if (p.role == r) {
+          *index = static_cast<int>(i);
+          return &p;
+        }
+    }
+    return nullptr;
+  }
+
+  // `q` (of backward kernel `b`) must match `p` of `f` in dtype and rank.
+  void Match(const Kernel& b, const Param& q, int q_rank, const Param& p,
+             int p_rank, const std::string& what) {
+    if (q.dtype != p.dtype)
+      diags_.Error(q.loc,
+                   fmt::format("parameter '{}' of backward kernel '{}' is {} "
+                               "and must be {}, not {}",
+                               q.name, b.name, what, model::DTypeName(p.dtype),
+                               model::DTypeName(q.dtype)));
+    else if (q_rank >= 0 && p_rank >= 0 && q_rank != p_rank)
+      diags_.Error(q.loc,
+                   fmt::format("parameter '{}' of backward kernel '{}' is {} "
+                               "and must have rank {}, not {}",
+                               q.name, b.name, what, p_rank, q_rank));
+  }
+
+  void CheckParam(const Kernel& b, const KernelPlan& bp, int qi,
+                  std::set<std::string>& grads,
+                  std::set<std::string>& cotangents) {
+    const Param& q = b.params[qi];
+    const int q_rank = bp.params[qi].rank;
+    const bool d = q.name.rfind("d_", 0) == 0;
+    const std::string base = d ? q.name.substr(2) : "";
+    int pi = -1;
+    switch (q.role) {
+      case Role::kDerived:
+        return;
+      case Role::kInMut:
+        diags_.Error(q.loc,
+                     fmt::format("backward kernel '{}' cannot have in-place "
+                                 "parameter '{}'",
+                                 b.name, q.name));
+        return;
+      case Role::kScalar: {
+        const Param* p = Find(q.name, {Role::kScalar}, &pi);
+        if (p == nullptr)
+          diags_.Error(q.loc, fmt::format("scalar '{}' of backward kernel "
+                                          "'{}' is not a scalar of kernel '{}'",
+                                          q.name, b.name, f_.name));
+        else if (p->dtype != q.dtype)
+          diags_.Error(q.loc,
+                       fmt::format("scalar '{}' of backward kernel '{}' is "
+                                   "{} in kernel '{}' and must have that "
+                                   "type, not {}",
+                                   q.name, b.name, model::DTypeName(p->dtype),
+                                   f_.name, model::DTypeName(q.dtype)));
+        return;
+      }
+      case Role::kOut: {
+        const Param* p = d ? Find(base, {Role::kIn}, &pi) : nullptr;
+        if (p == nullptr) {
+          diags_.Error(q.loc,
+                       fmt::format("output '{}' of backward kernel '{}' must "
+                                   "be named d_<input> for an input of "
+                                   "kernel '{}'",
+                                   q.name, b.name, f_.name));
+        } else if (!model::IsFloat(p->dtype)) {
+          diags_.Error(q.loc,
+                       fmt::format("output '{}' of backward kernel '{}' would "
+                                   "be the gradient of {} input '{}' of "
+                                   "kernel '{}', which gets no gradient",
+                                   q.name, b.name, model::DTypeName(p->dtype),
+                                   base, f_.name));
+        } else {
+          grads.insert(base);
+          Match(b, q, q_rank, *p, fp_.params[pi].rank,
+                fmt::format("the gradient of input '{}' of kernel '{}'", base,
+                            f_.name));
+        }
+        return;
+      }
+      case Role::kIn: {
+        if (const Param* p = Find(q.name, {Role::kIn, Role::kOut}, &pi)) {
+          Match(b, q, q_rank, *p, fp_.params[pi].rank,
+                fmt::format("the residual '{}' of kernel '{}'", q.name,
+                            f_.name));
+          return;
+        }
+        const Param* p = d ? Find(base, {Role::kOut}, &pi) : nullptr;
+        if (p == nullptr) {
+          diags_.Error(q.loc,
+                       fmt::format("parameter '{}' of backward kernel '{}' "
+                                   "names no input or output of kernel '{}', "
+                                   "nor the cotangent d_<output> of one",
+                                   q.name, b.name, f_.name));
+        } else if (!model::IsFloat(p->dtype)) {
+          diags_.Error(q.loc,
+                       fmt::format("parameter '{}' of backward kernel '{}' "
+                                   "would be the cotangent of {} output '{}' "
+                                   "of kernel '{}', which has none",
+                                   q.name, b.name, model::DTypeName(p->dtype),
+                                   base, f_.name));
+        } else {
+          cotangents.insert(base);
+          Match(b, q, q_rank, *p, fp_.params[pi].rank,
+                fmt::format("the cotangent of output '{}' of kernel '{}'",
+                            base, f_.name));
+        }
+        return;
+      }
+    }
+  }
+
+  const ModulePlan& plan_;
+  KernelPlan& fp_;
+  const Kernel& f_;
+  diag::DiagnosticSink& diags_;
+};
+
 }  // namespace
 
 Result<ModulePlan> Analyze(const model::Module& module,
@@ -588,6 +821,8 @@ Result<ModulePlan> Analyze(const model::Module& module,
     }
     plan.kernels.push_back(KernelAnalyzer(k, diags).Run());
   }
+  for (KernelPlan& kp : plan.kernels)
+    if (kp.kernel->vjp) VjpChecker(plan, kp, diags).Run();
   if (diags.error_count() > errors_before)
     return Error::User("the kernel model has errors");
   return plan;

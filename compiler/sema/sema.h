@@ -52,6 +52,9 @@ struct ParamPlan {
   std::vector<expr::NodePtr> out_dims;
   std::vector<std::string> out_dim_texts;
   expr::NodePtr derived;  // kDerived
+  // Tensors: per dimension, the shape symbol that is the whole dimension
+  // ("n" in "n, 2 * m", also through a same-shape reference), else "".
+  std::vector<std::string> dim_symbols;
   std::optional<InitValue> init;
 };
 
@@ -64,6 +67,12 @@ struct KernelPlan {
   std::vector<DimCheck> checks;  // input dimensions to check, declaration order
   std::vector<expr::NodePtr> grid;
   std::vector<int64_t> block;  // resolved (defaults applied)
+  // KC_VJP: the backward kernel, checked against this one (names, dtypes,
+  // ranks); null without KC_VJP.
+  const model::Kernel* vjp = nullptr;
+  // KC_PARALLEL: the shape symbols, checked to be symbols used only as whole
+  // dimensions.
+  std::vector<std::string> parallel;
 
   // The name kinds for expression checking: tensors, symbols, scalars,
   // derived values.

@@ -45,6 +45,18 @@
 // whole tensors.
 #define KC_KERNEL KC_ANNOTATE_("kc.kernel")
 
+// Autodiff: names the backward kernel (in the same sources) that computes
+// this kernel's vector-Jacobian product. In the backward kernel, a parameter
+// named like an input or output of this kernel receives that value (a
+// residual), `d_<out>` receives the cotangent of output <out>, and an Out
+// named `d_<in>` is the gradient of input <in>.
+#define KC_VJP(backward) KC_ANNOTATE_("kc.vjp", backward)
+
+// Sharding: shape symbols along which the kernel's work splits with no
+// communication, e.g. KC_PARALLEL("m") for rows that are independent. Inputs
+// sharded along such a dimension stay sharded under jax.jit.
+#define KC_PARALLEL(...) KC_ANNOTATE_("kc.parallel", __VA_ARGS__)
+
 #if defined(__KERNELC_FRONTEND__) || defined(__KERNELC_HOST__)
 #include "kernelc/host.h"
 #endif
