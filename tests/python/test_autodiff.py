@@ -1,0 +1,102 @@
+"""Gradients from declared backward kernels (KC_VJP): checked against finite
+differences, under jit, vmap and value_and_grad, for a kernel with a static
+scalar, a two-output kernel, a kernel with an integer input, and view
+kernels with a host-kernel backward."""
+
+import pathlib
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.test_util import check_grads
+
+HERE = pathlib.Path(__file__).resolve().parent
+
+
+@pytest.fixture(scope="module")
+def ad(build_package):
+    return build_package("ad_kernels", sources=[HERE / "autodiff_kernels.cu"])
+
+
+def rng(seed):
+    return np.random.default_rng(seed)
+
+
+def test_square_add_grads(ad):
+    x, y = rng(0).standard_normal(37), rng(1).standard_normal(37)
+    f = lambda x, y: ad.square_add(x, y, 1.5)
+    check_grads(f, (x, y), order=1, modes=["rev"])
+    check_grads(jax.jit(f), (x, y), order=1, modes=["rev"])
+    gx, gy = jax.jit(jax.grad(lambda x, y: jnp.sum(f(x, y) * y), argnums=(0, 1)))(x, y)
+    np.testing.assert_allclose(np.asarray(gx), 3.0 * x * y, rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(gy), 1.5 * x * x + 2 * y, rtol=1e-12)
+    # The scalar stays static and is passed to the backward kernel.
+    gx = jax.grad(lambda x: jnp.sum(ad.square_add(x, y, -2.0)))(x)
+    np.testing.assert_allclose(np.asarray(gx), -4.0 * x, rtol=1e-12)
+
+
+def test_vjp_and_value_and_grad(ad):
+    x, y = rng(2).standard_normal(9), rng(3).standard_normal(9)
+    out, pullback = jax.vjp(lambda x, y: ad.square_add(x, y, 0.5), x, y)
+    np.testing.assert_allclose(np.asarray(out), 0.5 * x * x + y, rtol=1e-12)
+    ct = rng(4).standard_normal(9)
+    gx, gy = pullback(ct)
+    np.testing.assert_allclose(np.asarray(gx), x * ct, rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(gy), ct, rtol=1e-12)
+    v, g = jax.jit(jax.value_and_grad(lambda x: jnp.sum(ad.square_add(x, y, 0.5) ** 2)))(x)
+    np.testing.assert_allclose(float(v), np.sum((0.5 * x * x + y) ** 2), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(g), 2 * (0.5 * x * x + y) * x, rtol=1e-12)
+
+
+def test_grad_under_vmap_is_one_call_per_kernel(ad):
+    xs, y = rng(5).standard_normal((6, 11)), rng(6).standard_normal(11)
+    g = jax.vmap(jax.grad(lambda x, y: jnp.sum(ad.square_add(x, y, 2.0))), in_axes=(0, None))
+    np.testing.assert_allclose(np.asarray(jax.jit(g)(xs, y)), 4.0 * xs, rtol=1e-12)
+    hlo = jax.jit(g).lower(xs, y).compile().as_text()
+    assert hlo.count("custom-call(") == 1 and "while(" not in hlo, hlo
+    # Gradients of a vmapped function, and a nested vmap.
+    gg = jax.grad(lambda xs: jnp.sum(jax.vmap(lambda x: ad.square_add(x, y, 2.0))(xs)))
+    np.testing.assert_allclose(np.asarray(gg(xs)), 4.0 * xs, rtol=1e-12)
+    x3 = rng(7).standard_normal((2, 3, 11))
+    gn = jax.vmap(jax.vmap(jax.grad(lambda x: jnp.sum(ad.square_add(x, y, 2.0)))))
+    np.testing.assert_allclose(np.asarray(gn(x3)), 4.0 * x3, rtol=1e-12)
+
+
+def test_two_outputs(ad):
+    x, y = rng(8).uniform(0.5, 2, 23), rng(9).uniform(-2, 2, 23)
+    r, a = ad.polar(x, y)
+    np.testing.assert_allclose(np.asarray(r), np.hypot(x, y), rtol=1e-12)
+    check_grads(ad.polar, (x, y), order=1, modes=["rev"])
+    # Only one output used: the other's cotangent is zero.
+    g = jax.grad(lambda x: jnp.sum(ad.polar(x, y)[1]))(x)
+    np.testing.assert_allclose(np.asarray(g), -y / (x * x + y * y), rtol=1e-12)
+    check_grads(jax.vmap(ad.polar), (np.stack([x, x + 1]), np.stack([y, y])),
+                order=1, modes=["rev"])
+
+
+def test_integer_input_gets_no_gradient(ad):
+    table = rng(10).standard_normal(8)
+    index = np.array([0, 3, 3, 7, 1, 3], np.int32)
+    out = ad.gather(table, index)
+    np.testing.assert_allclose(np.asarray(out), table[index])
+    check_grads(lambda t: ad.gather(t, index), (table,), order=1, modes=["rev"])
+    g = jax.grad(lambda t: jnp.sum(ad.gather(t, index)))(table)
+    np.testing.assert_allclose(np.asarray(g), np.bincount(index, minlength=8))
+    # Asking for the integer input's gradient is JAX's usual error.
+    with pytest.raises(TypeError, match="grad requires real- or complex-valued inputs"):
+        jax.grad(lambda t, i: jnp.sum(ad.gather(t, i)), argnums=1)(table, index)
+
+
+def test_views_and_host_backward(ad):
+    a, b = rng(11).standard_normal((5, 4)), rng(12).standard_normal((4, 3))
+    np.testing.assert_allclose(np.asarray(ad.matmul(a, b)), a @ b, rtol=1e-12)
+    check_grads(ad.matmul, (a, b), order=1, modes=["rev"])
+    check_grads(jax.jit(jax.vmap(ad.matmul, in_axes=(0, None))),
+                (np.stack([a, 2 * a]), b), order=1, modes=["rev"])
+
+
+def test_forward_mode_is_not_available(ad):
+    x = np.ones(3)
+    with pytest.raises(TypeError, match="can't apply forward-mode autodiff"):
+        jax.jvp(lambda x: ad.square_add(x, x, 1.0), (x,), (x,))
