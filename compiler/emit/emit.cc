@@ -897,12 +897,13 @@ Result<Output> EmitPackage(const sema::ModulePlan& plan,
        {"library", namer.LibraryFile()},
        {"registrations", fmt::format("{}", fmt::join(py_registrations, ""))},
        {"all", fmt::format("{}", fmt::join(all, ", "))},
-       {"functions", fmt::format("{}", fmt::join(py_functions, "\n"))},
-       {"setup", py_setup.empty()
-                     ? std::string()
-                     : "\n# Wrappers: sharding rules (KC_PARALLEL) and "
-                       "custom_vjp (KC_VJP).\n" +
-                           fmt::format("{}", fmt::join(py_setup, ""))}});
+       {"functions",
+        fmt::format("{}", fmt::join(py_functions, "\n")) +
+            (py_setup.empty()
+                 ? std::string()
+                 : "\n# Wrappers: sharding rules (KC_PARALLEL) and "
+                   "custom_vjp (KC_VJP).\n" +
+                       fmt::format("{}", fmt::join(py_setup, "")))}});
   if (!init.ok()) return init.error();
   out.package["__init__.py"] = init.value();
 

@@ -100,3 +100,44 @@ def test_forward_mode_is_not_available(ad):
     x = np.ones(3)
     with pytest.raises(TypeError, match="can't apply forward-mode autodiff"):
         jax.jvp(lambda x: ad.square_add(x, x, 1.0), (x,), (x,))
+
+
+# --- traced scalars: 0-d tensors ---------------------------------------------------
+
+TRACED = r"""
+#include <kernelc.h>
+// A 0-d tensor is a traced operand: it can vary under jit, vmap and grad.
+KC_GRID("n")
+KC_VJP("axpy0_bwd")
+__global__ void axpy0(KC_IN("") const float* a, KC_IN("n") const float* x,
+                      KC_DERIVED("x.size") int64_t n, KC_OUT("n") float* out) {
+  int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (i < n) out[i] = a[0] * x[i];
+}
+KC_KERNEL void axpy0_bwd(kc::In<float, 0> a, KC_SHAPE("n") kc::In<float, 1> x,
+                         KC_SHAPE("n") kc::In<float, 1> d_out,
+                         KC_SHAPE("") KC_INIT(0) kc::Out<float, 0> d_a,
+                         KC_SHAPE("n") kc::Out<float, 1> d_x) {
+  for (int64_t i = 0; i < x.shape[0]; ++i) {
+    d_a() += d_out(i) * x(i);
+    d_x(i) = a() * d_out(i);
+  }
+}
+"""
+
+
+def test_traced_scalar_as_0d_tensor(build_package):
+    m = build_package("ad_traced", TRACED)
+    x = np.arange(5, dtype=np.float32)
+    f = jax.jit(lambda a, x: m.axpy0(a, x))
+    np.testing.assert_array_equal(np.asarray(f(np.float32(3), x)), 3 * x)
+    np.testing.assert_array_equal(np.asarray(f(np.float32(-1), x)), -x)
+    got = jax.vmap(lambda a: m.axpy0(a, x))(np.arange(3, dtype=np.float32))
+    np.testing.assert_array_equal(np.asarray(got), np.arange(3)[:, None] * x)
+    ga, gx = jax.grad(lambda a, x: jnp.sum(m.axpy0(a, x) ** 2), argnums=(0, 1))(
+        np.float32(2), x)
+    np.testing.assert_allclose(float(ga), 2 * 2 * np.sum(x * x), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(gx), 2 * 4 * x, rtol=1e-6)
+    # The gradient of a traced scalar under vmap: one per batch element.
+    gs = jax.vmap(jax.grad(lambda a: jnp.sum(m.axpy0(a, x))))(np.arange(4, dtype=np.float32))
+    np.testing.assert_allclose(np.asarray(gs), np.full(4, x.sum()), rtol=1e-6)
