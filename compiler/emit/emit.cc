@@ -378,6 +378,17 @@ class KernelEmitter {
     return doc;
   }
 
+  // How the FFI call batches under jax.vmap (see support.py's `call`):
+  // unbatched operands gain a size-1 batch dimension, except where the
+  // handler needs every operand at the batch's full extent: an in-place
+  // operand is aliased to its (batched) result, and an elementwise kernel
+  // folds the batch into one run only when no operand is broadcast.
+  std::string VmapMethod() const {
+    bool inmut = false;
+    for (const Param& p : k_.params) inmut |= p.role == Role::kInMut;
+    return inmut || k_.elementwise ? "broadcast_all" : "expand_dims";
+  }
+
   // Whether the public function wraps the op (custom_vjp, sharding rule).
   bool Wrapped() const { return kp_.vjp != nullptr || !kp_.parallel.empty(); }
 
@@ -576,6 +587,7 @@ class KernelEmitter {
          {"results", fmt::format("{}", fmt::join(results, ",\n     "))},
          {"operands", fmt::format("{}", fmt::join(operands, ", "))},
          {"aliases", fmt::format("{}", fmt::join(aliases, ", "))},
+         {"vmap_method", VmapMethod()},
          {"attrs", fmt::format("{}", fmt::join(attrs, ", "))},
          {"return", results.size() == 1 ? "_results[0]" : "tuple(_results)"}});
     if (!body.ok()) return body.error();
@@ -643,10 +655,21 @@ class KernelEmitter {
              {"kernel", k_.name},
              {"param", p.name}});
     };
+    std::vector<std::string> all;
     for (const Param& p : k_.params)
-      if (IsInput(p.role)) operand(p, "b");
+      if (IsInput(p.role)) {
+        operand(p, "b");
+        all.push_back("&" + Namer::CppLocal("e", "b_" + p.name));
+      }
     for (const Param& p : k_.params)
-      if (IsResult(p.role)) operand(p, "o");
+      if (IsResult(p.role)) {
+        operand(p, "o");
+        all.push_back("&" + Namer::CppLocal("e", "o_" + p.name));
+      }
+    if (k_.elementwise)
+      s.Add("cpp/fold_batch.cc.tmpl",
+            {{"operands", fmt::format("{}", fmt::join(all, ", "))},
+             {"count", std::to_string(all.size())}});
     if (!s.ok()) return s.error();
     std::string text = s.text();
     text.pop_back();

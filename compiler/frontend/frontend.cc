@@ -154,6 +154,7 @@ constexpr llvm::StringLiteral kKernel = "kc.kernel";
 constexpr llvm::StringLiteral kGlobal = "kc.global";
 constexpr llvm::StringLiteral kBlockFeature = "kc.block_feature";
 constexpr llvm::StringLiteral kVjp = "kc.vjp";
+constexpr llvm::StringLiteral kElementwise = "kc.elementwise";
 constexpr llvm::StringLiteral kParallel = "kc.parallel";
 
 // What the user wrote to get an annotation; empty for unknown ones.
@@ -171,6 +172,7 @@ llvm::StringRef SpelledName(llvm::StringRef annotation) {
       .Case(kGlobal, "__global__")
       .Case(kBlockFeature, "__shared__")
       .Case(kVjp, "KC_VJP")
+      .Case(kElementwise, "KC_ELEMENTWISE")
       .Case(kParallel, "KC_PARALLEL")
       .Default("");
 }
@@ -183,7 +185,7 @@ bool IsParamAnnotation(llvm::StringRef a) {
 }
 bool IsFunctionAnnotation(llvm::StringRef a) {
   return a == kGrid || a == kBlock || a == kKernel || a == kGlobal ||
-         a == kVjp || a == kParallel;
+         a == kVjp || a == kParallel || a == kElementwise;
 }
 
 // The kernelc annotations of a declaration (those named "kc.*"), in source
@@ -694,6 +696,10 @@ class SourceAnalyzer {
     for (const clang::AnnotateAttr* a : own) {
       llvm::StringRef name = a->getAnnotation();
       if (name == kGlobal || name == kKernel || name == kBlockFeature) continue;
+      if (name == kElementwise) {
+        k.elementwise = true;
+        continue;
+      }
       if (name == kVjp || name == kParallel) {
         Autodiff(a, k);
         continue;

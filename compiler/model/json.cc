@@ -38,6 +38,7 @@ json KernelToJson(const Kernel& k) {
          {"params", params},
          {"source", k.source}};
   if (k.vjp) j["vjp"] = TextToJson(*k.vjp);
+  if (k.elementwise) j["elementwise"] = true;
   if (!k.parallel.empty()) {
     json parallel = json::array();
     for (const Text& t : k.parallel) parallel.push_back(TextToJson(t));
@@ -201,6 +202,9 @@ class Reader {
           k.grid.push_back(*t);
     }
     k.vjp = OptText(j, path, "vjp");
+    if (const json* e =
+            Field(j, path, "elementwise", json::value_t::boolean, false))
+      k.elementwise = e->get<bool>();
     if (const json* g =
             Field(j, path, "parallel", json::value_t::array, false)) {
       for (size_t i = 0; i < g->size(); ++i)

@@ -17,6 +17,7 @@ Module SampleModule() {
   k.block = {256};
   k.block_features = {{"__syncthreads", {"saxpy.cu", 9, 3}}};
   k.vjp = Text{"saxpy_bwd", {"saxpy.cu", 3, 9}};
+  k.elementwise = true;
   k.parallel = {{"n", {"saxpy.cu", 3, 40}}, {"m", {"saxpy.cu", 3, 45}}};
   Param x{"x",
           Role::kIn,
@@ -67,6 +68,8 @@ TEST_CASE("model round-trips through canonical JSON") {
   CHECK(k.block_features[0].what == "__syncthreads");
   CHECK(back.value().kernels[1].kind == KernelKind::kHost);
   CHECK(k.vjp->text == "saxpy_bwd");
+  CHECK(k.elementwise);
+  CHECK(!back.value().kernels[1].elementwise);
   CHECK(k.vjp->loc.ToString() == "saxpy.cu:3:9");
   REQUIRE(k.parallel.size() == 2);
   CHECK(k.parallel[1].text == "m");

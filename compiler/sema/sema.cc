@@ -87,6 +87,7 @@ class KernelAnalyzer {
     AnalyzeGrid();
     AnalyzeInits();
     AnalyzeParallel();
+    AnalyzeElementwise();
     return std::move(plan_);
   }
 
@@ -229,6 +230,7 @@ class KernelAnalyzer {
     if (!p.shape) {  // an input view without KC_SHAPE: any extents
       out.assign(p.rank, DimSpec{true, nullptr, "_", p.loc, p.loc});
       symbols.assign(p.rank, "");
+      plan_.params[i].dim_texts.assign(p.rank, "_");
       return true;
     }
     auto parsed = expr::ParseShape(p.shape->text);
@@ -253,6 +255,7 @@ class KernelAnalyzer {
         const Param& r = k_.params[ref];
         int rank = static_cast<int>(specs_[ref].size());
         symbols = plan_.params[ref].dim_symbols;
+        plan_.params[i].dim_texts = plan_.params[ref].dim_texts;
         for (int d = 0; d < rank; ++d) {
           // Outputs have no array at trace time: take the dimension
           // expressions of an output; an input's dimensions are read off it.
@@ -278,6 +281,8 @@ class KernelAnalyzer {
                                 !IsParamName(s.expr->name)
                             ? s.expr->name
                             : "");
+      plan_.params[i].dim_texts.push_back(s.any ? "_"
+                                                : expr::ToString(s.expr));
       out.push_back(std::move(s));
     }
     return CheckViewRank(p, static_cast<int>(dims.size()));
@@ -498,6 +503,39 @@ class KernelAnalyzer {
         }
       }
       if (whole) plan_.parallel.push_back(t.text);
+    }
+  }
+
+  // KC_ELEMENTWISE: every tensor has the first tensor's shape, of rank 1 or
+  // more and with no "_" dimension, so that a batch folds into dimension 0.
+  void AnalyzeElementwise() {
+    if (!k_.elementwise) return;
+    const Param* first = nullptr;
+    const std::vector<std::string>* shape = nullptr;
+    for (size_t i = 0; i < k_.params.size(); ++i) {
+      const Param& p = k_.params[i];
+      if (!model::IsTensor(p.role) || !Resolved(i)) continue;
+      const std::vector<std::string>& dims = plan_.params[i].dim_texts;
+      std::string text = fmt::format("({})", fmt::join(dims, ", "));
+      if (dims.empty() ||
+          std::find(dims.begin(), dims.end(), "_") != dims.end()) {
+        Error(p.loc, fmt::format("KC_ELEMENTWISE kernel '{}' needs tensors "
+                                 "of known extents and rank 1 or more; '{}' "
+                                 "has shape {}",
+                                 k_.name, p.name, text));
+        return;
+      }
+      if (!first) {
+        first = &p;
+        shape = &dims;
+      } else if (dims != *shape) {
+        Error(p.loc,
+              fmt::format("KC_ELEMENTWISE kernel '{}' needs every tensor to "
+                          "have one shape: '{}' has shape {}, '{}' has ({})",
+                          k_.name, p.name, text, first->name,
+                          fmt::join(*shape, ", ")));
+        return;
+      }
     }
   }
 

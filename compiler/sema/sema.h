@@ -55,6 +55,9 @@ struct ParamPlan {
   // Tensors: per dimension, the shape symbol that is the whole dimension
   // ("n" in "n, 2 * m", also through a same-shape reference), else "".
   std::vector<std::string> dim_symbols;
+  // Tensors: per dimension, the dimension's expression as canonical text
+  // (through same-shape references; "_" for any extent).
+  std::vector<std::string> dim_texts;
   std::optional<InitValue> init;
 };
 

@@ -1019,3 +1019,31 @@ TEST_CASE("sema: KC_PARALLEL symbols are whole dimensions") {
 
 }  // namespace
 }  // namespace kernelc::sema
+
+namespace kernelc::sema {
+namespace {
+
+TEST_CASE("sema: KC_ELEMENTWISE tensors share one shape") {
+  Kernel k = Global("k", {"n"},
+                    {In("x", "n", 4), In("y", "x", 5), Derived("c", "x.size", 6),
+                     Out("o", "n", 7)});
+  k.elementwise = true;
+  Analysis ok(k);
+  REQUIRE(ok.ok());
+  CHECK(ok.plan().params[1].dim_texts == Strings{"n"});
+
+  Kernel other = Global("k", {"n"}, {In("x", "n", 4), Out("o", "n * 2", 5)});
+  other.elementwise = true;
+  CHECK(Errors(other) ==
+        Strings{"k.cu:5:40: error: KC_ELEMENTWISE kernel 'k' needs every "
+                "tensor to have one shape: 'o' has shape (n * 2), 'x' has "
+                "(n)"});
+  Kernel scalar = Global("k", {"1"}, {In("x", "", 4), Out("o", "x", 5)});
+  scalar.elementwise = true;
+  CHECK(Errors(scalar) ==
+        Strings{"k.cu:4:40: error: KC_ELEMENTWISE kernel 'k' needs tensors of "
+                "known extents and rank 1 or more; 'x' has shape ()"});
+}
+
+}  // namespace
+}  // namespace kernelc::sema

@@ -45,6 +45,12 @@
 // whole tensors.
 #define KC_KERNEL KC_ANNOTATE_("kc.kernel")
 
+// Batching: every output element depends only on the input elements at the
+// same index, and all tensors have one shape. Under jax.vmap the batch is
+// then folded into the leading dimension and the kernel runs once on the
+// whole batch (one grid launch instead of one per batch element).
+#define KC_ELEMENTWISE KC_ANNOTATE_("kc.elementwise")
+
 // Autodiff: names the backward kernel (in the same sources) that computes
 // this kernel's vector-Jacobian product. In the backward kernel, a parameter
 // named like an input or output of this kernel receives that value (a

@@ -77,3 +77,51 @@ def test_vmap_two_outputs_and_inmut(ex):
     totals = f32(33, 4, seed=11)
     np.testing.assert_allclose(np.asarray(h(totals, total)), totals + total[:, None],
                                rtol=1e-6)
+
+
+ELEMENTWISE = r"""
+#include <kernelc.h>
+// Elementwise: under vmap the batch folds into one run.
+KC_GRID("n")
+KC_ELEMENTWISE
+__global__ void axpb(KC_IN("n") const float* x, KC_IN("n") const float* y, float a,
+                     KC_DERIVED("x.size") int64_t n, KC_OUT("n") float* out) {
+  int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (i < n) out[i] = a * x[i] + y[i];
+}
+// Reports the extent the kernel ran over (not elementwise in spirit: it
+// shows that one run covered the whole batch).
+KC_GRID("n")
+KC_ELEMENTWISE
+__global__ void extent(KC_IN("n") const float* x, KC_DERIVED("x.size") int64_t n,
+                       KC_OUT("n") int64_t* out) {
+  int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (i < n) out[i] = n;
+}
+// The same without KC_ELEMENTWISE: one run per batch element.
+KC_GRID("n")
+__global__ void extent_each(KC_IN("n") const float* x, KC_DERIVED("x.size") int64_t n,
+                            KC_OUT("n") int64_t* out) {
+  int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (i < n) out[i] = n;
+}
+"""
+
+
+def test_elementwise_folds_the_batch(build_package):
+    m = build_package("vm_elementwise", ELEMENTWISE)
+    xs, y = f32(4, 3, 5, seed=1), f32(5, seed=2)
+    np.testing.assert_array_equal(np.asarray(jax.vmap(jax.vmap(m.extent))(xs)),
+                                  np.full((4, 3, 5), 60))
+    np.testing.assert_array_equal(np.asarray(jax.vmap(m.extent_each)(xs[0])),
+                                  np.full((3, 5), 5))
+    np.testing.assert_array_equal(np.asarray(m.extent(y)), np.full(5, 5))
+    # Batched and unbatched arguments, other in_axes, nested: folded, right.
+    f = jax.vmap(jax.vmap(lambda a, b: m.axpb(a, b, 2.0), in_axes=(0, None)),
+                 in_axes=(1, None))
+    assert lowered_ops(f, xs, y) == (1, 0)
+    np.testing.assert_allclose(np.asarray(f(xs, y)), 2 * np.moveaxis(xs, 1, 0) + y,
+                               rtol=1e-6)
+    g = jax.vmap(lambda b: m.axpb(y, b, -1.0), in_axes=1, out_axes=1)
+    np.testing.assert_allclose(np.asarray(jax.jit(g)(xs[0].T)), (-y[:, None] + xs[0].T),
+                               rtol=1e-6)

@@ -29,6 +29,8 @@ namespace kc::rt {
 
 // The most leading batch dimensions a call may carry (nested vmaps).
 constexpr int kMaxBatchRank = 16;
+// The highest per-element rank whose batch FoldBatch can fold.
+constexpr int kMaxFoldRank = 8;
 
 // A dimension list, the shape of AnyBuffer::dimensions().
 struct Dims {
@@ -93,6 +95,7 @@ struct Operand {
   size_t count = 0;
   size_t bytes = 0;
   int64_t step[kMaxBatchRank] = {};  // bytes per batch index; 0: broadcast
+  int64_t folded[kMaxFoldRank] = {};  // dims after FoldBatch
 
   // The tensor of batch element `index` (row-major over the batch shape).
   Tensor<DataType> At(const Batch& batch, int64_t index) const {
@@ -138,6 +141,37 @@ std::string MakeOperand(const Buffer& buffer, size_t declared_rank,
     }
   }
   return std::string();
+}
+
+// Folds the batch into dimension 0 of every operand, so that one kernel run
+// covers the whole batch: for KC_ELEMENTWISE kernels, whose tensors all have
+// one shape. Folds only when no operand is broadcast (every batch step is
+// the contiguous one) and every per-element rank is 1 to kMaxFoldRank;
+// otherwise leaves the batch as it is and returns false.
+template <typename DataType>
+bool FoldBatch(Batch* batch, Operand<DataType>* const* operands, int n) {
+  if (batch->rank == 0 || batch->count <= 1) return false;
+  for (int i = 0; i < n; ++i) {
+    const Operand<DataType>& o = *operands[i];
+    if (o.dims.n < 1 || o.dims.n > static_cast<size_t>(kMaxFoldRank))
+      return false;
+    int64_t stride = static_cast<int64_t>(o.bytes);
+    for (int d = batch->rank - 1; d >= 0; --d) {
+      if (batch->shape[d] != 1 && o.step[d] != stride) return false;
+      stride *= batch->shape[d];
+    }
+  }
+  for (int i = 0; i < n; ++i) {
+    Operand<DataType>& o = *operands[i];
+    for (size_t d = 0; d < o.dims.n; ++d) o.folded[d] = o.dims[d];
+    o.folded[0] *= batch->count;
+    o.dims.p = o.folded;
+    o.count *= static_cast<size_t>(batch->count);
+    o.bytes *= static_cast<size_t>(batch->count);
+  }
+  batch->rank = 0;
+  batch->count = 1;
+  return true;
 }
 
 }  // namespace kc::rt

@@ -1,7 +1,8 @@
 #include <kernelc.h>
 
-// A differentiable, row-parallel kernel: out = a * x * x + y.
+// A differentiable, row-parallel, elementwise kernel: out = a * x * x + y.
 KC_GRID("x.size")
+KC_ELEMENTWISE
 KC_PARALLEL("m")
 KC_VJP("square_add_bwd")
 __global__ void square_add(KC_IN("m, n") const float* x, KC_IN("x") const float* y,

@@ -39,5 +39,6 @@ def histogram(values, lo, hi, bins):
         [_kc.out_shape("histogram", "counts", "int32", lambda: (_s_rows, int(bins)), ("rows", "bins"))],
         [values],
         {},
-        {"lo": _kc.attr(lo), "hi": _kc.attr(hi), "bins": _kc.attr(bins)})
+        {"lo": _kc.attr(lo), "hi": _kc.attr(hi), "bins": _kc.attr(bins)},
+        "expand_dims")
     return _results[0]

@@ -35,5 +35,6 @@ def scale(x, s):
         [_kc.out_shape("scale", "out", "float32", lambda: (x.shape[0],), ("x.shape[0]",))],
         [x],
         {},
-        {"s": _kc.attr(s)})
+        {"s": _kc.attr(s)},
+        "expand_dims")
     return _results[0]

@@ -150,16 +150,17 @@ def out_shape(kernel, param, dtype, shape_fn, texts):
     return jax.ShapeDtypeStruct(tuple(int(n) for n in shape), DTYPES[dtype])
 
 
-def call(target, results, operands, aliases, attrs):
+def call(target, results, operands, aliases, attrs, vmap_method):
     """Calls the kernel's FFI target; returns the list of results.
 
     Under jax.vmap the call stays one custom call: its operands gain leading
-    batch dimensions (size 1 where an argument is not batched) and the
-    handler runs the kernel once per batch element. An in-place (aliased)
-    operand must have its result's shape, so kernels with InMut parameters
-    broadcast every operand to the batch instead.
+    batch dimensions and the handler runs the kernel once per batch element
+    within that call (an elementwise kernel: once on the whole batch).
+    vmap_method is "expand_dims" (an unbatched argument gets a size-1 batch
+    dimension) or "broadcast_all" (every argument is broadcast to the batch:
+    for in-place operands, which alias their results, and for elementwise
+    kernels, whose batch folds into one run only without broadcasting).
     """
-    vmap_method = "broadcast_all" if aliases else "expand_dims"
     return jax.ffi.ffi_call(
         target, results, vmap_method=vmap_method,
         input_output_aliases=aliases)(*operands, **attrs)

@@ -38,5 +38,6 @@ def saxpy(x, y, a):
         [_kc.out_shape("saxpy", "out", "float32", lambda: (x.shape[0],), ("x.shape[0]",))],
         [x, y],
         {},
-        {"a": _kc.attr(a)})
+        {"a": _kc.attr(a)},
+        "expand_dims")
     return _results[0]

@@ -39,7 +39,8 @@ def polar(x, y):
          _kc.out_shape("polar", "angle", "float32", lambda: (_d_n,), ("n",))],
         [x, y],
         {},
-        {})
+        {},
+        "expand_dims")
     return tuple(_results)
 
 
@@ -63,5 +64,6 @@ def accumulate(total, delta):
         [_kc.out_shape("accumulate", "total", "float32", lambda: total.shape, ())],
         [total, delta],
         {0: 0},
-        {})
+        {},
+        "broadcast_all")
     return _results[0]

@@ -37,5 +37,6 @@ def matmul(a, b):
         [_kc.out_shape("matmul", "c", "float32", lambda: (_s_m, _s_n), ("m", "n"))],
         [a, b],
         {},
-        {})
+        {},
+        "expand_dims")
     return _results[0]

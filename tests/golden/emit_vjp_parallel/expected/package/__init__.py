@@ -10,10 +10,10 @@ import os as _os
 from . import _kernelc as _kc
 
 _LIBRARY = _ctypes.CDLL(
-    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_kernelc_9107fa5d0d87.so"))
+    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_kernelc_b68e35d4009e.so"))
 
-_kc.register(_LIBRARY, "k.square_add.9107fa5d0d87", "kc_k_square_add_9107fa5d0d87_cpu", "cpu")
-_kc.register(_LIBRARY, "k.square_add_bwd.9107fa5d0d87", "kc_k_square_add_bwd_9107fa5d0d87_cpu", "cpu")
+_kc.register(_LIBRARY, "k.square_add.b68e35d4009e", "kc_k_square_add_b68e35d4009e_cpu", "cpu")
+_kc.register(_LIBRARY, "k.square_add_bwd.b68e35d4009e", "kc_k_square_add_bwd_b68e35d4009e_cpu", "cpu")
 __all__ = ["square_add", "square_add_bwd"]
 
 
@@ -36,11 +36,12 @@ def _square_add_op(x, y, a):
     _kc.check_dim("square_add", "y", y, 0, lambda: x.shape[0], "x.shape[0]")
     _kc.check_dim("square_add", "y", y, 1, lambda: x.shape[1], "x.shape[1]")
     _results = _kc.call(
-        "k.square_add.9107fa5d0d87",
+        "k.square_add.b68e35d4009e",
         [_kc.out_shape("square_add", "out", "float32", lambda: (x.shape[0], x.shape[1]), ("x.shape[0]", "x.shape[1]"))],
         [x, y],
         {},
-        {"a": _kc.attr(a)})
+        {"a": _kc.attr(a)},
+        "broadcast_all")
     return _results[0]
 
 
@@ -81,12 +82,13 @@ def _square_add_bwd_op(x, a, d_out):
     _kc.check_dim("square_add_bwd", "d_out", d_out, 0, lambda: _s_m, "m")
     _kc.check_dim("square_add_bwd", "d_out", d_out, 1, lambda: _s_n, "n")
     _results = _kc.call(
-        "k.square_add_bwd.9107fa5d0d87",
+        "k.square_add_bwd.b68e35d4009e",
         [_kc.out_shape("square_add_bwd", "d_x", "float32", lambda: (_s_m, _s_n), ("m", "n")),
          _kc.out_shape("square_add_bwd", "d_y", "float32", lambda: (_s_m, _s_n), ("m", "n"))],
         [x, d_out],
         {},
-        {"a": _kc.attr(a)})
+        {"a": _kc.attr(a)},
+        "expand_dims")
     return tuple(_results)
 
 
