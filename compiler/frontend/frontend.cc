@@ -29,12 +29,19 @@
 //     per grid dimension
 //   KC_BLOCK of kernel 'k' asks for N threads per block; at most 1024 are
 //     allowed
+// Autodiff and sharding (what they name is checked by sema)
+//   kernel 'k' has more than one KC_VJP
+//   M of kernel 'k' takes one string: the backward kernel's name
+//     (M: KC_VJP; KC_PARALLEL: "one or more strings: shape symbols")
+//   argument N of M of kernel 'k' must be a string literal
+//     (M: KC_VJP, KC_PARALLEL)
 // Parameters
 //   parameter N of kernel 'k' has no name; kernel parameters must be named
 //   parameter 'p' of kernel 'k' has more than one role annotation: M and M
 //   parameter 'p' of kernel 'k' has more than one M     (M: KC_SHAPE, KC_INIT)
 //   M cannot be used on parameter 'p' of kernel 'k'
-//     (M: KC_GRID, KC_BLOCK, KC_KERNEL, __global__, __shared__)
+//     (M: KC_GRID, KC_BLOCK, KC_KERNEL, KC_VJP, KC_PARALLEL, KC_ELEMENTWISE,
+//     __global__, __shared__)
 //   unknown kernelc annotation 'kc.x' on parameter 'p' of kernel 'k'
 //   M on parameter 'p' of kernel 'k' takes one string literal: the shape
 //     (M: KC_IN, KC_INMUT, KC_OUT, KC_SHAPE; KC_DERIVED: "the expression")

@@ -278,7 +278,7 @@ class KernelAnalyzer {
       s.loc = p.shape->loc.Shifted(d.begin);
       s.text_loc = p.shape->loc;
       symbols.push_back(!s.any && s.expr->kind == expr::Node::Kind::kName &&
-                                !IsParamName(s.expr->name)
+                                !IsScalarName(s.expr->name)
                             ? s.expr->name
                             : "");
       plan_.params[i].dim_texts.push_back(s.any ? "_"
@@ -300,6 +300,10 @@ class KernelAnalyzer {
   }
 
   bool IsParamName(std::string_view n) const { return IndexOf(n) >= 0; }
+  bool IsScalarName(std::string_view n) const {
+    int i = IndexOf(n);
+    return i >= 0 && k_.params[i].role == Role::kScalar;
+  }
 
   void BindSymbols() {
     std::set<std::string> bound;
@@ -476,12 +480,18 @@ class KernelAnalyzer {
                                  k_.name, t.text));
         continue;
       }
+      // A shape symbol, or a derived value, that is a whole dimension of
+      // an input.
       bool bound = false;
-      for (const Symbol& s : plan_.symbols) bound |= s.name == t.text;
+      for (size_t i = 0; i < k_.params.size(); ++i)
+        if (IsInput(k_.params[i].role) && Resolved(i))
+          for (const std::string& s : plan_.params[i].dim_symbols)
+            bound |= s == t.text;
       if (!bound) {
         Error(t.loc,
               fmt::format("KC_PARALLEL of kernel '{}' names '{}', which is "
-                          "not a shape symbol bound by an input shape",
+                          "not a dimension of an input: name a shape symbol "
+                          "or derived value that an input shape uses",
                           k_.name, t.text));
         continue;
       }

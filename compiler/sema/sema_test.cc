@@ -1011,9 +1011,11 @@ TEST_CASE("sema: KC_PARALLEL symbols are whole dimensions") {
                 "the shape of 'o' uses it in 'm * 2'; a parallel symbol must "
                 "be a whole dimension",
                 "k.cu:3:20: error: KC_PARALLEL of kernel 'k' names 'q', which "
-                "is not a shape symbol bound by an input shape",
+                "is not a dimension of an input: name a shape symbol or "
+                "derived value that an input shape uses",
                 "k.cu:3:30: error: KC_PARALLEL of kernel 'k' names 's', which "
-                "is not a shape symbol bound by an input shape",
+                "is not a dimension of an input: name a shape symbol or "
+                "derived value that an input shape uses",
                 "k.cu:3:40: error: KC_PARALLEL of kernel 'k' names 'm' twice"});
 }
 
