@@ -219,7 +219,7 @@ class KernelEmitter {
   }
 
   Result<std::string> Handler(const std::string& impl) const {
-    std::vector<std::string> params;
+    std::vector<std::string> params = {"ffi::ThreadPool kc_pool"};
     for (const Param& p : k_.params) {
       if (IsInput(p.role))
         params.push_back("ffi::AnyBuffer " + Namer::CppLocal("b", p.name));
@@ -237,13 +237,17 @@ class KernelEmitter {
     if (!batch.ok()) return batch;
     // The element body sees per-element tensors where the handler has
     // buffers; scalars pass through.
-    std::vector<std::string> element_params, element_args;
+    std::vector<std::string> element_params, element_args, element_bytes,
+        operands;
     const std::string tensor = "const ::kc::rt::Tensor<ffi::DataType>& ";
     for (const Param& p : k_.params) {
       if (IsInput(p.role)) {
         element_params.push_back(tensor + Namer::CppLocal("b", p.name));
         element_args.push_back(Namer::CppLocal("e", "b_" + p.name) +
                                ".At(kc_batch, kc_i)");
+        element_bytes.push_back(Namer::CppLocal("e", "b_" + p.name) +
+                                ".bytes");
+        operands.push_back("&" + Namer::CppLocal("e", "b_" + p.name));
       } else if (p.role == Role::kScalar) {
         element_params.push_back(fmt::format(
             "{} {}", AttrCppType(p.dtype), Namer::CppLocal("a", p.name)));
@@ -255,11 +259,27 @@ class KernelEmitter {
         element_params.push_back(tensor + BufferVar(p));
         element_args.push_back(Namer::CppLocal("e", "o_" + p.name) +
                                ".At(kc_batch, kc_i)");
+        element_bytes.push_back(Namer::CppLocal("e", "o_" + p.name) +
+                                ".bytes");
+        operands.push_back("&" + Namer::CppLocal("e", "o_" + p.name));
       }
     auto list = [](const std::vector<std::string>& v) {
       return v.empty() ? std::string()
                        : "\n    " + fmt::format("{}", fmt::join(v, ",\n    "));
     };
+    // How many pool threads share the batch; an elementwise batch that runs
+    // on one thread runs as one element.
+    Snippets helpers;
+    helpers.Add("cpp/batch_helpers.cc.tmpl",
+                {{"element_bytes",
+                  fmt::format("{}", fmt::join(element_bytes, " + "))}});
+    if (k_.elementwise)
+      helpers.Add("cpp/fold_batch.cc.tmpl",
+                  {{"operands", fmt::format("{}", fmt::join(operands, ", "))},
+                   {"count", std::to_string(operands.size())}});
+    if (!helpers.ok()) return helpers.error();
+    std::string helpers_text = helpers.text();
+    helpers_text.pop_back();
     return FillTemplate(
         "cpp/handler.cc.tmpl",
         {{"kernel", k_.name},
@@ -269,13 +289,15 @@ class KernelEmitter {
          {"impl_params", list(params)},
          {"element_params", list(element_params)},
          {"element_args",
-          fmt::format("{}", fmt::join(element_args, ",\n        "))},
+          fmt::format("{}", fmt::join(element_args, ",\n            "))},
+
          {"batch", batch.value()},
+         {"helpers", helpers_text},
          {"body", body.value()}});
   }
 
   Result<std::string> Registration(const std::string& impl) const {
-    std::string bindings;
+    std::string bindings = "\n        .Ctx<ffi::ThreadPool>()";
     for (const Param& p : k_.params) {
       if (IsInput(p.role))
         bindings += "\n        .Arg<ffi::AnyBuffer>()";
@@ -655,21 +677,10 @@ class KernelEmitter {
              {"kernel", k_.name},
              {"param", p.name}});
     };
-    std::vector<std::string> all;
     for (const Param& p : k_.params)
-      if (IsInput(p.role)) {
-        operand(p, "b");
-        all.push_back("&" + Namer::CppLocal("e", "b_" + p.name));
-      }
+      if (IsInput(p.role)) operand(p, "b");
     for (const Param& p : k_.params)
-      if (IsResult(p.role)) {
-        operand(p, "o");
-        all.push_back("&" + Namer::CppLocal("e", "o_" + p.name));
-      }
-    if (k_.elementwise)
-      s.Add("cpp/fold_batch.cc.tmpl",
-            {{"operands", fmt::format("{}", fmt::join(all, ", "))},
-             {"count", std::to_string(all.size())}});
+      if (IsResult(p.role)) operand(p, "o");
     if (!s.ok()) return s.error();
     std::string text = s.text();
     text.pop_back();

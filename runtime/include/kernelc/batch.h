@@ -21,6 +21,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
 #include <string>
 
 #include "kernelc/runtime.h"
@@ -172,6 +176,57 @@ bool FoldBatch(Batch* batch, Operand<DataType>* const* operands, int n) {
   batch->rank = 0;
   batch->count = 1;
   return true;
+}
+
+// How many pool threads to hand a batch to besides the caller: none for a
+// single element, or when the whole batch moves less than 256 KiB, where a
+// hand-off costs more than it saves.
+inline int64_t BatchHelpers(int64_t threads, const Batch& batch,
+                            size_t element_bytes) {
+  if (batch.count <= 1 || threads <= 0) return 0;
+  if (element_bytes * static_cast<size_t>(batch.count) < (size_t{1} << 18))
+    return 0;
+  return threads;
+}
+
+// Runs run(i) for every i in [0, count): on the calling thread and on up to
+// `helpers` tasks handed to `schedule` (a thread pool's Schedule), which
+// claim indices from a shared counter. The caller claims indices too and
+// returns once every index has run, so it never waits on a task that the
+// pool has not started: a task that starts late finds nothing left to claim
+// and touches only the shared counters, which it co-owns. With no helpers
+// (or a pool that runs tasks inline) this is a plain loop.
+template <typename Schedule, typename Run>
+void ParallelFor(int64_t count, int64_t helpers, Schedule&& schedule,
+                 Run&& run) {
+  struct Shared {
+    std::atomic<int64_t> next{0};
+    int64_t done = 0;  // under mu
+    std::mutex mu;
+    std::condition_variable all_done;
+  };
+  auto shared = std::make_shared<Shared>();
+  Run* body = &run;
+  const int64_t total = count;
+  // Claims and runs indices until none is left. `body` is only used for a
+  // claimed index, while the caller is still waiting for it.
+  auto work = [shared, body, total]() {
+    int64_t ran = 0;
+    for (int64_t i = shared->next.fetch_add(1); i < total;
+         i = shared->next.fetch_add(1)) {
+      (*body)(i);
+      ++ran;
+    }
+    if (ran == 0) return;
+    std::lock_guard<std::mutex> lock(shared->mu);
+    shared->done += ran;
+    if (shared->done == total) shared->all_done.notify_all();
+  };
+  if (helpers > count - 1) helpers = count - 1;
+  for (int64_t h = 0; h < helpers; ++h) schedule(work);
+  work();
+  std::unique_lock<std::mutex> lock(shared->mu);
+  shared->all_done.wait(lock, [&] { return shared->done == total; });
 }
 
 }  // namespace kc::rt

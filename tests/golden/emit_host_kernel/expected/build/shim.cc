@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include <algorithm>
+#include <mutex>
 #include <string>
 
 #include "kernelc/batch.h"
@@ -72,8 +73,10 @@ ffi::Error histogram_cpu_impl_element(
 }
 
 // The handler of 'histogram': runs the kernel once per batch element, all in
-// this one call (one element outside vmap).
+// this one call (one element outside vmap). Large batches spread over XLA's
+// intra-op thread pool; each element writes only its own results.
 ffi::Error histogram_cpu_impl(
+    ffi::ThreadPool kc_pool,
     ffi::AnyBuffer b_values,
     float a_lo,
     float a_hi,
@@ -92,15 +95,24 @@ ffi::Error histogram_cpu_impl(
   if (const std::string kc_error = ::kc::rt::MakeOperand(o_counts, 2, ffi::ByteWidth(o_counts.element_type()), kc_batch, &e_o_counts); !kc_error.empty()) {
     return ffi::Error::InvalidArgument(::kc::rt::Str("histogram: parameter 'counts' ", kc_error));
   }
-  for (int64_t kc_i = 0; kc_i < kc_batch.count; ++kc_i) {
-    ffi::Error kc_error = histogram_cpu_impl_element(e_b_values.At(kc_batch, kc_i),
-        a_lo,
-        a_hi,
-        a_bins,
-        e_o_counts.At(kc_batch, kc_i));
-    if (kc_error.failure()) return kc_error;
-  }
-  return ffi::Error::Success();
+  ffi::Error kc_first;
+  std::mutex kc_mutex;
+  const int64_t kc_helpers = ::kc::rt::BatchHelpers(kc_pool.num_threads(), kc_batch, e_b_values.bytes + e_o_counts.bytes);
+  ::kc::rt::ParallelFor(
+      kc_batch.count, kc_helpers,
+      [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
+      [&](int64_t kc_i) {
+        ffi::Error kc_error = histogram_cpu_impl_element(e_b_values.At(kc_batch, kc_i),
+            a_lo,
+            a_hi,
+            a_bins,
+            e_o_counts.At(kc_batch, kc_i));
+        if (kc_error.failure()) {
+          std::lock_guard<std::mutex> kc_lock(kc_mutex);
+          if (kc_first.success()) kc_first = kc_error;
+        }
+      });
+  return kc_first;
 }
 
 }  // namespace
@@ -111,6 +123,7 @@ extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_histogram_hi
     XLA_FFI_CallFrame* call_frame);
 XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_histogram_histogram_23bff6622a07_cpu, histogram_cpu_impl,
                               ffi::Ffi::Bind()
+        .Ctx<ffi::ThreadPool>()
         .Arg<ffi::AnyBuffer>()
         .Attr<float>("lo")
         .Attr<float>("hi")

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include <algorithm>
+#include <mutex>
 #include <string>
 
 #include "kernelc/batch.h"
@@ -93,8 +94,10 @@ ffi::Error saxpy_cpu_impl_element(
 }
 
 // The handler of 'saxpy': runs the kernel once per batch element, all in
-// this one call (one element outside vmap).
+// this one call (one element outside vmap). Large batches spread over XLA's
+// intra-op thread pool; each element writes only its own results.
 ffi::Error saxpy_cpu_impl(
+    ffi::ThreadPool kc_pool,
     ffi::AnyBuffer b_x,
     ffi::AnyBuffer b_y,
     float a_a,
@@ -116,14 +119,23 @@ ffi::Error saxpy_cpu_impl(
   if (const std::string kc_error = ::kc::rt::MakeOperand(o_out, 1, ffi::ByteWidth(o_out.element_type()), kc_batch, &e_o_out); !kc_error.empty()) {
     return ffi::Error::InvalidArgument(::kc::rt::Str("saxpy: parameter 'out' ", kc_error));
   }
-  for (int64_t kc_i = 0; kc_i < kc_batch.count; ++kc_i) {
-    ffi::Error kc_error = saxpy_cpu_impl_element(e_b_x.At(kc_batch, kc_i),
-        e_b_y.At(kc_batch, kc_i),
-        a_a,
-        e_o_out.At(kc_batch, kc_i));
-    if (kc_error.failure()) return kc_error;
-  }
-  return ffi::Error::Success();
+  ffi::Error kc_first;
+  std::mutex kc_mutex;
+  const int64_t kc_helpers = ::kc::rt::BatchHelpers(kc_pool.num_threads(), kc_batch, e_b_x.bytes + e_b_y.bytes + e_o_out.bytes);
+  ::kc::rt::ParallelFor(
+      kc_batch.count, kc_helpers,
+      [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
+      [&](int64_t kc_i) {
+        ffi::Error kc_error = saxpy_cpu_impl_element(e_b_x.At(kc_batch, kc_i),
+            e_b_y.At(kc_batch, kc_i),
+            a_a,
+            e_o_out.At(kc_batch, kc_i));
+        if (kc_error.failure()) {
+          std::lock_guard<std::mutex> kc_lock(kc_mutex);
+          if (kc_first.success()) kc_first = kc_error;
+        }
+      });
+  return kc_first;
 }
 
 }  // namespace
@@ -134,6 +146,7 @@ extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_saxpy_saxpy_
     XLA_FFI_CallFrame* call_frame);
 XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_saxpy_saxpy_fb27e5abc0bc_cpu, saxpy_cpu_impl,
                               ffi::Ffi::Bind()
+        .Ctx<ffi::ThreadPool>()
         .Arg<ffi::AnyBuffer>()
         .Arg<ffi::AnyBuffer>()
         .Attr<float>("a")

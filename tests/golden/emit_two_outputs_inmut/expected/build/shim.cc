@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include <algorithm>
+#include <mutex>
 #include <string>
 
 #include "kernelc/batch.h"
@@ -106,8 +107,10 @@ ffi::Error polar_cpu_impl_element(
 }
 
 // The handler of 'polar': runs the kernel once per batch element, all in
-// this one call (one element outside vmap).
+// this one call (one element outside vmap). Large batches spread over XLA's
+// intra-op thread pool; each element writes only its own results.
 ffi::Error polar_cpu_impl(
+    ffi::ThreadPool kc_pool,
     ffi::AnyBuffer b_x,
     ffi::AnyBuffer b_y,
     ffi::Result<ffi::AnyBuffer> r_radius,
@@ -134,14 +137,23 @@ ffi::Error polar_cpu_impl(
   if (const std::string kc_error = ::kc::rt::MakeOperand(o_angle, 1, ffi::ByteWidth(o_angle.element_type()), kc_batch, &e_o_angle); !kc_error.empty()) {
     return ffi::Error::InvalidArgument(::kc::rt::Str("polar: parameter 'angle' ", kc_error));
   }
-  for (int64_t kc_i = 0; kc_i < kc_batch.count; ++kc_i) {
-    ffi::Error kc_error = polar_cpu_impl_element(e_b_x.At(kc_batch, kc_i),
-        e_b_y.At(kc_batch, kc_i),
-        e_o_radius.At(kc_batch, kc_i),
-        e_o_angle.At(kc_batch, kc_i));
-    if (kc_error.failure()) return kc_error;
-  }
-  return ffi::Error::Success();
+  ffi::Error kc_first;
+  std::mutex kc_mutex;
+  const int64_t kc_helpers = ::kc::rt::BatchHelpers(kc_pool.num_threads(), kc_batch, e_b_x.bytes + e_b_y.bytes + e_o_radius.bytes + e_o_angle.bytes);
+  ::kc::rt::ParallelFor(
+      kc_batch.count, kc_helpers,
+      [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
+      [&](int64_t kc_i) {
+        ffi::Error kc_error = polar_cpu_impl_element(e_b_x.At(kc_batch, kc_i),
+            e_b_y.At(kc_batch, kc_i),
+            e_o_radius.At(kc_batch, kc_i),
+            e_o_angle.At(kc_batch, kc_i));
+        if (kc_error.failure()) {
+          std::lock_guard<std::mutex> kc_lock(kc_mutex);
+          if (kc_first.success()) kc_first = kc_error;
+        }
+      });
+  return kc_first;
 }
 
 // Kernel 'accumulate' (polar.cu), platform cpu: one batch element.
@@ -204,8 +216,10 @@ ffi::Error accumulate_cpu_impl_element(
 }
 
 // The handler of 'accumulate': runs the kernel once per batch element, all in
-// this one call (one element outside vmap).
+// this one call (one element outside vmap). Large batches spread over XLA's
+// intra-op thread pool; each element writes only its own results.
 ffi::Error accumulate_cpu_impl(
+    ffi::ThreadPool kc_pool,
     ffi::AnyBuffer b_total,
     ffi::AnyBuffer b_delta,
     ffi::Result<ffi::AnyBuffer> r_total) {
@@ -226,13 +240,22 @@ ffi::Error accumulate_cpu_impl(
   if (const std::string kc_error = ::kc::rt::MakeOperand(o_total, 1, ffi::ByteWidth(o_total.element_type()), kc_batch, &e_o_total); !kc_error.empty()) {
     return ffi::Error::InvalidArgument(::kc::rt::Str("accumulate: parameter 'total' ", kc_error));
   }
-  for (int64_t kc_i = 0; kc_i < kc_batch.count; ++kc_i) {
-    ffi::Error kc_error = accumulate_cpu_impl_element(e_b_total.At(kc_batch, kc_i),
-        e_b_delta.At(kc_batch, kc_i),
-        e_o_total.At(kc_batch, kc_i));
-    if (kc_error.failure()) return kc_error;
-  }
-  return ffi::Error::Success();
+  ffi::Error kc_first;
+  std::mutex kc_mutex;
+  const int64_t kc_helpers = ::kc::rt::BatchHelpers(kc_pool.num_threads(), kc_batch, e_b_total.bytes + e_b_delta.bytes + e_o_total.bytes);
+  ::kc::rt::ParallelFor(
+      kc_batch.count, kc_helpers,
+      [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
+      [&](int64_t kc_i) {
+        ffi::Error kc_error = accumulate_cpu_impl_element(e_b_total.At(kc_batch, kc_i),
+            e_b_delta.At(kc_batch, kc_i),
+            e_o_total.At(kc_batch, kc_i));
+        if (kc_error.failure()) {
+          std::lock_guard<std::mutex> kc_lock(kc_mutex);
+          if (kc_first.success()) kc_first = kc_error;
+        }
+      });
+  return kc_first;
 }
 
 }  // namespace
@@ -243,6 +266,7 @@ extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_polar_polar_
     XLA_FFI_CallFrame* call_frame);
 XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_polar_polar_e84194755f8b_cpu, polar_cpu_impl,
                               ffi::Ffi::Bind()
+        .Ctx<ffi::ThreadPool>()
         .Arg<ffi::AnyBuffer>()
         .Arg<ffi::AnyBuffer>()
         .Ret<ffi::AnyBuffer>()
@@ -254,6 +278,7 @@ extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_polar_accumu
     XLA_FFI_CallFrame* call_frame);
 XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_polar_accumulate_e84194755f8b_cpu, accumulate_cpu_impl,
                               ffi::Ffi::Bind()
+        .Ctx<ffi::ThreadPool>()
         .Arg<ffi::AnyBuffer>()
         .Arg<ffi::AnyBuffer>()
         .Ret<ffi::AnyBuffer>());

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include <algorithm>
+#include <mutex>
 #include <string>
 
 #include "kernelc/batch.h"
@@ -91,8 +92,10 @@ ffi::Error matmul_cpu_impl_element(
 }
 
 // The handler of 'matmul': runs the kernel once per batch element, all in
-// this one call (one element outside vmap).
+// this one call (one element outside vmap). Large batches spread over XLA's
+// intra-op thread pool; each element writes only its own results.
 ffi::Error matmul_cpu_impl(
+    ffi::ThreadPool kc_pool,
     ffi::AnyBuffer b_a,
     ffi::AnyBuffer b_b,
     ffi::Result<ffi::AnyBuffer> r_c) {
@@ -113,13 +116,22 @@ ffi::Error matmul_cpu_impl(
   if (const std::string kc_error = ::kc::rt::MakeOperand(o_c, 2, ffi::ByteWidth(o_c.element_type()), kc_batch, &e_o_c); !kc_error.empty()) {
     return ffi::Error::InvalidArgument(::kc::rt::Str("matmul: parameter 'c' ", kc_error));
   }
-  for (int64_t kc_i = 0; kc_i < kc_batch.count; ++kc_i) {
-    ffi::Error kc_error = matmul_cpu_impl_element(e_b_a.At(kc_batch, kc_i),
-        e_b_b.At(kc_batch, kc_i),
-        e_o_c.At(kc_batch, kc_i));
-    if (kc_error.failure()) return kc_error;
-  }
-  return ffi::Error::Success();
+  ffi::Error kc_first;
+  std::mutex kc_mutex;
+  const int64_t kc_helpers = ::kc::rt::BatchHelpers(kc_pool.num_threads(), kc_batch, e_b_a.bytes + e_b_b.bytes + e_o_c.bytes);
+  ::kc::rt::ParallelFor(
+      kc_batch.count, kc_helpers,
+      [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
+      [&](int64_t kc_i) {
+        ffi::Error kc_error = matmul_cpu_impl_element(e_b_a.At(kc_batch, kc_i),
+            e_b_b.At(kc_batch, kc_i),
+            e_o_c.At(kc_batch, kc_i));
+        if (kc_error.failure()) {
+          std::lock_guard<std::mutex> kc_lock(kc_mutex);
+          if (kc_first.success()) kc_first = kc_error;
+        }
+      });
+  return kc_first;
 }
 
 }  // namespace
@@ -130,6 +142,7 @@ extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_matmul_matmu
     XLA_FFI_CallFrame* call_frame);
 XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_matmul_matmul_c1dff402556b_cpu, matmul_cpu_impl,
                               ffi::Ffi::Bind()
+        .Ctx<ffi::ThreadPool>()
         .Arg<ffi::AnyBuffer>()
         .Arg<ffi::AnyBuffer>()
         .Ret<ffi::AnyBuffer>());

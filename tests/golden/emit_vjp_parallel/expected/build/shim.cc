@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include <algorithm>
+#include <mutex>
 #include <string>
 
 #include "kernelc/batch.h"
@@ -98,8 +99,10 @@ ffi::Error square_add_cpu_impl_element(
 }
 
 // The handler of 'square_add': runs the kernel once per batch element, all in
-// this one call (one element outside vmap).
+// this one call (one element outside vmap). Large batches spread over XLA's
+// intra-op thread pool; each element writes only its own results.
 ffi::Error square_add_cpu_impl(
+    ffi::ThreadPool kc_pool,
     ffi::AnyBuffer b_x,
     ffi::AnyBuffer b_y,
     float a_a,
@@ -121,17 +124,29 @@ ffi::Error square_add_cpu_impl(
   if (const std::string kc_error = ::kc::rt::MakeOperand(o_out, 2, ffi::ByteWidth(o_out.element_type()), kc_batch, &e_o_out); !kc_error.empty()) {
     return ffi::Error::InvalidArgument(::kc::rt::Str("square_add: parameter 'out' ", kc_error));
   }
-  // Elementwise: the whole batch in one run, folded into dimension 0.
-  ::kc::rt::Operand<ffi::DataType>* const kc_operands[] = {&e_b_x, &e_b_y, &e_o_out};
-  ::kc::rt::FoldBatch(&kc_batch, kc_operands, 3);
-  for (int64_t kc_i = 0; kc_i < kc_batch.count; ++kc_i) {
-    ffi::Error kc_error = square_add_cpu_impl_element(e_b_x.At(kc_batch, kc_i),
-        e_b_y.At(kc_batch, kc_i),
-        a_a,
-        e_o_out.At(kc_batch, kc_i));
-    if (kc_error.failure()) return kc_error;
+  ffi::Error kc_first;
+  std::mutex kc_mutex;
+  const int64_t kc_helpers = ::kc::rt::BatchHelpers(kc_pool.num_threads(), kc_batch, e_b_x.bytes + e_b_y.bytes + e_o_out.bytes);
+  // Elementwise, and on one thread: the whole batch as one element, folded
+  // into dimension 0.
+  if (kc_helpers == 0) {
+    ::kc::rt::Operand<ffi::DataType>* const kc_operands[] = {&e_b_x, &e_b_y, &e_o_out};
+    ::kc::rt::FoldBatch(&kc_batch, kc_operands, 3);
   }
-  return ffi::Error::Success();
+  ::kc::rt::ParallelFor(
+      kc_batch.count, kc_helpers,
+      [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
+      [&](int64_t kc_i) {
+        ffi::Error kc_error = square_add_cpu_impl_element(e_b_x.At(kc_batch, kc_i),
+            e_b_y.At(kc_batch, kc_i),
+            a_a,
+            e_o_out.At(kc_batch, kc_i));
+        if (kc_error.failure()) {
+          std::lock_guard<std::mutex> kc_lock(kc_mutex);
+          if (kc_first.success()) kc_first = kc_error;
+        }
+      });
+  return kc_first;
 }
 
 // Kernel 'square_add_bwd' (k.cu), platform cpu: one batch element.
@@ -212,8 +227,10 @@ ffi::Error square_add_bwd_cpu_impl_element(
 }
 
 // The handler of 'square_add_bwd': runs the kernel once per batch element, all in
-// this one call (one element outside vmap).
+// this one call (one element outside vmap). Large batches spread over XLA's
+// intra-op thread pool; each element writes only its own results.
 ffi::Error square_add_bwd_cpu_impl(
+    ffi::ThreadPool kc_pool,
     ffi::AnyBuffer b_x,
     float a_a,
     ffi::AnyBuffer b_d_out,
@@ -241,15 +258,24 @@ ffi::Error square_add_bwd_cpu_impl(
   if (const std::string kc_error = ::kc::rt::MakeOperand(o_d_y, 2, ffi::ByteWidth(o_d_y.element_type()), kc_batch, &e_o_d_y); !kc_error.empty()) {
     return ffi::Error::InvalidArgument(::kc::rt::Str("square_add_bwd: parameter 'd_y' ", kc_error));
   }
-  for (int64_t kc_i = 0; kc_i < kc_batch.count; ++kc_i) {
-    ffi::Error kc_error = square_add_bwd_cpu_impl_element(e_b_x.At(kc_batch, kc_i),
-        a_a,
-        e_b_d_out.At(kc_batch, kc_i),
-        e_o_d_x.At(kc_batch, kc_i),
-        e_o_d_y.At(kc_batch, kc_i));
-    if (kc_error.failure()) return kc_error;
-  }
-  return ffi::Error::Success();
+  ffi::Error kc_first;
+  std::mutex kc_mutex;
+  const int64_t kc_helpers = ::kc::rt::BatchHelpers(kc_pool.num_threads(), kc_batch, e_b_x.bytes + e_b_d_out.bytes + e_o_d_x.bytes + e_o_d_y.bytes);
+  ::kc::rt::ParallelFor(
+      kc_batch.count, kc_helpers,
+      [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
+      [&](int64_t kc_i) {
+        ffi::Error kc_error = square_add_bwd_cpu_impl_element(e_b_x.At(kc_batch, kc_i),
+            a_a,
+            e_b_d_out.At(kc_batch, kc_i),
+            e_o_d_x.At(kc_batch, kc_i),
+            e_o_d_y.At(kc_batch, kc_i));
+        if (kc_error.failure()) {
+          std::lock_guard<std::mutex> kc_lock(kc_mutex);
+          if (kc_first.success()) kc_first = kc_error;
+        }
+      });
+  return kc_first;
 }
 
 }  // namespace
@@ -260,6 +286,7 @@ extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_k_square_add
     XLA_FFI_CallFrame* call_frame);
 XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_k_square_add_b68e35d4009e_cpu, square_add_cpu_impl,
                               ffi::Ffi::Bind()
+        .Ctx<ffi::ThreadPool>()
         .Arg<ffi::AnyBuffer>()
         .Arg<ffi::AnyBuffer>()
         .Attr<float>("a")
@@ -271,6 +298,7 @@ extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_k_square_add
     XLA_FFI_CallFrame* call_frame);
 XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_k_square_add_bwd_b68e35d4009e_cpu, square_add_bwd_cpu_impl,
                               ffi::Ffi::Bind()
+        .Ctx<ffi::ThreadPool>()
         .Arg<ffi::AnyBuffer>()
         .Attr<float>("a")
         .Arg<ffi::AnyBuffer>()
