@@ -125,3 +125,20 @@ def test_elementwise_folds_the_batch(build_package):
     g = jax.vmap(lambda b: m.axpb(y, b, -1.0), in_axes=1, out_axes=1)
     np.testing.assert_allclose(np.asarray(jax.jit(g)(xs[0].T)), (-y[:, None] + xs[0].T),
                                rtol=1e-6)
+
+
+def test_large_batches_match(ex):
+    # Over 256 KiB per call: the batch is spread over XLA's thread pool.
+    matmul, hist = ex["matmul"].matmul, ex["histogram"].histogram
+    a, b = f32(96, 32, 24, seed=12), f32(96, 24, 16, seed=13)
+    for _ in range(3):
+        np.testing.assert_allclose(np.asarray(jax.jit(jax.vmap(matmul))(a, b)), a @ b,
+                                   rtol=1e-4, atol=1e-4)
+    v = np.random.default_rng(1).uniform(0, 1, (80, 4, 400)).astype(np.float32)
+    got = np.asarray(jax.jit(jax.vmap(lambda x: hist(x, 0.0, 1.0, 7)))(v))
+    want = np.stack([[np.histogram(r, bins=7, range=(0, 1))[0] for r in m] for m in v])
+    np.testing.assert_array_equal(got, want.astype(np.int32))
+    x, y = f32(64, 5000, seed=14), f32(5000, seed=15)
+    saxpy = ex["saxpy"].saxpy
+    np.testing.assert_allclose(np.asarray(jax.vmap(lambda t: saxpy(t, y, 3.0))(x)), 3 * x + y,
+                               rtol=1e-6)
