@@ -245,12 +245,11 @@ class KernelEmitter {
         element_params.push_back(tensor + Namer::CppLocal("b", p.name));
         element_args.push_back(Namer::CppLocal("e", "b_" + p.name) +
                                ".At(kc_batch, kc_i)");
-        element_bytes.push_back(Namer::CppLocal("e", "b_" + p.name) +
-                                ".bytes");
+        element_bytes.push_back(Namer::CppLocal("e", "b_" + p.name) + ".bytes");
         operands.push_back("&" + Namer::CppLocal("e", "b_" + p.name));
       } else if (p.role == Role::kScalar) {
-        element_params.push_back(fmt::format(
-            "{} {}", AttrCppType(p.dtype), Namer::CppLocal("a", p.name)));
+        element_params.push_back(fmt::format("{} {}", AttrCppType(p.dtype),
+                                             Namer::CppLocal("a", p.name)));
         element_args.push_back(Namer::CppLocal("a", p.name));
       }
     }
@@ -259,8 +258,7 @@ class KernelEmitter {
         element_params.push_back(tensor + BufferVar(p));
         element_args.push_back(Namer::CppLocal("e", "o_" + p.name) +
                                ".At(kc_batch, kc_i)");
-        element_bytes.push_back(Namer::CppLocal("e", "o_" + p.name) +
-                                ".bytes");
+        element_bytes.push_back(Namer::CppLocal("e", "o_" + p.name) + ".bytes");
         operands.push_back("&" + Namer::CppLocal("e", "o_" + p.name));
       }
     auto list = [](const std::vector<std::string>& v) {
@@ -439,10 +437,9 @@ class KernelEmitter {
     }
     if (!body.ok()) return body.error();
     std::string text = body.text();
-    text += fmt::format(
-        "return {}({})",
-        Namer::PyPrivate(k_.name, kp_.vjp ? "vjp" : "sharded"),
-        fmt::format("{}", fmt::join(PyArgs(), ", ")));
+    text += fmt::format("return {}({})",
+                        Namer::PyPrivate(k_.name, kp_.vjp ? "vjp" : "sharded"),
+                        fmt::format("{}", fmt::join(PyArgs(), ", ")));
     return FillTemplate("py/function.py.tmpl",
                         {{"name", Namer::Python(k_.name)},
                          {"args", fmt::format("{}", fmt::join(PyArgs(), ", "))},

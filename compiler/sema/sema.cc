@@ -281,8 +281,7 @@ class KernelAnalyzer {
                                 !IsScalarName(s.expr->name)
                             ? s.expr->name
                             : "");
-      plan_.params[i].dim_texts.push_back(s.any ? "_"
-                                                : expr::ToString(s.expr));
+      plan_.params[i].dim_texts.push_back(s.any ? "_" : expr::ToString(s.expr));
       out.push_back(std::move(s));
     }
     return CheckViewRank(p, static_cast<int>(dims.size()));
@@ -817,9 +816,9 @@ class VjpChecker {
       }
       case Role::kIn: {
         if (const Param* p = Find(q.name, {Role::kIn, Role::kOut}, &pi)) {
-          Match(b, q, q_rank, *p, fp_.params[pi].rank,
-                fmt::format("the residual '{}' of kernel '{}'", q.name,
-                            f_.name));
+          Match(
+              b, q, q_rank, *p, fp_.params[pi].rank,
+              fmt::format("the residual '{}' of kernel '{}'", q.name, f_.name));
           return;
         }
         const Param* p = d ? Find(base, {Role::kOut}, &pi) : nullptr;
@@ -839,8 +838,8 @@ class VjpChecker {
         } else {
           cotangents.insert(base);
           Match(b, q, q_rank, *p, fp_.params[pi].rank,
-                fmt::format("the cotangent of output '{}' of kernel '{}'",
-                            base, f_.name));
+                fmt::format("the cotangent of output '{}' of kernel '{}'", base,
+                            f_.name));
         }
         return;
       }

@@ -944,8 +944,8 @@ TEST_CASE("sema: VJP pairing errors name the parameter") {
   Analysis a(
       {Forward({In("x", "n", 4), In("i", "n", 5, DType::kI32),
                 Scalar("a", DType::kF32, 6), Out("y", "n", 7),
-                Out("c", "n", 8, DType::kI32), Tensor(Role::kInMut, "u", "n", 9,
-                                                      DType::kF32)}),
+                Out("c", "n", 8, DType::kI32),
+                Tensor(Role::kInMut, "u", "n", 9, DType::kF32)}),
        Backward({In("x", "n", 21, DType::kF64), In("y", "n, n", 22),
                  In("d_c", "n", 23), In("zz", "n", 24),
                  Scalar("a", DType::kF64, 25), Scalar("b", DType::kF32, 26),
@@ -1001,9 +1001,9 @@ TEST_CASE("sema: KC_PARALLEL symbols are whole dimensions") {
   CHECK(ok.plan().parallel == Strings{"m"});
   CHECK(ok.plan().params[1].dim_symbols == Strings{"m", "n"});
 
-  Kernel bad = Global("k", {"n"},
-                      {In("x", "m, n", 4), Scalar("s", DType::kI64, 5),
-                       Out("o", "m * 2", 6)});
+  Kernel bad = Global(
+      "k", {"n"},
+      {In("x", "m, n", 4), Scalar("s", DType::kI64, 5), Out("o", "m * 2", 6)});
   bad.parallel = {Text{"m", At(3, 10)}, Text{"q", At(3, 20)},
                   Text{"s", At(3, 30)}, Text{"m", At(3, 40)}};
   CHECK(Errors(bad) ==
@@ -1027,8 +1027,8 @@ namespace {
 
 TEST_CASE("sema: KC_ELEMENTWISE tensors share one shape") {
   Kernel k = Global("k", {"n"},
-                    {In("x", "n", 4), In("y", "x", 5), Derived("c", "x.size", 6),
-                     Out("o", "n", 7)});
+                    {In("x", "n", 4), In("y", "x", 5),
+                     Derived("c", "x.size", 6), Out("o", "n", 7)});
   k.elementwise = true;
   Analysis ok(k);
   REQUIRE(ok.ok());

@@ -98,7 +98,7 @@ struct Operand {
   Dims dims;  // the trailing (per-element) dimensions
   size_t count = 0;
   size_t bytes = 0;
-  int64_t step[kMaxBatchRank] = {};  // bytes per batch index; 0: broadcast
+  int64_t step[kMaxBatchRank] = {};   // bytes per batch index; 0: broadcast
   int64_t folded[kMaxFoldRank] = {};  // dims after FoldBatch
 
   // The tensor of batch element `index` (row-major over the batch shape).
