@@ -83,6 +83,11 @@ def test_integer_input_gets_no_gradient(ad):
     check_grads(lambda t: ad.gather(t, index), (table,), order=1, modes=["rev"])
     g = jax.grad(lambda t: jnp.sum(ad.gather(t, index)))(table)
     np.testing.assert_allclose(np.asarray(g), np.bincount(index, minlength=8))
+    # Batched tables and batched indices.
+    tables, indices = rng(13).standard_normal((3, 8)), np.stack([index, index[::-1], 7 - index])
+    gs = jax.jit(jax.vmap(jax.grad(lambda t, i: jnp.sum(ad.gather(t, i) ** 2))))(tables, indices)
+    for t, i, g in zip(tables, indices, np.asarray(gs)):
+        np.testing.assert_allclose(g, np.bincount(i, weights=2 * t[i], minlength=8), rtol=1e-12)
     # Asking for the integer input's gradient is JAX's usual error.
     with pytest.raises(TypeError, match="grad requires real- or complex-valued inputs"):
         jax.grad(lambda t, i: jnp.sum(ad.gather(t, i)), argnums=1)(table, index)
