@@ -409,8 +409,10 @@ class KernelEmitter {
     return inmut || k_.elementwise ? "broadcast_all" : "expand_dims";
   }
 
-  // Whether the public function wraps the op (custom_vjp, sharding rule).
-  bool Wrapped() const { return kp_.vjp != nullptr || !kp_.parallel.empty(); }
+  // The public function wraps the op: a custom_vjp (KC_VJP), or a
+  // custom_jvp whose rule says that the kernel has no backward kernel; under
+  // either, a sharding rule (KC_PARALLEL).
+  bool Wrapped() const { return true; }
 
   // The op: the checks and the FFI call, under the public name unless
   // wrapped.
@@ -438,7 +440,7 @@ class KernelEmitter {
     if (!body.ok()) return body.error();
     std::string text = body.text();
     text += fmt::format("return {}({})",
-                        Namer::PyPrivate(k_.name, kp_.vjp ? "vjp" : "sharded"),
+                        Namer::PyPrivate(k_.name, kp_.vjp ? "vjp" : "nodiff"),
                         fmt::format("{}", fmt::join(PyArgs(), ", ")));
     return FillTemplate("py/function.py.tmpl",
                         {{"name", Namer::Python(k_.name)},
@@ -491,6 +493,10 @@ class KernelEmitter {
                           tuple(operands), tuple(outs));
       op = Namer::PyPrivate(k_.name, "sharded");
     }
+    if (!kp_.vjp)
+      text += fmt::format("{} = _kc.without_vjp({}, {}, {})\n",
+                          Namer::PyPrivate(k_.name, "nodiff"), Quote(k_.name),
+                          op, statics.empty() ? "()" : tuple(statics));
     if (kp_.vjp) {
       const Kernel& b = *kp_.vjp;
       std::vector<std::string> bwd_params, grads;
@@ -932,8 +938,10 @@ Result<Output> EmitPackage(const sema::ModulePlan& plan,
         fmt::format("{}", fmt::join(py_functions, "\n")) +
             (py_setup.empty()
                  ? std::string()
-                 : "\n# Wrappers: sharding rules (KC_PARALLEL) and "
-                   "custom_vjp (KC_VJP).\n" +
+                 : "\n# Wrappers: autodiff (a custom_vjp from KC_VJP, or an "
+                   "error "
+                   "without one) and sharding rules (KC_PARALLEL); "
+                   "see _kernelc.py.\n" +
                        fmt::format("{}", fmt::join(py_setup, "")))}});
   if (!init.ok()) return init.error();
   out.package["__init__.py"] = init.value();

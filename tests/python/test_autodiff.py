@@ -146,3 +146,16 @@ def test_traced_scalar_as_0d_tensor(build_package):
     # The gradient of a traced scalar under vmap: one per batch element.
     gs = jax.vmap(jax.grad(lambda a: jnp.sum(m.axpy0(a, x))))(np.arange(4, dtype=np.float32))
     np.testing.assert_allclose(np.asarray(gs), np.full(4, x.sum()), rtol=1e-6)
+
+
+def test_kernel_without_vjp_says_so(build_package):
+    from conftest import EXAMPLES
+    m = build_package("ad_matmul_plain", sources=[EXAMPLES / "matmul.cu"])
+    a, b = np.ones((2, 3), np.float32), np.ones((3, 4), np.float32)
+    with pytest.raises(TypeError, match=r"^matmul: cannot differentiate: the kernel declares "
+                                        r"no backward kernel; name one with KC_VJP\(\"\.\.\.\"\)(\n|$)"):
+        jax.grad(lambda a: jnp.sum(m.matmul(a, b)))(a)
+    # Not differentiated, it runs as before: constants, stop_gradient, vmap.
+    w = np.float32(2.0)
+    g = jax.grad(lambda w: w * jnp.sum(m.matmul(a, jax.lax.stop_gradient(b * w))))(w)
+    np.testing.assert_allclose(float(g), 2.0 * 24, rtol=1e-6)

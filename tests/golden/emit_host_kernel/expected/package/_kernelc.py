@@ -313,3 +313,18 @@ def with_vjp(kernel, forward, backward, args, static, results, bwd_params, grads
 
     f.defvjp(fwd, bwd)
     return f
+
+
+def without_vjp(kernel, op, static):
+    """`op` for a kernel without KC_VJP: differentiating through it (a
+    nonzero tangent reaching it) raises an error that names the kernel and
+    the way out; everything else passes through unchanged."""
+    f = jax.custom_jvp(op, nondiff_argnums=tuple(static))
+
+    def jvp(*_):
+        raise TypeError(
+            f"{kernel}: cannot differentiate: the kernel declares no backward "
+            f"kernel; name one with KC_VJP(\"...\")")
+
+    f.defjvp(jvp)
+    return f

@@ -16,7 +16,7 @@ _kc.register(_LIBRARY, "scale.scale.32591b29b7b0", "kc_scale_scale_32591b29b7b0_
 __all__ = ["scale"]
 
 
-def scale(x, s):
+def _scale_op(x, s):
     """Runs kernel 'scale' (scale.cu).
 
     Args:
@@ -38,3 +38,21 @@ def scale(x, s):
         {"s": _kc.attr(s)},
         "expand_dims")
     return _results[0]
+
+
+def scale(x, s):
+    """Runs kernel 'scale' (scale.cu).
+
+    Args:
+        x: float32[n]
+        s: float32 (static)
+
+    Returns:
+        out: float32[x]
+    """
+    x = _kc.tensor("scale", "x", x, "float32", 1)
+    s = _kc.scalar("scale", "s", s, "float32")
+    return _scale_nodiff(x, s)
+
+# Wrappers: autodiff (a custom_vjp from KC_VJP, or an error without one) and sharding rules (KC_PARALLEL); see _kernelc.py.
+_scale_nodiff = _kc.without_vjp("scale", _scale_op, (1,))

@@ -16,7 +16,7 @@ _kc.register(_LIBRARY, "matmul.matmul.c1dff402556b", "kc_matmul_matmul_c1dff4025
 __all__ = ["matmul"]
 
 
-def matmul(a, b):
+def _matmul_op(a, b):
     """Runs kernel 'matmul' (matmul.cu).
 
     Args:
@@ -40,3 +40,21 @@ def matmul(a, b):
         {},
         "expand_dims")
     return _results[0]
+
+
+def matmul(a, b):
+    """Runs kernel 'matmul' (matmul.cu).
+
+    Args:
+        a: float32[m, k]
+        b: float32[k, n]
+
+    Returns:
+        c: float32[m, n]
+    """
+    a = _kc.tensor("matmul", "a", a, "float32", 2)
+    b = _kc.tensor("matmul", "b", b, "float32", 2)
+    return _matmul_nodiff(a, b)
+
+# Wrappers: autodiff (a custom_vjp from KC_VJP, or an error without one) and sharding rules (KC_PARALLEL); see _kernelc.py.
+_matmul_nodiff = _kc.without_vjp("matmul", _matmul_op, ())

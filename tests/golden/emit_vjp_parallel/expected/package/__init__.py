@@ -107,9 +107,9 @@ def square_add_bwd(x, a, d_out):
     x = _kc.tensor("square_add_bwd", "x", x, "float32", 2)
     a = _kc.scalar("square_add_bwd", "a", a, "float32")
     d_out = _kc.tensor("square_add_bwd", "d_out", d_out, "float32", 2)
-    return _square_add_bwd_sharded(x, a, d_out)
+    return _square_add_bwd_nodiff(x, a, d_out)
 
-# Wrappers: sharding rules (KC_PARALLEL) and custom_vjp (KC_VJP).
+# Wrappers: autodiff (a custom_vjp from KC_VJP, or an error without one) and sharding rules (KC_PARALLEL); see _kernelc.py.
 _square_add_sharded = _kc.sharded(_square_add_op, (2,), (("p_m", "r0"), ("p_m", "r1")), (("p_m", "r2"),))
 _square_add_vjp = _kc.with_vjp(
     "square_add", _square_add_sharded, square_add_bwd,
@@ -117,3 +117,4 @@ _square_add_vjp = _kc.with_vjp(
     (("value", "x"), ("static", "a"), ("cotangent", "out")),
     ("x", "y"))
 _square_add_bwd_sharded = _kc.sharded(_square_add_bwd_op, (1,), (("p_m", "r0"), ("p_m", "r1")), (("p_m", "r2"), ("p_m", "r3")))
+_square_add_bwd_nodiff = _kc.without_vjp("square_add_bwd", _square_add_bwd_sharded, (1,))
