@@ -439,9 +439,14 @@ class KernelEmitter {
     }
     if (!body.ok()) return body.error();
     std::string text = body.text();
-    text += fmt::format("return {}({})",
-                        Namer::PyPrivate(k_.name, kp_.vjp ? "vjp" : "nodiff"),
-                        fmt::format("{}", fmt::join(PyArgs(), ", ")));
+    // Concrete arguments cannot carry tangents: the op runs without the
+    // autodiff wrapper, which costs a trace on every eager call.
+    std::string args = fmt::format("{}", fmt::join(PyArgs(), ", "));
+    text += fmt::format(
+        "if not _kc.traced({}):\n    return {}({})\nreturn {}({})",
+        args,
+        Namer::PyPrivate(k_.name, kp_.parallel.empty() ? "op" : "sharded"),
+        args, Namer::PyPrivate(k_.name, kp_.vjp ? "vjp" : "nodiff"), args);
     return FillTemplate("py/function.py.tmpl",
                         {{"name", Namer::Python(k_.name)},
                          {"args", fmt::format("{}", fmt::join(PyArgs(), ", "))},

@@ -60,6 +60,8 @@ def histogram(values, lo, hi, bins):
     lo = _kc.scalar("histogram", "lo", lo, "float32")
     hi = _kc.scalar("histogram", "hi", hi, "float32")
     bins = _kc.scalar("histogram", "bins", bins, "int64")
+    if not _kc.traced(values, lo, hi, bins):
+        return _histogram_op(values, lo, hi, bins)
     return _histogram_nodiff(values, lo, hi, bins)
 
 # Wrappers: autodiff (a custom_vjp from KC_VJP, or an error without one) and sharding rules (KC_PARALLEL); see _kernelc.py.

@@ -48,7 +48,8 @@ def tensor(kernel, param, value, dtype, rank):
             raise TypeError(
                 f"{kernel}: parameter '{param}' expects {dtype} elements, "
                 f"got {np.dtype(got).name}")
-        arr = jnp.asarray(value)
+        # Arrays and tracers pass as they are (no conversion to trace).
+        arr = value if isinstance(value, jax.Array) else jnp.asarray(value)
     else:
         arr = jnp.asarray(value, dtype=expected)
     if arr.dtype != expected:
@@ -328,3 +329,8 @@ def without_vjp(kernel, op, static):
 
     f.defjvp(jvp)
     return f
+
+
+def traced(*args):
+    """Whether any argument is a JAX tracer (under jit, vmap, grad...)."""
+    return any(isinstance(a, jax.core.Tracer) for a in args)

@@ -52,6 +52,8 @@ def scale(x, s):
     """
     x = _kc.tensor("scale", "x", x, "float32", 1)
     s = _kc.scalar("scale", "s", s, "float32")
+    if not _kc.traced(x, s):
+        return _scale_op(x, s)
     return _scale_nodiff(x, s)
 
 # Wrappers: autodiff (a custom_vjp from KC_VJP, or an error without one) and sharding rules (KC_PARALLEL); see _kernelc.py.

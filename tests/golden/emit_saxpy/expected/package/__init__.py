@@ -57,6 +57,8 @@ def saxpy(x, y, a):
     x = _kc.tensor("saxpy", "x", x, "float32", 1)
     y = _kc.tensor("saxpy", "y", y, "float32", 1)
     a = _kc.scalar("saxpy", "a", a, "float32")
+    if not _kc.traced(x, y, a):
+        return _saxpy_op(x, y, a)
     return _saxpy_nodiff(x, y, a)
 
 # Wrappers: autodiff (a custom_vjp from KC_VJP, or an error without one) and sharding rules (KC_PARALLEL); see _kernelc.py.

@@ -57,6 +57,8 @@ def polar(x, y):
     """
     x = _kc.tensor("polar", "x", x, "float32", 1)
     y = _kc.tensor("polar", "y", y, "float32", 1)
+    if not _kc.traced(x, y):
+        return _polar_op(x, y)
     return _polar_nodiff(x, y)
 
 
@@ -97,6 +99,8 @@ def accumulate(total, delta):
     """
     total = _kc.tensor("accumulate", "total", total, "float32", 1)
     delta = _kc.tensor("accumulate", "delta", delta, "float32", 1)
+    if not _kc.traced(total, delta):
+        return _accumulate_op(total, delta)
     return _accumulate_nodiff(total, delta)
 
 # Wrappers: autodiff (a custom_vjp from KC_VJP, or an error without one) and sharding rules (KC_PARALLEL); see _kernelc.py.

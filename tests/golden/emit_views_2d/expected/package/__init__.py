@@ -54,6 +54,8 @@ def matmul(a, b):
     """
     a = _kc.tensor("matmul", "a", a, "float32", 2)
     b = _kc.tensor("matmul", "b", b, "float32", 2)
+    if not _kc.traced(a, b):
+        return _matmul_op(a, b)
     return _matmul_nodiff(a, b)
 
 # Wrappers: autodiff (a custom_vjp from KC_VJP, or an error without one) and sharding rules (KC_PARALLEL); see _kernelc.py.

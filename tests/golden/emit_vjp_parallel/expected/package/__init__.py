@@ -59,6 +59,8 @@ def square_add(x, y, a):
     x = _kc.tensor("square_add", "x", x, "float32", 2)
     y = _kc.tensor("square_add", "y", y, "float32", 2)
     a = _kc.scalar("square_add", "a", a, "float32")
+    if not _kc.traced(x, y, a):
+        return _square_add_sharded(x, y, a)
     return _square_add_vjp(x, y, a)
 
 
@@ -107,6 +109,8 @@ def square_add_bwd(x, a, d_out):
     x = _kc.tensor("square_add_bwd", "x", x, "float32", 2)
     a = _kc.scalar("square_add_bwd", "a", a, "float32")
     d_out = _kc.tensor("square_add_bwd", "d_out", d_out, "float32", 2)
+    if not _kc.traced(x, a, d_out):
+        return _square_add_bwd_sharded(x, a, d_out)
     return _square_add_bwd_nodiff(x, a, d_out)
 
 # Wrappers: autodiff (a custom_vjp from KC_VJP, or an error without one) and sharding rules (KC_PARALLEL); see _kernelc.py.
