@@ -443,8 +443,7 @@ class KernelEmitter {
     // autodiff wrapper, which costs a trace on every eager call.
     std::string args = fmt::format("{}", fmt::join(PyArgs(), ", "));
     text += fmt::format(
-        "if not _kc.traced({}):\n    return {}({})\nreturn {}({})",
-        args,
+        "if not _kc.traced({}):\n    return {}({})\nreturn {}({})", args,
         Namer::PyPrivate(k_.name, kp_.parallel.empty() ? "op" : "sharded"),
         args, Namer::PyPrivate(k_.name, kp_.vjp ? "vjp" : "nodiff"), args);
     return FillTemplate("py/function.py.tmpl",
