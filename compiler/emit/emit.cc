@@ -444,8 +444,8 @@ class KernelEmitter {
     std::string args = fmt::format("{}", fmt::join(PyArgs(), ", "));
     text += fmt::format(
         "if not _kc.traced({}):\n    return {}({})\nreturn {}({})", args,
-        Namer::PyPrivate(k_.name, kp_.parallel.empty() ? "op" : "sharded"),
-        args, Namer::PyPrivate(k_.name, kp_.vjp ? "vjp" : "nodiff"), args);
+        Namer::PyPrivate(k_.name, kp_.parallel.empty() ? "op" : "eager"), args,
+        Namer::PyPrivate(k_.name, kp_.vjp ? "vjp" : "nodiff"), args);
     return FillTemplate("py/function.py.tmpl",
                         {{"name", Namer::Python(k_.name)},
                          {"args", fmt::format("{}", fmt::join(PyArgs(), ", "))},
@@ -496,6 +496,10 @@ class KernelEmitter {
                           statics.empty() ? "()" : tuple(statics),
                           tuple(operands), tuple(outs));
       op = Namer::PyPrivate(k_.name, "sharded");
+      // Eager calls too run under jit, where the sharding rule applies.
+      text += fmt::format("{} = _kc.jit({}, {})\n",
+                          Namer::PyPrivate(k_.name, "eager"), op,
+                          statics.empty() ? "()" : tuple(statics));
     }
     if (!kp_.vjp)
       text += fmt::format("{} = _kc.without_vjp({}, {}, {})\n",

@@ -48,6 +48,11 @@ got = f(xs)
 same(got, want)
 assert not gathers(hlo(f, xs)), hlo(f, xs)
 assert got[0].sharding.spec[0] == "d" and got[1].sharding.spec[0] == "d", got
+# Eager calls keep the sharding too.
+got = sh.rownorm(xs, 0.5)
+same(got, want)
+assert got[0].sharding.spec[0] == "d", got[0].sharding
+
 # Sharded along a dimension that is not parallel: gathered, still right.
 xc = put(x, mesh, None, "d")
 same(f(xc), want)

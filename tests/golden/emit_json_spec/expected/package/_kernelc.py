@@ -334,3 +334,8 @@ def without_vjp(kernel, op, static):
 def traced(*args):
     """Whether any argument is a JAX tracer (under jit, vmap, grad...)."""
     return any(isinstance(a, jax.core.Tracer) for a in args)
+
+
+def jit(fn, static):
+    """jax.jit of `fn` with the static scalars at positions `static`."""
+    return jax.jit(fn, static_argnums=tuple(static))

@@ -60,7 +60,7 @@ def square_add(x, y, a):
     y = _kc.tensor("square_add", "y", y, "float32", 2)
     a = _kc.scalar("square_add", "a", a, "float32")
     if not _kc.traced(x, y, a):
-        return _square_add_sharded(x, y, a)
+        return _square_add_eager(x, y, a)
     return _square_add_vjp(x, y, a)
 
 
@@ -110,15 +110,17 @@ def square_add_bwd(x, a, d_out):
     a = _kc.scalar("square_add_bwd", "a", a, "float32")
     d_out = _kc.tensor("square_add_bwd", "d_out", d_out, "float32", 2)
     if not _kc.traced(x, a, d_out):
-        return _square_add_bwd_sharded(x, a, d_out)
+        return _square_add_bwd_eager(x, a, d_out)
     return _square_add_bwd_nodiff(x, a, d_out)
 
 # Wrappers: autodiff (a custom_vjp from KC_VJP, or an error without one) and sharding rules (KC_PARALLEL); see _kernelc.py.
 _square_add_sharded = _kc.sharded(_square_add_op, (2,), (("p_m", "r0"), ("p_m", "r1")), (("p_m", "r2"),))
+_square_add_eager = _kc.jit(_square_add_sharded, (2,))
 _square_add_vjp = _kc.with_vjp(
     "square_add", _square_add_sharded, square_add_bwd,
     ("x", "y", "a"), (2,), ("out",),
     (("value", "x"), ("static", "a"), ("cotangent", "out")),
     ("x", "y"))
 _square_add_bwd_sharded = _kc.sharded(_square_add_bwd_op, (1,), (("p_m", "r0"), ("p_m", "r1")), (("p_m", "r2"), ("p_m", "r3")))
+_square_add_bwd_eager = _kc.jit(_square_add_bwd_sharded, (1,))
 _square_add_bwd_nodiff = _kc.without_vjp("square_add_bwd", _square_add_bwd_sharded, (1,))
