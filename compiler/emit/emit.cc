@@ -445,7 +445,10 @@ class KernelEmitter {
     text += fmt::format(
         "if not _kc.traced({}):\n    return {}({})\nreturn {}({})", args,
         Namer::PyPrivate(k_.name, kp_.parallel.empty() ? "op" : "eager"), args,
-        Namer::PyPrivate(k_.name, kp_.vjp ? "vjp" : "nodiff"), args);
+        Namer::PyPrivate(k_.name, kp_.vjp   ? "vjp"
+                                  : kp_.jvp ? "jvp"
+                                            : "nodiff"),
+        args);
     return FillTemplate("py/function.py.tmpl",
                         {{"name", Namer::Python(k_.name)},
                          {"args", fmt::format("{}", fmt::join(PyArgs(), ", "))},
@@ -501,7 +504,32 @@ class KernelEmitter {
                           Namer::PyPrivate(k_.name, "eager"), op,
                           statics.empty() ? "()" : tuple(statics));
     }
-    if (!kp_.vjp)
+    if (kp_.jvp) {
+      const Kernel& t = *kp_.jvp;
+      std::vector<std::string> jvp_params, outs;
+      for (const Param& q : t.params) {
+        if (q.role == Role::kScalar) {
+          jvp_params.push_back(fmt::format("(\"static\", {})", Quote(q.name)));
+        } else if (q.role == Role::kIn) {
+          const Param* p = k_.FindParam(q.name);
+          bool value = p && p->role == Role::kIn;
+          jvp_params.push_back(
+              value
+                  ? fmt::format("(\"value\", {})", Quote(q.name))
+                  : fmt::format("(\"tangent\", {})", Quote(q.name.substr(2))));
+        } else if (q.role == Role::kOut) {
+          outs.push_back(Quote(q.name.substr(2)));
+        }
+      }
+      text += fmt::format(
+          "{} = _kc.with_jvp(\n    {}, {}, {},\n    {}, {}, {},\n    {},\n    "
+          "{})\n",
+          Namer::PyPrivate(k_.name, "jvp"), Quote(k_.name), op,
+          Namer::Python(t.name), tuple(names),
+          statics.empty() ? "()" : tuple(statics), tuple(results),
+          tuple(jvp_params), tuple(outs));
+    }
+    if (!kp_.vjp && !kp_.jvp)
       text += fmt::format("{} = _kc.without_vjp({}, {}, {})\n",
                           Namer::PyPrivate(k_.name, "nodiff"), Quote(k_.name),
                           op, statics.empty() ? "()" : tuple(statics));

@@ -38,6 +38,7 @@ json KernelToJson(const Kernel& k) {
          {"params", params},
          {"source", k.source}};
   if (k.vjp) j["vjp"] = TextToJson(*k.vjp);
+  if (k.jvp) j["jvp"] = TextToJson(*k.jvp);
   if (k.elementwise) j["elementwise"] = true;
   if (!k.parallel.empty()) {
     json parallel = json::array();
@@ -202,6 +203,7 @@ class Reader {
           k.grid.push_back(*t);
     }
     k.vjp = OptText(j, path, "vjp");
+    k.jvp = OptText(j, path, "jvp");
     if (const json* e =
             Field(j, path, "elementwise", json::value_t::boolean, false))
       k.elementwise = e->get<bool>();

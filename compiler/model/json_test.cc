@@ -18,6 +18,7 @@ Module SampleModule() {
   k.block_features = {{"__syncthreads", {"saxpy.cu", 9, 3}}};
   k.vjp = Text{"saxpy_bwd", {"saxpy.cu", 3, 9}};
   k.elementwise = true;
+  k.jvp = Text{"saxpy_jvp", {"saxpy.cu", 3, 30}};
   k.parallel = {{"n", {"saxpy.cu", 3, 40}}, {"m", {"saxpy.cu", 3, 45}}};
   Param x{"x",
           Role::kIn,
@@ -69,6 +70,7 @@ TEST_CASE("model round-trips through canonical JSON") {
   CHECK(back.value().kernels[1].kind == KernelKind::kHost);
   CHECK(k.vjp->text == "saxpy_bwd");
   CHECK(k.elementwise);
+  CHECK(k.jvp->text == "saxpy_jvp");
   CHECK(!back.value().kernels[1].elementwise);
   CHECK(k.vjp->loc.ToString() == "saxpy.cu:3:9");
   REQUIRE(k.parallel.size() == 2);

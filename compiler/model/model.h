@@ -105,6 +105,9 @@ struct Kernel {
   // KC_VJP("bwd"): the kernel in the same sources that computes this one's
   // vector-Jacobian product (see sema for the pairing rules).
   std::optional<Text> vjp;
+  // KC_JVP("jvp"): the kernel that computes this one's Jacobian-vector
+  // product (forward mode); exclusive with vjp.
+  std::optional<Text> jvp;
   // KC_ELEMENTWISE: all tensors share one shape and each output element
   // depends only on the inputs at its index.
   bool elementwise = false;

@@ -852,6 +852,168 @@ class VjpChecker {
   diag::DiagnosticSink& diags_;
 };
 
+// KC_JVP: pairs a forward kernel `f` with its tangent kernel. In the tangent
+// kernel an input named like an input of `f` is that value, an input
+// `d_<in>` is the tangent of float input <in>, and an output `d_<out>` is the
+// tangent of float output <out>; scalars are `f`'s scalars. Every float input
+// has a tangent and every float output gets one.
+class JvpChecker {
+ public:
+  JvpChecker(const ModulePlan& plan, KernelPlan& fp, diag::DiagnosticSink& d)
+      : plan_(plan), fp_(fp), f_(*fp.kernel), diags_(d) {}
+
+  void Run() {
+    const Text& t = *f_.jvp;
+    if (f_.vjp) {
+      diags_.Error(t.loc, fmt::format("kernel '{}' has both KC_VJP and "
+                                      "KC_JVP; give one",
+                                      f_.name));
+      return;
+    }
+    const KernelPlan* tp = nullptr;
+    for (const KernelPlan& kp : plan_.kernels)
+      if (kp.kernel->name == t.text) tp = &kp;
+    if (tp == nullptr || tp->kernel == &f_) {
+      diags_.Error(t.loc,
+                   tp ? fmt::format("KC_JVP of kernel '{}' names the kernel "
+                                    "itself; name its tangent kernel",
+                                    f_.name)
+                      : fmt::format("KC_JVP of kernel '{}' names '{}', which "
+                                    "is not a kernel in these sources",
+                                    f_.name, t.text));
+      return;
+    }
+    int errors = diags_.error_count();
+    for (const Param& p : f_.params)
+      if (p.role == Role::kInMut)
+        diags_.Error(p.loc,
+                     fmt::format("kernel '{}' has KC_JVP and in-place "
+                                 "parameter '{}'; a differentiable kernel "
+                                 "takes inputs and returns outputs",
+                                 f_.name, p.name));
+    const Kernel& k = *tp->kernel;
+    std::set<std::string> in_tangents, out_tangents;
+    for (size_t i = 0; i < k.params.size(); ++i)
+      CheckParam(k, *tp, static_cast<int>(i), in_tangents, out_tangents);
+    for (const Param& p : f_.params) {
+      if (!model::IsFloat(p.dtype)) continue;
+      if (p.role == Role::kIn && !in_tangents.count(p.name))
+        diags_.Error(t.loc,
+                     fmt::format("tangent kernel '{}' takes no tangent for "
+                                 "float input '{}' of kernel '{}'; add an "
+                                 "input 'd_{}'",
+                                 k.name, p.name, f_.name, p.name));
+      if (p.role == Role::kOut && !out_tangents.count(p.name))
+        diags_.Error(t.loc,
+                     fmt::format("tangent kernel '{}' gives no tangent for "
+                                 "float output '{}' of kernel '{}'; add an "
+                                 "output 'd_{}'",
+                                 k.name, p.name, f_.name, p.name));
+    }
+    if (diags_.error_count() == errors) fp_.jvp = &k;
+  }
+
+ private:
+  const Param* Find(const std::string& name, Role role, int* index) const {
+    for (size_t i = 0; i < f_.params.size(); ++i)
+      if (f_.params[i].name == name && f_.params[i].role == role) {
+        *index = static_cast<int>(i);
+        return &f_.params[i];
+      }
+    return nullptr;
+  }
+
+  void Match(const Kernel& k, const Param& q, int q_rank, const Param& p,
+             int p_rank, const std::string& what) {
+    if (q.dtype != p.dtype)
+      diags_.Error(q.loc,
+                   fmt::format("parameter '{}' of tangent kernel '{}' is {} "
+                               "and must be {}, not {}",
+                               q.name, k.name, what, model::DTypeName(p.dtype),
+                               model::DTypeName(q.dtype)));
+    else if (q_rank >= 0 && p_rank >= 0 && q_rank != p_rank)
+      diags_.Error(q.loc,
+                   fmt::format("parameter '{}' of tangent kernel '{}' is {} "
+                               "and must have rank {}, not {}",
+                               q.name, k.name, what, p_rank, q_rank));
+  }
+
+  // A tangent `q` of parameter `p` (found at index pi, or null): float only.
+  bool Tangent(const Kernel& k, const Param& q, int q_rank, const Param* p,
+               int pi, const std::string& kind) {
+    if (!model::IsFloat(p->dtype)) {
+      diags_.Error(q.loc,
+                   fmt::format("parameter '{}' of tangent kernel '{}' would "
+                               "be the tangent of {} {} '{}' of kernel '{}', "
+                               "which has none",
+                               q.name, k.name, model::DTypeName(p->dtype), kind,
+                               p->name, f_.name));
+      return false;
+    }
+    Match(k, q, q_rank, *p, fp_.params[pi].rank,
+          fmt::format("the tangent of {} '{}' of kernel '{}'", kind, p->name,
+                      f_.name));
+    return true;
+  }
+
+  void CheckParam(const Kernel& k, const KernelPlan& tp, int qi,
+                  std::set<std::string>& in_tangents,
+                  std::set<std::string>& out_tangents) {
+    const Param& q = k.params[qi];
+    const int q_rank = tp.params[qi].rank;
+    const bool d = q.name.rfind("d_", 0) == 0;
+    const std::string base = d ? q.name.substr(2) : "";
+    int pi = -1;
+    if (q.role == Role::kDerived) return;
+    if (q.role == Role::kInMut) {
+      diags_.Error(q.loc, fmt::format("tangent kernel '{}' cannot have "
+                                      "in-place parameter '{}'",
+                                      k.name, q.name));
+    } else if (q.role == Role::kScalar) {
+      const Param* p = Find(q.name, Role::kScalar, &pi);
+      if (p == nullptr)
+        diags_.Error(q.loc, fmt::format("scalar '{}' of tangent kernel '{}' "
+                                        "is not a scalar of kernel '{}'",
+                                        q.name, k.name, f_.name));
+      else if (p->dtype != q.dtype)
+        diags_.Error(q.loc,
+                     fmt::format("scalar '{}' of tangent kernel '{}' "
+                                 "is {} in kernel '{}' and must have "
+                                 "that type, not {}",
+                                 q.name, k.name, model::DTypeName(p->dtype),
+                                 f_.name, model::DTypeName(q.dtype)));
+    } else if (q.role == Role::kIn) {
+      if (const Param* p = Find(q.name, Role::kIn, &pi)) {
+        Match(k, q, q_rank, *p, fp_.params[pi].rank,
+              fmt::format("the input '{}' of kernel '{}'", q.name, f_.name));
+      } else if (const Param* t = d ? Find(base, Role::kIn, &pi) : nullptr) {
+        if (Tangent(k, q, q_rank, t, pi, "input")) in_tangents.insert(base);
+      } else {
+        diags_.Error(q.loc,
+                     fmt::format("parameter '{}' of tangent kernel '{}' names "
+                                 "no input of kernel '{}', nor the tangent "
+                                 "d_<input> of one",
+                                 q.name, k.name, f_.name));
+      }
+    } else if (q.role == Role::kOut) {
+      if (const Param* t = d ? Find(base, Role::kOut, &pi) : nullptr) {
+        if (Tangent(k, q, q_rank, t, pi, "output")) out_tangents.insert(base);
+      } else {
+        diags_.Error(q.loc,
+                     fmt::format("output '{}' of tangent kernel '{}' must be "
+                                 "named d_<output> for an output of kernel "
+                                 "'{}'",
+                                 q.name, k.name, f_.name));
+      }
+    }
+  }
+
+  const ModulePlan& plan_;
+  KernelPlan& fp_;
+  const Kernel& f_;
+  diag::DiagnosticSink& diags_;
+};
+
 }  // namespace
 
 Result<ModulePlan> Analyze(const model::Module& module,
@@ -870,6 +1032,8 @@ Result<ModulePlan> Analyze(const model::Module& module,
   }
   for (KernelPlan& kp : plan.kernels)
     if (kp.kernel->vjp) VjpChecker(plan, kp, diags).Run();
+  for (KernelPlan& kp : plan.kernels)
+    if (kp.kernel->jvp) JvpChecker(plan, kp, diags).Run();
   if (diags.error_count() > errors_before)
     return Error::User("the kernel model has errors");
   return plan;

@@ -73,6 +73,8 @@ struct KernelPlan {
   // KC_VJP: the backward kernel, checked against this one (names, dtypes,
   // ranks); null without KC_VJP.
   const model::Kernel* vjp = nullptr;
+  // KC_JVP: the tangent kernel, checked likewise; null without KC_JVP.
+  const model::Kernel* jvp = nullptr;
   // KC_PARALLEL: the shape symbols, checked to be symbols used only as whole
   // dimensions.
   std::vector<std::string> parallel;

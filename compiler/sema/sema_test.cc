@@ -1049,3 +1049,55 @@ TEST_CASE("sema: KC_ELEMENTWISE tensors share one shape") {
 
 }  // namespace
 }  // namespace kernelc::sema
+
+namespace kernelc::sema {
+namespace {
+
+TEST_CASE("sema: KC_JVP pairs a tangent kernel") {
+  Kernel f = Global("fwd", {"n"},
+                    {In("x", "n", 4), In("i", "n", 5, DType::kI32),
+                     Scalar("a", DType::kF32, 6), Out("y", "n", 7),
+                     Out("c", "n", 8, DType::kI32)});
+  f.jvp = Text{"tan", At(3, kTextCol)};
+  Kernel t = Global(
+      "tan", {"n"},
+      {In("x", "n", 21), In("i", "n", 22, DType::kI32), In("d_x", "n", 23),
+       Scalar("a", DType::kF32, 24), Out("d_y", "n", 25)},
+      20);
+  Analysis ok({f, t});
+  REQUIRE(ok.ok());
+  CHECK(ok.plan(0).jvp == &ok.result().value().module->kernels[1]);
+
+  Kernel bad_t = Global(
+      "tan", {"n"},
+      {In("x", "n, n", 21), In("d_i", "n", 22, DType::kI32), In("y", "n", 23),
+       Out("d_c", "n", 24, DType::kI32), Out("z", "n", 25)},
+      20);
+  Analysis bad({f, bad_t});
+  CHECK(bad.messages() ==
+        Strings{
+            "k.cu:21:40: error: parameter 'x' of tangent kernel 'tan' is the "
+            "input 'x' of kernel 'fwd' and must have rank 1, not 2",
+            "k.cu:22:40: error: parameter 'd_i' of tangent kernel 'tan' would "
+            "be the tangent of int32 input 'i' of kernel 'fwd', which has "
+            "none",
+            "k.cu:23:40: error: parameter 'y' of tangent kernel 'tan' names no "
+            "input of kernel 'fwd', nor the tangent d_<input> of one",
+            "k.cu:24:40: error: parameter 'd_c' of tangent kernel 'tan' would "
+            "be the tangent of int32 output 'c' of kernel 'fwd', which has "
+            "none",
+            "k.cu:25:40: error: output 'z' of tangent kernel 'tan' must be "
+            "named d_<output> for an output of kernel 'fwd'",
+            "k.cu:3:10: error: tangent kernel 'tan' takes no tangent for float "
+            "input 'x' of kernel 'fwd'; add an input 'd_x'",
+            "k.cu:3:10: error: tangent kernel 'tan' gives no tangent for float "
+            "output 'y' of kernel 'fwd'; add an output 'd_y'"});
+
+  f.vjp = Text{"tan", At(3, 30)};
+  Analysis both({f, t});
+  CHECK(both.messages().back() ==
+        "k.cu:3:10: error: kernel 'fwd' has both KC_VJP and KC_JVP; give one");
+}
+
+}  // namespace
+}  // namespace kernelc::sema

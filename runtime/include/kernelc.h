@@ -58,6 +58,12 @@
 // named `d_<in>` is the gradient of input <in>.
 #define KC_VJP(backward) KC_ANNOTATE_("kc.vjp", backward)
 
+// Forward-mode autodiff (instead of KC_VJP): names the kernel that computes
+// this kernel's Jacobian-vector product. In it, a parameter named like an
+// input of this kernel receives that value, `d_<in>` the tangent of input
+// <in>, and an Out named `d_<out>` is the tangent of output <out>.
+#define KC_JVP(tangent) KC_ANNOTATE_("kc.jvp", tangent)
+
 // Sharding: shape symbols along which the kernel's work splits with no
 // communication, e.g. KC_PARALLEL("m") for rows that are independent. Inputs
 // sharded along such a dimension stay sharded under jax.jit.

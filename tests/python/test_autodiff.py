@@ -159,3 +159,46 @@ def test_kernel_without_vjp_says_so(build_package):
     w = np.float32(2.0)
     g = jax.grad(lambda w: w * jnp.sum(m.matmul(a, jax.lax.stop_gradient(b * w))))(w)
     np.testing.assert_allclose(float(g), 2.0 * 24, rtol=1e-6)
+
+
+# --- forward mode: KC_JVP ---------------------------------------------------------
+
+FORWARD = r"""
+#include <kernelc.h>
+#include <math.h>
+// Two outputs (one integer), a scalar and an integer input; forward mode.
+KC_GRID("n")
+KC_JVP("sincos_jvp")
+__global__ void sincos(KC_IN("n") const double* x, KC_IN("n") const int32_t* k,
+                       double a, KC_DERIVED("x.size") int64_t n,
+                       KC_OUT("n") double* s, KC_OUT("n") int32_t* sign) {
+  int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  s[i] = sin(a * x[i]) * k[i];
+  sign[i] = s[i] < 0 ? -1 : 1;
+}
+KC_GRID("n")
+__global__ void sincos_jvp(KC_IN("n") const double* x, KC_IN("n") const int32_t* k,
+                           KC_IN("n") const double* d_x, double a,
+                           KC_DERIVED("x.size") int64_t n, KC_OUT("n") double* d_s) {
+  int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (i < n) d_s[i] = a * cos(a * x[i]) * k[i] * d_x[i];
+}
+"""
+
+
+def test_forward_mode_from_a_tangent_kernel(build_package):
+    m = build_package("ad_forward", FORWARD)
+    x, k = rng(20).standard_normal(13), np.arange(13, dtype=np.int32) % 3 - 1
+    f = lambda x: m.sincos(x, k, 0.7)[0]
+    check_grads(f, (x,), order=1, modes=["fwd"])
+    t = rng(21).standard_normal(13)
+    (s, sign), (ds, dsign) = jax.jvp(lambda x: m.sincos(x, k, 0.7), (x,), (t,))
+    np.testing.assert_allclose(np.asarray(ds), 0.7 * np.cos(0.7 * x) * k * t, rtol=1e-12)
+    assert dsign.dtype == jax.dtypes.float0
+    # Jacobians by forward mode, under jit and vmap.
+    J = jax.jit(jax.jacfwd(f))(x)
+    np.testing.assert_allclose(np.asarray(J), np.diag(0.7 * np.cos(0.7 * x) * k), rtol=1e-12)
+    xs = np.stack([x, 2 * x])
+    _, dss = jax.vmap(lambda x, t: jax.jvp(f, (x,), (t,)))(xs, np.stack([t, t]))
+    np.testing.assert_allclose(np.asarray(dss), 0.7 * np.cos(0.7 * xs) * k * t, rtol=1e-12)

@@ -16,3 +16,11 @@ __global__ void other(KC_IN("n") const float* x, KC_OUT("n") float* y) {}
 KC_GRID("n")
 KC_PARALLEL("n", "q")
 __global__ void twice(KC_IN("n") const float* x, KC_OUT("n * 2") float* y) {}
+
+KC_GRID("n")
+KC_JVP("tangent")
+__global__ void forward(KC_IN("n") const float* x, KC_OUT("n") float* y) {}
+
+KC_GRID("n")
+__global__ void tangent(KC_IN("n") const float* x, KC_IN("n") const float* dx,
+                        KC_OUT("n") float* d_y) {}

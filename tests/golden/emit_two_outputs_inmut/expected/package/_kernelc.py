@@ -339,3 +339,42 @@ def traced(*args):
 def jit(fn, static):
     """jax.jit of `fn` with the static scalars at positions `static`."""
     return jax.jit(fn, static_argnums=tuple(static))
+
+
+def with_jvp(kernel, forward, tangent, args, static, results, jvp_params, outs):
+    """`forward` as a jax.custom_jvp whose rule runs `tangent` (KC_JVP).
+
+    args, static, results: as for with_vjp. jvp_params: the tangent
+    function's positional arguments, each ("value", input), ("tangent",
+    input) or ("static", scalar). outs: the forward output each tangent
+    result belongs to, in order; other outputs (integer ones) get zero
+    tangents. Forward mode only: a kernel cannot be transposed, so reverse
+    mode needs KC_VJP.
+    """
+    static = tuple(static)
+    dynamic = [n for i, n in enumerate(args) if i not in static]
+    f = jax.custom_jvp(forward, nondiff_argnums=static)
+
+    def rule(*a):
+        statics = dict(zip((args[i] for i in static), a[:len(static)]))
+        primals, tangents = a[len(static):]
+        merged, it = [], iter(primals)
+        for i, n in enumerate(args):
+            merged.append(statics[n] if i in static else next(it))
+        out = forward(*merged)
+        outs_tuple = out if len(results) > 1 else (out,)
+        values = dict(zip(dynamic, primals))
+        dots = dict(zip(dynamic, tangents))
+        call = [values[n] if kind == "value" else
+                dots[n] if kind == "tangent" else statics[n]
+                for kind, n in jvp_params]
+        t = tangent(*call)
+        by_output = dict(zip(outs, t if len(outs) > 1 else (t,)))
+        tangent_out = tuple(
+            by_output[n] if n in by_output else
+            np.zeros(o.shape, dtype=jax.dtypes.float0)
+            for n, o in zip(results, outs_tuple))
+        return out, tangent_out if len(results) > 1 else tangent_out[0]
+
+    f.defjvp(rule)
+    return f
