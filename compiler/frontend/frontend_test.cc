@@ -981,7 +981,7 @@ TEST_CASE("KC_VJP, KC_PARALLEL and KC_ELEMENTWISE on kernels") {
 KC_GRID("n") KC_VJP("f_bwd") KC_PARALLEL("n", "m") KC_ELEMENTWISE
 __global__ void f(KC_IN("n") const float* x, KC_OUT("n") float* y) {}
 
-KC_KERNEL KC_PARALLEL("n")
+KC_KERNEL KC_PARALLEL("n") KC_JVP("g")
 void f_bwd(KC_IN("n") const float* d_y, KC_OUT("n") float* d_x) {}
 )";
   model::Module m = ParseOk("f.cu", src);
@@ -997,6 +997,10 @@ void f_bwd(KC_IN("n") const float* d_y, KC_OUT("n") float* d_x) {}
   CHECK(f.elementwise);
   const model::Kernel& b = m.kernels[1];
   CHECK(!b.vjp);
+  CHECK(!f.jvp);
+  REQUIRE(b.jvp);
+  CHECK(b.jvp->text == "g");
+  CHECK(Loc(b.jvp->loc) == "f.cu:6:36");
   CHECK(!b.elementwise);
   REQUIRE(b.parallel.size() == 1);
 }
