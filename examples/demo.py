@@ -3,11 +3,16 @@
 Usage: python examples/demo.py OUTDIR   (OUTDIR holds the built packages)
 """
 
+import os
 import sys
 
-import jax
-import jax.numpy as jnp
-import numpy as np
+# Four CPU devices, to show a sharded call (before JAX starts).
+os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=4")
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+from jax.sharding import NamedSharding, PartitionSpec  # noqa: E402
 
 sys.path.insert(0, sys.argv[1] if len(sys.argv) > 1 else "out/examples")
 
@@ -35,6 +40,21 @@ def main():
     ok &= show("saxpy (jit)", f(x, y), 2.0 * x + y)
     xs = rng.standard_normal((4, 1000), dtype=np.float32)
     ok &= show("saxpy (vmap)", jax.vmap(lambda x: saxpy.saxpy(x, y, 0.5))(xs), 0.5 * xs + y)
+    # The gradient comes from the backward kernel saxpy_bwd (KC_VJP).
+    loss = lambda x, y: jnp.sum(saxpy.saxpy(x, y, 2.0) ** 2)
+    gx, gy = jax.jit(jax.grad(loss, argnums=(0, 1)))(x, y)
+    ok &= show("saxpy grad x (jit)", gx, 4.0 * (2.0 * x + y))
+    ok &= show("saxpy grad y (jit)", gy, 2.0 * (2.0 * x + y))
+    # Sharded along n (KC_PARALLEL): each device runs its shard, no gathers.
+    if len(jax.devices()) > 1:
+        mesh = jax.make_mesh((len(jax.devices()),), ("d",))
+        shard = NamedSharding(mesh, PartitionSpec("d"))
+        fs = jax.jit(lambda x, y: saxpy.saxpy(x, y, 2.0))
+        xd, yd = jax.device_put(x, shard), jax.device_put(y, shard)
+        hlo = fs.lower(xd, yd).compile().as_text()
+        got = fs(xd, yd)
+        ok &= show(f"saxpy (sharded on {len(jax.devices())})", got, 2.0 * x + y)
+        ok &= "all-gather" not in hlo and got.sharding.spec[0] == "d"
 
     a = rng.standard_normal((33, 17), dtype=np.float32)
     b = rng.standard_normal((17, 21), dtype=np.float32)

@@ -227,28 +227,88 @@ class KernelEmitter {
                        fmt::join(params, ", "));
   }
 
+  // The CPU handler.
   Result<std::string> Handler(const std::string& impl) const {
     return Handler(impl, nullptr);
   }
 
   // The handler for a platform: the CPU one when `cuda` is null, else the
-  // CUDA one, which launches from the module `cuda` describes.
+  // CUDA one, which launches from the module `cuda` describes. Either runs
+  // the kernel once per batch element (see kernelc/batch.h) within the one
+  // call: the CPU one spread over XLA's intra-op thread pool, the CUDA one
+  // as launches on XLA's stream. An elementwise batch folds into one
+  // element (on CPU when it runs on one thread).
   Result<std::string> Handler(const std::string& impl,
                               const CudaSlot* cuda) const {
     std::vector<std::string> params = ImplParams(cuda != nullptr);
     Result<std::string> body = HandlerBody(cuda);
     if (!body.ok()) return body;
+    Result<std::string> batch = BatchPlan();
+    if (!batch.ok()) return batch;
+    // The element body sees per-element tensors where the handler has
+    // buffers; scalars pass through.
+    std::vector<std::string> element_params, element_args, element_bytes,
+        operands;
+    if (cuda) element_params.push_back("CUstream kc_stream");
+    const std::string tensor = "const ::kc::rt::Tensor<ffi::DataType>& ";
+    for (const Param& p : k_.params) {
+      if (IsInput(p.role)) {
+        element_params.push_back(tensor + Namer::CppLocal("b", p.name));
+        element_args.push_back(Namer::CppLocal("e", "b_" + p.name) +
+                               ".At(kc_batch, kc_i)");
+        element_bytes.push_back(Namer::CppLocal("e", "b_" + p.name) + ".bytes");
+        operands.push_back("&" + Namer::CppLocal("e", "b_" + p.name));
+      } else if (p.role == Role::kScalar) {
+        element_params.push_back(fmt::format("{} {}", AttrCppType(p.dtype),
+                                             Namer::CppLocal("a", p.name)));
+        element_args.push_back(Namer::CppLocal("a", p.name));
+      }
+    }
+    for (const Param& p : k_.params)
+      if (IsResult(p.role)) {
+        element_params.push_back(tensor + BufferVar(p));
+        element_args.push_back(Namer::CppLocal("e", "o_" + p.name) +
+                               ".At(kc_batch, kc_i)");
+        element_bytes.push_back(Namer::CppLocal("e", "o_" + p.name) + ".bytes");
+        operands.push_back("&" + Namer::CppLocal("e", "o_" + p.name));
+      }
+    auto list = [](const std::vector<std::string>& v) {
+      return v.empty() ? std::string()
+                       : "\n    " + fmt::format("{}", fmt::join(v, ",\n    "));
+    };
+    Vars fold = {{"operands", fmt::format("{}", fmt::join(operands, ", "))},
+                 {"count", std::to_string(operands.size())}};
+    Snippets helpers;
+    if (cuda) {
+      if (k_.elementwise) helpers.Add("cpp/cuda_fold_batch.cc.tmpl", fold);
+    } else {
+      // How many pool threads share the batch; an elementwise batch that
+      // runs on one thread runs as one element.
+      helpers.Add("cpp/batch_helpers.cc.tmpl",
+                  {{"element_bytes",
+                    fmt::format("{}", fmt::join(element_bytes, " + "))}});
+      if (k_.elementwise) helpers.Add("cpp/fold_batch.cc.tmpl", fold);
+    }
+    if (!helpers.ok()) return helpers.error();
+    std::string helpers_text = helpers.text();
+    if (!helpers_text.empty()) helpers_text.pop_back();
+    Vars v = {{"kernel", k_.name},
+              {"source", k_.source},
+              {"platform", cuda ? "CUDA" : "cpu"},
+              {"impl", impl},
+              {"impl_params", list(params)},
+              {"element_params", list(element_params)},
+              {"element_args",
+               fmt::format("{}", fmt::join(element_args, ",\n            "))},
+              {"batch", batch.value()},
+              {"body", body.value()}};
+    // The CUDA handler has no pool to size; a fold follows the plan.
+    if (!cuda)
+      v["helpers"] = helpers_text;
+    else if (!helpers_text.empty())
+      v["batch"] += "\n" + helpers_text;
     return FillTemplate(
-        "cpp/handler.cc.tmpl",
-        {{"kernel", k_.name},
-         {"source", k_.source},
-         {"platform", cuda ? "CUDA" : "cpu"},
-         {"impl", impl},
-         {"impl_params",
-          params.empty()
-              ? ""
-              : "\n    " + fmt::format("{}", fmt::join(params, ",\n    "))},
-         {"body", body.value()}});
+        cuda ? "cpp/cuda_handler.cc.tmpl" : "cpp/handler.cc.tmpl", v);
   }
 
   // The CUDA initialize-stage handler: loads the module.
@@ -277,9 +337,12 @@ class KernelEmitter {
          {"bindings", Bindings()}});
   }
 
+  // The handler's parameters: the platform's context (XLA's stream, or the
+  // CPU's intra-op thread pool), then buffers and attributes in binding
+  // order.
   std::vector<std::string> ImplParams(bool cuda) const {
-    std::vector<std::string> params;
-    if (cuda) params.push_back("CUstream kc_stream");
+    std::vector<std::string> params = {cuda ? "CUstream kc_stream"
+                                            : "ffi::ThreadPool kc_pool"};
     for (const Param& p : k_.params) {
       if (IsInput(p.role))
         params.push_back("ffi::AnyBuffer " + Namer::CppLocal("b", p.name));
@@ -294,6 +357,7 @@ class KernelEmitter {
     return params;
   }
 
+  // The buffers and attributes, in the order ImplParams lists them.
   std::string Bindings() const {
     std::string bindings;
     for (const Param& p : k_.params) {
@@ -309,7 +373,7 @@ class KernelEmitter {
   }
 
   Result<std::string> Registration(const std::string& impl) const {
-    std::string bindings = Bindings();
+    std::string bindings = "\n        .Ctx<ffi::ThreadPool>()" + Bindings();
     return FillTemplate("cpp/registration.cc.tmpl",
                         {{"kernel", k_.name},
                          {"symbol", namer_.HandlerSymbol(k_.name, "cpu")},
@@ -403,7 +467,170 @@ class KernelEmitter {
     return doc;
   }
 
+  // How the FFI call batches under jax.vmap (see support.py's `call`):
+  // unbatched operands gain a size-1 batch dimension, except where the
+  // handler needs every operand at the batch's full extent: an in-place
+  // operand is aliased to its (batched) result, and an elementwise kernel
+  // folds the batch into one run only when no operand is broadcast.
+  std::string VmapMethod() const {
+    bool inmut = false;
+    for (const Param& p : k_.params) inmut |= p.role == Role::kInMut;
+    return inmut || k_.elementwise ? "broadcast_all" : "expand_dims";
+  }
+
+  // The public function wraps the op: a custom_vjp (KC_VJP), or a
+  // custom_jvp whose rule says that the kernel has no backward kernel; under
+  // either, a sharding rule (KC_PARALLEL).
+  bool Wrapped() const { return true; }
+
+  // The op: the checks and the FFI call, under the public name unless
+  // wrapped.
   Result<std::string> PyFunction() const {
+    return PyOp(Wrapped() ? Namer::PyPrivate(k_.name, "op")
+                          : Namer::Python(k_.name));
+  }
+
+  // The public function of a wrapped op: converts its arguments, then calls
+  // the wrapper that Setup() builds.
+  Result<std::string> PyWrapper() const {
+    Snippets body;
+    for (const Param& p : k_.params) {
+      Vars v = {{"var", Namer::Python(p.name)},
+                {"kernel", k_.name},
+                {"param", p.name},
+                {"dtype", std::string(model::DTypeName(p.dtype))}};
+      if (IsInput(p.role)) {
+        v["rank"] = std::to_string(kp_.params[&p - &k_.params[0]].rank);
+        body.Add("py/tensor_arg.py.tmpl", v);
+      } else if (p.role == Role::kScalar) {
+        body.Add("py/scalar_arg.py.tmpl", v);
+      }
+    }
+    if (!body.ok()) return body.error();
+    std::string text = body.text();
+    // Concrete arguments cannot carry tangents: the op runs without the
+    // autodiff wrapper, which costs a trace on every eager call.
+    std::string args = fmt::format("{}", fmt::join(PyArgs(), ", "));
+    text += fmt::format(
+        "if not _kc.traced({}):\n    return {}({})\nreturn {}({})", args,
+        Namer::PyPrivate(k_.name, kp_.parallel.empty() ? "op" : "eager"), args,
+        Namer::PyPrivate(k_.name, kp_.vjp   ? "vjp"
+                                  : kp_.jvp ? "jvp"
+                                            : "nodiff"),
+        args);
+    return FillTemplate("py/function.py.tmpl",
+                        {{"name", Namer::Python(k_.name)},
+                         {"args", fmt::format("{}", fmt::join(PyArgs(), ", "))},
+                         {"doc", Doc()},
+                         {"body", text}});
+  }
+
+  // Module-level statements, after every function is defined, that build a
+  // wrapped op's sharding rule and custom_vjp.
+  Result<std::string> PySetup() const {
+    if (!Wrapped()) return std::string();
+    std::vector<std::string> names, statics, results;
+    for (const Param& p : k_.params) {
+      if (IsInput(p.role) || p.role == Role::kScalar) {
+        if (p.role == Role::kScalar)
+          statics.push_back(std::to_string(names.size()));
+        names.push_back(Quote(p.name));
+      }
+      if (IsResult(p.role)) results.push_back(Quote(p.name));
+    }
+    auto tuple = [](const std::vector<std::string>& v) {
+      return v.size() == 1 ? fmt::format("({},)", v[0])
+                           : fmt::format("({})", fmt::join(v, ", "));
+    };
+    std::string op = Namer::PyPrivate(k_.name, "op");
+    std::string text;
+    if (!kp_.parallel.empty()) {
+      // One factor per dimension: the parallel symbols by name, every other
+      // dimension its own factor, which must stay replicated.
+      int fresh = 0;
+      auto factors = [&](const Param& p) {
+        std::vector<std::string> f;
+        for (const std::string& s :
+             kp_.params[&p - &k_.params[0]].dim_symbols) {
+          bool parallel = std::find(kp_.parallel.begin(), kp_.parallel.end(),
+                                    s) != kp_.parallel.end();
+          f.push_back(Quote(parallel ? "p_" + s : fmt::format("r{}", fresh++)));
+        }
+        return tuple(f);
+      };
+      std::vector<std::string> operands, outs;
+      for (const Param& p : k_.params)
+        if (IsInput(p.role)) operands.push_back(factors(p));
+      for (const Param& p : k_.params)
+        if (IsResult(p.role)) outs.push_back(factors(p));
+      text += fmt::format("{} = _kc.sharded({}, {}, {}, {})\n",
+                          Namer::PyPrivate(k_.name, "sharded"), op,
+                          statics.empty() ? "()" : tuple(statics),
+                          tuple(operands), tuple(outs));
+      op = Namer::PyPrivate(k_.name, "sharded");
+      // Eager calls too run under jit, where the sharding rule applies.
+      text += fmt::format("{} = _kc.jit({}, {})\n",
+                          Namer::PyPrivate(k_.name, "eager"), op,
+                          statics.empty() ? "()" : tuple(statics));
+    }
+    if (kp_.jvp) {
+      const Kernel& t = *kp_.jvp;
+      std::vector<std::string> jvp_params, outs;
+      for (const Param& q : t.params) {
+        if (q.role == Role::kScalar) {
+          jvp_params.push_back(fmt::format("(\"static\", {})", Quote(q.name)));
+        } else if (q.role == Role::kIn) {
+          const Param* p = k_.FindParam(q.name);
+          bool value = p && p->role == Role::kIn;
+          jvp_params.push_back(
+              value
+                  ? fmt::format("(\"value\", {})", Quote(q.name))
+                  : fmt::format("(\"tangent\", {})", Quote(q.name.substr(2))));
+        } else if (q.role == Role::kOut) {
+          outs.push_back(Quote(q.name.substr(2)));
+        }
+      }
+      text += fmt::format(
+          "{} = _kc.with_jvp(\n    {}, {}, {},\n    {}, {}, {},\n    {},\n    "
+          "{})\n",
+          Namer::PyPrivate(k_.name, "jvp"), Quote(k_.name), op,
+          Namer::Python(t.name), tuple(names),
+          statics.empty() ? "()" : tuple(statics), tuple(results),
+          tuple(jvp_params), tuple(outs));
+    }
+    if (!kp_.vjp && !kp_.jvp)
+      text += fmt::format("{} = _kc.without_vjp({}, {}, {})\n",
+                          Namer::PyPrivate(k_.name, "nodiff"), Quote(k_.name),
+                          op, statics.empty() ? "()" : tuple(statics));
+    if (kp_.vjp) {
+      const Kernel& b = *kp_.vjp;
+      std::vector<std::string> bwd_params, grads;
+      for (const Param& q : b.params) {
+        if (q.role == Role::kScalar) {
+          bwd_params.push_back(fmt::format("(\"static\", {})", Quote(q.name)));
+        } else if (q.role == Role::kIn) {
+          const Param* p = k_.FindParam(q.name);
+          bool value = p && (p->role == Role::kIn || p->role == Role::kOut);
+          bwd_params.push_back(
+              value ? fmt::format("(\"value\", {})", Quote(q.name))
+                    : fmt::format("(\"cotangent\", {})",
+                                  Quote(q.name.substr(2))));
+        } else if (q.role == Role::kOut) {
+          grads.push_back(Quote(q.name.substr(2)));
+        }
+      }
+      text += fmt::format(
+          "{} = _kc.with_vjp(\n    {}, {}, {},\n    {}, {}, {},\n    {},\n    "
+          "{})\n",
+          Namer::PyPrivate(k_.name, "vjp"), Quote(k_.name), op,
+          Namer::Python(b.name), tuple(names),
+          statics.empty() ? "()" : tuple(statics), tuple(results),
+          tuple(bwd_params), tuple(grads));
+    }
+    return text;
+  }
+
+  Result<std::string> PyOp(const std::string& function_name) const {
     expr::Resolver r = PyResolver(kp_);
     Snippets body;
     for (size_t i = 0; i < k_.params.size(); ++i) {
@@ -490,11 +717,12 @@ class KernelEmitter {
          {"results", fmt::format("{}", fmt::join(results, ",\n     "))},
          {"operands", fmt::format("{}", fmt::join(operands, ", "))},
          {"aliases", fmt::format("{}", fmt::join(aliases, ", "))},
+         {"vmap_method", VmapMethod()},
          {"attrs", fmt::format("{}", fmt::join(attrs, ", "))},
          {"return", results.size() == 1 ? "_results[0]" : "tuple(_results)"}});
     if (!body.ok()) return body.error();
     return FillTemplate("py/function.py.tmpl",
-                        {{"name", Namer::Python(k_.name)},
+                        {{"name", function_name},
                          {"args", fmt::format("{}", fmt::join(PyArgs(), ", "))},
                          {"doc", Doc()},
                          {"body", body.text()}});
@@ -527,15 +755,50 @@ class KernelEmitter {
   }
 
  private:
+  // The handler's batch: results dereferenced, the batch planned from the
+  // first result, one operand per buffer (see kernelc/batch.h).
+  Result<std::string> BatchPlan() const {
+    Snippets s;
+    const Param* first = nullptr;
+    for (const Param& p : k_.params)
+      if (IsResult(p.role)) {
+        s.Add("cpp/result_buffer.cc.tmpl",
+              {{"buffer", BufferVar(p)},
+               {"result", Namer::CppLocal("r", p.name)}});
+        if (!first) first = &p;
+      }
+    auto rank = [&](const Param& p) {
+      return std::to_string(kp_.params[&p - &k_.params[0]].rank);
+    };
+    if (first)
+      s.Add("cpp/plan_batch.cc.tmpl", {{"buffer", BufferVar(*first)},
+                                       {"rank", rank(*first)},
+                                       {"kernel", k_.name}});
+    else
+      return Error::Internal(
+          fmt::format("kernel '{}' has no result to batch over", k_.name));
+    auto operand = [&](const Param& p, const std::string& prefix) {
+      s.Add("cpp/batch_operand.cc.tmpl",
+            {{"operand", Namer::CppLocal("e", prefix + "_" + p.name)},
+             {"buffer", Namer::CppLocal(prefix, p.name)},
+             {"rank", rank(p)},
+             {"kernel", k_.name},
+             {"param", p.name}});
+    };
+    for (const Param& p : k_.params)
+      if (IsInput(p.role)) operand(p, "b");
+    for (const Param& p : k_.params)
+      if (IsResult(p.role)) operand(p, "o");
+    if (!s.ok()) return s.error();
+    std::string text = s.text();
+    text.pop_back();
+    return text;
+  }
+
   Result<std::string> HandlerBody(const CudaSlot* cuda) const {
     Snippets s;
     expr::Resolver r = CppResolver(kp_);
     const std::string& kernel = k_.name;
-    for (const Param& p : k_.params)
-      if (IsResult(p.role))
-        s.Add("cpp/result_buffer.cc.tmpl",
-              {{"buffer", BufferVar(p)},
-               {"result", Namer::CppLocal("r", p.name)}});
     // Dtypes and ranks: XLA was told them at trace time; a mismatch here
     // means the library and the Python package disagree.
     for (size_t i = 0; i < k_.params.size(); ++i) {
@@ -790,6 +1053,7 @@ Result<Output> EmitPackage(const sema::ModulePlan& plan,
 
   std::vector<std::string> entry_decls, handlers, registrations;
   std::vector<std::string> py_registrations, py_functions, py_stubs, all;
+  std::vector<std::string> py_setup;
   std::map<std::string, std::vector<std::string>> entries_by_source;
   for (const KernelPlan& kp : plan.kernels) {
     KernelEmitter e(kp, namer);
@@ -843,6 +1107,14 @@ Result<Output> EmitPackage(const sema::ModulePlan& plan,
     Result<std::string> f = e.PyFunction();
     if (!f.ok()) return f.error();
     py_functions.push_back(f.value());
+    if (e.Wrapped()) {
+      Result<std::string> w = e.PyWrapper();
+      if (!w.ok()) return w.error();
+      py_functions.push_back(w.value());
+    }
+    Result<std::string> setup = e.PySetup();
+    if (!setup.ok()) return setup.error();
+    if (!setup.value().empty()) py_setup.push_back(setup.value());
     Result<std::string> stub = e.PyStub();
     if (!stub.ok()) return stub.error();
     py_stubs.push_back(stub.value());
@@ -965,7 +1237,15 @@ Result<Output> EmitPackage(const sema::ModulePlan& plan,
        {"library", namer.LibraryFile()},
        {"registrations", fmt::format("{}", fmt::join(py_registrations, ""))},
        {"all", fmt::format("{}", fmt::join(all, ", "))},
-       {"functions", fmt::format("{}", fmt::join(py_functions, "\n"))}});
+       {"functions",
+        fmt::format("{}", fmt::join(py_functions, "\n")) +
+            (py_setup.empty()
+                 ? std::string()
+                 : "\n# Wrappers: autodiff (a custom_vjp from KC_VJP, or an "
+                   "error "
+                   "without one) and sharding rules (KC_PARALLEL); "
+                   "see _kernelc.py.\n" +
+                       fmt::format("{}", fmt::join(py_setup, "")))}});
   if (!init.ok()) return init.error();
   out.package["__init__.py"] = init.value();
 

@@ -45,6 +45,10 @@ std::string Namer::CpuEntrySymbol(std::string_view kernel) const {
   return fmt::format("kc_{}_{}_{}_cpu_entry", package_, kernel, short_hash_);
 }
 
+std::string Namer::PyPrivate(std::string_view kernel, std::string_view what) {
+  return fmt::format("_{}_{}", Python(kernel), what);
+}
+
 std::string Namer::CppLocal(std::string_view prefix, std::string_view name) {
   return fmt::format("{}_{}", prefix, name);
 }

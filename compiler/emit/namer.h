@@ -41,6 +41,9 @@ class Namer {
   // Python() names.
   static std::string PySymbol(std::string_view name);
   static std::string PyDerived(std::string_view name);
+  // Module-level private names of a kernel's function ("_saxpy_op": the
+  // checks and the FFI call; "_saxpy_vjp", "_saxpy_sharded": its wrappers).
+  static std::string PyPrivate(std::string_view kernel, std::string_view what);
 
   static bool IsPythonKeyword(std::string_view name);
   static bool IsValidPackageName(std::string_view name);

@@ -29,12 +29,20 @@
 //     per grid dimension
 //   KC_BLOCK of kernel 'k' asks for N threads per block; at most 1024 are
 //     allowed
+// Autodiff and sharding (what they name is checked by sema)
+//   kernel 'k' has more than one M                      (M: KC_VJP, KC_JVP)
+//   M of kernel 'k' takes one string: the backward kernel's name
+//     (M: KC_VJP; KC_JVP: "the tangent kernel's name"; KC_PARALLEL: "one or
+//     more strings: shape symbols")
+//   argument N of M of kernel 'k' must be a string literal
+//     (M: KC_VJP, KC_JVP, KC_PARALLEL)
 // Parameters
 //   parameter N of kernel 'k' has no name; kernel parameters must be named
 //   parameter 'p' of kernel 'k' has more than one role annotation: M and M
 //   parameter 'p' of kernel 'k' has more than one M     (M: KC_SHAPE, KC_INIT)
 //   M cannot be used on parameter 'p' of kernel 'k'
-//     (M: KC_GRID, KC_BLOCK, KC_KERNEL, __global__, __shared__)
+//     (M: KC_GRID, KC_BLOCK, KC_KERNEL, KC_VJP, KC_JVP, KC_PARALLEL,
+//     KC_ELEMENTWISE, __global__, __shared__)
 //   unknown kernelc annotation 'kc.x' on parameter 'p' of kernel 'k'
 //   M on parameter 'p' of kernel 'k' takes one string literal: the shape
 //     (M: KC_IN, KC_INMUT, KC_OUT, KC_SHAPE; KC_DERIVED: "the expression")
@@ -155,6 +163,10 @@ constexpr llvm::StringLiteral kSharedBytes = "kc.shared_bytes";
 constexpr llvm::StringLiteral kKernel = "kc.kernel";
 constexpr llvm::StringLiteral kGlobal = "kc.global";
 constexpr llvm::StringLiteral kBlockFeature = "kc.block_feature";
+constexpr llvm::StringLiteral kVjp = "kc.vjp";
+constexpr llvm::StringLiteral kJvp = "kc.jvp";
+constexpr llvm::StringLiteral kElementwise = "kc.elementwise";
+constexpr llvm::StringLiteral kParallel = "kc.parallel";
 
 // What the user wrote to get an annotation; empty for unknown ones.
 llvm::StringRef SpelledName(llvm::StringRef annotation) {
@@ -171,6 +183,10 @@ llvm::StringRef SpelledName(llvm::StringRef annotation) {
       .Case(kKernel, "KC_KERNEL")
       .Case(kGlobal, "__global__")
       .Case(kBlockFeature, "__shared__")
+      .Case(kVjp, "KC_VJP")
+      .Case(kJvp, "KC_JVP")
+      .Case(kElementwise, "KC_ELEMENTWISE")
+      .Case(kParallel, "KC_PARALLEL")
       .Default("");
 }
 
@@ -182,7 +198,8 @@ bool IsParamAnnotation(llvm::StringRef a) {
 }
 bool IsFunctionAnnotation(llvm::StringRef a) {
   return a == kGrid || a == kBlock || a == kSharedBytes || a == kKernel ||
-         a == kGlobal;
+         a == kGlobal || a == kVjp || a == kJvp || a == kParallel ||
+         a == kElementwise;
 }
 
 // The kernelc annotations of a declaration (those named "kc.*"), in source
@@ -695,6 +712,14 @@ class SourceAnalyzer {
     for (const clang::AnnotateAttr* a : own) {
       llvm::StringRef name = a->getAnnotation();
       if (name == kGlobal || name == kKernel || name == kBlockFeature) continue;
+      if (name == kElementwise) {
+        k.elementwise = true;
+        continue;
+      }
+      if (name == kVjp || name == kJvp || name == kParallel) {
+        Autodiff(a, k);
+        continue;
+      }
       if (name == kGrid || name == kBlock || name == kSharedBytes) {
         if (k.kind == model::KernelKind::kHost) {
           Error(a->getLocation(),
@@ -816,6 +841,45 @@ class SourceAnalyzer {
       return;
     }
     k.block = std::move(sizes);
+  }
+
+  // KC_VJP("bwd") and KC_PARALLEL("m", ...): string literals, read as
+  // written; sema checks what they name.
+  void Autodiff(const clang::AnnotateAttr* a, model::Kernel& k) {
+    const bool jvp = a->getAnnotation() == kJvp;
+    const bool vjp = a->getAnnotation() == kVjp || jvp;
+    const llvm::StringRef spelled = SpelledName(a->getAnnotation());
+    if (vjp && (jvp ? k.jvp : k.vjp)) {
+      Error(a->getLocation(), fmt::format("kernel '{}' has more than one {}",
+                                          k.name, spelled.str()));
+      return;
+    }
+    if (a->args_size() < 1 || (vjp && a->args_size() != 1)) {
+      Error(a->getLocation(),
+            fmt::format("{} of kernel '{}' takes {}", spelled.str(), k.name,
+                        jvp   ? "one string: the tangent kernel's name"
+                        : vjp ? "one string: the backward kernel's name"
+                              : "one or more strings: shape symbols"));
+      return;
+    }
+    unsigned i = 0;
+    for (const clang::Expr* e : a->args()) {
+      ++i;
+      std::optional<model::Text> t = TextOf(e);
+      if (!t) {
+        Error(e->getBeginLoc(),
+              fmt::format("argument {} of {} of kernel '{}' must be a string "
+                          "literal",
+                          i, spelled.str(), k.name));
+        continue;
+      }
+      if (jvp)
+        k.jvp = std::move(*t);
+      else if (vjp)
+        k.vjp = std::move(*t);
+      else
+        k.parallel.push_back(std::move(*t));
+    }
   }
 
   // The text of a string-literal annotation argument and where its first

@@ -971,3 +971,39 @@ TEST_CASE("every kernelc diagnostic, rendered") {
 
 }  // namespace
 }  // namespace kernelc::frontend
+
+namespace kernelc::frontend {
+namespace {
+
+TEST_CASE("KC_VJP, KC_PARALLEL and KC_ELEMENTWISE on kernels") {
+  const std::string src = R"(#include <kernelc.h>
+
+KC_GRID("n") KC_VJP("f_bwd") KC_PARALLEL("n", "m") KC_ELEMENTWISE
+__global__ void f(KC_IN("n") const float* x, KC_OUT("n") float* y) {}
+
+KC_KERNEL KC_PARALLEL("n") KC_JVP("g")
+void f_bwd(KC_IN("n") const float* d_y, KC_OUT("n") float* d_x) {}
+)";
+  model::Module m = ParseOk("f.cu", src);
+  REQUIRE(m.kernels.size() == 2);
+  const model::Kernel& f = m.kernels[0];
+  REQUIRE(f.vjp);
+  CHECK(f.vjp->text == "f_bwd");
+  CHECK(Loc(f.vjp->loc) == "f.cu:3:22");
+  REQUIRE(f.parallel.size() == 2);
+  CHECK(f.parallel[0].text == "n");
+  CHECK(f.parallel[1].text == "m");
+  CHECK(Loc(f.parallel[1].loc) == "f.cu:3:48");
+  CHECK(f.elementwise);
+  const model::Kernel& b = m.kernels[1];
+  CHECK(!b.vjp);
+  CHECK(!f.jvp);
+  REQUIRE(b.jvp);
+  CHECK(b.jvp->text == "g");
+  CHECK(Loc(b.jvp->loc) == "f.cu:6:36");
+  CHECK(!b.elementwise);
+  REQUIRE(b.parallel.size() == 1);
+}
+
+}  // namespace
+}  // namespace kernelc::frontend

@@ -37,6 +37,14 @@ json KernelToJson(const Kernel& k) {
          {"name", k.name},
          {"params", params},
          {"source", k.source}};
+  if (k.vjp) j["vjp"] = TextToJson(*k.vjp);
+  if (k.jvp) j["jvp"] = TextToJson(*k.jvp);
+  if (k.elementwise) j["elementwise"] = true;
+  if (!k.parallel.empty()) {
+    json parallel = json::array();
+    for (const Text& t : k.parallel) parallel.push_back(TextToJson(t));
+    j["parallel"] = parallel;
+  }
   if (k.kind == KernelKind::kGlobal) {
     json grid = json::array();
     for (const Text& t : k.grid) grid.push_back(TextToJson(t));
@@ -197,6 +205,17 @@ class Reader {
     }
     if (j.contains("shared_bytes"))
       k.shared_bytes = ToText(j["shared_bytes"], path + ".shared_bytes");
+    k.vjp = OptText(j, path, "vjp");
+    k.jvp = OptText(j, path, "jvp");
+    if (const json* e =
+            Field(j, path, "elementwise", json::value_t::boolean, false))
+      k.elementwise = e->get<bool>();
+    if (const json* g =
+            Field(j, path, "parallel", json::value_t::array, false)) {
+      for (size_t i = 0; i < g->size(); ++i)
+        if (auto t = ToText((*g)[i], fmt::format("{}.parallel[{}]", path, i)))
+          k.parallel.push_back(*t);
+    }
     if (const json* b = Field(j, path, "block", json::value_t::array, false)) {
       for (size_t i = 0; i < b->size(); ++i) {
         if (!(*b)[i].is_number_integer()) {

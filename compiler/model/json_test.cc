@@ -16,6 +16,10 @@ Module SampleModule() {
   k.grid = {{"out.size", {"saxpy.cu", 2, 10}}};
   k.block = {256};
   k.block_features = {{"__syncthreads", {"saxpy.cu", 9, 3}}};
+  k.vjp = Text{"saxpy_bwd", {"saxpy.cu", 3, 9}};
+  k.elementwise = true;
+  k.jvp = Text{"saxpy_jvp", {"saxpy.cu", 3, 30}};
+  k.parallel = {{"n", {"saxpy.cu", 3, 40}}, {"m", {"saxpy.cu", 3, 45}}};
   Param x{"x",
           Role::kIn,
           DType::kF32,
@@ -64,12 +68,24 @@ TEST_CASE("model round-trips through canonical JSON") {
   CHECK(k.params[3].init->loc.ToString() == "saxpy.cu:7:20");
   CHECK(k.block_features[0].what == "__syncthreads");
   CHECK(back.value().kernels[1].kind == KernelKind::kHost);
+  CHECK(k.vjp->text == "saxpy_bwd");
+  CHECK(k.elementwise);
+  CHECK(k.jvp->text == "saxpy_jvp");
+  CHECK(!back.value().kernels[1].elementwise);
+  CHECK(k.vjp->loc.ToString() == "saxpy.cu:3:9");
+  REQUIRE(k.parallel.size() == 2);
+  CHECK(k.parallel[1].text == "m");
+  CHECK(k.parallel[1].loc.ToString() == "saxpy.cu:3:45");
+  CHECK(!back.value().kernels[1].vjp);
+  CHECK(back.value().kernels[1].parallel.empty());
 }
 
 TEST_CASE("canonical JSON has sorted keys and declaration-ordered lists") {
   std::string text = ToCanonicalJson(SampleModule());
   CHECK(text.find("\"kernels\"") < text.find("\"sources\""));
   CHECK(text.find("\"block\"") < text.find("\"grid\""));
+  CHECK(text.find("\"parallel\"") < text.find("\"params\""));
+  CHECK(text.find("\"source\"") < text.find("\"vjp\""));
   CHECK(text.find("\"name\": \"x\"") < text.find("\"name\": \"out\""));
   CHECK(text.back() == '\n');
 }

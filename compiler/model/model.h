@@ -104,6 +104,18 @@ struct Kernel {
   std::optional<Text> shared_bytes;
   std::vector<Param> params;  // declaration order
   std::vector<BlockFeature> block_features;
+  // KC_VJP("bwd"): the kernel in the same sources that computes this one's
+  // vector-Jacobian product (see sema for the pairing rules).
+  std::optional<Text> vjp;
+  // KC_JVP("jvp"): the kernel that computes this one's Jacobian-vector
+  // product (forward mode); exclusive with vjp.
+  std::optional<Text> jvp;
+  // KC_ELEMENTWISE: all tensors share one shape and each output element
+  // depends only on the inputs at its index.
+  bool elementwise = false;
+  // KC_PARALLEL("m", ...): shape symbols along which the work splits with no
+  // communication; each is one Text.
+  std::vector<Text> parallel;
   std::string source;  // the file that defines the kernel, as given
   SourceLoc loc;       // the kernel's name
 

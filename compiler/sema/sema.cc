@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -86,6 +87,8 @@ class KernelAnalyzer {
     AnalyzeGrid();
     AnalyzeSharedBytes();
     AnalyzeInits();
+    AnalyzeParallel();
+    AnalyzeElementwise();
     return std::move(plan_);
   }
 
@@ -224,8 +227,11 @@ class KernelAnalyzer {
   bool ResolveOne(int i) {
     const Param& p = k_.params[i];
     std::vector<DimSpec>& out = specs_[i];
+    std::vector<std::string>& symbols = plan_.params[i].dim_symbols;
     if (!p.shape) {  // an input view without KC_SHAPE: any extents
       out.assign(p.rank, DimSpec{true, nullptr, "_", p.loc, p.loc});
+      symbols.assign(p.rank, "");
+      plan_.params[i].dim_texts.assign(p.rank, "_");
       return true;
     }
     auto parsed = expr::ParseShape(p.shape->text);
@@ -249,6 +255,8 @@ class KernelAnalyzer {
         if (!Resolve(ref)) return false;
         const Param& r = k_.params[ref];
         int rank = static_cast<int>(specs_[ref].size());
+        symbols = plan_.params[ref].dim_symbols;
+        plan_.params[i].dim_texts = plan_.params[ref].dim_texts;
         for (int d = 0; d < rank; ++d) {
           // Outputs have no array at trace time: take the dimension
           // expressions of an output; an input's dimensions are read off it.
@@ -270,6 +278,11 @@ class KernelAnalyzer {
       s.text = p.shape->text.substr(d.begin, d.end - d.begin);
       s.loc = p.shape->loc.Shifted(d.begin);
       s.text_loc = p.shape->loc;
+      symbols.push_back(!s.any && s.expr->kind == expr::Node::Kind::kName &&
+                                !IsScalarName(s.expr->name)
+                            ? s.expr->name
+                            : "");
+      plan_.params[i].dim_texts.push_back(s.any ? "_" : expr::ToString(s.expr));
       out.push_back(std::move(s));
     }
     return CheckViewRank(p, static_cast<int>(dims.size()));
@@ -287,6 +300,10 @@ class KernelAnalyzer {
   }
 
   bool IsParamName(std::string_view n) const { return IndexOf(n) >= 0; }
+  bool IsScalarName(std::string_view n) const {
+    int i = IndexOf(n);
+    return i >= 0 && k_.params[i].role == Role::kScalar;
+  }
 
   void BindSymbols() {
     std::set<std::string> bound;
@@ -467,6 +484,86 @@ class KernelAnalyzer {
     }
   }
 
+  // KC_PARALLEL: each name a shape symbol that input shapes bind, and used
+  // in tensor shapes only as a whole dimension, so that a shard of that
+  // dimension is a shard of every tensor that has it.
+  void AnalyzeParallel() {
+    std::set<std::string> seen;
+    for (const Text& t : k_.parallel) {
+      if (!seen.insert(t.text).second) {
+        Error(t.loc, fmt::format("KC_PARALLEL of kernel '{}' names '{}' twice",
+                                 k_.name, t.text));
+        continue;
+      }
+      // A shape symbol, or a derived value, that is a whole dimension of
+      // an input.
+      bool bound = false;
+      for (size_t i = 0; i < k_.params.size(); ++i)
+        if (IsInput(k_.params[i].role) && Resolved(i))
+          for (const std::string& s : plan_.params[i].dim_symbols)
+            bound |= s == t.text;
+      if (!bound) {
+        Error(t.loc,
+              fmt::format("KC_PARALLEL of kernel '{}' names '{}', which is "
+                          "not a dimension of an input: name a shape symbol "
+                          "or derived value that an input shape uses",
+                          k_.name, t.text));
+        continue;
+      }
+      bool whole = true;
+      for (size_t i = 0; i < k_.params.size() && whole; ++i) {
+        if (!Resolved(i)) continue;
+        for (const DimSpec& d : specs_[i]) {
+          if (d.any || d.expr->kind == expr::Node::Kind::kName) continue;
+          std::vector<std::string> used = expr::NamesUsed(d.expr);
+          if (std::find(used.begin(), used.end(), t.text) == used.end())
+            continue;
+          Error(t.loc,
+                fmt::format("KC_PARALLEL of kernel '{}' names '{}', but the "
+                            "shape of '{}' uses it in '{}'; a parallel "
+                            "symbol must be a whole dimension",
+                            k_.name, t.text, k_.params[i].name, d.text));
+          whole = false;
+          break;
+        }
+      }
+      if (whole) plan_.parallel.push_back(t.text);
+    }
+  }
+
+  // KC_ELEMENTWISE: every tensor has the first tensor's shape, of rank 1 or
+  // more and with no "_" dimension, so that a batch folds into dimension 0.
+  void AnalyzeElementwise() {
+    if (!k_.elementwise) return;
+    const Param* first = nullptr;
+    const std::vector<std::string>* shape = nullptr;
+    for (size_t i = 0; i < k_.params.size(); ++i) {
+      const Param& p = k_.params[i];
+      if (!model::IsTensor(p.role) || !Resolved(i)) continue;
+      const std::vector<std::string>& dims = plan_.params[i].dim_texts;
+      std::string text = fmt::format("({})", fmt::join(dims, ", "));
+      if (dims.empty() ||
+          std::find(dims.begin(), dims.end(), "_") != dims.end()) {
+        Error(p.loc, fmt::format("KC_ELEMENTWISE kernel '{}' needs tensors "
+                                 "of known extents and rank 1 or more; '{}' "
+                                 "has shape {}",
+                                 k_.name, p.name, text));
+        return;
+      }
+      if (!first) {
+        first = &p;
+        shape = &dims;
+      } else if (dims != *shape) {
+        Error(p.loc,
+              fmt::format("KC_ELEMENTWISE kernel '{}' needs every tensor to "
+                          "have one shape: '{}' has shape {}, '{}' has ({})",
+                          k_.name, p.name, text, first->name,
+                          fmt::join(*shape, ", ")));
+        return;
+      }
+    }
+  }
+
   std::optional<InitValue> ParseInit(const Param& p) {
     const std::string& s = p.init->text;
     InitValue v;
@@ -588,6 +685,351 @@ class KernelAnalyzer {
   std::vector<std::pair<int, int>> pending_checks_;
 };
 
+// KC_VJP: pairs a forward kernel `f` with its backward kernel. In the
+// backward kernel an input named like an input or output of `f` is that
+// value (a residual), an input `d_<out>` is the cotangent of float output
+// <out>, and an output `d_<in>` is the gradient of float input <in>; scalars
+// are `f`'s scalars. Every float input gets a gradient and every float output
+// a cotangent, so that no gradient is silently zero.
+class VjpChecker {
+ public:
+  VjpChecker(const ModulePlan& plan, KernelPlan& fp, diag::DiagnosticSink& d)
+      : plan_(plan), fp_(fp), f_(*fp.kernel), diags_(d) {}
+
+  void Run() {
+    const Text& t = *f_.vjp;
+    const KernelPlan* bp = nullptr;
+    for (const KernelPlan& kp : plan_.kernels)
+      if (kp.kernel->name == t.text) bp = &kp;
+    if (bp == nullptr) {
+      diags_.Error(t.loc, fmt::format("KC_VJP of kernel '{}' names '{}', "
+                                      "which is not a kernel in these sources",
+                                      f_.name, t.text));
+      return;
+    }
+    if (bp->kernel == &f_) {
+      diags_.Error(t.loc, fmt::format("KC_VJP of kernel '{}' names the kernel "
+                                      "itself; name its backward kernel",
+                                      f_.name));
+      return;
+    }
+    int errors = diags_.error_count();
+    for (const Param& p : f_.params)
+      if (p.role == Role::kInMut)
+        diags_.Error(p.loc,
+                     fmt::format("kernel '{}' has KC_VJP and in-place "
+                                 "parameter '{}'; a differentiable kernel "
+                                 "takes inputs and returns outputs",
+                                 f_.name, p.name));
+    const Kernel& b = *bp->kernel;
+    std::set<std::string> grads, cotangents;
+    for (size_t i = 0; i < b.params.size(); ++i)
+      CheckParam(b, *bp, static_cast<int>(i), grads, cotangents);
+    for (const Param& p : f_.params) {
+      if (!model::IsFloat(p.dtype)) continue;
+      if (p.role == Role::kIn && !grads.count(p.name))
+        diags_.Error(t.loc,
+                     fmt::format("backward kernel '{}' gives no gradient for "
+                                 "float input '{}' of kernel '{}'; add an "
+                                 "output 'd_{}'",
+                                 b.name, p.name, f_.name, p.name));
+      if (p.role == Role::kOut && !cotangents.count(p.name))
+        diags_.Error(t.loc,
+                     fmt::format("backward kernel '{}' takes no cotangent for "
+                                 "float output '{}' of kernel '{}'; add an "
+                                 "input 'd_{}'",
+                                 b.name, p.name, f_.name, p.name));
+    }
+    if (diags_.error_count() == errors) fp_.vjp = &b;
+  }
+
+ private:
+  // The parameter of `f` named `name` with one of the roles, or null.
+  const Param* Find(const std::string& name, std::initializer_list<Role> roles,
+                    int* index) const {
+    for (size_t i = 0; i < f_.params.size(); ++i) {
+      const Param& p = f_.params[i];
+      if (p.name != name) continue;
+      for (Role r : roles)
+        if (p.role == r) {
+          *index = static_cast<int>(i);
+          return &p;
+        }
+    }
+    return nullptr;
+  }
+
+  // `q` (of backward kernel `b`) must match `p` of `f` in dtype and rank.
+  void Match(const Kernel& b, const Param& q, int q_rank, const Param& p,
+             int p_rank, const std::string& what) {
+    if (q.dtype != p.dtype)
+      diags_.Error(q.loc,
+                   fmt::format("parameter '{}' of backward kernel '{}' is {} "
+                               "and must be {}, not {}",
+                               q.name, b.name, what, model::DTypeName(p.dtype),
+                               model::DTypeName(q.dtype)));
+    else if (q_rank >= 0 && p_rank >= 0 && q_rank != p_rank)
+      diags_.Error(q.loc,
+                   fmt::format("parameter '{}' of backward kernel '{}' is {} "
+                               "and must have rank {}, not {}",
+                               q.name, b.name, what, p_rank, q_rank));
+  }
+
+  void CheckParam(const Kernel& b, const KernelPlan& bp, int qi,
+                  std::set<std::string>& grads,
+                  std::set<std::string>& cotangents) {
+    const Param& q = b.params[qi];
+    const int q_rank = bp.params[qi].rank;
+    const bool d = q.name.rfind("d_", 0) == 0;
+    const std::string base = d ? q.name.substr(2) : "";
+    int pi = -1;
+    switch (q.role) {
+      case Role::kDerived:
+        return;
+      case Role::kInMut:
+        diags_.Error(q.loc,
+                     fmt::format("backward kernel '{}' cannot have in-place "
+                                 "parameter '{}'",
+                                 b.name, q.name));
+        return;
+      case Role::kScalar: {
+        const Param* p = Find(q.name, {Role::kScalar}, &pi);
+        if (p == nullptr)
+          diags_.Error(q.loc, fmt::format("scalar '{}' of backward kernel "
+                                          "'{}' is not a scalar of kernel '{}'",
+                                          q.name, b.name, f_.name));
+        else if (p->dtype != q.dtype)
+          diags_.Error(q.loc,
+                       fmt::format("scalar '{}' of backward kernel '{}' is "
+                                   "{} in kernel '{}' and must have that "
+                                   "type, not {}",
+                                   q.name, b.name, model::DTypeName(p->dtype),
+                                   f_.name, model::DTypeName(q.dtype)));
+        return;
+      }
+      case Role::kOut: {
+        const Param* p = d ? Find(base, {Role::kIn}, &pi) : nullptr;
+        if (p == nullptr) {
+          diags_.Error(q.loc,
+                       fmt::format("output '{}' of backward kernel '{}' must "
+                                   "be named d_<input> for an input of "
+                                   "kernel '{}'",
+                                   q.name, b.name, f_.name));
+        } else if (!model::IsFloat(p->dtype)) {
+          diags_.Error(q.loc,
+                       fmt::format("output '{}' of backward kernel '{}' would "
+                                   "be the gradient of {} input '{}' of "
+                                   "kernel '{}', which gets no gradient",
+                                   q.name, b.name, model::DTypeName(p->dtype),
+                                   base, f_.name));
+        } else {
+          grads.insert(base);
+          Match(b, q, q_rank, *p, fp_.params[pi].rank,
+                fmt::format("the gradient of input '{}' of kernel '{}'", base,
+                            f_.name));
+        }
+        return;
+      }
+      case Role::kIn: {
+        if (const Param* p = Find(q.name, {Role::kIn, Role::kOut}, &pi)) {
+          Match(
+              b, q, q_rank, *p, fp_.params[pi].rank,
+              fmt::format("the residual '{}' of kernel '{}'", q.name, f_.name));
+          return;
+        }
+        const Param* p = d ? Find(base, {Role::kOut}, &pi) : nullptr;
+        if (p == nullptr) {
+          diags_.Error(q.loc,
+                       fmt::format("parameter '{}' of backward kernel '{}' "
+                                   "names no input or output of kernel '{}', "
+                                   "nor the cotangent d_<output> of one",
+                                   q.name, b.name, f_.name));
+        } else if (!model::IsFloat(p->dtype)) {
+          diags_.Error(q.loc,
+                       fmt::format("parameter '{}' of backward kernel '{}' "
+                                   "would be the cotangent of {} output '{}' "
+                                   "of kernel '{}', which has none",
+                                   q.name, b.name, model::DTypeName(p->dtype),
+                                   base, f_.name));
+        } else {
+          cotangents.insert(base);
+          Match(b, q, q_rank, *p, fp_.params[pi].rank,
+                fmt::format("the cotangent of output '{}' of kernel '{}'", base,
+                            f_.name));
+        }
+        return;
+      }
+    }
+  }
+
+  const ModulePlan& plan_;
+  KernelPlan& fp_;
+  const Kernel& f_;
+  diag::DiagnosticSink& diags_;
+};
+
+// KC_JVP: pairs a forward kernel `f` with its tangent kernel. In the tangent
+// kernel an input named like an input of `f` is that value, an input
+// `d_<in>` is the tangent of float input <in>, and an output `d_<out>` is the
+// tangent of float output <out>; scalars are `f`'s scalars. Every float input
+// has a tangent and every float output gets one.
+class JvpChecker {
+ public:
+  JvpChecker(const ModulePlan& plan, KernelPlan& fp, diag::DiagnosticSink& d)
+      : plan_(plan), fp_(fp), f_(*fp.kernel), diags_(d) {}
+
+  void Run() {
+    const Text& t = *f_.jvp;
+    if (f_.vjp) {
+      diags_.Error(t.loc, fmt::format("kernel '{}' has both KC_VJP and "
+                                      "KC_JVP; give one",
+                                      f_.name));
+      return;
+    }
+    const KernelPlan* tp = nullptr;
+    for (const KernelPlan& kp : plan_.kernels)
+      if (kp.kernel->name == t.text) tp = &kp;
+    if (tp == nullptr || tp->kernel == &f_) {
+      diags_.Error(t.loc,
+                   tp ? fmt::format("KC_JVP of kernel '{}' names the kernel "
+                                    "itself; name its tangent kernel",
+                                    f_.name)
+                      : fmt::format("KC_JVP of kernel '{}' names '{}', which "
+                                    "is not a kernel in these sources",
+                                    f_.name, t.text));
+      return;
+    }
+    int errors = diags_.error_count();
+    for (const Param& p : f_.params)
+      if (p.role == Role::kInMut)
+        diags_.Error(p.loc,
+                     fmt::format("kernel '{}' has KC_JVP and in-place "
+                                 "parameter '{}'; a differentiable kernel "
+                                 "takes inputs and returns outputs",
+                                 f_.name, p.name));
+    const Kernel& k = *tp->kernel;
+    std::set<std::string> in_tangents, out_tangents;
+    for (size_t i = 0; i < k.params.size(); ++i)
+      CheckParam(k, *tp, static_cast<int>(i), in_tangents, out_tangents);
+    for (const Param& p : f_.params) {
+      if (!model::IsFloat(p.dtype)) continue;
+      if (p.role == Role::kIn && !in_tangents.count(p.name))
+        diags_.Error(t.loc,
+                     fmt::format("tangent kernel '{}' takes no tangent for "
+                                 "float input '{}' of kernel '{}'; add an "
+                                 "input 'd_{}'",
+                                 k.name, p.name, f_.name, p.name));
+      if (p.role == Role::kOut && !out_tangents.count(p.name))
+        diags_.Error(t.loc,
+                     fmt::format("tangent kernel '{}' gives no tangent for "
+                                 "float output '{}' of kernel '{}'; add an "
+                                 "output 'd_{}'",
+                                 k.name, p.name, f_.name, p.name));
+    }
+    if (diags_.error_count() == errors) fp_.jvp = &k;
+  }
+
+ private:
+  const Param* Find(const std::string& name, Role role, int* index) const {
+    for (size_t i = 0; i < f_.params.size(); ++i)
+      if (f_.params[i].name == name && f_.params[i].role == role) {
+        *index = static_cast<int>(i);
+        return &f_.params[i];
+      }
+    return nullptr;
+  }
+
+  void Match(const Kernel& k, const Param& q, int q_rank, const Param& p,
+             int p_rank, const std::string& what) {
+    if (q.dtype != p.dtype)
+      diags_.Error(q.loc,
+                   fmt::format("parameter '{}' of tangent kernel '{}' is {} "
+                               "and must be {}, not {}",
+                               q.name, k.name, what, model::DTypeName(p.dtype),
+                               model::DTypeName(q.dtype)));
+    else if (q_rank >= 0 && p_rank >= 0 && q_rank != p_rank)
+      diags_.Error(q.loc,
+                   fmt::format("parameter '{}' of tangent kernel '{}' is {} "
+                               "and must have rank {}, not {}",
+                               q.name, k.name, what, p_rank, q_rank));
+  }
+
+  // A tangent `q` of parameter `p` (found at index pi, or null): float only.
+  bool Tangent(const Kernel& k, const Param& q, int q_rank, const Param* p,
+               int pi, const std::string& kind) {
+    if (!model::IsFloat(p->dtype)) {
+      diags_.Error(q.loc,
+                   fmt::format("parameter '{}' of tangent kernel '{}' would "
+                               "be the tangent of {} {} '{}' of kernel '{}', "
+                               "which has none",
+                               q.name, k.name, model::DTypeName(p->dtype), kind,
+                               p->name, f_.name));
+      return false;
+    }
+    Match(k, q, q_rank, *p, fp_.params[pi].rank,
+          fmt::format("the tangent of {} '{}' of kernel '{}'", kind, p->name,
+                      f_.name));
+    return true;
+  }
+
+  void CheckParam(const Kernel& k, const KernelPlan& tp, int qi,
+                  std::set<std::string>& in_tangents,
+                  std::set<std::string>& out_tangents) {
+    const Param& q = k.params[qi];
+    const int q_rank = tp.params[qi].rank;
+    const bool d = q.name.rfind("d_", 0) == 0;
+    const std::string base = d ? q.name.substr(2) : "";
+    int pi = -1;
+    if (q.role == Role::kDerived) return;
+    if (q.role == Role::kInMut) {
+      diags_.Error(q.loc, fmt::format("tangent kernel '{}' cannot have "
+                                      "in-place parameter '{}'",
+                                      k.name, q.name));
+    } else if (q.role == Role::kScalar) {
+      const Param* p = Find(q.name, Role::kScalar, &pi);
+      if (p == nullptr)
+        diags_.Error(q.loc, fmt::format("scalar '{}' of tangent kernel '{}' "
+                                        "is not a scalar of kernel '{}'",
+                                        q.name, k.name, f_.name));
+      else if (p->dtype != q.dtype)
+        diags_.Error(q.loc,
+                     fmt::format("scalar '{}' of tangent kernel '{}' "
+                                 "is {} in kernel '{}' and must have "
+                                 "that type, not {}",
+                                 q.name, k.name, model::DTypeName(p->dtype),
+                                 f_.name, model::DTypeName(q.dtype)));
+    } else if (q.role == Role::kIn) {
+      if (const Param* p = Find(q.name, Role::kIn, &pi)) {
+        Match(k, q, q_rank, *p, fp_.params[pi].rank,
+              fmt::format("the input '{}' of kernel '{}'", q.name, f_.name));
+      } else if (const Param* t = d ? Find(base, Role::kIn, &pi) : nullptr) {
+        if (Tangent(k, q, q_rank, t, pi, "input")) in_tangents.insert(base);
+      } else {
+        diags_.Error(q.loc,
+                     fmt::format("parameter '{}' of tangent kernel '{}' names "
+                                 "no input of kernel '{}', nor the tangent "
+                                 "d_<input> of one",
+                                 q.name, k.name, f_.name));
+      }
+    } else if (q.role == Role::kOut) {
+      if (const Param* t = d ? Find(base, Role::kOut, &pi) : nullptr) {
+        if (Tangent(k, q, q_rank, t, pi, "output")) out_tangents.insert(base);
+      } else {
+        diags_.Error(q.loc,
+                     fmt::format("output '{}' of tangent kernel '{}' must be "
+                                 "named d_<output> for an output of kernel "
+                                 "'{}'",
+                                 q.name, k.name, f_.name));
+      }
+    }
+  }
+
+  const ModulePlan& plan_;
+  KernelPlan& fp_;
+  const Kernel& f_;
+  diag::DiagnosticSink& diags_;
+};
+
 }  // namespace
 
 Result<ModulePlan> Analyze(const model::Module& module,
@@ -604,6 +1046,10 @@ Result<ModulePlan> Analyze(const model::Module& module,
     }
     plan.kernels.push_back(KernelAnalyzer(k, diags).Run());
   }
+  for (KernelPlan& kp : plan.kernels)
+    if (kp.kernel->vjp) VjpChecker(plan, kp, diags).Run();
+  for (KernelPlan& kp : plan.kernels)
+    if (kp.kernel->jvp) JvpChecker(plan, kp, diags).Run();
   if (diags.error_count() > errors_before)
     return Error::User("the kernel model has errors");
   return plan;

@@ -52,6 +52,12 @@ struct ParamPlan {
   std::vector<expr::NodePtr> out_dims;
   std::vector<std::string> out_dim_texts;
   expr::NodePtr derived;  // kDerived
+  // Tensors: per dimension, the shape symbol that is the whole dimension
+  // ("n" in "n, 2 * m", also through a same-shape reference), else "".
+  std::vector<std::string> dim_symbols;
+  // Tensors: per dimension, the dimension's expression as canonical text
+  // (through same-shape references; "_" for any extent).
+  std::vector<std::string> dim_texts;
   std::optional<InitValue> init;
 };
 
@@ -65,6 +71,14 @@ struct KernelPlan {
   std::vector<expr::NodePtr> grid;
   std::vector<int64_t> block;  // resolved (defaults applied)
   expr::NodePtr shared_bytes;  // KC_SHARED_BYTES; null when not given
+  // KC_VJP: the backward kernel, checked against this one (names, dtypes,
+  // ranks); null without KC_VJP.
+  const model::Kernel* vjp = nullptr;
+  // KC_JVP: the tangent kernel, checked likewise; null without KC_JVP.
+  const model::Kernel* jvp = nullptr;
+  // KC_PARALLEL: the shape symbols, checked to be symbols used only as whole
+  // dimensions.
+  std::vector<std::string> parallel;
 
   // The name kinds for expression checking: tensors, symbols, scalars,
   // derived values.

@@ -901,3 +901,203 @@ TEST_CASE("errors in several kernels are all reported") {
 
 }  // namespace
 }  // namespace kernelc::sema
+
+namespace kernelc::sema {
+namespace {
+
+// KC_VJP: the text "bwd" of the forward kernel starts at line 3, kTextCol.
+Kernel Forward(std::vector<Param> params, const std::string& vjp = "bwd") {
+  Kernel k = Global("fwd", {"n"}, std::move(params));
+  k.vjp = Text{vjp, At(3, kTextCol)};
+  return k;
+}
+
+Kernel Backward(std::vector<Param> params) {
+  return Global("bwd", {"n"}, std::move(params), 20);
+}
+
+TEST_CASE("sema: a well-paired backward kernel") {
+  Analysis a({Forward({In("x", "n", 4), In("i", "n", 5, DType::kI32),
+                       Scalar("a", DType::kF32, 6), Out("y", "n", 7),
+                       Out("c", "n", 8, DType::kI32)}),
+              Backward({In("x", "n", 21), In("y", "n", 22),
+                        In("i", "n", 23, DType::kI32), In("d_y", "n", 24),
+                        Scalar("a", DType::kF32, 25),
+                        Derived("m", "x.size", 26), Out("d_x", "n", 27)})});
+  REQUIRE(a.ok());
+  CHECK(a.plan(0).vjp == &a.result().value().module->kernels[1]);
+  CHECK(a.plan(1).vjp == nullptr);
+}
+
+TEST_CASE("sema: KC_VJP names a kernel that exists and is another") {
+  Analysis a(Forward({In("x", "n", 4), Out("y", "n", 5)}, "nope"));
+  CHECK(a.messages() ==
+        Strings{"k.cu:3:10: error: KC_VJP of kernel 'fwd' names 'nope', which "
+                "is not a kernel in these sources"});
+  Analysis self(Forward({In("x", "n", 4), Out("y", "n", 5)}, "fwd"));
+  CHECK(self.messages() ==
+        Strings{"k.cu:3:10: error: KC_VJP of kernel 'fwd' names the kernel "
+                "itself; name its backward kernel"});
+}
+
+TEST_CASE("sema: VJP pairing errors name the parameter") {
+  Analysis a(
+      {Forward({In("x", "n", 4), In("i", "n", 5, DType::kI32),
+                Scalar("a", DType::kF32, 6), Out("y", "n", 7),
+                Out("c", "n", 8, DType::kI32),
+                Tensor(Role::kInMut, "u", "n", 9, DType::kF32)}),
+       Backward({In("x", "n", 21, DType::kF64), In("y", "n, n", 22),
+                 In("d_c", "n", 23), In("zz", "n", 24),
+                 Scalar("a", DType::kF64, 25), Scalar("b", DType::kF32, 26),
+                 Tensor(Role::kInMut, "w", "n", 27), Out("d_i", "n", 28),
+                 Out("g", "n", 29), Out("d_x", "n", 30, DType::kF16)})});
+  CHECK(a.messages() ==
+        Strings{
+            "k.cu:9:40: error: kernel 'fwd' has KC_VJP and in-place parameter "
+            "'u'; a differentiable kernel takes inputs and returns outputs",
+            "k.cu:21:40: error: parameter 'x' of backward kernel 'bwd' is the "
+            "residual 'x' of kernel 'fwd' and must be float32, not float64",
+            "k.cu:22:40: error: parameter 'y' of backward kernel 'bwd' is the "
+            "residual 'y' of kernel 'fwd' and must have rank 1, not 2",
+            "k.cu:23:40: error: parameter 'd_c' of backward kernel 'bwd' would "
+            "be the cotangent of int32 output 'c' of kernel 'fwd', which has "
+            "none",
+            "k.cu:24:40: error: parameter 'zz' of backward kernel 'bwd' names "
+            "no input or output of kernel 'fwd', nor the cotangent d_<output> "
+            "of one",
+            "k.cu:25:40: error: scalar 'a' of backward kernel 'bwd' is float32 "
+            "in kernel 'fwd' and must have that type, not float64",
+            "k.cu:26:40: error: scalar 'b' of backward kernel 'bwd' is not a "
+            "scalar of kernel 'fwd'",
+            "k.cu:27:40: error: backward kernel 'bwd' cannot have in-place "
+            "parameter 'w'",
+            "k.cu:28:40: error: output 'd_i' of backward kernel 'bwd' would be "
+            "the gradient of int32 input 'i' of kernel 'fwd', which gets no "
+            "gradient",
+            "k.cu:29:40: error: output 'g' of backward kernel 'bwd' must be "
+            "named d_<input> for an input of kernel 'fwd'",
+            "k.cu:30:40: error: parameter 'd_x' of backward kernel 'bwd' is "
+            "the gradient of input 'x' of kernel 'fwd' and must be float32, "
+            "not float16",
+            "k.cu:3:10: error: backward kernel 'bwd' takes no cotangent for "
+            "float output 'y' of kernel 'fwd'; add an input 'd_y'",
+        });
+}
+
+TEST_CASE("sema: every float input needs a gradient") {
+  Analysis a({Forward({In("x", "n", 4), In("z", "n", 5), Out("y", "n", 6)}),
+              Backward({In("d_y", "n", 21), Out("d_x", "n", 22)})});
+  CHECK(a.messages() ==
+        Strings{"k.cu:3:10: error: backward kernel 'bwd' gives no gradient "
+                "for float input 'z' of kernel 'fwd'; add an output 'd_z'"});
+}
+
+TEST_CASE("sema: KC_PARALLEL symbols are whole dimensions") {
+  Kernel k = Global("k", {"n"},
+                    {In("x", "m, n", 4), In("y", "x", 5), Out("o", "m, n", 6)});
+  k.parallel = {Text{"m", At(3, 10)}};
+  Analysis ok(k);
+  REQUIRE(ok.ok());
+  CHECK(ok.plan().parallel == Strings{"m"});
+  CHECK(ok.plan().params[1].dim_symbols == Strings{"m", "n"});
+
+  Kernel bad = Global(
+      "k", {"n"},
+      {In("x", "m, n", 4), Scalar("s", DType::kI64, 5), Out("o", "m * 2", 6)});
+  bad.parallel = {Text{"m", At(3, 10)}, Text{"q", At(3, 20)},
+                  Text{"s", At(3, 30)}, Text{"m", At(3, 40)}};
+  CHECK(Errors(bad) ==
+        Strings{"k.cu:3:10: error: KC_PARALLEL of kernel 'k' names 'm', but "
+                "the shape of 'o' uses it in 'm * 2'; a parallel symbol must "
+                "be a whole dimension",
+                "k.cu:3:20: error: KC_PARALLEL of kernel 'k' names 'q', which "
+                "is not a dimension of an input: name a shape symbol or "
+                "derived value that an input shape uses",
+                "k.cu:3:30: error: KC_PARALLEL of kernel 'k' names 's', which "
+                "is not a dimension of an input: name a shape symbol or "
+                "derived value that an input shape uses",
+                "k.cu:3:40: error: KC_PARALLEL of kernel 'k' names 'm' twice"});
+}
+
+}  // namespace
+}  // namespace kernelc::sema
+
+namespace kernelc::sema {
+namespace {
+
+TEST_CASE("sema: KC_ELEMENTWISE tensors share one shape") {
+  Kernel k = Global("k", {"n"},
+                    {In("x", "n", 4), In("y", "x", 5),
+                     Derived("c", "x.size", 6), Out("o", "n", 7)});
+  k.elementwise = true;
+  Analysis ok(k);
+  REQUIRE(ok.ok());
+  CHECK(ok.plan().params[1].dim_texts == Strings{"n"});
+
+  Kernel other = Global("k", {"n"}, {In("x", "n", 4), Out("o", "n * 2", 5)});
+  other.elementwise = true;
+  CHECK(Errors(other) ==
+        Strings{"k.cu:5:40: error: KC_ELEMENTWISE kernel 'k' needs every "
+                "tensor to have one shape: 'o' has shape (n * 2), 'x' has "
+                "(n)"});
+  Kernel scalar = Global("k", {"1"}, {In("x", "", 4), Out("o", "x", 5)});
+  scalar.elementwise = true;
+  CHECK(Errors(scalar) ==
+        Strings{"k.cu:4:40: error: KC_ELEMENTWISE kernel 'k' needs tensors of "
+                "known extents and rank 1 or more; 'x' has shape ()"});
+}
+
+}  // namespace
+}  // namespace kernelc::sema
+
+namespace kernelc::sema {
+namespace {
+
+TEST_CASE("sema: KC_JVP pairs a tangent kernel") {
+  Kernel f = Global("fwd", {"n"},
+                    {In("x", "n", 4), In("i", "n", 5, DType::kI32),
+                     Scalar("a", DType::kF32, 6), Out("y", "n", 7),
+                     Out("c", "n", 8, DType::kI32)});
+  f.jvp = Text{"tan", At(3, kTextCol)};
+  Kernel t = Global(
+      "tan", {"n"},
+      {In("x", "n", 21), In("i", "n", 22, DType::kI32), In("d_x", "n", 23),
+       Scalar("a", DType::kF32, 24), Out("d_y", "n", 25)},
+      20);
+  Analysis ok({f, t});
+  REQUIRE(ok.ok());
+  CHECK(ok.plan(0).jvp == &ok.result().value().module->kernels[1]);
+
+  Kernel bad_t = Global(
+      "tan", {"n"},
+      {In("x", "n, n", 21), In("d_i", "n", 22, DType::kI32), In("y", "n", 23),
+       Out("d_c", "n", 24, DType::kI32), Out("z", "n", 25)},
+      20);
+  Analysis bad({f, bad_t});
+  CHECK(bad.messages() ==
+        Strings{
+            "k.cu:21:40: error: parameter 'x' of tangent kernel 'tan' is the "
+            "input 'x' of kernel 'fwd' and must have rank 1, not 2",
+            "k.cu:22:40: error: parameter 'd_i' of tangent kernel 'tan' would "
+            "be the tangent of int32 input 'i' of kernel 'fwd', which has "
+            "none",
+            "k.cu:23:40: error: parameter 'y' of tangent kernel 'tan' names no "
+            "input of kernel 'fwd', nor the tangent d_<input> of one",
+            "k.cu:24:40: error: parameter 'd_c' of tangent kernel 'tan' would "
+            "be the tangent of int32 output 'c' of kernel 'fwd', which has "
+            "none",
+            "k.cu:25:40: error: output 'z' of tangent kernel 'tan' must be "
+            "named d_<output> for an output of kernel 'fwd'",
+            "k.cu:3:10: error: tangent kernel 'tan' takes no tangent for float "
+            "input 'x' of kernel 'fwd'; add an input 'd_x'",
+            "k.cu:3:10: error: tangent kernel 'tan' gives no tangent for float "
+            "output 'y' of kernel 'fwd'; add an output 'd_y'"});
+
+  f.vjp = Text{"tan", At(3, 30)};
+  Analysis both({f, t});
+  CHECK(both.messages().back() ==
+        "k.cu:3:10: error: kernel 'fwd' has both KC_VJP and KC_JVP; give one");
+}
+
+}  // namespace
+}  // namespace kernelc::sema

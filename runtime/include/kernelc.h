@@ -48,6 +48,30 @@
 // whole tensors.
 #define KC_KERNEL KC_ANNOTATE_("kc.kernel")
 
+// Batching: every output element depends only on the input elements at the
+// same index, and all tensors have one shape. Under jax.vmap the batch is
+// then folded into the leading dimension and the kernel runs once on the
+// whole batch (one grid launch instead of one per batch element).
+#define KC_ELEMENTWISE KC_ANNOTATE_("kc.elementwise")
+
+// Autodiff: names the backward kernel (in the same sources) that computes
+// this kernel's vector-Jacobian product. In the backward kernel, a parameter
+// named like an input or output of this kernel receives that value (a
+// residual), `d_<out>` receives the cotangent of output <out>, and an Out
+// named `d_<in>` is the gradient of input <in>.
+#define KC_VJP(backward) KC_ANNOTATE_("kc.vjp", backward)
+
+// Forward-mode autodiff (instead of KC_VJP): names the kernel that computes
+// this kernel's Jacobian-vector product. In it, a parameter named like an
+// input of this kernel receives that value, `d_<in>` the tangent of input
+// <in>, and an Out named `d_<out>` is the tangent of output <out>.
+#define KC_JVP(tangent) KC_ANNOTATE_("kc.jvp", tangent)
+
+// Sharding: shape symbols along which the kernel's work splits with no
+// communication, e.g. KC_PARALLEL("m") for rows that are independent. Inputs
+// sharded along such a dimension stay sharded under jax.jit.
+#define KC_PARALLEL(...) KC_ANNOTATE_("kc.parallel", __VA_ARGS__)
+
 #if defined(__KERNELC_FRONTEND__) || defined(__KERNELC_HOST__)
 #include "kernelc/host.h"
 #endif

@@ -194,11 +194,13 @@ def test_scalar_errors(te):
 
 def test_traced_scalar_inside_jit(te):
     x = np.ones(3, F32)
+    hint = ("; mark the argument static (jax.jit's static_argnums), or declare the "
+            "parameter as a 0-d tensor (KC_IN(\"\") or kc::In<T, 0>) to pass a traced value")
     with raises(TypeError, "scale: scalar 'a' is a static attribute and needs a concrete "
-                           "Python or NumPy number, got a traced value"):
+                           "Python or NumPy number, got a traced value" + hint):
         jax.jit(te.scale)(x, x, 2.0)
     with raises(TypeError, "sized: scalar 'k' is a static attribute and needs a concrete "
-                           "Python or NumPy number, got a traced value"):
+                           "Python or NumPy number, got a traced value" + hint):
         jax.vmap(te.sized, in_axes=(0, 0))(np.ones((2, 3), F32), np.array([2, 3]))
     # Marked static, it works.
     np.testing.assert_array_equal(

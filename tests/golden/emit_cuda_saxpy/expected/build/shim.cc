@@ -6,8 +6,10 @@
 #include <string.h>
 
 #include <algorithm>
+#include <mutex>
 #include <string>
 
+#include "kernelc/batch.h"
 #include "kernelc/half.h"
 #include "kernelc/launch.h"
 #include "kernelc/runtime.h"
@@ -44,14 +46,13 @@ void kc_saxpy_saxpy_b60d32dbc4b1_cpu_entry(const kc_launch*, void*, void*, float
 
 namespace {
 
-// Kernel 'saxpy' (saxpy.cu), platform cpu.
-ffi::Error saxpy_cpu_impl(
-    ffi::AnyBuffer b_x,
-    ffi::AnyBuffer b_y,
+// Kernel 'saxpy' (saxpy.cu), platform cpu: one batch element.
+ffi::Error saxpy_cpu_impl_element(
+    const ::kc::rt::Tensor<ffi::DataType>& b_x,
+    const ::kc::rt::Tensor<ffi::DataType>& b_y,
     float a_a,
-    ffi::Result<ffi::AnyBuffer> r_out) {
+    const ::kc::rt::Tensor<ffi::DataType>& o_out) {
   ::kc::rt::Evaluator ev;
-  ffi::AnyBuffer o_out = *r_out;
   if (b_x.element_type() != ffi::DataType::F32) {
     return ffi::Error::InvalidArgument("saxpy: parameter 'x' expects float32 elements");
   }
@@ -108,6 +109,51 @@ ffi::Error saxpy_cpu_impl(
   return ffi::Error::Success();
 }
 
+// The handler of 'saxpy': runs the kernel once per batch element, all in
+// this one call (one element outside vmap). Large batches spread over XLA's
+// intra-op thread pool; each element writes only its own results.
+ffi::Error saxpy_cpu_impl(
+    ffi::ThreadPool kc_pool,
+    ffi::AnyBuffer b_x,
+    ffi::AnyBuffer b_y,
+    float a_a,
+    ffi::Result<ffi::AnyBuffer> r_out) {
+  ffi::AnyBuffer o_out = *r_out;
+  ::kc::rt::Batch kc_batch;
+  if (const std::string kc_error = ::kc::rt::PlanBatch(o_out, 1, &kc_batch); !kc_error.empty()) {
+    return ffi::Error::InvalidArgument(::kc::rt::Str("saxpy: ", kc_error));
+  }
+  ::kc::rt::Operand<ffi::DataType> e_b_x;
+  if (const std::string kc_error = ::kc::rt::MakeOperand(b_x, 1, ffi::ByteWidth(b_x.element_type()), kc_batch, &e_b_x); !kc_error.empty()) {
+    return ffi::Error::InvalidArgument(::kc::rt::Str("saxpy: parameter 'x' ", kc_error));
+  }
+  ::kc::rt::Operand<ffi::DataType> e_b_y;
+  if (const std::string kc_error = ::kc::rt::MakeOperand(b_y, 1, ffi::ByteWidth(b_y.element_type()), kc_batch, &e_b_y); !kc_error.empty()) {
+    return ffi::Error::InvalidArgument(::kc::rt::Str("saxpy: parameter 'y' ", kc_error));
+  }
+  ::kc::rt::Operand<ffi::DataType> e_o_out;
+  if (const std::string kc_error = ::kc::rt::MakeOperand(o_out, 1, ffi::ByteWidth(o_out.element_type()), kc_batch, &e_o_out); !kc_error.empty()) {
+    return ffi::Error::InvalidArgument(::kc::rt::Str("saxpy: parameter 'out' ", kc_error));
+  }
+  ffi::Error kc_first;
+  std::mutex kc_mutex;
+  const int64_t kc_helpers = ::kc::rt::BatchHelpers(kc_pool.num_threads(), kc_batch, e_b_x.bytes + e_b_y.bytes + e_o_out.bytes);
+  ::kc::rt::ParallelFor(
+      kc_batch.count, kc_helpers,
+      [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
+      [&](int64_t kc_i) {
+        ffi::Error kc_error = saxpy_cpu_impl_element(e_b_x.At(kc_batch, kc_i),
+            e_b_y.At(kc_batch, kc_i),
+            a_a,
+            e_o_out.At(kc_batch, kc_i));
+        if (kc_error.failure()) {
+          std::lock_guard<std::mutex> kc_lock(kc_mutex);
+          if (kc_first.success()) kc_first = kc_error;
+        }
+      });
+  return kc_first;
+}
+
 // Kernel 'saxpy', platform CUDA, initialize stage: loads the module into
 // the stream's context, so that the execute stage only launches (and can be
 // captured into a CUDA graph).
@@ -125,15 +171,14 @@ ffi::Error saxpy_cuda_init_impl(
   return ffi::Error::Success();
 }
 
-// Kernel 'saxpy' (saxpy.cu), platform CUDA.
-ffi::Error saxpy_cuda_impl(
+// Kernel 'saxpy' (saxpy.cu), platform CUDA: one batch element.
+ffi::Error saxpy_cuda_impl_element(
     CUstream kc_stream,
-    ffi::AnyBuffer b_x,
-    ffi::AnyBuffer b_y,
+    const ::kc::rt::Tensor<ffi::DataType>& b_x,
+    const ::kc::rt::Tensor<ffi::DataType>& b_y,
     float a_a,
-    ffi::Result<ffi::AnyBuffer> r_out) {
+    const ::kc::rt::Tensor<ffi::DataType>& o_out) {
   ::kc::rt::Evaluator ev;
-  ffi::AnyBuffer o_out = *r_out;
   if (b_x.element_type() != ffi::DataType::F32) {
     return ffi::Error::InvalidArgument("saxpy: parameter 'x' expects float32 elements");
   }
@@ -208,6 +253,42 @@ ffi::Error saxpy_cuda_impl(
   return ffi::Error::Success();
 }
 
+// The CUDA handler of 'saxpy': launches the kernel once per batch element
+// on XLA's stream, all within this one call (one element outside vmap). It
+// only launches, so XLA may capture it into a CUDA graph.
+ffi::Error saxpy_cuda_impl(
+    CUstream kc_stream,
+    ffi::AnyBuffer b_x,
+    ffi::AnyBuffer b_y,
+    float a_a,
+    ffi::Result<ffi::AnyBuffer> r_out) {
+  ffi::AnyBuffer o_out = *r_out;
+  ::kc::rt::Batch kc_batch;
+  if (const std::string kc_error = ::kc::rt::PlanBatch(o_out, 1, &kc_batch); !kc_error.empty()) {
+    return ffi::Error::InvalidArgument(::kc::rt::Str("saxpy: ", kc_error));
+  }
+  ::kc::rt::Operand<ffi::DataType> e_b_x;
+  if (const std::string kc_error = ::kc::rt::MakeOperand(b_x, 1, ffi::ByteWidth(b_x.element_type()), kc_batch, &e_b_x); !kc_error.empty()) {
+    return ffi::Error::InvalidArgument(::kc::rt::Str("saxpy: parameter 'x' ", kc_error));
+  }
+  ::kc::rt::Operand<ffi::DataType> e_b_y;
+  if (const std::string kc_error = ::kc::rt::MakeOperand(b_y, 1, ffi::ByteWidth(b_y.element_type()), kc_batch, &e_b_y); !kc_error.empty()) {
+    return ffi::Error::InvalidArgument(::kc::rt::Str("saxpy: parameter 'y' ", kc_error));
+  }
+  ::kc::rt::Operand<ffi::DataType> e_o_out;
+  if (const std::string kc_error = ::kc::rt::MakeOperand(o_out, 1, ffi::ByteWidth(o_out.element_type()), kc_batch, &e_o_out); !kc_error.empty()) {
+    return ffi::Error::InvalidArgument(::kc::rt::Str("saxpy: parameter 'out' ", kc_error));
+  }
+  for (int64_t kc_i = 0; kc_i < kc_batch.count; ++kc_i) {
+    ffi::Error kc_error = saxpy_cuda_impl_element(kc_stream, e_b_x.At(kc_batch, kc_i),
+            e_b_y.At(kc_batch, kc_i),
+            a_a,
+            e_o_out.At(kc_batch, kc_i));
+    if (kc_error.failure()) return kc_error;
+  }
+  return ffi::Error::Success();
+}
+
 }  // namespace
 
 // The only symbol the library exports for 'saxpy': everything else is
@@ -216,6 +297,7 @@ extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_saxpy_saxpy_
     XLA_FFI_CallFrame* call_frame);
 XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_saxpy_saxpy_b60d32dbc4b1_cpu, saxpy_cpu_impl,
                               ffi::Ffi::Bind()
+        .Ctx<ffi::ThreadPool>()
         .Arg<ffi::AnyBuffer>()
         .Arg<ffi::AnyBuffer>()
         .Attr<float>("a")

@@ -47,7 +47,7 @@ _kc.register_cuda(_LIBRARY, "saxpy.saxpy.b60d32dbc4b1", "kc_saxpy_saxpy_b60d32db
 __all__ = ["saxpy"]
 
 
-def saxpy(x, y, a):
+def _saxpy_op(x, y, a):
     """Runs kernel 'saxpy' (saxpy.cu).
 
     Args:
@@ -69,5 +69,28 @@ def saxpy(x, y, a):
         [_kc.out_shape("saxpy", "out", "float32", lambda: (x.shape[0],), ("x.shape[0]",))],
         [x, y],
         {},
-        {"a": _kc.attr(a)})
+        {"a": _kc.attr(a)},
+        "expand_dims")
     return _results[0]
+
+
+def saxpy(x, y, a):
+    """Runs kernel 'saxpy' (saxpy.cu).
+
+    Args:
+        x: float32[n]
+        y: float32[n]
+        a: float32 (static)
+
+    Returns:
+        out: float32[x]
+    """
+    x = _kc.tensor("saxpy", "x", x, "float32", 1)
+    y = _kc.tensor("saxpy", "y", y, "float32", 1)
+    a = _kc.scalar("saxpy", "a", a, "float32")
+    if not _kc.traced(x, y, a):
+        return _saxpy_op(x, y, a)
+    return _saxpy_nodiff(x, y, a)
+
+# Wrappers: autodiff (a custom_vjp from KC_VJP, or an error without one) and sharding rules (KC_PARALLEL); see _kernelc.py.
+_saxpy_nodiff = _kc.without_vjp("saxpy", _saxpy_op, (2,))

@@ -6,8 +6,10 @@
 #include <string.h>
 
 #include <algorithm>
+#include <mutex>
 #include <string>
 
+#include "kernelc/batch.h"
 #include "kernelc/half.h"
 #include "kernelc/launch.h"
 #include "kernelc/runtime.h"
@@ -28,15 +30,14 @@ void kc_histogram_histogram_23bff6622a07_cpu_entry(void*, const int64_t*, float,
 
 namespace {
 
-// Kernel 'histogram' (histogram.cc), platform cpu.
-ffi::Error histogram_cpu_impl(
-    ffi::AnyBuffer b_values,
+// Kernel 'histogram' (histogram.cc), platform cpu: one batch element.
+ffi::Error histogram_cpu_impl_element(
+    const ::kc::rt::Tensor<ffi::DataType>& b_values,
     float a_lo,
     float a_hi,
     int64_t a_bins,
-    ffi::Result<ffi::AnyBuffer> r_counts) {
+    const ::kc::rt::Tensor<ffi::DataType>& o_counts) {
   ::kc::rt::Evaluator ev;
-  ffi::AnyBuffer o_counts = *r_counts;
   if (b_values.element_type() != ffi::DataType::F32) {
     return ffi::Error::InvalidArgument("histogram: parameter 'values' expects float32 elements");
   }
@@ -71,6 +72,49 @@ ffi::Error histogram_cpu_impl(
   return ffi::Error::Success();
 }
 
+// The handler of 'histogram': runs the kernel once per batch element, all in
+// this one call (one element outside vmap). Large batches spread over XLA's
+// intra-op thread pool; each element writes only its own results.
+ffi::Error histogram_cpu_impl(
+    ffi::ThreadPool kc_pool,
+    ffi::AnyBuffer b_values,
+    float a_lo,
+    float a_hi,
+    int64_t a_bins,
+    ffi::Result<ffi::AnyBuffer> r_counts) {
+  ffi::AnyBuffer o_counts = *r_counts;
+  ::kc::rt::Batch kc_batch;
+  if (const std::string kc_error = ::kc::rt::PlanBatch(o_counts, 2, &kc_batch); !kc_error.empty()) {
+    return ffi::Error::InvalidArgument(::kc::rt::Str("histogram: ", kc_error));
+  }
+  ::kc::rt::Operand<ffi::DataType> e_b_values;
+  if (const std::string kc_error = ::kc::rt::MakeOperand(b_values, 2, ffi::ByteWidth(b_values.element_type()), kc_batch, &e_b_values); !kc_error.empty()) {
+    return ffi::Error::InvalidArgument(::kc::rt::Str("histogram: parameter 'values' ", kc_error));
+  }
+  ::kc::rt::Operand<ffi::DataType> e_o_counts;
+  if (const std::string kc_error = ::kc::rt::MakeOperand(o_counts, 2, ffi::ByteWidth(o_counts.element_type()), kc_batch, &e_o_counts); !kc_error.empty()) {
+    return ffi::Error::InvalidArgument(::kc::rt::Str("histogram: parameter 'counts' ", kc_error));
+  }
+  ffi::Error kc_first;
+  std::mutex kc_mutex;
+  const int64_t kc_helpers = ::kc::rt::BatchHelpers(kc_pool.num_threads(), kc_batch, e_b_values.bytes + e_o_counts.bytes);
+  ::kc::rt::ParallelFor(
+      kc_batch.count, kc_helpers,
+      [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
+      [&](int64_t kc_i) {
+        ffi::Error kc_error = histogram_cpu_impl_element(e_b_values.At(kc_batch, kc_i),
+            a_lo,
+            a_hi,
+            a_bins,
+            e_o_counts.At(kc_batch, kc_i));
+        if (kc_error.failure()) {
+          std::lock_guard<std::mutex> kc_lock(kc_mutex);
+          if (kc_first.success()) kc_first = kc_error;
+        }
+      });
+  return kc_first;
+}
+
 }  // namespace
 
 // The only symbol the library exports for 'histogram': everything else is
@@ -79,6 +123,7 @@ extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_histogram_hi
     XLA_FFI_CallFrame* call_frame);
 XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_histogram_histogram_23bff6622a07_cpu, histogram_cpu_impl,
                               ffi::Ffi::Bind()
+        .Ctx<ffi::ThreadPool>()
         .Arg<ffi::AnyBuffer>()
         .Attr<float>("lo")
         .Attr<float>("hi")

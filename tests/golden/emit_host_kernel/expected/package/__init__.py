@@ -46,7 +46,7 @@ _kc.register(_LIBRARY, "histogram.histogram.23bff6622a07", "kc_histogram_histogr
 __all__ = ["histogram"]
 
 
-def histogram(values, lo, hi, bins):
+def _histogram_op(values, lo, hi, bins):
     """Runs kernel 'histogram' (histogram.cc).
 
     Args:
@@ -69,5 +69,30 @@ def histogram(values, lo, hi, bins):
         [_kc.out_shape("histogram", "counts", "int32", lambda: (_s_rows, int(bins)), ("rows", "bins"))],
         [values],
         {},
-        {"lo": _kc.attr(lo), "hi": _kc.attr(hi), "bins": _kc.attr(bins)})
+        {"lo": _kc.attr(lo), "hi": _kc.attr(hi), "bins": _kc.attr(bins)},
+        "expand_dims")
     return _results[0]
+
+
+def histogram(values, lo, hi, bins):
+    """Runs kernel 'histogram' (histogram.cc).
+
+    Args:
+        values: float32[rows, cols]
+        lo: float32 (static)
+        hi: float32 (static)
+        bins: int64 (static)
+
+    Returns:
+        counts: int32[rows, bins]
+    """
+    values = _kc.tensor("histogram", "values", values, "float32", 2)
+    lo = _kc.scalar("histogram", "lo", lo, "float32")
+    hi = _kc.scalar("histogram", "hi", hi, "float32")
+    bins = _kc.scalar("histogram", "bins", bins, "int64")
+    if not _kc.traced(values, lo, hi, bins):
+        return _histogram_op(values, lo, hi, bins)
+    return _histogram_nodiff(values, lo, hi, bins)
+
+# Wrappers: autodiff (a custom_vjp from KC_VJP, or an error without one) and sharding rules (KC_PARALLEL); see _kernelc.py.
+_histogram_nodiff = _kc.without_vjp("histogram", _histogram_op, (1, 2, 3))

@@ -6,8 +6,10 @@
 #include <string.h>
 
 #include <algorithm>
+#include <mutex>
 #include <string>
 
+#include "kernelc/batch.h"
 #include "kernelc/half.h"
 #include "kernelc/launch.h"
 #include "kernelc/runtime.h"
@@ -28,13 +30,12 @@ void kc_scale_scale_32591b29b7b0_cpu_entry(const kc_launch*, void*, float, int64
 
 namespace {
 
-// Kernel 'scale' (scale.cu), platform cpu.
-ffi::Error scale_cpu_impl(
-    ffi::AnyBuffer b_x,
+// Kernel 'scale' (scale.cu), platform cpu: one batch element.
+ffi::Error scale_cpu_impl_element(
+    const ::kc::rt::Tensor<ffi::DataType>& b_x,
     float a_s,
-    ffi::Result<ffi::AnyBuffer> r_out) {
+    const ::kc::rt::Tensor<ffi::DataType>& o_out) {
   ::kc::rt::Evaluator ev;
-  ffi::AnyBuffer o_out = *r_out;
   if (b_x.element_type() != ffi::DataType::F32) {
     return ffi::Error::InvalidArgument("scale: parameter 'x' expects float32 elements");
   }
@@ -79,6 +80,45 @@ ffi::Error scale_cpu_impl(
   return ffi::Error::Success();
 }
 
+// The handler of 'scale': runs the kernel once per batch element, all in
+// this one call (one element outside vmap). Large batches spread over XLA's
+// intra-op thread pool; each element writes only its own results.
+ffi::Error scale_cpu_impl(
+    ffi::ThreadPool kc_pool,
+    ffi::AnyBuffer b_x,
+    float a_s,
+    ffi::Result<ffi::AnyBuffer> r_out) {
+  ffi::AnyBuffer o_out = *r_out;
+  ::kc::rt::Batch kc_batch;
+  if (const std::string kc_error = ::kc::rt::PlanBatch(o_out, 1, &kc_batch); !kc_error.empty()) {
+    return ffi::Error::InvalidArgument(::kc::rt::Str("scale: ", kc_error));
+  }
+  ::kc::rt::Operand<ffi::DataType> e_b_x;
+  if (const std::string kc_error = ::kc::rt::MakeOperand(b_x, 1, ffi::ByteWidth(b_x.element_type()), kc_batch, &e_b_x); !kc_error.empty()) {
+    return ffi::Error::InvalidArgument(::kc::rt::Str("scale: parameter 'x' ", kc_error));
+  }
+  ::kc::rt::Operand<ffi::DataType> e_o_out;
+  if (const std::string kc_error = ::kc::rt::MakeOperand(o_out, 1, ffi::ByteWidth(o_out.element_type()), kc_batch, &e_o_out); !kc_error.empty()) {
+    return ffi::Error::InvalidArgument(::kc::rt::Str("scale: parameter 'out' ", kc_error));
+  }
+  ffi::Error kc_first;
+  std::mutex kc_mutex;
+  const int64_t kc_helpers = ::kc::rt::BatchHelpers(kc_pool.num_threads(), kc_batch, e_b_x.bytes + e_o_out.bytes);
+  ::kc::rt::ParallelFor(
+      kc_batch.count, kc_helpers,
+      [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
+      [&](int64_t kc_i) {
+        ffi::Error kc_error = scale_cpu_impl_element(e_b_x.At(kc_batch, kc_i),
+            a_s,
+            e_o_out.At(kc_batch, kc_i));
+        if (kc_error.failure()) {
+          std::lock_guard<std::mutex> kc_lock(kc_mutex);
+          if (kc_first.success()) kc_first = kc_error;
+        }
+      });
+  return kc_first;
+}
+
 }  // namespace
 
 // The only symbol the library exports for 'scale': everything else is
@@ -87,6 +127,7 @@ extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_scale_scale_
     XLA_FFI_CallFrame* call_frame);
 XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_scale_scale_32591b29b7b0_cpu, scale_cpu_impl,
                               ffi::Ffi::Bind()
+        .Ctx<ffi::ThreadPool>()
         .Arg<ffi::AnyBuffer>()
         .Attr<float>("s")
         .Ret<ffi::AnyBuffer>());

@@ -46,7 +46,7 @@ _kc.register(_LIBRARY, "scale.scale.32591b29b7b0", "kc_scale_scale_32591b29b7b0_
 __all__ = ["scale"]
 
 
-def scale(x, s):
+def _scale_op(x, s):
     """Runs kernel 'scale' (scale.cu).
 
     Args:
@@ -65,5 +65,26 @@ def scale(x, s):
         [_kc.out_shape("scale", "out", "float32", lambda: (x.shape[0],), ("x.shape[0]",))],
         [x],
         {},
-        {"s": _kc.attr(s)})
+        {"s": _kc.attr(s)},
+        "expand_dims")
     return _results[0]
+
+
+def scale(x, s):
+    """Runs kernel 'scale' (scale.cu).
+
+    Args:
+        x: float32[n]
+        s: float32 (static)
+
+    Returns:
+        out: float32[x]
+    """
+    x = _kc.tensor("scale", "x", x, "float32", 1)
+    s = _kc.scalar("scale", "s", s, "float32")
+    if not _kc.traced(x, s):
+        return _scale_op(x, s)
+    return _scale_nodiff(x, s)
+
+# Wrappers: autodiff (a custom_vjp from KC_VJP, or an error without one) and sharding rules (KC_PARALLEL); see _kernelc.py.
+_scale_nodiff = _kc.without_vjp("scale", _scale_op, (1,))

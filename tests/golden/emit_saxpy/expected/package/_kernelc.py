@@ -62,7 +62,8 @@ def tensor(kernel, param, value, dtype, rank):
             raise TypeError(
                 f"{kernel}: parameter '{param}' expects {dtype} elements, "
                 f"got {np.dtype(got).name}")
-        arr = jnp.asarray(value)
+        # Arrays and tracers pass as they are (no conversion to trace).
+        arr = value if isinstance(value, jax.Array) else jnp.asarray(value)
     else:
         arr = jnp.asarray(value, dtype=expected)
     if arr.dtype != expected:
@@ -81,7 +82,10 @@ def scalar(kernel, param, value, dtype):
     if isinstance(value, jax.core.Tracer):
         raise TypeError(
             f"{kernel}: scalar '{param}' is a static attribute and needs a "
-            f"concrete Python or NumPy number, got a traced value")
+            f"concrete Python or NumPy number, got a traced value; mark the "
+            f"argument static (jax.jit's static_argnums), or declare the "
+            f"parameter as a 0-d tensor (KC_IN(\"\") or kc::In<T, 0>) to "
+            f"pass a traced value")
     np_dtype = DTYPES[dtype]
     is_bool = isinstance(value, (bool, np.bool_))
     if dtype == "bool":
@@ -161,9 +165,230 @@ def out_shape(kernel, param, dtype, shape_fn, texts):
     return jax.ShapeDtypeStruct(tuple(int(n) for n in shape), DTYPES[dtype])
 
 
-def call(target, results, operands, aliases, attrs):
-    """Calls the kernel's FFI target; returns the list of results."""
-    # One kernel call per batch element under vmap.
+def call(target, results, operands, aliases, attrs, vmap_method):
+    """Calls the kernel's FFI target; returns the list of results.
+
+    Under jax.vmap the call stays one custom call: its operands gain leading
+    batch dimensions and the handler runs the kernel once per batch element
+    within that call (an elementwise kernel: once on the whole batch).
+    vmap_method is "expand_dims" (an unbatched argument gets a size-1 batch
+    dimension) or "broadcast_all" (every argument is broadcast to the batch:
+    for in-place operands, which alias their results, and for elementwise
+    kernels, whose batch folds into one run only without broadcasting).
+    """
     return jax.ffi.ffi_call(
-        target, results, vmap_method="sequential",
+        target, results, vmap_method=vmap_method,
         input_output_aliases=aliases)(*operands, **attrs)
+
+
+# --- sharding (KC_PARALLEL) ---------------------------------------------------
+
+
+def _shardings(mesh, operands, results, arg_shapes, result_shape):
+    """The shardings a sharded op runs with: each parallel factor (p_*, b*)
+    keeps the mesh axis its first sharded operand dimension has, and every
+    other dimension is replicated. Returns (result shardings, operand
+    shardings)."""
+    from jax.sharding import NamedSharding, PartitionSpec
+
+    def parallel(f):
+        return f.startswith(("p_", "b"))
+
+    axis_of, used = {}, set()
+    for shape, factors in zip(arg_shapes, operands):
+        sharding = shape.sharding
+        if not isinstance(sharding, NamedSharding):
+            continue
+        spec = tuple(sharding.spec) + (None,) * (len(factors) - len(sharding.spec))
+        for f, axis in zip(factors, spec):
+            if not parallel(f) or axis is None or f in axis_of:
+                continue
+            axes = axis if isinstance(axis, tuple) else (axis,)
+            if used.isdisjoint(axes):
+                axis_of[f] = axis
+                used.update(axes)
+
+    def named(factors):
+        return NamedSharding(mesh, PartitionSpec(
+            *(axis_of.get(f) if parallel(f) else None for f in factors)))
+
+    results_sharding = [named(f) for f in results]
+    if not isinstance(result_shape, (tuple, list)):
+        results_sharding = results_sharding[0]
+    else:
+        results_sharding = type(result_shape)(results_sharding)
+    return results_sharding, tuple(named(f) for f in operands)
+
+
+def sharded(op, static, operands, results, batch=0):
+    """`op` (whose positional arguments at `static` are static attributes) as
+    an op with a Shardy sharding rule: `operands` and `results` give each
+    tensor's factor per dimension. Factors named "p_<symbol>" are the
+    kernel's KC_PARALLEL symbols, along which the work splits with no
+    communication; every other factor must be replicated. Under jax.jit
+    with inputs sharded along a parallel dimension, each device runs the
+    kernel on its shard and nothing is gathered. Inside shard_map the op
+    runs on the local shards as they are.
+
+    Under jax.vmap the batch becomes one more (parallel) leading factor of
+    every tensor; `batch` counts those already added.
+    """
+    from jax.experimental.custom_partitioning import SdyShardingRule
+    from jax.experimental.custom_partitioning import custom_partitioning
+    from jax import custom_batching
+
+    static = tuple(static)
+    lead = tuple(f"b{i}" for i in range(batch))
+    rule_operands = tuple(lead + tuple(m) for m in operands)
+    rule_results = tuple(lead + tuple(m) for m in results)
+    replicated = tuple(sorted({f for m in rule_operands + rule_results for f in m
+                               if not f.startswith(("p_", "b"))}))
+    rule = SdyShardingRule(rule_operands, rule_results,
+                           need_replication_factors=replicated)
+
+    def apply(*args):
+        statics = tuple(args[i] for i in static)
+        dynamic = [a for i, a in enumerate(args) if i not in static]
+
+        def fn(*dyn):
+            merged, it = [], iter(dyn)
+            for i in range(len(args)):
+                merged.append(statics[static.index(i)] if i in static else next(it))
+            return op(*merged)
+
+        local = fn
+        for _ in range(batch):
+            local = jax.vmap(local)
+
+        def partition(mesh, arg_shapes, result_shape):
+            return (mesh, local) + _shardings(mesh, rule_operands, rule_results,
+                                              arg_shapes, result_shape)
+
+        part = custom_partitioning(local)
+        part.def_partition(partition=partition, sharding_rule=rule)
+        batched = custom_batching.custom_vmap(part)
+
+        @batched.def_vmap
+        def _batched(axis_size, in_batched, *dyn):
+            dyn = [a if b else jnp.broadcast_to(a, (axis_size,) + a.shape)
+                   for a, b in zip(dyn, in_batched)]
+            out = sharded(fn, (), operands, results, batch + 1)(*dyn)
+            return out, jax.tree_util.tree_map(lambda _: True, out)
+
+        return batched(*dynamic)
+
+    return apply
+
+
+# --- autodiff (KC_VJP) --------------------------------------------------------
+
+
+def with_vjp(kernel, forward, backward, args, static, results, bwd_params, grads):
+    """`forward` as a jax.custom_vjp whose backward pass runs `backward`.
+
+    args: the forward function's argument names, in order; `static` the
+    positions of static scalars among them. results: the forward kernel's
+    result names, in order. bwd_params: the backward function's positional
+    arguments, each ("value", name) for a forward argument or result (a
+    residual), ("cotangent", output) or ("static", scalar). grads: the
+    forward input each backward result is the gradient of, in order. Inputs
+    without a gradient (integer inputs) get none.
+    """
+    static = tuple(static)
+    saved = tuple(n for kind, n in bwd_params if kind == "value")
+    f = jax.custom_vjp(forward, nondiff_argnums=static)
+
+    def fwd(*a):
+        out = forward(*a)
+        outs = out if len(results) > 1 else (out,)
+        values = dict(zip(args, a))
+        values.update(zip(results, outs))
+        return out, tuple(values[n] for n in saved)
+
+    def bwd(*a):
+        statics = dict(zip((args[i] for i in static), a[:len(static)]))
+        residuals, cotangents = a[len(static):]
+        values = dict(zip(saved, residuals))
+        if len(results) == 1:
+            cotangents = (cotangents,)
+        ct = dict(zip(results, cotangents))
+        call = []
+        for kind, n in bwd_params:
+            call.append(values[n] if kind == "value" else
+                        ct[n] if kind == "cotangent" else statics[n])
+        out = backward(*call)
+        out = out if len(grads) > 1 else (out,)
+        by_input = dict(zip(grads, out))
+        result = []
+        for i, n in enumerate(args):
+            if i in static:
+                continue
+            result.append(by_input.get(n))
+        return tuple(result)
+
+    f.defvjp(fwd, bwd)
+    return f
+
+
+def without_vjp(kernel, op, static):
+    """`op` for a kernel without KC_VJP: differentiating through it (a
+    nonzero tangent reaching it) raises an error that names the kernel and
+    the way out; everything else passes through unchanged."""
+    f = jax.custom_jvp(op, nondiff_argnums=tuple(static))
+
+    def jvp(*_):
+        raise TypeError(
+            f"{kernel}: cannot differentiate: the kernel declares no backward "
+            f"kernel; name one with KC_VJP(\"...\")")
+
+    f.defjvp(jvp)
+    return f
+
+
+def traced(*args):
+    """Whether any argument is a JAX tracer (under jit, vmap, grad...)."""
+    return any(isinstance(a, jax.core.Tracer) for a in args)
+
+
+def jit(fn, static):
+    """jax.jit of `fn` with the static scalars at positions `static`."""
+    return jax.jit(fn, static_argnums=tuple(static))
+
+
+def with_jvp(kernel, forward, tangent, args, static, results, jvp_params, outs):
+    """`forward` as a jax.custom_jvp whose rule runs `tangent` (KC_JVP).
+
+    args, static, results: as for with_vjp. jvp_params: the tangent
+    function's positional arguments, each ("value", input), ("tangent",
+    input) or ("static", scalar). outs: the forward output each tangent
+    result belongs to, in order; other outputs (integer ones) get zero
+    tangents. Forward mode only: a kernel cannot be transposed, so reverse
+    mode needs KC_VJP.
+    """
+    static = tuple(static)
+    dynamic = [n for i, n in enumerate(args) if i not in static]
+    f = jax.custom_jvp(forward, nondiff_argnums=static)
+
+    def rule(*a):
+        statics = dict(zip((args[i] for i in static), a[:len(static)]))
+        primals, tangents = a[len(static):]
+        merged, it = [], iter(primals)
+        for i, n in enumerate(args):
+            merged.append(statics[n] if i in static else next(it))
+        out = forward(*merged)
+        outs_tuple = out if len(results) > 1 else (out,)
+        values = dict(zip(dynamic, primals))
+        dots = dict(zip(dynamic, tangents))
+        call = [values[n] if kind == "value" else
+                dots[n] if kind == "tangent" else statics[n]
+                for kind, n in jvp_params]
+        t = tangent(*call)
+        by_output = dict(zip(outs, t if len(outs) > 1 else (t,)))
+        tangent_out = tuple(
+            by_output[n] if n in by_output else
+            np.zeros(o.shape, dtype=jax.dtypes.float0)
+            for n, o in zip(results, outs_tuple))
+        return out, tangent_out if len(results) > 1 else tangent_out[0]
+
+    f.defjvp(rule)
+    return f

@@ -6,8 +6,10 @@
 #include <string.h>
 
 #include <algorithm>
+#include <mutex>
 #include <string>
 
+#include "kernelc/batch.h"
 #include "kernelc/half.h"
 #include "kernelc/launch.h"
 #include "kernelc/runtime.h"
@@ -29,15 +31,13 @@ void kc_polar_accumulate_e84194755f8b_cpu_entry(const kc_launch*, void*, void*, 
 
 namespace {
 
-// Kernel 'polar' (polar.cu), platform cpu.
-ffi::Error polar_cpu_impl(
-    ffi::AnyBuffer b_x,
-    ffi::AnyBuffer b_y,
-    ffi::Result<ffi::AnyBuffer> r_radius,
-    ffi::Result<ffi::AnyBuffer> r_angle) {
+// Kernel 'polar' (polar.cu), platform cpu: one batch element.
+ffi::Error polar_cpu_impl_element(
+    const ::kc::rt::Tensor<ffi::DataType>& b_x,
+    const ::kc::rt::Tensor<ffi::DataType>& b_y,
+    const ::kc::rt::Tensor<ffi::DataType>& o_radius,
+    const ::kc::rt::Tensor<ffi::DataType>& o_angle) {
   ::kc::rt::Evaluator ev;
-  ffi::AnyBuffer o_radius = *r_radius;
-  ffi::AnyBuffer o_angle = *r_angle;
   if (b_x.element_type() != ffi::DataType::F32) {
     return ffi::Error::InvalidArgument("polar: parameter 'x' expects float32 elements");
   }
@@ -106,13 +106,62 @@ ffi::Error polar_cpu_impl(
   return ffi::Error::Success();
 }
 
-// Kernel 'accumulate' (polar.cu), platform cpu.
-ffi::Error accumulate_cpu_impl(
-    ffi::AnyBuffer b_total,
-    ffi::AnyBuffer b_delta,
-    ffi::Result<ffi::AnyBuffer> r_total) {
+// The handler of 'polar': runs the kernel once per batch element, all in
+// this one call (one element outside vmap). Large batches spread over XLA's
+// intra-op thread pool; each element writes only its own results.
+ffi::Error polar_cpu_impl(
+    ffi::ThreadPool kc_pool,
+    ffi::AnyBuffer b_x,
+    ffi::AnyBuffer b_y,
+    ffi::Result<ffi::AnyBuffer> r_radius,
+    ffi::Result<ffi::AnyBuffer> r_angle) {
+  ffi::AnyBuffer o_radius = *r_radius;
+  ffi::AnyBuffer o_angle = *r_angle;
+  ::kc::rt::Batch kc_batch;
+  if (const std::string kc_error = ::kc::rt::PlanBatch(o_radius, 1, &kc_batch); !kc_error.empty()) {
+    return ffi::Error::InvalidArgument(::kc::rt::Str("polar: ", kc_error));
+  }
+  ::kc::rt::Operand<ffi::DataType> e_b_x;
+  if (const std::string kc_error = ::kc::rt::MakeOperand(b_x, 1, ffi::ByteWidth(b_x.element_type()), kc_batch, &e_b_x); !kc_error.empty()) {
+    return ffi::Error::InvalidArgument(::kc::rt::Str("polar: parameter 'x' ", kc_error));
+  }
+  ::kc::rt::Operand<ffi::DataType> e_b_y;
+  if (const std::string kc_error = ::kc::rt::MakeOperand(b_y, 1, ffi::ByteWidth(b_y.element_type()), kc_batch, &e_b_y); !kc_error.empty()) {
+    return ffi::Error::InvalidArgument(::kc::rt::Str("polar: parameter 'y' ", kc_error));
+  }
+  ::kc::rt::Operand<ffi::DataType> e_o_radius;
+  if (const std::string kc_error = ::kc::rt::MakeOperand(o_radius, 1, ffi::ByteWidth(o_radius.element_type()), kc_batch, &e_o_radius); !kc_error.empty()) {
+    return ffi::Error::InvalidArgument(::kc::rt::Str("polar: parameter 'radius' ", kc_error));
+  }
+  ::kc::rt::Operand<ffi::DataType> e_o_angle;
+  if (const std::string kc_error = ::kc::rt::MakeOperand(o_angle, 1, ffi::ByteWidth(o_angle.element_type()), kc_batch, &e_o_angle); !kc_error.empty()) {
+    return ffi::Error::InvalidArgument(::kc::rt::Str("polar: parameter 'angle' ", kc_error));
+  }
+  ffi::Error kc_first;
+  std::mutex kc_mutex;
+  const int64_t kc_helpers = ::kc::rt::BatchHelpers(kc_pool.num_threads(), kc_batch, e_b_x.bytes + e_b_y.bytes + e_o_radius.bytes + e_o_angle.bytes);
+  ::kc::rt::ParallelFor(
+      kc_batch.count, kc_helpers,
+      [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
+      [&](int64_t kc_i) {
+        ffi::Error kc_error = polar_cpu_impl_element(e_b_x.At(kc_batch, kc_i),
+            e_b_y.At(kc_batch, kc_i),
+            e_o_radius.At(kc_batch, kc_i),
+            e_o_angle.At(kc_batch, kc_i));
+        if (kc_error.failure()) {
+          std::lock_guard<std::mutex> kc_lock(kc_mutex);
+          if (kc_first.success()) kc_first = kc_error;
+        }
+      });
+  return kc_first;
+}
+
+// Kernel 'accumulate' (polar.cu), platform cpu: one batch element.
+ffi::Error accumulate_cpu_impl_element(
+    const ::kc::rt::Tensor<ffi::DataType>& b_total,
+    const ::kc::rt::Tensor<ffi::DataType>& b_delta,
+    const ::kc::rt::Tensor<ffi::DataType>& o_total) {
   ::kc::rt::Evaluator ev;
-  ffi::AnyBuffer o_total = *r_total;
   if (o_total.element_type() != ffi::DataType::F32) {
     return ffi::Error::InvalidArgument("accumulate: parameter 'total' expects float32 elements");
   }
@@ -166,6 +215,49 @@ ffi::Error accumulate_cpu_impl(
   return ffi::Error::Success();
 }
 
+// The handler of 'accumulate': runs the kernel once per batch element, all in
+// this one call (one element outside vmap). Large batches spread over XLA's
+// intra-op thread pool; each element writes only its own results.
+ffi::Error accumulate_cpu_impl(
+    ffi::ThreadPool kc_pool,
+    ffi::AnyBuffer b_total,
+    ffi::AnyBuffer b_delta,
+    ffi::Result<ffi::AnyBuffer> r_total) {
+  ffi::AnyBuffer o_total = *r_total;
+  ::kc::rt::Batch kc_batch;
+  if (const std::string kc_error = ::kc::rt::PlanBatch(o_total, 1, &kc_batch); !kc_error.empty()) {
+    return ffi::Error::InvalidArgument(::kc::rt::Str("accumulate: ", kc_error));
+  }
+  ::kc::rt::Operand<ffi::DataType> e_b_total;
+  if (const std::string kc_error = ::kc::rt::MakeOperand(b_total, 1, ffi::ByteWidth(b_total.element_type()), kc_batch, &e_b_total); !kc_error.empty()) {
+    return ffi::Error::InvalidArgument(::kc::rt::Str("accumulate: parameter 'total' ", kc_error));
+  }
+  ::kc::rt::Operand<ffi::DataType> e_b_delta;
+  if (const std::string kc_error = ::kc::rt::MakeOperand(b_delta, 1, ffi::ByteWidth(b_delta.element_type()), kc_batch, &e_b_delta); !kc_error.empty()) {
+    return ffi::Error::InvalidArgument(::kc::rt::Str("accumulate: parameter 'delta' ", kc_error));
+  }
+  ::kc::rt::Operand<ffi::DataType> e_o_total;
+  if (const std::string kc_error = ::kc::rt::MakeOperand(o_total, 1, ffi::ByteWidth(o_total.element_type()), kc_batch, &e_o_total); !kc_error.empty()) {
+    return ffi::Error::InvalidArgument(::kc::rt::Str("accumulate: parameter 'total' ", kc_error));
+  }
+  ffi::Error kc_first;
+  std::mutex kc_mutex;
+  const int64_t kc_helpers = ::kc::rt::BatchHelpers(kc_pool.num_threads(), kc_batch, e_b_total.bytes + e_b_delta.bytes + e_o_total.bytes);
+  ::kc::rt::ParallelFor(
+      kc_batch.count, kc_helpers,
+      [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
+      [&](int64_t kc_i) {
+        ffi::Error kc_error = accumulate_cpu_impl_element(e_b_total.At(kc_batch, kc_i),
+            e_b_delta.At(kc_batch, kc_i),
+            e_o_total.At(kc_batch, kc_i));
+        if (kc_error.failure()) {
+          std::lock_guard<std::mutex> kc_lock(kc_mutex);
+          if (kc_first.success()) kc_first = kc_error;
+        }
+      });
+  return kc_first;
+}
+
 }  // namespace
 
 // The only symbol the library exports for 'polar': everything else is
@@ -174,6 +266,7 @@ extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_polar_polar_
     XLA_FFI_CallFrame* call_frame);
 XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_polar_polar_e84194755f8b_cpu, polar_cpu_impl,
                               ffi::Ffi::Bind()
+        .Ctx<ffi::ThreadPool>()
         .Arg<ffi::AnyBuffer>()
         .Arg<ffi::AnyBuffer>()
         .Ret<ffi::AnyBuffer>()
@@ -185,6 +278,7 @@ extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_polar_accumu
     XLA_FFI_CallFrame* call_frame);
 XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_polar_accumulate_e84194755f8b_cpu, accumulate_cpu_impl,
                               ffi::Ffi::Bind()
+        .Ctx<ffi::ThreadPool>()
         .Arg<ffi::AnyBuffer>()
         .Arg<ffi::AnyBuffer>()
         .Ret<ffi::AnyBuffer>());

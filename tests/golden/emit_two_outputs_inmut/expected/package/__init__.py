@@ -47,7 +47,7 @@ _kc.register(_LIBRARY, "polar.accumulate.e84194755f8b", "kc_polar_accumulate_e84
 __all__ = ["polar", "accumulate"]
 
 
-def polar(x, y):
+def _polar_op(x, y):
     """Runs kernel 'polar' (polar.cu).
 
     Args:
@@ -69,11 +69,30 @@ def polar(x, y):
          _kc.out_shape("polar", "angle", "float32", lambda: (_d_n,), ("n",))],
         [x, y],
         {},
-        {})
+        {},
+        "expand_dims")
     return tuple(_results)
 
 
-def accumulate(total, delta):
+def polar(x, y):
+    """Runs kernel 'polar' (polar.cu).
+
+    Args:
+        x: float32[n]
+        y: float32[n]
+
+    Returns:
+        radius: float32[n]
+        angle: float32[n]
+    """
+    x = _kc.tensor("polar", "x", x, "float32", 1)
+    y = _kc.tensor("polar", "y", y, "float32", 1)
+    if not _kc.traced(x, y):
+        return _polar_op(x, y)
+    return _polar_nodiff(x, y)
+
+
+def _accumulate_op(total, delta):
     """Runs kernel 'accumulate' (polar.cu).
 
     Args:
@@ -93,5 +112,27 @@ def accumulate(total, delta):
         [_kc.out_shape("accumulate", "total", "float32", lambda: total.shape, ())],
         [total, delta],
         {0: 0},
-        {})
+        {},
+        "broadcast_all")
     return _results[0]
+
+
+def accumulate(total, delta):
+    """Runs kernel 'accumulate' (polar.cu).
+
+    Args:
+        total: float32[n] (updated copy returned)
+        delta: float32[n]
+
+    Returns:
+        total: float32[n]
+    """
+    total = _kc.tensor("accumulate", "total", total, "float32", 1)
+    delta = _kc.tensor("accumulate", "delta", delta, "float32", 1)
+    if not _kc.traced(total, delta):
+        return _accumulate_op(total, delta)
+    return _accumulate_nodiff(total, delta)
+
+# Wrappers: autodiff (a custom_vjp from KC_VJP, or an error without one) and sharding rules (KC_PARALLEL); see _kernelc.py.
+_polar_nodiff = _kc.without_vjp("polar", _polar_op, ())
+_accumulate_nodiff = _kc.without_vjp("accumulate", _accumulate_op, ())

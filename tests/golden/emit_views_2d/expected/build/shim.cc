@@ -6,8 +6,10 @@
 #include <string.h>
 
 #include <algorithm>
+#include <mutex>
 #include <string>
 
+#include "kernelc/batch.h"
 #include "kernelc/half.h"
 #include "kernelc/launch.h"
 #include "kernelc/runtime.h"
@@ -28,13 +30,12 @@ void kc_matmul_matmul_c1dff402556b_cpu_entry(const kc_launch*, void*, const int6
 
 namespace {
 
-// Kernel 'matmul' (matmul.cu), platform cpu.
-ffi::Error matmul_cpu_impl(
-    ffi::AnyBuffer b_a,
-    ffi::AnyBuffer b_b,
-    ffi::Result<ffi::AnyBuffer> r_c) {
+// Kernel 'matmul' (matmul.cu), platform cpu: one batch element.
+ffi::Error matmul_cpu_impl_element(
+    const ::kc::rt::Tensor<ffi::DataType>& b_a,
+    const ::kc::rt::Tensor<ffi::DataType>& b_b,
+    const ::kc::rt::Tensor<ffi::DataType>& o_c) {
   ::kc::rt::Evaluator ev;
-  ffi::AnyBuffer o_c = *r_c;
   if (b_a.element_type() != ffi::DataType::F32) {
     return ffi::Error::InvalidArgument("matmul: parameter 'a' expects float32 elements");
   }
@@ -90,6 +91,49 @@ ffi::Error matmul_cpu_impl(
   return ffi::Error::Success();
 }
 
+// The handler of 'matmul': runs the kernel once per batch element, all in
+// this one call (one element outside vmap). Large batches spread over XLA's
+// intra-op thread pool; each element writes only its own results.
+ffi::Error matmul_cpu_impl(
+    ffi::ThreadPool kc_pool,
+    ffi::AnyBuffer b_a,
+    ffi::AnyBuffer b_b,
+    ffi::Result<ffi::AnyBuffer> r_c) {
+  ffi::AnyBuffer o_c = *r_c;
+  ::kc::rt::Batch kc_batch;
+  if (const std::string kc_error = ::kc::rt::PlanBatch(o_c, 2, &kc_batch); !kc_error.empty()) {
+    return ffi::Error::InvalidArgument(::kc::rt::Str("matmul: ", kc_error));
+  }
+  ::kc::rt::Operand<ffi::DataType> e_b_a;
+  if (const std::string kc_error = ::kc::rt::MakeOperand(b_a, 2, ffi::ByteWidth(b_a.element_type()), kc_batch, &e_b_a); !kc_error.empty()) {
+    return ffi::Error::InvalidArgument(::kc::rt::Str("matmul: parameter 'a' ", kc_error));
+  }
+  ::kc::rt::Operand<ffi::DataType> e_b_b;
+  if (const std::string kc_error = ::kc::rt::MakeOperand(b_b, 2, ffi::ByteWidth(b_b.element_type()), kc_batch, &e_b_b); !kc_error.empty()) {
+    return ffi::Error::InvalidArgument(::kc::rt::Str("matmul: parameter 'b' ", kc_error));
+  }
+  ::kc::rt::Operand<ffi::DataType> e_o_c;
+  if (const std::string kc_error = ::kc::rt::MakeOperand(o_c, 2, ffi::ByteWidth(o_c.element_type()), kc_batch, &e_o_c); !kc_error.empty()) {
+    return ffi::Error::InvalidArgument(::kc::rt::Str("matmul: parameter 'c' ", kc_error));
+  }
+  ffi::Error kc_first;
+  std::mutex kc_mutex;
+  const int64_t kc_helpers = ::kc::rt::BatchHelpers(kc_pool.num_threads(), kc_batch, e_b_a.bytes + e_b_b.bytes + e_o_c.bytes);
+  ::kc::rt::ParallelFor(
+      kc_batch.count, kc_helpers,
+      [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
+      [&](int64_t kc_i) {
+        ffi::Error kc_error = matmul_cpu_impl_element(e_b_a.At(kc_batch, kc_i),
+            e_b_b.At(kc_batch, kc_i),
+            e_o_c.At(kc_batch, kc_i));
+        if (kc_error.failure()) {
+          std::lock_guard<std::mutex> kc_lock(kc_mutex);
+          if (kc_first.success()) kc_first = kc_error;
+        }
+      });
+  return kc_first;
+}
+
 }  // namespace
 
 // The only symbol the library exports for 'matmul': everything else is
@@ -98,6 +142,7 @@ extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_matmul_matmu
     XLA_FFI_CallFrame* call_frame);
 XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_matmul_matmul_c1dff402556b_cpu, matmul_cpu_impl,
                               ffi::Ffi::Bind()
+        .Ctx<ffi::ThreadPool>()
         .Arg<ffi::AnyBuffer>()
         .Arg<ffi::AnyBuffer>()
         .Ret<ffi::AnyBuffer>());

@@ -46,7 +46,7 @@ _kc.register(_LIBRARY, "matmul.matmul.c1dff402556b", "kc_matmul_matmul_c1dff4025
 __all__ = ["matmul"]
 
 
-def matmul(a, b):
+def _matmul_op(a, b):
     """Runs kernel 'matmul' (matmul.cu).
 
     Args:
@@ -67,5 +67,26 @@ def matmul(a, b):
         [_kc.out_shape("matmul", "c", "float32", lambda: (_s_m, _s_n), ("m", "n"))],
         [a, b],
         {},
-        {})
+        {},
+        "expand_dims")
     return _results[0]
+
+
+def matmul(a, b):
+    """Runs kernel 'matmul' (matmul.cu).
+
+    Args:
+        a: float32[m, k]
+        b: float32[k, n]
+
+    Returns:
+        c: float32[m, n]
+    """
+    a = _kc.tensor("matmul", "a", a, "float32", 2)
+    b = _kc.tensor("matmul", "b", b, "float32", 2)
+    if not _kc.traced(a, b):
+        return _matmul_op(a, b)
+    return _matmul_nodiff(a, b)
+
+# Wrappers: autodiff (a custom_vjp from KC_VJP, or an error without one) and sharding rules (KC_PARALLEL); see _kernelc.py.
+_matmul_nodiff = _kc.without_vjp("matmul", _matmul_op, ())

@@ -1,0 +1,91 @@
+"""Run by test_sharding.py in its own process, with 4 CPU devices:
+python sharding_check.py PACKAGE_DIR PACKAGE_NAME. Asserts; prints OK."""
+
+import importlib
+import os
+import sys
+
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=4"
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+from jax.sharding import NamedSharding, PartitionSpec as P  # noqa: E402
+
+sys.path.insert(0, sys.argv[1])
+sh = importlib.import_module(sys.argv[2])
+
+assert len(jax.devices()) == 4, jax.devices()
+mesh = jax.make_mesh((4,), ("d",))
+mesh2 = jax.make_mesh((2, 2), ("a", "b"))
+
+
+def put(x, mesh, *spec):
+    return jax.device_put(x, NamedSharding(mesh, P(*spec)))
+
+
+def hlo(f, *args):
+    return f.lower(*args).compile().as_text()
+
+
+def gathers(text):
+    return "all-gather" in text or "all-to-all" in text or "collective-permute" in text
+
+
+def same(got, want, rtol=1e-6):
+    for g, w in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=rtol, atol=1e-6)
+
+
+rng = np.random.default_rng(0)
+
+# Sharded along the parallel dimension: no collective, shards stay sharded.
+x = rng.uniform(1, 2, (16, 8)).astype(np.float32)
+want = sh.rownorm(x, 0.5)
+f = jax.jit(lambda x: sh.rownorm(x, 0.5))
+xs = put(x, mesh, "d", None)
+got = f(xs)
+same(got, want)
+assert not gathers(hlo(f, xs)), hlo(f, xs)
+assert got[0].sharding.spec[0] == "d" and got[1].sharding.spec[0] == "d", got
+# Eager calls keep the sharding too.
+got = sh.rownorm(xs, 0.5)
+same(got, want)
+assert got[0].sharding.spec[0] == "d", got[0].sharding
+
+# Sharded along a dimension that is not parallel: gathered, still right.
+xc = put(x, mesh, None, "d")
+same(f(xc), want)
+assert "all-gather" in hlo(f, xc) or "all-to-all" in hlo(f, xc)
+
+# vmap of a sharded op: the batch is one more parallel dimension.
+xb = np.stack([x, 2 * x, x + 1, 3 * x])
+fb = jax.jit(jax.vmap(lambda x: sh.rownorm(x, 0.5)))
+wb = [np.stack(w) for w in zip(*(sh.rownorm(e, 0.5) for e in xb))]
+for arg in (put(xb, mesh, None, "d", None), put(xb, mesh2, "a", "b", None),
+            put(xb, mesh, "d", None, None)):
+    same(fb(arg), wb)
+    assert not gathers(hlo(fb, arg)), hlo(fb, arg)
+
+# Inside shard_map: the op runs on the local shards.
+g = jax.jit(jax.shard_map(lambda x: sh.rownorm(x, 0.5), mesh=mesh,
+                          in_specs=P("d", None), out_specs=(P("d", None), P("d"))))
+same(g(xs), want)
+
+# A replicated operand beside a sharded one: b stays whole, a's rows split.
+a, b = rng.standard_normal((32, 5)).astype(np.float32), rng.standard_normal((5, 3)).astype(np.float32)
+fm = jax.jit(sh.matmul)
+args = (put(a, mesh, "d", None), put(b, mesh, None, None))
+same(fm(*args), a @ b, rtol=1e-5)
+assert not gathers(hlo(fm, *args)), hlo(fm, *args)
+
+# Gradients: the forward and backward kernels are both parallel.
+u, v = rng.standard_normal(64).astype(np.float32), rng.standard_normal(64).astype(np.float32)
+loss = lambda u, v: jnp.sum(sh.square_add(u, v, 1.5) * v)
+grad = jax.jit(jax.grad(loss, argnums=(0, 1)))
+args = (put(u, mesh, "d"), put(v, mesh, "d"))
+same(grad(*args), (3.0 * u * v, 1.5 * u * u + 2 * v), rtol=1e-5)
+text = hlo(grad, *args)
+assert "all-gather" not in text, text
+
+print("OK")
