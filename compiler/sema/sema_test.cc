@@ -984,6 +984,15 @@ TEST_CASE("sema: VJP pairing errors name the parameter") {
         });
 }
 
+TEST_CASE("sema: a cotangent matches its output") {
+  Analysis a({Forward({In("x", "n", 4), Out("y", "n", 5)}),
+              Backward({In("d_y", "n, n", 21), Out("d_x", "n", 22)})});
+  CHECK(a.messages() ==
+        Strings{"k.cu:21:40: error: parameter 'd_y' of backward kernel 'bwd' "
+                "is the cotangent of output 'y' of kernel 'fwd' and must have "
+                "rank 1, not 2"});
+}
+
 TEST_CASE("sema: every float input needs a gradient") {
   Analysis a({Forward({In("x", "n", 4), In("z", "n", 5), Out("y", "n", 6)}),
               Backward({In("d_y", "n", 21), Out("d_x", "n", 22)})});
@@ -1097,6 +1106,84 @@ TEST_CASE("sema: KC_JVP pairs a tangent kernel") {
   Analysis both({f, t});
   CHECK(both.messages().back() ==
         "k.cu:3:10: error: kernel 'fwd' has both KC_VJP and KC_JVP; give one");
+}
+
+// KC_JVP: the text of the forward kernel starts at line 3, kTextCol.
+Kernel JvpForward(std::vector<Param> params, const std::string& jvp = "tan") {
+  Kernel k = Global("fwd", {"n"}, std::move(params));
+  k.jvp = Text{jvp, At(3, kTextCol)};
+  return k;
+}
+
+Kernel Tangent(std::vector<Param> params) {
+  return Global("tan", {"n"}, std::move(params), 20);
+}
+
+TEST_CASE("sema: KC_JVP names a kernel that exists and is another") {
+  Analysis a(JvpForward({In("x", "n", 4), Out("y", "n", 5)}, "nope"));
+  CHECK(a.messages() ==
+        Strings{"k.cu:3:10: error: KC_JVP of kernel 'fwd' names 'nope', which "
+                "is not a kernel in these sources"});
+  Analysis self(JvpForward({In("x", "n", 4), Out("y", "n", 5)}, "fwd"));
+  CHECK(self.messages() ==
+        Strings{"k.cu:3:10: error: KC_JVP of kernel 'fwd' names the kernel "
+                "itself; name its tangent kernel"});
+}
+
+TEST_CASE("sema: KC_JVP with KC_VJP is an error after the VJP pairing's") {
+  Kernel f = JvpForward({In("x", "n", 4), Out("y", "n", 5)});
+  f.vjp = Text{"tan", At(3, 30)};
+  Analysis both({f, Tangent({In("x", "n", 21), In("d_x", "n", 22),
+                             Out("d_y", "n", 23)})});
+  CHECK(
+      both.messages() ==
+      Strings{"k.cu:22:40: error: parameter 'd_x' of backward kernel 'tan' "
+              "names no input or output of kernel 'fwd', nor the cotangent "
+              "d_<output> of one",
+              "k.cu:23:40: error: output 'd_y' of backward kernel 'tan' must "
+              "be named d_<input> for an input of kernel 'fwd'",
+              "k.cu:3:30: error: backward kernel 'tan' gives no gradient for "
+              "float input 'x' of kernel 'fwd'; add an output 'd_x'",
+              "k.cu:3:30: error: backward kernel 'tan' takes no cotangent for "
+              "float output 'y' of kernel 'fwd'; add an input 'd_y'",
+              "k.cu:3:10: error: kernel 'fwd' has both KC_VJP and KC_JVP; "
+              "give one"});
+}
+
+TEST_CASE("sema: JVP pairing errors name the parameter") {
+  Analysis a(
+      {JvpForward({In("x", "n", 4), In("z", "n", 5),
+                   Scalar("a", DType::kF32, 6), Out("y", "n", 7),
+                   Out("w", "n", 8),
+                   Tensor(Role::kInMut, "u", "n", 9, DType::kF32)}),
+       Tangent({In("x", "n", 21, DType::kF64), In("d_x", "n", 22, DType::kF64),
+                In("d_z", "n, n", 23), Scalar("a", DType::kF64, 24),
+                Scalar("b", DType::kF32, 25), Derived("m", "x.size", 26),
+                Tensor(Role::kInMut, "v", "n", 27), Out("d_y", "n, n", 28),
+                Out("d_w", "n", 29, DType::kF16)})});
+  CHECK(a.messages() ==
+        Strings{
+            "k.cu:9:40: error: kernel 'fwd' has KC_JVP and in-place parameter "
+            "'u'; a differentiable kernel takes inputs and returns outputs",
+            "k.cu:21:40: error: parameter 'x' of tangent kernel 'tan' is the "
+            "input 'x' of kernel 'fwd' and must be float32, not float64",
+            "k.cu:22:40: error: parameter 'd_x' of tangent kernel 'tan' is the "
+            "tangent of input 'x' of kernel 'fwd' and must be float32, not "
+            "float64",
+            "k.cu:23:40: error: parameter 'd_z' of tangent kernel 'tan' is the "
+            "tangent of input 'z' of kernel 'fwd' and must have rank 1, not 2",
+            "k.cu:24:40: error: scalar 'a' of tangent kernel 'tan' is float32 "
+            "in kernel 'fwd' and must have that type, not float64",
+            "k.cu:25:40: error: scalar 'b' of tangent kernel 'tan' is not a "
+            "scalar of kernel 'fwd'",
+            "k.cu:27:40: error: tangent kernel 'tan' cannot have in-place "
+            "parameter 'v'",
+            "k.cu:28:40: error: parameter 'd_y' of tangent kernel 'tan' is the "
+            "tangent of output 'y' of kernel 'fwd' and must have rank 1, not 2",
+            "k.cu:29:40: error: parameter 'd_w' of tangent kernel 'tan' is the "
+            "tangent of output 'w' of kernel 'fwd' and must be float32, not "
+            "float16",
+        });
 }
 
 }  // namespace
