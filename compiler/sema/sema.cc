@@ -9,7 +9,9 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
+#include <utility>
 
 namespace kernelc::sema {
 
@@ -685,65 +687,116 @@ class KernelAnalyzer {
   std::vector<std::pair<int, int>> pending_checks_;
 };
 
-// KC_VJP: pairs a forward kernel `f` with its backward kernel. In the
-// backward kernel an input named like an input or output of `f` is that
-// value (a residual), an input `d_<out>` is the cotangent of float output
-// <out>, and an output `d_<in>` is the gradient of float input <in>; scalars
-// are `f`'s scalars. Every float input gets a gradient and every float output
-// a cotangent, so that no gradient is silently zero.
-class VjpChecker {
+// How a forward kernel `f` pairs with the kernel `k` that differentiates it.
+// In `k` an input named like an input of `f` (or, with residual_outputs, an
+// output) is that value, a parameter `d_<name>` is the derivative of float
+// input or output <name> of `f` (see Link), and scalars are `f`'s scalars.
+// Every float input and output of `f` is paired with its derivative, so that
+// none is silently zero.
+struct Pairing {
+  // Parameters `d_<name>` of `k` with one role (input or output) are the
+  // `noun` of float parameter <name> of `f` with role `of`.
+  struct Link {
+    Role of;
+    const char* noun;
+    // Were <name> not float: "<subject> 'd_<name>' ... would be the <noun>
+    // of ..., <none>".
+    const char* subject;
+    const char* none;
+  };
+  const char* annotation;             // the annotation, "KC_VJP"
+  std::optional<Text> Kernel::*text;  // its text in `f`
+  const Kernel* KernelPlan::*result;  // set to `k` when the pairing holds
+  const char* kind;                   // "<kind> kernel 'k'"
+  bool residual_outputs;              // inputs may name outputs of `f`
+  const char* plain;                  // what such an input is, "residual"
+  Link input;                         // for the inputs of `k`
+  Link output;                        // for the outputs of `k`
+};
+
+// KC_VJP: `k` is the backward kernel; an input `d_<out>` is the cotangent of
+// output <out>, an output `d_<in>` the gradient of input <in>.
+constexpr Pairing kVjp = {
+    "KC_VJP",
+    &Kernel::vjp,
+    &KernelPlan::vjp,
+    "backward",
+    true,
+    "residual",
+    {Role::kOut, "cotangent", "parameter", "which has none"},
+    {Role::kIn, "gradient", "output", "which gets no gradient"}};
+
+// KC_JVP: `k` is the tangent kernel; an input `d_<in>` is the tangent of
+// input <in>, an output `d_<out>` the tangent of output <out>.
+constexpr Pairing kJvp = {
+    "KC_JVP",
+    &Kernel::jvp,
+    &KernelPlan::jvp,
+    "tangent",
+    false,
+    "input",
+    {Role::kIn, "tangent", "parameter", "which has none"},
+    {Role::kOut, "tangent", "parameter", "which has none"}};
+
+const char* TensorWord(Role r) { return r == Role::kOut ? "output" : "input"; }
+
+class PairingChecker {
  public:
-  VjpChecker(const ModulePlan& plan, KernelPlan& fp, diag::DiagnosticSink& d)
-      : plan_(plan), fp_(fp), f_(*fp.kernel), diags_(d) {}
+  PairingChecker(const ModulePlan& plan, KernelPlan& fp, const Pairing& pairing,
+                 diag::DiagnosticSink& d)
+      : plan_(plan), fp_(fp), f_(*fp.kernel), pairing_(pairing), diags_(d) {}
 
   void Run() {
-    const Text& t = *f_.vjp;
-    const KernelPlan* bp = nullptr;
-    for (const KernelPlan& kp : plan_.kernels)
-      if (kp.kernel->name == t.text) bp = &kp;
-    if (bp == nullptr) {
-      diags_.Error(t.loc, fmt::format("KC_VJP of kernel '{}' names '{}', "
-                                      "which is not a kernel in these sources",
-                                      f_.name, t.text));
+    const Text& t = *(f_.*pairing_.text);
+    const KernelPlan* kp = nullptr;
+    for (const KernelPlan& p : plan_.kernels)
+      if (p.kernel->name == t.text) kp = &p;
+    if (kp == nullptr) {
+      diags_.Error(t.loc, fmt::format("{} of kernel '{}' names '{}', which is "
+                                      "not a kernel in these sources",
+                                      pairing_.annotation, f_.name, t.text));
       return;
     }
-    if (bp->kernel == &f_) {
-      diags_.Error(t.loc, fmt::format("KC_VJP of kernel '{}' names the kernel "
-                                      "itself; name its backward kernel",
-                                      f_.name));
+    if (kp->kernel == &f_) {
+      diags_.Error(t.loc,
+                   fmt::format("{} of kernel '{}' names the kernel "
+                               "itself; name its {} kernel",
+                               pairing_.annotation, f_.name, pairing_.kind));
       return;
     }
     int errors = diags_.error_count();
     for (const Param& p : f_.params)
       if (p.role == Role::kInMut)
         diags_.Error(p.loc,
-                     fmt::format("kernel '{}' has KC_VJP and in-place "
-                                 "parameter '{}'; a differentiable kernel "
-                                 "takes inputs and returns outputs",
-                                 f_.name, p.name));
-    const Kernel& b = *bp->kernel;
-    std::set<std::string> grads, cotangents;
-    for (size_t i = 0; i < b.params.size(); ++i)
-      CheckParam(b, *bp, static_cast<int>(i), grads, cotangents);
+                     fmt::format("kernel '{}' has {} and in-place parameter "
+                                 "'{}'; a differentiable kernel takes inputs "
+                                 "and returns outputs",
+                                 f_.name, pairing_.annotation, p.name));
+    const Kernel& k = *kp->kernel;
+    // The (role, name) of each parameter of `f` that `k` pairs.
+    std::set<std::pair<Role, std::string>> paired;
+    for (size_t i = 0; i < k.params.size(); ++i)
+      CheckParam(k, *kp, static_cast<int>(i), paired);
     for (const Param& p : f_.params) {
       if (!model::IsFloat(p.dtype)) continue;
-      if (p.role == Role::kIn && !grads.count(p.name))
-        diags_.Error(t.loc,
-                     fmt::format("backward kernel '{}' gives no gradient for "
-                                 "float input '{}' of kernel '{}'; add an "
-                                 "output 'd_{}'",
-                                 b.name, p.name, f_.name, p.name));
-      if (p.role == Role::kOut && !cotangents.count(p.name))
-        diags_.Error(t.loc,
-                     fmt::format("backward kernel '{}' takes no cotangent for "
-                                 "float output '{}' of kernel '{}'; add an "
-                                 "input 'd_{}'",
-                                 b.name, p.name, f_.name, p.name));
+      if (p.role != Role::kIn && p.role != Role::kOut) continue;
+      if (paired.count({p.role, p.name})) continue;
+      const bool from_output = pairing_.output.of == p.role;
+      const Link& link = from_output ? pairing_.output : pairing_.input;
+      diags_.Error(
+          t.loc,
+          fmt::format("{} kernel '{}' {} no {} for float {} '{}' of "
+                      "kernel '{}'; add an {} 'd_{}'",
+                      pairing_.kind, k.name, from_output ? "gives" : "takes",
+                      link.noun, TensorWord(p.role), p.name, f_.name,
+                      from_output ? "output" : "input", p.name));
     }
-    if (diags_.error_count() == errors) fp_.vjp = &b;
+    if (diags_.error_count() == errors) fp_.*pairing_.result = &k;
   }
 
  private:
+  using Link = Pairing::Link;
+
   // The parameter of `f` named `name` with one of the roles, or null.
   const Param* Find(const std::string& name, std::initializer_list<Role> roles,
                     int* index) const {
@@ -759,27 +812,45 @@ class VjpChecker {
     return nullptr;
   }
 
-  // `q` (of backward kernel `b`) must match `p` of `f` in dtype and rank.
-  void Match(const Kernel& b, const Param& q, int q_rank, const Param& p,
+  // `q` (of kernel `k`) must match `p` of `f` in dtype and rank.
+  void Match(const Kernel& k, const Param& q, int q_rank, const Param& p,
              int p_rank, const std::string& what) {
     if (q.dtype != p.dtype)
-      diags_.Error(q.loc,
-                   fmt::format("parameter '{}' of backward kernel '{}' is {} "
-                               "and must be {}, not {}",
-                               q.name, b.name, what, model::DTypeName(p.dtype),
-                               model::DTypeName(q.dtype)));
+      diags_.Error(
+          q.loc,
+          fmt::format("parameter '{}' of {} kernel '{}' is {} and "
+                      "must be {}, not {}",
+                      q.name, pairing_.kind, k.name, what,
+                      model::DTypeName(p.dtype), model::DTypeName(q.dtype)));
     else if (q_rank >= 0 && p_rank >= 0 && q_rank != p_rank)
-      diags_.Error(q.loc,
-                   fmt::format("parameter '{}' of backward kernel '{}' is {} "
-                               "and must have rank {}, not {}",
-                               q.name, b.name, what, p_rank, q_rank));
+      diags_.Error(q.loc, fmt::format("parameter '{}' of {} kernel '{}' is {} "
+                                      "and must have rank {}, not {}",
+                                      q.name, pairing_.kind, k.name, what,
+                                      p_rank, q_rank));
   }
 
-  void CheckParam(const Kernel& b, const KernelPlan& bp, int qi,
-                  std::set<std::string>& grads,
-                  std::set<std::string>& cotangents) {
-    const Param& q = b.params[qi];
-    const int q_rank = bp.params[qi].rank;
+  // `q` is `link`'s derivative of `p` (at index pi of `f`): float only.
+  bool Derivative(const Kernel& k, const Param& q, int q_rank, const Param& p,
+                  int pi, const Link& link) {
+    if (!model::IsFloat(p.dtype)) {
+      diags_.Error(
+          q.loc, fmt::format("{} '{}' of {} kernel '{}' would be the {} of "
+                             "{} {} '{}' of kernel '{}', {}",
+                             link.subject, q.name, pairing_.kind, k.name,
+                             link.noun, model::DTypeName(p.dtype),
+                             TensorWord(link.of), p.name, f_.name, link.none));
+      return false;
+    }
+    Match(k, q, q_rank, p, fp_.params[pi].rank,
+          fmt::format("the {} of {} '{}' of kernel '{}'", link.noun,
+                      TensorWord(link.of), p.name, f_.name));
+    return true;
+  }
+
+  void CheckParam(const Kernel& k, const KernelPlan& kp, int qi,
+                  std::set<std::pair<Role, std::string>>& paired) {
+    const Param& q = k.params[qi];
+    const int q_rank = kp.params[qi].rank;
     const bool d = q.name.rfind("d_", 0) == 0;
     const std::string base = d ? q.name.substr(2) : "";
     int pi = -1;
@@ -787,76 +858,64 @@ class VjpChecker {
       case Role::kDerived:
         return;
       case Role::kInMut:
-        diags_.Error(q.loc,
-                     fmt::format("backward kernel '{}' cannot have in-place "
-                                 "parameter '{}'",
-                                 b.name, q.name));
+        diags_.Error(q.loc, fmt::format("{} kernel '{}' cannot have in-place "
+                                        "parameter '{}'",
+                                        pairing_.kind, k.name, q.name));
         return;
       case Role::kScalar: {
         const Param* p = Find(q.name, {Role::kScalar}, &pi);
         if (p == nullptr)
-          diags_.Error(q.loc, fmt::format("scalar '{}' of backward kernel "
-                                          "'{}' is not a scalar of kernel '{}'",
-                                          q.name, b.name, f_.name));
+          diags_.Error(q.loc,
+                       fmt::format("scalar '{}' of {} kernel '{}' is "
+                                   "not a scalar of kernel '{}'",
+                                   q.name, pairing_.kind, k.name, f_.name));
         else if (p->dtype != q.dtype)
           diags_.Error(q.loc,
-                       fmt::format("scalar '{}' of backward kernel '{}' is "
-                                   "{} in kernel '{}' and must have that "
-                                   "type, not {}",
-                                   q.name, b.name, model::DTypeName(p->dtype),
-                                   f_.name, model::DTypeName(q.dtype)));
-        return;
-      }
-      case Role::kOut: {
-        const Param* p = d ? Find(base, {Role::kIn}, &pi) : nullptr;
-        if (p == nullptr) {
-          diags_.Error(q.loc,
-                       fmt::format("output '{}' of backward kernel '{}' must "
-                                   "be named d_<input> for an input of "
-                                   "kernel '{}'",
-                                   q.name, b.name, f_.name));
-        } else if (!model::IsFloat(p->dtype)) {
-          diags_.Error(q.loc,
-                       fmt::format("output '{}' of backward kernel '{}' would "
-                                   "be the gradient of {} input '{}' of "
-                                   "kernel '{}', which gets no gradient",
-                                   q.name, b.name, model::DTypeName(p->dtype),
-                                   base, f_.name));
-        } else {
-          grads.insert(base);
-          Match(b, q, q_rank, *p, fp_.params[pi].rank,
-                fmt::format("the gradient of input '{}' of kernel '{}'", base,
-                            f_.name));
-        }
+                       fmt::format("scalar '{}' of {} kernel '{}' is {} in "
+                                   "kernel '{}' and must have that type, not "
+                                   "{}",
+                                   q.name, pairing_.kind, k.name,
+                                   model::DTypeName(p->dtype), f_.name,
+                                   model::DTypeName(q.dtype)));
         return;
       }
       case Role::kIn: {
-        if (const Param* p = Find(q.name, {Role::kIn, Role::kOut}, &pi)) {
-          Match(
-              b, q, q_rank, *p, fp_.params[pi].rank,
-              fmt::format("the residual '{}' of kernel '{}'", q.name, f_.name));
+        const Param* p = pairing_.residual_outputs
+                             ? Find(q.name, {Role::kIn, Role::kOut}, &pi)
+                             : Find(q.name, {Role::kIn}, &pi);
+        if (p != nullptr) {
+          Match(k, q, q_rank, *p, fp_.params[pi].rank,
+                fmt::format("the {} '{}' of kernel '{}'", pairing_.plain,
+                            q.name, f_.name));
           return;
         }
-        const Param* p = d ? Find(base, {Role::kOut}, &pi) : nullptr;
-        if (p == nullptr) {
+        const Link& link = pairing_.input;
+        p = d ? Find(base, {link.of}, &pi) : nullptr;
+        if (p == nullptr)
           diags_.Error(q.loc,
-                       fmt::format("parameter '{}' of backward kernel '{}' "
-                                   "names no input or output of kernel '{}', "
-                                   "nor the cotangent d_<output> of one",
-                                   q.name, b.name, f_.name));
-        } else if (!model::IsFloat(p->dtype)) {
-          diags_.Error(q.loc,
-                       fmt::format("parameter '{}' of backward kernel '{}' "
-                                   "would be the cotangent of {} output '{}' "
-                                   "of kernel '{}', which has none",
-                                   q.name, b.name, model::DTypeName(p->dtype),
-                                   base, f_.name));
-        } else {
-          cotangents.insert(base);
-          Match(b, q, q_rank, *p, fp_.params[pi].rank,
-                fmt::format("the cotangent of output '{}' of kernel '{}'", base,
-                            f_.name));
-        }
+                       fmt::format("parameter '{}' of {} kernel '{}' names no "
+                                   "{} of kernel '{}', nor the {} d_<{}> of "
+                                   "one",
+                                   q.name, pairing_.kind, k.name,
+                                   pairing_.residual_outputs ? "input or output"
+                                                             : "input",
+                                   f_.name, link.noun, TensorWord(link.of)));
+        else if (Derivative(k, q, q_rank, *p, pi, link))
+          paired.insert({link.of, base});
+        return;
+      }
+      case Role::kOut: {
+        const Link& link = pairing_.output;
+        const Param* p = d ? Find(base, {link.of}, &pi) : nullptr;
+        if (p == nullptr)
+          diags_.Error(q.loc, fmt::format("output '{}' of {} kernel '{}' must "
+                                          "be named d_<{}> for an {} of "
+                                          "kernel '{}'",
+                                          q.name, pairing_.kind, k.name,
+                                          TensorWord(link.of),
+                                          TensorWord(link.of), f_.name));
+        else if (Derivative(k, q, q_rank, *p, pi, link))
+          paired.insert({link.of, base});
         return;
       }
     }
@@ -865,168 +924,7 @@ class VjpChecker {
   const ModulePlan& plan_;
   KernelPlan& fp_;
   const Kernel& f_;
-  diag::DiagnosticSink& diags_;
-};
-
-// KC_JVP: pairs a forward kernel `f` with its tangent kernel. In the tangent
-// kernel an input named like an input of `f` is that value, an input
-// `d_<in>` is the tangent of float input <in>, and an output `d_<out>` is the
-// tangent of float output <out>; scalars are `f`'s scalars. Every float input
-// has a tangent and every float output gets one.
-class JvpChecker {
- public:
-  JvpChecker(const ModulePlan& plan, KernelPlan& fp, diag::DiagnosticSink& d)
-      : plan_(plan), fp_(fp), f_(*fp.kernel), diags_(d) {}
-
-  void Run() {
-    const Text& t = *f_.jvp;
-    if (f_.vjp) {
-      diags_.Error(t.loc, fmt::format("kernel '{}' has both KC_VJP and "
-                                      "KC_JVP; give one",
-                                      f_.name));
-      return;
-    }
-    const KernelPlan* tp = nullptr;
-    for (const KernelPlan& kp : plan_.kernels)
-      if (kp.kernel->name == t.text) tp = &kp;
-    if (tp == nullptr || tp->kernel == &f_) {
-      diags_.Error(t.loc,
-                   tp ? fmt::format("KC_JVP of kernel '{}' names the kernel "
-                                    "itself; name its tangent kernel",
-                                    f_.name)
-                      : fmt::format("KC_JVP of kernel '{}' names '{}', which "
-                                    "is not a kernel in these sources",
-                                    f_.name, t.text));
-      return;
-    }
-    int errors = diags_.error_count();
-    for (const Param& p : f_.params)
-      if (p.role == Role::kInMut)
-        diags_.Error(p.loc,
-                     fmt::format("kernel '{}' has KC_JVP and in-place "
-                                 "parameter '{}'; a differentiable kernel "
-                                 "takes inputs and returns outputs",
-                                 f_.name, p.name));
-    const Kernel& k = *tp->kernel;
-    std::set<std::string> in_tangents, out_tangents;
-    for (size_t i = 0; i < k.params.size(); ++i)
-      CheckParam(k, *tp, static_cast<int>(i), in_tangents, out_tangents);
-    for (const Param& p : f_.params) {
-      if (!model::IsFloat(p.dtype)) continue;
-      if (p.role == Role::kIn && !in_tangents.count(p.name))
-        diags_.Error(t.loc,
-                     fmt::format("tangent kernel '{}' takes no tangent for "
-                                 "float input '{}' of kernel '{}'; add an "
-                                 "input 'd_{}'",
-                                 k.name, p.name, f_.name, p.name));
-      if (p.role == Role::kOut && !out_tangents.count(p.name))
-        diags_.Error(t.loc,
-                     fmt::format("tangent kernel '{}' gives no tangent for "
-                                 "float output '{}' of kernel '{}'; add an "
-                                 "output 'd_{}'",
-                                 k.name, p.name, f_.name, p.name));
-    }
-    if (diags_.error_count() == errors) fp_.jvp = &k;
-  }
-
- private:
-  const Param* Find(const std::string& name, Role role, int* index) const {
-    for (size_t i = 0; i < f_.params.size(); ++i)
-      if (f_.params[i].name == name && f_.params[i].role == role) {
-        *index = static_cast<int>(i);
-        return &f_.params[i];
-      }
-    return nullptr;
-  }
-
-  void Match(const Kernel& k, const Param& q, int q_rank, const Param& p,
-             int p_rank, const std::string& what) {
-    if (q.dtype != p.dtype)
-      diags_.Error(q.loc,
-                   fmt::format("parameter '{}' of tangent kernel '{}' is {} "
-                               "and must be {}, not {}",
-                               q.name, k.name, what, model::DTypeName(p.dtype),
-                               model::DTypeName(q.dtype)));
-    else if (q_rank >= 0 && p_rank >= 0 && q_rank != p_rank)
-      diags_.Error(q.loc,
-                   fmt::format("parameter '{}' of tangent kernel '{}' is {} "
-                               "and must have rank {}, not {}",
-                               q.name, k.name, what, p_rank, q_rank));
-  }
-
-  // A tangent `q` of parameter `p` (found at index pi, or null): float only.
-  bool Tangent(const Kernel& k, const Param& q, int q_rank, const Param* p,
-               int pi, const std::string& kind) {
-    if (!model::IsFloat(p->dtype)) {
-      diags_.Error(q.loc,
-                   fmt::format("parameter '{}' of tangent kernel '{}' would "
-                               "be the tangent of {} {} '{}' of kernel '{}', "
-                               "which has none",
-                               q.name, k.name, model::DTypeName(p->dtype), kind,
-                               p->name, f_.name));
-      return false;
-    }
-    Match(k, q, q_rank, *p, fp_.params[pi].rank,
-          fmt::format("the tangent of {} '{}' of kernel '{}'", kind, p->name,
-                      f_.name));
-    return true;
-  }
-
-  void CheckParam(const Kernel& k, const KernelPlan& tp, int qi,
-                  std::set<std::string>& in_tangents,
-                  std::set<std::string>& out_tangents) {
-    const Param& q = k.params[qi];
-    const int q_rank = tp.params[qi].rank;
-    const bool d = q.name.rfind("d_", 0) == 0;
-    const std::string base = d ? q.name.substr(2) : "";
-    int pi = -1;
-    if (q.role == Role::kDerived) return;
-    if (q.role == Role::kInMut) {
-      diags_.Error(q.loc, fmt::format("tangent kernel '{}' cannot have "
-                                      "in-place parameter '{}'",
-                                      k.name, q.name));
-    } else if (q.role == Role::kScalar) {
-      const Param* p = Find(q.name, Role::kScalar, &pi);
-      if (p == nullptr)
-        diags_.Error(q.loc, fmt::format("scalar '{}' of tangent kernel '{}' "
-                                        "is not a scalar of kernel '{}'",
-                                        q.name, k.name, f_.name));
-      else if (p->dtype != q.dtype)
-        diags_.Error(q.loc,
-                     fmt::format("scalar '{}' of tangent kernel '{}' "
-                                 "is {} in kernel '{}' and must have "
-                                 "that type, not {}",
-                                 q.name, k.name, model::DTypeName(p->dtype),
-                                 f_.name, model::DTypeName(q.dtype)));
-    } else if (q.role == Role::kIn) {
-      if (const Param* p = Find(q.name, Role::kIn, &pi)) {
-        Match(k, q, q_rank, *p, fp_.params[pi].rank,
-              fmt::format("the input '{}' of kernel '{}'", q.name, f_.name));
-      } else if (const Param* t = d ? Find(base, Role::kIn, &pi) : nullptr) {
-        if (Tangent(k, q, q_rank, t, pi, "input")) in_tangents.insert(base);
-      } else {
-        diags_.Error(q.loc,
-                     fmt::format("parameter '{}' of tangent kernel '{}' names "
-                                 "no input of kernel '{}', nor the tangent "
-                                 "d_<input> of one",
-                                 q.name, k.name, f_.name));
-      }
-    } else if (q.role == Role::kOut) {
-      if (const Param* t = d ? Find(base, Role::kOut, &pi) : nullptr) {
-        if (Tangent(k, q, q_rank, t, pi, "output")) out_tangents.insert(base);
-      } else {
-        diags_.Error(q.loc,
-                     fmt::format("output '{}' of tangent kernel '{}' must be "
-                                 "named d_<output> for an output of kernel "
-                                 "'{}'",
-                                 q.name, k.name, f_.name));
-      }
-    }
-  }
-
-  const ModulePlan& plan_;
-  KernelPlan& fp_;
-  const Kernel& f_;
+  const Pairing& pairing_;
   diag::DiagnosticSink& diags_;
 };
 
@@ -1047,9 +945,17 @@ Result<ModulePlan> Analyze(const model::Module& module,
     plan.kernels.push_back(KernelAnalyzer(k, diags).Run());
   }
   for (KernelPlan& kp : plan.kernels)
-    if (kp.kernel->vjp) VjpChecker(plan, kp, diags).Run();
-  for (KernelPlan& kp : plan.kernels)
-    if (kp.kernel->jvp) JvpChecker(plan, kp, diags).Run();
+    if (kp.kernel->vjp) PairingChecker(plan, kp, kVjp, diags).Run();
+  for (KernelPlan& kp : plan.kernels) {
+    const Kernel& k = *kp.kernel;
+    if (!k.jvp) continue;
+    if (k.vjp)
+      diags.Error(k.jvp->loc, fmt::format("kernel '{}' has both KC_VJP and "
+                                          "KC_JVP; give one",
+                                          k.name));
+    else
+      PairingChecker(plan, kp, kJvp, diags).Run();
+  }
   if (diags.error_count() > errors_before)
     return Error::User("the kernel model has errors");
   return plan;
