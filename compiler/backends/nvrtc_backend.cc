@@ -142,6 +142,21 @@ Result<Nvrtc> FindNvrtc() {
       tried.empty() ? "" : fmt::format(" (tried {})", fmt::join(tried, ", "))));
 }
 
+std::vector<std::string> ToolkitIncludeDirs(const std::string& include) {
+  std::vector<std::string> dirs = {include};
+  if (llvm::sys::fs::is_directory(include + "/cccl"))
+    dirs.push_back(include + "/cccl");
+  return dirs;
+}
+
+std::vector<std::string> FindCudaIncludeDirs() {
+  for (const auto& [lib, include] : Candidates())
+    if (llvm::sys::fs::exists(lib) &&
+        llvm::sys::fs::exists(include + "/cuda_fp16.h"))
+      return ToolkitIncludeDirs(include);
+  return {};
+}
+
 Result<std::vector<int>> ParseCudaArchs(const std::string& text,
                                         const Nvrtc& nvrtc) {
   std::set<int> archs;
@@ -285,7 +300,8 @@ Result<std::vector<emit::CudaBinary>> CompileCuda(const Nvrtc& nvrtc,
       for (const std::string& d : build.include_dirs)
         flags.push_back("--include-path=" + d);
       if (!nvrtc.cuda_include().empty())
-        flags.push_back("--include-path=" + nvrtc.cuda_include());
+        for (const std::string& d : ToolkitIncludeDirs(nvrtc.cuda_include()))
+          flags.push_back("--include-path=" + d);
       std::vector<const char*> argv;
       for (const std::string& f : flags) argv.push_back(f.c_str());
 

@@ -45,6 +45,17 @@ class Nvrtc {
 // Internal error (exit 2) when there is none.
 Result<Nvrtc> FindNvrtc();
 
+// The include directories of a CUDA toolkit whose include directory
+// (cuda_fp16.h, ...) is `include`: it, and CCCL's beside it (include/cccl:
+// cuda/std, CUB, Thrust, which cooperative groups include since CUDA 13),
+// where that exists.
+std::vector<std::string> ToolkitIncludeDirs(const std::string& include);
+
+// The include directories of the CUDA toolkit that FindNvrtc would pick,
+// found without loading NVRTC (the same search, by file existence); empty
+// when there is none.
+std::vector<std::string> FindCudaIncludeDirs();
+
 // Parses "--cuda-arch sm_80,sm_90": sorted, unique architectures, checked
 // against what NVRTC supports. User error for anything else.
 Result<std::vector<int>> ParseCudaArchs(const std::string& text,

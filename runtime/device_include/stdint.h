@@ -1,8 +1,16 @@
 // <stdint.h> for kernels compiled by NVRTC, which ships no C library
-// headers. The widths are those of the Linux x86-64 and aarch64 hosts
-// (LP64), so a kernel's parameter types match the generated handler's.
+// headers. Where CCCL is on the include path (CUDA 13 puts cooperative
+// groups, CUB and cuda::std there), its definitions are the ones: CCCL
+// declares these names itself under NVRTC, and two different sets would
+// clash whichever came first. Otherwise the widths are those of the Linux
+// x86-64 and aarch64 hosts (LP64); either way they match the generated
+// handler's.
 #ifndef KERNELC_DEVICE_STDINT_H_
 #define KERNELC_DEVICE_STDINT_H_
+
+#if __has_include(<cuda/std/cstdint>)
+#include <cuda/std/cstdint>
+#else
 
 typedef signed char int8_t;
 typedef short int16_t;
@@ -30,4 +38,5 @@ typedef unsigned long uintptr_t;
 #define INT64_C(c) c##L
 #define UINT64_C(c) c##UL
 
+#endif  // __has_include(<cuda/std/cstdint>)
 #endif  // KERNELC_DEVICE_STDINT_H_
