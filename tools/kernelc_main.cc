@@ -82,9 +82,39 @@ bool EndsWith(const std::string& s, std::string_view suffix) {
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+// How the frontend reads the sources of a build for `targets`: as the CPU
+// sees them, unless the build is for the cuda target alone, which reads
+// them as CUDA device code against the toolkit's headers (those NVRTC
+// compiles with), so that any CUDA header works. Where no toolkit headers
+// are found, NVRTC has none either, and the CPU's view serves.
+frontend::Options FrontendOptions(const Options& o,
+                                  const std::vector<std::string>& targets) {
+  frontend::Options fo = frontend::DefaultOptions();
+  fo.include_dirs = o.include_dirs;
+  fo.defines = o.defines;
+  fo.cuda_include_dirs = backends::FindCudaIncludeDirs();
+  if (targets == std::vector<std::string>{"cuda"} &&
+      !fo.cuda_include_dirs.empty()) {
+    fo.dialect = frontend::Options::Dialect::kCudaDevice;
+    // The oldest architecture asked for, within what Clang 14 knows (up to
+    // sm_86): __CUDA_ARCH__ selects code, but kernel signatures are what
+    // the frontend reads.
+    int arch = 0;
+    for (llvm::StringRef a : llvm::split(o.cuda_arch, ',')) {
+      int sm = 0;
+      if (a.trim().consume_front("sm_") && !a.trim().getAsInteger(10, sm) &&
+          (arch == 0 || sm < arch))
+        arch = sm;
+    }
+    fo.cuda_arch = arch == 0 ? 80 : std::min(arch, 86);
+  }
+  return fo;
+}
+
 // Reads the model from C++ sources (annotations) or JSON specs. For C++
 // sources, `dependencies` (when set) receives the files Clang read.
 Result<model::Module> LoadModule(const Options& o,
+                                 const std::vector<std::string>& targets,
                                  std::vector<std::string>* dependencies) {
   std::vector<std::string> json_specs, cpp_sources;
   for (const std::string& s : o.sources)
@@ -121,9 +151,7 @@ Result<model::Module> LoadModule(const Options& o,
   for (const std::string& s : cpp_sources)
     if (!llvm::sys::fs::exists(s))
       return Error::User(fmt::format("no such file: '{}'", s));
-  frontend::Options fo = frontend::DefaultOptions();
-  fo.include_dirs = o.include_dirs;
-  fo.defines = o.defines;
+  frontend::Options fo = FrontendOptions(o, targets);
   fo.dependencies = dependencies;
   std::string diagnostics;
   Result<model::Module> m =
@@ -134,17 +162,21 @@ Result<model::Module> LoadModule(const Options& o,
 }
 
 // Loads and analyzes; prints diagnostics. The plan points into *module.
-// `targets`: what will be built; empty for inspect, which only describes.
+// `targets`: what will be built, which decides how sources are read and
+// whether kernels must run on the CPU (inspect reads them the same way, and
+// describes kernels that cannot).
 Result<sema::ModulePlan> Analyze(
     const Options& o, const std::vector<std::string>& targets,
-    model::Module* module, std::vector<std::string>* dependencies = nullptr) {
-  Result<model::Module> m = LoadModule(o, dependencies);
+    model::Module* module, std::vector<std::string>* dependencies = nullptr,
+    bool describe_only = false) {
+  Result<model::Module> m = LoadModule(o, targets, dependencies);
   if (!m.ok()) return m.error();
   *module = std::move(m).value();
   diag::DiagnosticSink diags;
   Result<sema::ModulePlan> plan = sema::Analyze(*module, diags);
   bool cpu = std::find(targets.begin(), targets.end(), "cpu") != targets.end();
-  if (plan.ok() && cpu) backends::CheckCpuKernels(*module, diags);
+  if (plan.ok() && cpu && !describe_only)
+    backends::CheckCpuKernels(*module, diags);
   PrintDiagnostics(diags);
   if (diags.has_errors()) return Error::User("");
   if (module->kernels.empty())
@@ -308,8 +340,12 @@ int InspectPackage(const std::string& dir) {
 int CmdInspect(Options& o) {
   if (o.sources.size() == 1 && llvm::sys::fs::is_directory(o.sources[0]))
     return InspectPackage(o.sources[0]);
+  Result<std::vector<std::string>> targets = ParseTargets(o);
+  if (!targets.ok()) return Report(targets.error());
   model::Module m;
-  Result<sema::ModulePlan> plan = Analyze(o, /*targets=*/{}, &m);
+  Result<sema::ModulePlan> plan = Analyze(o, targets.value(), &m,
+                                          /*dependencies=*/nullptr,
+                                          /*describe_only=*/true);
   if (!plan.ok()) return Report(plan.error());
   fmt::print("{}", model::ToCanonicalJson(m));
   return kOk;
@@ -633,6 +669,11 @@ int main(int argc, char** argv) {
       "print the kernel model as canonical JSON; for a built package "
       "directory, its manifest (targets, CUDA architectures, binary hashes)");
   AddCommonOptions(inspect, o);
+  inspect->add_option("--target", o.target,
+                      "read the sources as a build for these targets does: "
+                      "cpu (default), cuda (as CUDA device code) or cpu,cuda");
+  inspect->add_option("--cuda-arch", o.cuda_arch,
+                      "the architecture CUDA device code is read for");
 
   CLI::App* emit = app.add_subcommand(
       "emit",

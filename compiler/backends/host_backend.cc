@@ -153,20 +153,17 @@ Status BuildHostLibrary(const HostToolchain& tc, const model::Module& module,
     llvm::SmallString<256> src_dir(abs);
     llvm::sys::path::remove_filename(src_dir);
     std::vector<std::string> flags = {
-        "-O3",
-        "-D__KERNELC_HOST__",
-        "-x",
-        "c++",
+        "-O3", "-D__KERNELC_HOST__", "-x", "c++",
         fmt::format("-DKC_USER_SOURCE=\"{}\"", abs.str().str()),
         fmt::format("-ffile-prefix-map={}=.", src_dir.str().str()),
-        "-isystem",
-        include,
-        "-isystem",
-        host_include};
+        // kernelc's headers before the user's directories (-I comes before
+        // -isystem): <cuda_fp16.h> is kernelc's stand-in even when -I
+        // names the CUDA toolkit's include directory.
+        "-I" + include, "-I" + host_include};
     for (const std::string& d : build.include_dirs) flags.push_back("-I" + d);
     for (const std::string& d : build.defines) flags.push_back("-D" + d);
-    // -MMD leaves out system headers (kernelc's own are -isystem too):
-    // the compiler's identity stands for those.
+    // -MMD leaves out system headers, for which the compiler's identity
+    // stands; kernelc's own, in the scratch directory, are left out below.
     std::string dep_file = work + "/" + name + ".d";
     if (build.dependencies)
       flags.insert(flags.end(), {"-MMD", "-MF", dep_file});
@@ -181,7 +178,8 @@ Status BuildHostLibrary(const HostToolchain& tc, const model::Module& module,
         llvm::SmallString<256> path(d);
         llvm::sys::fs::make_absolute(work, path);
         llvm::sys::path::remove_dots(path, /*remove_dot_dot=*/true);
-        // The generated entry points live in the scratch directory.
+        // The generated entry points and kernelc's headers live in the
+        // scratch directory.
         if (!llvm::StringRef(path).startswith(work + "/"))
           dependencies.insert(std::string(path));
       }

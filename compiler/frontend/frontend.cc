@@ -81,6 +81,13 @@
 //
 // Sources
 //   no such file or directory: 'path'                   (no location)
+//   'H' is a header of the CUDA toolkit, likely the cause of these errors:
+//     for the cpu target kernelc reads sources with its own
+//     <cuda_runtime.h>, <cuda_fp16.h> and <cuda_bf16.h>, and other CUDA
+//     headers may need a CUDA compiler; build with --target cuda alone to
+//     read the source as CUDA device code
+//     (at the #include, right after Clang's first error, when a source read
+//     as the CPU sees it fails to parse after including a toolkit header)
 //
 // A KC_INIT, KC_GRID or KC_BLOCK argument that is not a constant expression
 // is reported by Clang itself ("'annotate' attribute requires parameter N to
@@ -106,8 +113,11 @@
 #include <clang/Frontend/CompilerInstance.h>
 #include <clang/Frontend/CompilerInvocation.h>
 #include <clang/Frontend/FrontendAction.h>
+#include <clang/Frontend/TextDiagnostic.h>
 #include <clang/Frontend/TextDiagnosticPrinter.h>
 #include <clang/Frontend/Utils.h>
+#include <clang/Lex/PPCallbacks.h>
+#include <clang/Lex/Preprocessor.h>
 #include <clang/Tooling/Tooling.h>
 #include <fmt/format.h>
 #include <llvm/ADT/APFloat.h>
@@ -231,14 +241,35 @@ const clang::StringLiteral* AsStringLiteral(const clang::Expr* e) {
   return lit;
 }
 
-// The feature a "kc.block_feature" mark names ("__syncthreads", ...), looking
-// through template specializations to the pattern that carries the mark.
+// CUDA's block-level functions as Clang's CUDA mode declares them (builtins,
+// or functions of its wrapper headers): the ones kernelc/host.h marks, and
+// the barrier cooperative groups synchronize with.
+bool IsCudaBlockFunction(llvm::StringRef name) {
+  return llvm::StringSwitch<bool>(name)
+      .Cases("__syncthreads", "__syncthreads_count", "__syncthreads_and",
+             "__syncthreads_or", "__syncwarp", true)
+      .Cases("__activemask", "__ballot_sync", "__any_sync", "__all_sync", true)
+      .Cases("__shfl_sync", "__shfl_up_sync", "__shfl_down_sync",
+             "__shfl_xor_sync", "__barrier_sync", true)
+      .Default(false);
+}
+
+// The block-level feature a declaration is ("__syncthreads", "__shared__",
+// ...): read from the "kc.block_feature" mark of kernelc/host.h, looking
+// through template specializations to the pattern that carries the mark, or
+// in CUDA mode from the declaration itself.
 std::optional<std::string> BlockFeatureOf(const clang::Decl* d) {
   for (const auto* a : d->specific_attrs<clang::AnnotateAttr>()) {
     if (a->getAnnotation() != kBlockFeature || a->args_size() < 1) continue;
     if (const clang::StringLiteral* lit = AsStringLiteral(*a->args_begin()))
       return lit->getString().str();
   }
+  if (d->hasAttr<clang::CUDASharedAttr>()) return std::string("__shared__");
+  if (const auto* fd = llvm::dyn_cast<clang::FunctionDecl>(d);
+      fd != nullptr && fd->getIdentifier() != nullptr &&
+      d->getASTContext().getLangOpts().CUDA &&
+      IsCudaBlockFunction(fd->getName()))
+    return fd->getName().str();
   if (const auto* fd = llvm::dyn_cast<clang::FunctionDecl>(d)) {
     if (const clang::FunctionTemplateDecl* t = fd->getPrimaryTemplate())
       return BlockFeatureOf(t->getTemplatedDecl());
@@ -289,12 +320,20 @@ std::optional<ViewType> AsView(clang::QualType t) {
   return v;
 }
 
-// kc::half or kc::bfloat16 (also reached as __half, __nv_bfloat16).
+// kc::half or kc::bfloat16 (which __half and __nv_bfloat16 name when a
+// source is read as the CPU sees it), or CUDA's own __half and
+// __nv_bfloat16 (read in CUDA mode).
 std::optional<DType> AsHalfType(clang::QualType t) {
   const clang::CXXRecordDecl* rd = t->getAsCXXRecordDecl();
-  if (rd == nullptr || !InNamespaceKc(rd)) return std::nullopt;
-  if (rd->getName() == "half") return DType::kF16;
-  if (rd->getName() == "bfloat16") return DType::kBF16;
+  if (rd == nullptr || rd->getIdentifier() == nullptr) return std::nullopt;
+  llvm::StringRef name = rd->getName();
+  if (InNamespaceKc(rd)) {
+    if (name == "half") return DType::kF16;
+    if (name == "bfloat16") return DType::kBF16;
+  } else if (rd->getDeclContext()->getRedeclContext()->isTranslationUnit()) {
+    if (name == "__half") return DType::kF16;
+    if (name == "__nv_bfloat16") return DType::kBF16;
+  }
   return std::nullopt;
 }
 
@@ -387,10 +426,11 @@ std::optional<std::string> ConstantText(const clang::APValue& v) {
 class Consumer : public clang::DiagnosticConsumer {
  public:
   Consumer(llvm::raw_ostream& os, clang::DiagnosticOptions* options)
-      : printer_(os, options) {}
+      : printer_(os, options), os_(os), options_(options) {}
 
   void BeginSourceFile(const clang::LangOptions& lang,
                        const clang::Preprocessor* pp) override {
+    lang_ = &lang;
     printer_.BeginSourceFile(lang, pp);
   }
   void EndSourceFile() override { printer_.EndSourceFile(); }
@@ -403,6 +443,9 @@ class Consumer : public clang::DiagnosticConsumer {
       error_locs_.push_back(
           info.getSourceManager().getFileLoc(info.getLocation()));
     printer_.HandleDiagnostic(level, info);
+    if (level >= clang::DiagnosticsEngine::Error &&
+        toolkit_include_.isValid() && info.hasSourceManager())
+      ReportToolkitInclude(info.getSourceManager());
   }
 
   // The file locations of the errors reported since the last reset; they
@@ -410,11 +453,54 @@ class Consumer : public clang::DiagnosticConsumer {
   const std::vector<clang::SourceLocation>& error_locs() const {
     return error_locs_;
   }
-  void ResetErrorLocs() { error_locs_.clear(); }
+  // Forgets the errors and the toolkit header of the last source.
+  void Reset() {
+    error_locs_.clear();
+    toolkit_include_ = clang::SourceLocation();
+    toolkit_reported_ = false;
+  }
+
+  // Read as the CPU sees it, the source being parsed included `header` of
+  // the CUDA toolkit at `loc` (a file location): its first error is then
+  // followed by one naming the header, the likely cause. Reported here,
+  // right after that error, because nothing is reported after a fatal error
+  // ("file not found") and Clang drops notes that follow a warning that -w
+  // ignores.
+  void SetToolkitInclude(clang::SourceLocation loc, std::string header) {
+    if (toolkit_include_.isValid() || toolkit_reported_) return;
+    toolkit_include_ = loc;
+    toolkit_header_ = std::move(header);
+  }
 
  private:
+  void ReportToolkitInclude(const clang::SourceManager& sm) {
+    const clang::SourceLocation loc = toolkit_include_;
+    toolkit_include_ = clang::SourceLocation();
+    toolkit_reported_ = true;
+    if (lang_ == nullptr) return;
+    clang::TextDiagnostic text(os_, *lang_, options_);
+    text.emitDiagnostic(
+        clang::FullSourceLoc(loc, sm), clang::DiagnosticsEngine::Error,
+        fmt::format("'{}' is a header of the CUDA toolkit, likely the cause "
+                    "of these errors: for the cpu target kernelc reads "
+                    "sources with its own <cuda_runtime.h>, <cuda_fp16.h> and "
+                    "<cuda_bf16.h>, and other CUDA headers may need a CUDA "
+                    "compiler; build with --target cuda alone to read the "
+                    "source as CUDA device code",
+                    toolkit_header_),
+        {}, {});
+    ++NumErrors;
+    error_locs_.push_back(loc);
+  }
+
   clang::TextDiagnosticPrinter printer_;
+  llvm::raw_ostream& os_;
+  clang::DiagnosticOptions* options_;
+  const clang::LangOptions* lang_ = nullptr;
   std::vector<clang::SourceLocation> error_locs_;
+  clang::SourceLocation toolkit_include_;
+  bool toolkit_reported_ = false;
+  std::string toolkit_header_;
 };
 
 // State shared by the sources of one ParseSources call.
@@ -422,10 +508,59 @@ struct Session {
   model::Module module;
   Consumer* consumer = nullptr;
   std::set<std::string> dependencies;  // non-system files read, as named
+  // Read as the CPU sees a source: the CUDA toolkit's include directories
+  // (real paths), whose headers other than kernelc's stand-ins need a CUDA
+  // compiler.
+  std::vector<std::string> toolkit_dirs;
+};
+
+// Records the first #include that resolves into the CUDA toolkit's
+// directories, or that names a file found only there. Only kernelc's
+// stand-ins of <cuda_runtime.h>, <cuda_fp16.h> and <cuda_bf16.h> (and of the
+// headers they include) are read as the CPU sees a source; a toolkit header
+// found on the path instead (through -I, or /usr/local/include) needs a CUDA
+// compiler, which the error about it says when the parse fails.
+class ToolkitIncludeRecorder : public clang::PPCallbacks {
+ public:
+  ToolkitIncludeRecorder(const clang::SourceManager& sm, Session& session)
+      : sm_(sm), session_(session) {}
+
+  void InclusionDirective(clang::SourceLocation, const clang::Token&,
+                          llvm::StringRef name, bool,
+                          clang::CharSourceRange range,
+                          const clang::FileEntry* file, llvm::StringRef,
+                          llvm::StringRef, const clang::Module*,
+                          clang::SrcMgr::CharacteristicKind) override {
+    llvm::SmallString<256> real;
+    bool in_toolkit = false;
+    if (file != nullptr) {
+      in_toolkit =
+          !llvm::sys::fs::real_path(file->getName(), real) && InToolkit(real);
+    } else {
+      for (const std::string& dir : session_.toolkit_dirs)
+        in_toolkit = in_toolkit || llvm::sys::fs::exists(dir + "/" + name);
+    }
+    if (in_toolkit)
+      session_.consumer->SetToolkitInclude(sm_.getFileLoc(range.getBegin()),
+                                           name.str());
+  }
+
+ private:
+  bool InToolkit(llvm::StringRef path) const {
+    for (const std::string& dir : session_.toolkit_dirs)
+      if (path.startswith(dir + "/")) return true;
+    return false;
+  }
+
+  const clang::SourceManager& sm_;
+  Session& session_;
 };
 
 // Records the block-level features a kernel uses, in its body and,
-// transitively, in the bodies of the functions it calls.
+// transitively, in the bodies of the functions it calls. A use inside a
+// system header (CUDA's, read in CUDA mode) is reported where the user's
+// code calls into that header: a location of the user's, and never a path
+// of the machine's.
 class FeatureFinder : public clang::RecursiveASTVisitor<FeatureFinder> {
  public:
   struct Use {
@@ -433,11 +568,14 @@ class FeatureFinder : public clang::RecursiveASTVisitor<FeatureFinder> {
     clang::SourceLocation loc;
   };
 
+  explicit FeatureFinder(const clang::SourceManager& sm) : sm_(sm) {}
+
   std::vector<Use> Find(const clang::FunctionDecl* kernel) {
-    Enqueue(kernel);
+    Enqueue(kernel, clang::SourceLocation());
     while (!queue_.empty()) {
-      const clang::FunctionDecl* fd = queue_.back();
+      auto [fd, origin] = queue_.back();
       queue_.pop_back();
+      origin_ = origin;
       TraverseDecl(const_cast<clang::FunctionDecl*>(fd));
     }
     return std::move(uses_);
@@ -446,34 +584,50 @@ class FeatureFinder : public clang::RecursiveASTVisitor<FeatureFinder> {
   bool VisitDeclRefExpr(clang::DeclRefExpr* e) {
     const clang::ValueDecl* d = e->getDecl();
     if (std::optional<std::string> what = BlockFeatureOf(d))
-      uses_.push_back({std::move(*what), e->getLocation()});
-    if (const auto* fd = llvm::dyn_cast<clang::FunctionDecl>(d)) Enqueue(fd);
+      Record(std::move(*what), e->getLocation());
+    if (const auto* fd = llvm::dyn_cast<clang::FunctionDecl>(d))
+      Enqueue(fd, e->getLocation());
     return true;
   }
   bool VisitVarDecl(clang::VarDecl* v) {
     if (std::optional<std::string> what = BlockFeatureOf(v))
-      uses_.push_back({std::move(*what), v->getLocation()});
+      Record(std::move(*what), v->getLocation());
     return true;
   }
   bool VisitCallExpr(clang::CallExpr* c) {
-    if (const clang::FunctionDecl* fd = c->getDirectCallee()) Enqueue(fd);
+    if (const clang::FunctionDecl* fd = c->getDirectCallee())
+      Enqueue(fd, c->getBeginLoc());
     return true;
   }
   bool VisitCXXConstructExpr(clang::CXXConstructExpr* c) {
-    Enqueue(c->getConstructor());
+    Enqueue(c->getConstructor(), c->getBeginLoc());
     return true;
   }
 
  private:
-  void Enqueue(const clang::FunctionDecl* fd) {
+  void Record(std::string what, clang::SourceLocation loc) {
+    uses_.push_back({std::move(what), origin_.isValid() ? origin_ : loc});
+  }
+
+  // `at`: where the function being traversed refers to `fd`; it becomes the
+  // origin of the uses in `fd` when `fd` lies in a system header.
+  void Enqueue(const clang::FunctionDecl* fd, clang::SourceLocation at) {
     if (fd == nullptr) return;
     const clang::FunctionDecl* def = fd->getDefinition();
     if (def == nullptr || !def->hasBody()) return;
-    if (visited_.insert(def).second) queue_.push_back(def);
+    if (!visited_.insert(def).second) return;
+    clang::SourceLocation origin = origin_;
+    if (origin.isInvalid() && at.isValid() &&
+        sm_.isInSystemHeader(sm_.getFileLoc(def->getLocation())))
+      origin = at;
+    queue_.push_back({def, origin});
   }
 
+  const clang::SourceManager& sm_;
+  clang::SourceLocation origin_;  // of the function being traversed
   std::set<const clang::FunctionDecl*> visited_;
-  std::vector<const clang::FunctionDecl*> queue_;
+  std::vector<std::pair<const clang::FunctionDecl*, clang::SourceLocation>>
+      queue_;
   std::vector<Use> uses_;
 };
 
@@ -606,13 +760,13 @@ class SourceAnalyzer {
 
   void Function(const clang::FunctionDecl* fd) {
     std::vector<const clang::AnnotateAttr*> own = KcAnnotations(fd, sm_);
-    const clang::AnnotateAttr* global = nullptr;
+    const clang::AnnotateAttr* global_mark = nullptr;
     const clang::AnnotateAttr* host = nullptr;
     bool annotated = false;  // carries kernelc annotations beyond __global__
     for (const clang::AnnotateAttr* a : own) {
       llvm::StringRef name = a->getAnnotation();
       if (name == kGlobal) {
-        global = a;
+        global_mark = a;
       } else if (name != kBlockFeature) {
         annotated = true;
         if (name == kKernel) host = a;
@@ -620,6 +774,10 @@ class SourceAnalyzer {
     }
     for (const clang::ParmVarDecl* p : fd->parameters())
       if (!KcAnnotations(p, sm_).empty()) annotated = true;
+    // Read as the CPU sees it, __global__ is kernelc/host.h's mark; in CUDA
+    // mode, Clang's own attribute.
+    const clang::Attr* global = global_mark;
+    if (global == nullptr) global = fd->getAttr<clang::CUDAGlobalAttr>();
 
     if (global == nullptr && host == nullptr && !annotated) return;
     // Clang's error comes first; what kernelc would add is likely its echo.
@@ -1194,7 +1352,7 @@ class SourceAnalyzer {
   // -- Block-level features -------------------------------------------------
 
   void BlockFeatures(const clang::FunctionDecl* fd, model::Kernel& k) {
-    std::vector<FeatureFinder::Use> uses = FeatureFinder().Find(fd);
+    std::vector<FeatureFinder::Use> uses = FeatureFinder(sm_).Find(fd);
     for (FeatureFinder::Use& u : uses) u.loc = sm_.getFileLoc(u.loc);
     std::stable_sort(
         uses.begin(), uses.end(),
@@ -1238,6 +1396,14 @@ class KernelAction : public clang::ASTFrontendAction {
       : session_(session), source_(source) {}
 
  protected:
+  bool BeginSourceFileAction(clang::CompilerInstance& ci) override {
+    if (!session_.toolkit_dirs.empty())
+      ci.getPreprocessor().addPPCallbacks(
+          std::make_unique<ToolkitIncludeRecorder>(ci.getSourceManager(),
+                                                   session_));
+    return true;
+  }
+
   std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(
       clang::CompilerInstance&, llvm::StringRef) override {
     return std::make_unique<KernelConsumer>(session_, source_);
@@ -1269,14 +1435,17 @@ class QuietToolAction : public clang::tooling::ToolAction {
     ci.createDiagnostics(consumer, /*ShouldOwnClient=*/false);
     if (!ci.hasDiagnostics()) return false;
     ci.createSourceManager(*files);
-    session_.consumer->ResetErrorLocs();
+    session_.consumer->Reset();
     // Without system headers (kernelc's own are on the system path): what a
     // build cache must re-check besides the toolchain's identity.
     auto collector = std::make_shared<clang::DependencyCollector>();
     ci.addDependencyCollector(collector);
     bool ok = ci.ExecuteAction(action);
+    // kernelc's own headers are on the path with -I, but are kernelc's
+    // identity, not the user's files.
     for (const std::string& d : collector->getDependencies())
-      session_.dependencies.insert(d);
+      if (!llvm::StringRef(d).startswith(kVirtualRoot))
+        session_.dependencies.insert(d);
     files->clearStatCache();
     return ok;
   }
@@ -1285,6 +1454,30 @@ class QuietToolAction : public clang::tooling::ToolAction {
   Session& session_;
   const std::string& source_;
 };
+
+// Clang 14's CUDA mode for the device side, made to read CUDA 12 and 13
+// headers, which are newer than it knows: the toolkit's directories are
+// given explicitly (-nocudainc: Clang's detection rejects the toolkit's
+// layout and version), and the SDK version Clang assumes is its newest, so
+// that device-side launches in the headers (CUB, Thrust) resolve as they do
+// since CUDA 9.2. CUDA 12 removed texture references, which Clang's texture
+// intrinsics header still names: it is left out, and kernelc's shim
+// directory stands in for the texture headers Clang's wrapper includes.
+// CCCL declares C-style variadic helpers for type traits that are never
+// called on the device; Clang 14 rejects their declarations unless allowed.
+std::vector<std::string> CudaDeviceArgs(int arch) {
+  return {"-x",
+          "cuda",
+          "--cuda-device-only",
+          fmt::format("--cuda-gpu-arch=sm_{}", arch),
+          "-nocudainc",
+          "-nocudalib",
+          "-D__CLANG_CUDA_TEXTURE_INTRINSICS_H__",
+          "-Xclang",
+          "-fcuda-allow-variadic-functions",
+          "-Xclang",
+          "-target-sdk-version=11.5"};
+}
 
 }  // namespace
 
@@ -1325,8 +1518,16 @@ Result<model::Module> ParseSources(const std::vector<std::string>& sources,
       llvm::makeIntrusiveRefCnt<clang::DiagnosticIDs>(), diag_options.get(),
       &printer, /*ShouldOwnClient=*/false);
 
+  const bool cuda = options.dialect == Options::Dialect::kCudaDevice;
   Session session;
   session.module.sources = sources;
+  if (!cuda) {
+    for (const std::string& dir : options.cuda_include_dirs) {
+      llvm::SmallString<256> real;
+      if (!llvm::sys::fs::real_path(dir, real))
+        session.toolkit_dirs.push_back(std::string(real));
+    }
+  }
   session.consumer = &printer;
   for (const std::string& source : sources) {
     // The driver would say so too, and then two more errors about having
@@ -1337,25 +1538,35 @@ Result<model::Module> ParseSources(const std::vector<std::string>& sources,
           << source;
       continue;
     }
-    std::vector<std::string> args = {
-        clang_path,
-        "-fsyntax-only",
-        "-x",
-        "c++",
-        "-std=c++17",
-        "-D__KERNELC_FRONTEND__",
-        "-resource-dir",
-        resource_dir,
-        "-fno-color-diagnostics",
-        "-ferror-limit=0",
-        // Warnings are the backends' to report, when they compile the source.
-        "-w",
-    };
+    std::vector<std::string> args = {clang_path, "-fsyntax-only"};
+    if (cuda) {
+      std::vector<std::string> device = CudaDeviceArgs(options.cuda_arch);
+      args.insert(args.end(), device.begin(), device.end());
+    } else {
+      args.insert(args.end(), {"-x", "c++"});
+    }
+    args.insert(args.end(),
+                {"-std=c++17", "-D__KERNELC_FRONTEND__", "-resource-dir",
+                 resource_dir, "-fno-color-diagnostics", "-ferror-limit=0",
+                 // Warnings are the backends' to report, when they
+                 // compile the source.
+                 "-w"});
+    // kernelc's headers come first, as -I (which Clang searches before any
+    // -isystem): read as the CPU sees it, a source's <cuda_fp16.h> is
+    // kernelc's stand-in even when -I names the CUDA toolkit's include
+    // directory. In CUDA mode only kernelc.h is kernelc's; the toolkit's
+    // headers are the real ones.
+    args.push_back("-I" + options.kernelc_include_dir);
+    if (!cuda) args.push_back("-I" + options.host_include_dir);
     for (const std::string& dir : options.include_dirs)
       args.push_back("-I" + dir);
-    for (const std::string& dir : options.virtual_include_dirs) {
-      args.push_back("-isystem");
-      args.push_back(dir);
+    if (cuda) {
+      args.insert(args.end(), {"-isystem", options.cuda_shim_dir});
+      for (const std::string& dir : options.cuda_include_dirs)
+        args.insert(args.end(), {"-isystem", dir});
+      // Clang's CUDA runtime wrapper, which -nocudainc leaves out, after
+      // the toolkit's directories are on the path.
+      args.insert(args.end(), {"-include", "__clang_cuda_runtime_wrapper.h"});
     }
     for (const std::string& define : options.defines)
       args.push_back("-D" + define);
@@ -1400,8 +1611,9 @@ Options DefaultOptions() {
   for (const EmbeddedFile& f : embedded::UserHeaders())
     o.virtual_files.push_back(
         {std::string(kVirtualRoot) + std::string(f.path), f.contents});
-  o.virtual_include_dirs = {std::string(kVirtualRoot) + "include",
-                            std::string(kVirtualRoot) + "host_include"};
+  o.kernelc_include_dir = std::string(kVirtualRoot) + "include";
+  o.host_include_dir = std::string(kVirtualRoot) + "host_include";
+  o.cuda_shim_dir = std::string(kVirtualRoot) + "cuda_shim";
   return o;
 }
 

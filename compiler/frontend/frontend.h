@@ -25,12 +25,32 @@ struct Options {
   std::vector<std::string> include_dirs;  // -I, searched first
   std::vector<std::string> defines;       // -D: "NAME" or "NAME=VALUE"
   // Headers kernelc provides (kernelc.h, the cuda_fp16.h stand-in, ...),
-  // mapped into an in-memory file system over the real one, and the
-  // directories of those headers to put on the system include path (e.g.
-  // "/__kernelc__/include", "/__kernelc__/host_include"). Sources may be
-  // virtual files too.
+  // mapped into an in-memory file system over the real one, and their
+  // directories: kernelc.h's, the stand-ins for CUDA's headers (read as the
+  // CPU sees a source) and the shims for Clang's CUDA mode. Both dialects
+  // search kernelc's directories before the user's. Sources may be virtual
+  // files too.
   std::vector<VirtualFile> virtual_files;
-  std::vector<std::string> virtual_include_dirs;
+  std::string kernelc_include_dir;  // e.g. "/__kernelc__/include"
+  std::string host_include_dir;     // e.g. "/__kernelc__/host_include"
+  std::string cuda_shim_dir;        // e.g. "/__kernelc__/cuda_shim"
+  // How .cu sources are read. kHost: as C++ with kernelc's host definitions
+  // of CUDA's built-ins and its stand-ins for <cuda_runtime.h>,
+  // <cuda_fp16.h> and <cuda_bf16.h> (the view of the cpu target, which
+  // compiles them the same way). kCudaDevice: as CUDA device code against the
+  // CUDA toolkit's own headers in `cuda_include_dirs` (the view of the cuda
+  // target alone: any CUDA header works, cooperative groups and CUB
+  // included).
+  enum class Dialect { kHost, kCudaDevice };
+  Dialect dialect = Dialect::kHost;
+  // The CUDA toolkit's include directories (include/ and include/cccl/).
+  // kCudaDevice reads the toolkit's headers from them; kHost reports an
+  // #include that resolves into them, since those headers need a CUDA
+  // compiler.
+  std::vector<std::string> cuda_include_dirs;
+  // The GPU architecture kCudaDevice parses for (__CUDA_ARCH__): 80 is
+  // sm_80.
+  int cuda_arch = 80;
   // When set, receives the files the sources read, sorted, without system
   // headers (kernelc's embedded headers among them): the sources and the
   // headers they include, named as Clang found them (relative paths stay
@@ -38,15 +58,16 @@ struct Options {
   std::vector<std::string>* dependencies = nullptr;
 };
 
-// Options with kernelc's embedded user headers mapped under /__kernelc__/
-// and their two directories on the system include path.
+// Options with kernelc's embedded user headers mapped under /__kernelc__/,
+// in the kHost dialect.
 Options DefaultOptions();
 
-// Parses each source as C++17 (.cu files too: they are read with kernelc.h's
-// host definitions of CUDA's built-ins; in effect
-// `clang -fsyntax-only -x c++ -std=c++17 -D__KERNELC_FRONTEND__`), reads the
-// annotations and parameter types of every exported kernel and returns the
-// model: Module::sources as given, kernels in source order.
+// Parses each source as C++17 in the options' dialect (kHost, in effect
+// `clang -fsyntax-only -x c++ -std=c++17 -D__KERNELC_FRONTEND__`; kCudaDevice,
+// Clang's CUDA mode for the device side), reads the annotations and
+// parameter types of every exported kernel and returns the model:
+// Module::sources as given, kernels in source order. Both dialects give the
+// same model for a source that both can read.
 //
 // Every problem found, Clang's own errors in the sources and kernelc's errors
 // in the annotations, is rendered clang-style into *diagnostics (no colors),

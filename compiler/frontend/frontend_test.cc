@@ -53,9 +53,10 @@ TEST_CASE("DefaultOptions maps kernelc's headers") {
   }
   CHECK(kernelc_h);
   CHECK(fp16);
-  CHECK(o.virtual_include_dirs ==
-        std::vector<std::string>{"/__kernelc__/include",
-                                 "/__kernelc__/host_include"});
+  CHECK(o.kernelc_include_dir == "/__kernelc__/include");
+  CHECK(o.host_include_dir == "/__kernelc__/host_include");
+  CHECK(o.cuda_shim_dir == "/__kernelc__/cuda_shim");
+  CHECK(o.dialect == Options::Dialect::kHost);
 }
 
 TEST_CASE("saxpy: pointer roles, a scalar, a derived length, grid and block") {

@@ -2,7 +2,9 @@
 //
 // Valid in .cu and .cc files. Three ways a source is compiled:
 //  - by kernelc's frontend (__KERNELC_FRONTEND__): annotations become clang
-//    `annotate` attributes that the frontend reads;
+//    `annotate` attributes that the frontend reads; it reads a source either
+//    as the CPU sees it (below) or, in Clang's CUDA mode (__CUDA__), against
+//    the CUDA toolkit's headers;
 //  - for the CPU (__KERNELC_HOST__): CUDA's built-in variables and
 //    qualifiers are provided by kernelc/host.h so that __global__ kernels run
 //    on the grid executor;
@@ -72,7 +74,8 @@
 // sharded along such a dimension stay sharded under jax.jit.
 #define KC_PARALLEL(...) KC_ANNOTATE_("kc.parallel", __VA_ARGS__)
 
-#if defined(__KERNELC_FRONTEND__) || defined(__KERNELC_HOST__)
+#if (defined(__KERNELC_FRONTEND__) && !defined(__CUDA__)) || \
+    defined(__KERNELC_HOST__)
 #include "kernelc/host.h"
 #endif
 
