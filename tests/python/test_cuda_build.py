@@ -13,6 +13,7 @@ import subprocess
 import sys
 import textwrap
 
+import numpy as np
 import pytest
 
 from conftest import EXAMPLES, ROOT, run_kernelc
@@ -21,6 +22,18 @@ GPU_KERNELS = ROOT / "tests" / "gpu" / "kernels"
 CUDA_SOURCES = (sorted(EXAMPLES.glob("*.cu")) + sorted(GPU_KERNELS.glob("*.cu"))
                 + sorted((ROOT / "bench" / "kernels").glob("*.cu")))
 CUDA_HOME = pathlib.Path("/usr/local/cuda")
+TOOLKIT_HEADERS = ROOT / "tests" / "cuda_sources" / "toolkit_headers.cu"
+
+
+def toolkit_include():
+    """The CUDA toolkit's include directory (cuda_fp16.h, cccl/), as kernelc
+    finds it; skips the test where there is none."""
+    candidates = [CUDA_HOME / "include"] + sorted((ROOT / ".venv").glob(
+        "lib/python*/site-packages/nvidia/cu13/include"))
+    for c in candidates:
+        if (c / "cuda_fp16.h").exists() and (c / "cccl").is_dir():
+            return c
+    pytest.skip("no CUDA toolkit headers (with CCCL) on this machine")
 
 
 def ptxas():
@@ -317,3 +330,103 @@ def test_inspect_a_built_package_shows_targets_archs_and_hashes(tmp_path):
     r = run_kernelc("inspect", tmp_path)
     assert r.returncode == 1
     assert "is a directory but not a package built by kernelc" in r.stderr
+
+
+@pytest.mark.parametrize("source", CUDA_SOURCES, ids=lambda p: p.name)
+def test_both_readings_of_a_source_give_one_model(source):
+    """A source read as the CPU sees it (kernelc's stand-ins for CUDA) and
+    as CUDA device code against the toolkit's headers (--target cuda alone)
+    gives the same model, byte for byte."""
+    toolkit_include()
+    host = run_kernelc("inspect", source)
+    device = run_kernelc("inspect", source, "--target", "cuda")
+    assert host.returncode == 0, host.stderr
+    assert device.returncode == 0, device.stderr
+    assert device.stdout == host.stdout
+
+
+def test_cuda_target_reads_the_toolkits_own_headers(tmp_path):
+    """Cooperative groups, CUB and cuda::std: the cuda target alone reads the
+    source as CUDA device code, NVRTC compiles it with CCCL on its include
+    path, and the block-level features found inside the toolkit's headers
+    are placed at the user's calls."""
+    toolkit_include()
+    r = run_kernelc("inspect", TOOLKIT_HEADERS, "--target", "cuda")
+    assert r.returncode == 0, r.stderr
+    (k,) = json.loads(r.stdout)["kernels"]
+    assert [(p["name"], p["dtype"]) for p in k["params"]] == [
+        ("x", "float16"), ("scale", "bfloat16"), ("n", "int64"),
+        ("sums", "float16")]
+    assert [(f["what"], f["loc"]) for f in k["block_features"]] == [
+        ("__shared__", f"{TOOLKIT_HEADERS}:24:43"),
+        ("__syncthreads", f"{TOOLKIT_HEADERS}:28:23"),
+        ("__barrier_sync", f"{TOOLKIT_HEADERS}:29:3")]
+
+    r = run_kernelc("emit", TOOLKIT_HEADERS, "-o", tmp_path, "--target",
+                    "cuda", "--cuda-arch", "sm_80,sm_90")
+    assert r.returncode == 0, r.stderr
+    assert r.stderr == ""
+    tool = ptxas()
+    if tool is not None:
+        (ptx,) = (tmp_path / "build" / "cuda").glob("*.ptx")
+        p = subprocess.run([str(tool), "-arch=sm_90", str(ptx), "-o",
+                            str(tmp_path / "out.cubin")],
+                           capture_output=True, text=True)
+        assert p.returncode == 0, p.stderr
+    r = run_kernelc("build", TOOLKIT_HEADERS, "-o", tmp_path / "pkg",
+                    "--target", "cuda")
+    assert r.returncode == 0, r.stderr
+
+
+def test_cpu_target_names_the_toolkit_header_it_cannot_read(tmp_path):
+    """Read as the CPU sees it, a source that includes a device-only header
+    of the toolkit fails to parse; the last error names the header and the
+    way out."""
+    include = toolkit_include()
+    r = run_kernelc("build", TOOLKIT_HEADERS, "-o", tmp_path, "--target",
+                    "cpu,cuda", "-I", include)
+    assert r.returncode == 1
+    assert (f"{TOOLKIT_HEADERS}:4:10: error: 'cooperative_groups.h' is a "
+            "header of the CUDA toolkit, likely the cause of these errors: "
+            "for the cpu target kernelc reads sources with its own "
+            "<cuda_runtime.h>, <cuda_fp16.h> and <cuda_bf16.h>, and other "
+            "CUDA headers may need a CUDA compiler; build with --target cuda "
+            "alone to read the source as CUDA device code\n"
+            "#include <cooperative_groups.h>\n"
+            "         ^\n") in r.stderr
+    assert not (tmp_path / "toolkit_headers").exists()
+
+
+HALF_VECTORS = textwrap.dedent("""\
+    #include <cuda_runtime.h>
+    #include <vector_types.h>
+    #include <cuda_fp16.h>
+    #include <kernelc.h>
+
+    // out = x * 2 + (y.x + y.y), through half and float2.
+    KC_GRID("n")
+    __global__ void half_vec(KC_IN("n") const __half* x,
+                             KC_IN("") const float* y,
+                             KC_DERIVED("x.size") int64_t n,
+                             KC_OUT("x") __half* out) {
+      int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+      float2 v = make_float2(y[0], 2.0f * y[0]);
+      if (i < n) out[i] = __float2half(__half2float(x[i]) * 2.0f + v.x + v.y);
+    }
+    """)
+
+
+def test_toolkit_include_dir_on_the_path_keeps_the_cpu_stand_ins(
+        build_package):
+    """-I naming the toolkit's include directory does not replace kernelc's
+    stand-ins when the source is compiled for the CPU: the types stay
+    kernelc's and the kernel runs."""
+    include = toolkit_include()
+    mod = build_package("half_vec_with_toolkit_dir", HALF_VECTORS,
+                        extra=("-I", include, "--target", "cpu,cuda",
+                               "--cuda-arch", "sm_80"))
+    x = np.linspace(-2, 2, 37).astype(np.float16)
+    y = np.float32(0.25)
+    got = np.asarray(mod.half_vec(x, y))
+    want = (x.astype(np.float32) * 2 + 0.75).astype(np.float16)
+    np.testing.assert_array_equal(got, want)
