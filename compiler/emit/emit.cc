@@ -1177,9 +1177,11 @@ Result<Output> EmitPackage(const sema::ModulePlan& plan,
                              static_cast<unsigned char>(bytes[j]));
         }
         std::string array = fmt::format("{}_image_{}", module, i);
+        // Aligned beyond what ELF asks (8 bytes) for cuModuleLoadData,
+        // which reads the image in place.
         arrays.push_back(fmt::format(
-            "// {} ({} bytes, sha256 {})\nstatic const unsigned char {}[] = "
-            "{{{}\n}};",
+            "// {} ({} bytes, sha256 {})\nalignas(64) static const unsigned "
+            "char {}[] = {{{}\n}};",
             CudaImageName(b, im), im.data.size(), im.sha256, array, hex));
         entries.push_back(fmt::format("    {{{}, {}, {}, sizeof({})}},", im.sm,
                                       im.is_ptx ? 1 : 0, array, array));
