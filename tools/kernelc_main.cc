@@ -240,6 +240,8 @@ Status CompileCudaTarget(const Options& o, const model::Module& m,
   info->cuda_fast_math = cb.fast_math;
   info->cuda_binaries = std::move(bins).value();
   info->cuda_toolchain = "nvrtc " + nvrtc.value().version();
+  info->cuda_nvrtc = nvrtc.value().version();
+  info->cuda_version = nvrtc.value().cuda_version();
   return Status();
 }
 

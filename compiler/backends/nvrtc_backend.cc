@@ -132,6 +132,7 @@ Result<Nvrtc> FindNvrtc() {
     n.handle_ = h;
     n.library_ = lib;
     n.version_ = fmt::format("{}.{}", major, minor);
+    n.cuda_version_ = 1000 * major + 10 * minor;
     if (llvm::sys::fs::exists(include + "/cuda_fp16.h"))
       n.cuda_include_ = include;
     return n;

@@ -25,6 +25,8 @@ class Nvrtc {
 
   const std::string& library() const { return library_; }  // path opened
   const std::string& version() const { return version_; }  // "13.0"
+  // The version as CUDA counts them: 1000 * major + 10 * minor (13000).
+  int cuda_version() const { return cuda_version_; }
   // The toolkit's include directory (cuda_fp16.h, ...); empty if unknown.
   const std::string& cuda_include() const { return cuda_include_; }
   // The real architectures this NVRTC compiles for (80 for sm_80).
@@ -37,6 +39,7 @@ class Nvrtc {
   std::unique_ptr<Api> api_;
   void* handle_ = nullptr;
   std::string library_, version_, cuda_include_;
+  int cuda_version_ = 0;
   std::vector<int> archs_;
 };
 

@@ -1197,7 +1197,8 @@ Result<Output> EmitPackage(const sema::ModulePlan& plan,
            {"entries", fmt::format("{}", fmt::join(entries, "\n"))},
            {"kernels", fmt::format("{}", fmt::join(kernels, "\n"))},
            {"num_images", std::to_string(b.images.size())},
-           {"num_kernels", std::to_string(b.kernels.size() + 1)}});
+           {"num_kernels", std::to_string(b.kernels.size() + 1)},
+           {"cuda_version", std::to_string(info.cuda_version)}});
       if (!set.ok()) return set.error();
       sets.push_back(set.value());
       for (const CudaImage& im : b.images)
@@ -1206,6 +1207,7 @@ Result<Output> EmitPackage(const sema::ModulePlan& plan,
     Result<std::string> images =
         FillTemplate("cpp/cuda_images.cc.tmpl",
                      {{"banner", Banner(info, m.sources, "//")},
+                      {"abi_version", std::to_string(KC_RUNTIME_ABI_VERSION)},
                       {"images", fmt::format("{}", fmt::join(sets, ""))}});
     if (!images.ok()) return images.error();
     out.build["cuda_images.cc"] = images.value();
@@ -1326,6 +1328,7 @@ Result<Output> EmitPackage(const sema::ModulePlan& plan,
           {{"source", b.source}, {"kernels", b.lowered}, {"images", images}});
     }
     manifest["cuda"] = {{"archs", archs},
+                        {"nvrtc", info.cuda_nvrtc},
                         {"fast_math", info.cuda_fast_math},
                         {"binaries", bins}};
   }

@@ -2,11 +2,13 @@
 // image choice, module loading once per context, launches, fills, copies and
 // errors. Prints what each call returned; the test compares the log.
 //
-//   drv                  the calls below
+//   drv [CUDA_VERSION]   the calls below; CUDA_VERSION (default 13000) is
+//                        the NVRTC version the images claim to come from
 //   drv choose           only loads a module whose cubin is newer than an
 //                        sm_8x device but of its major version, beside
 //                        compute_80 PTX
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kernelc/cuda.h"
@@ -26,7 +28,7 @@ const kc_cuda_image kImages[] = {
     {90, 1, kPtx90, sizeof(kPtx90)},
 };
 const char* const kKernels[] = {"_Z4saxpyPKf", "kc_fill_u64"};
-const kc_cuda_module kModule = {"saxpy.cu", kImages, 3, kKernels, 2};
+kc_cuda_module kModule = {"saxpy.cu", kImages, 3, kKernels, 2, 13000};
 
 alignas(8) const unsigned char kCubin86[] =
     "\x7f"
@@ -36,8 +38,8 @@ const kc_cuda_image kNewerCubin[] = {
     {86, 0, kCubin86, sizeof(kCubin86)},
     {80, 1, kPtx80, sizeof(kPtx80)},
 };
-const kc_cuda_module kNewerCubinModule = {"newer.cu", kNewerCubin, 2, kKernels,
-                                          2};
+const kc_cuda_module kNewerCubinModule = {"newer.cu", kNewerCubin, 2,
+                                          kKernels,   2,           13000};
 
 void Print(const char* what, const std::string& error) {
   printf("%s -> %s\n", what, error.empty() ? "ok" : error.c_str());
@@ -53,6 +55,7 @@ int main(int argc, char** argv) {
     Print("get", newer.Get(stream, 0, &fn));
     return 0;
   }
+  if (argc > 1) kModule.cuda_version = atoi(argv[1]);
   kc::cuda::ModuleCache cache(&kModule);
   Print("get", cache.Get(stream, 0, &fn));
   Print("get again", cache.Get(stream, 1, &fill));

@@ -5,7 +5,9 @@ CUDA 12.0 ABI, the image chosen per compute capability, the module loaded
 once per context (with the capture mode relaxed while a graph is being
 captured, and unloaded again when a kernel is missing), launch parameters,
 the dynamic shared memory opt-in (only when it grows), the fill chosen per
-element width, and every failure as a message."""
+element width, the driver's version against NVRTC's, and every failure as a
+message. The generated handlers run against the same fake in
+test_cuda_handlers.py."""
 
 import os
 import pathlib
@@ -166,6 +168,50 @@ def test_a_module_without_its_kernel_is_unloaded(driver):
     assert r.stdout.count("cuModuleLoadData(") == 2
     assert r.stdout.count("cuModuleUnload(") == 2
     assert ", 0 loaded\ncuCtxPopCurrent\nget again -> no kernel" in r.stdout
+
+
+def test_a_driver_of_an_older_major_version_is_named_before_loading(driver):
+    r = driver(FAKE_CUDA_DRIVER="12080")
+    assert r.returncode == 1
+    assert "cuModuleLoadData" not in r.stdout
+    assert "get -> the CUDA driver supports CUDA 12.8, older than the NVRTC " \
+        "13.0 that compiled saxpy.cu: install an NVIDIA driver for CUDA 13.0 " \
+        "or newer, or rebuild the package with a CUDA toolkit no newer than " \
+        "CUDA 12.8 (kernelc finds it through CUDA_HOME)\n" in r.stdout
+
+
+@pytest.mark.parametrize("code, name", [
+    (222, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION"),
+    (218, "CUDA_ERROR_INVALID_PTX"),
+    (209, "CUDA_ERROR_NO_BINARY_FOR_GPU"),
+    (200, "CUDA_ERROR_INVALID_IMAGE"),
+])
+def test_an_image_a_newer_minor_version_made_names_the_driver(driver, code,
+                                                              name):
+    # NVRTC 13.1's images on a driver for CUDA 13.0: loaded (same major
+    # version), and when that fails, the versions and the ways out are said.
+    r = driver("13010", FAKE_CUDA_DRIVER="13000",
+               FAKE_CUDA_FAIL=f"cuModuleLoadData={code}")
+    assert r.returncode == 1
+    assert f"get -> cannot load the cubin of saxpy.cu for sm_90: {name} " \
+        "(fake error): the CUDA driver supports CUDA 13.0, older than the " \
+        "NVRTC 13.1 that compiled saxpy.cu: install an NVIDIA driver for " \
+        "CUDA 13.1 or newer, or rebuild the package with a CUDA toolkit no " \
+        "newer than CUDA 13.0 (kernelc finds it through CUDA_HOME)\n" \
+        in r.stdout
+
+
+def test_an_image_error_on_a_new_enough_driver_says_the_versions(driver):
+    r = driver("13000", FAKE_CUDA_DRIVER="13020",
+               FAKE_CUDA_FAIL="cuModuleLoadData=200")
+    assert "get -> cannot load the cubin of saxpy.cu for sm_90: " \
+        "CUDA_ERROR_INVALID_IMAGE (fake error) (the driver supports CUDA " \
+        "13.2; NVRTC 13.0 compiled it)\n" in r.stdout
+    # Other load errors are not about versions.
+    r = driver("13010", FAKE_CUDA_DRIVER="13000",
+               FAKE_CUDA_FAIL="cuModuleLoadData")
+    assert "get -> cannot load the cubin of saxpy.cu for sm_90: " \
+        "CUDA_ERROR_INVALID_VALUE (invalid argument)\n" in r.stdout
 
 
 def test_launch_failure_becomes_a_message(driver):

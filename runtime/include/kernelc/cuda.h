@@ -54,6 +54,10 @@ typedef struct kc_cuda_module {
   int num_images;
   const char* const* kernels;  // lowered names, indexed by kernel slot
   int num_kernels;
+  // The CUDA version of the NVRTC that compiled the images, counted as
+  // cuDriverGetVersion counts: 1000 * major + 10 * minor (13000 for 13.0).
+  // A driver older than that may not load them.
+  int cuda_version;
 } kc_cuda_module;
 
 }  // extern "C"
@@ -77,6 +81,7 @@ struct Driver {
   CUresult (*CtxPopCurrent)(CUcontext*);
   CUresult (*CtxGetDevice)(CUdevice*);
   CUresult (*DeviceGetAttribute)(int*, int, CUdevice);
+  CUresult (*DriverGetVersion)(int*);
   CUresult (*ModuleLoadData)(CUmodule*, const void*);
   CUresult (*ModuleUnload)(CUmodule);
   CUresult (*ModuleGetFunction)(CUfunction*, CUmodule, const char*);
@@ -96,6 +101,11 @@ constexpr int kAttrComputeCapabilityMajor = 75;  // CU_DEVICE_ATTRIBUTE_...
 constexpr int kAttrComputeCapabilityMinor = 76;
 constexpr int kFuncAttrMaxDynamicSharedBytes = 8;      // CU_FUNC_ATTRIBUTE_...
 constexpr int kDefaultDynamicSharedBytes = 48 * 1024;  // without opting in
+// The module load errors of an image too new for the driver.
+constexpr CUresult kErrorInvalidImage = 200;  // CUDA_ERROR_INVALID_IMAGE
+constexpr CUresult kErrorNoBinaryForGpu = 209;
+constexpr CUresult kErrorInvalidPtx = 218;
+constexpr CUresult kErrorUnsupportedPtxVersion = 222;
 constexpr int kCaptureStatusActive = 1;   // CU_STREAM_CAPTURE_STATUS_ACTIVE
 constexpr int kCaptureModeRelaxed = 2;    // CU_STREAM_CAPTURE_MODE_RELAXED
 constexpr int kDriverApiVersion = 12000;  // the ABI the signatures above have
@@ -156,6 +166,7 @@ inline const Driver* GetDriver(std::string* error) {
     resolve("cuCtxPopCurrent", &d.CtxPopCurrent);
     resolve("cuCtxGetDevice", &d.CtxGetDevice);
     resolve("cuDeviceGetAttribute", &d.DeviceGetAttribute);
+    resolve("cuDriverGetVersion", &d.DriverGetVersion);
     resolve("cuModuleLoadData", &d.ModuleLoadData);
     resolve("cuModuleUnload", &d.ModuleUnload);
     resolve("cuModuleGetFunction", &d.ModuleGetFunction);
@@ -188,6 +199,12 @@ inline std::string Describe(const Driver& d, CUresult r) {
   std::string s = name ? name : "CUresult " + std::to_string(r);
   if (text) s += std::string(" (") + text + ")";
   return s;
+}
+
+// "13.0" for the CUDA version 13000.
+inline std::string CudaVersionString(int version) {
+  return std::to_string(version / 1000) + "." +
+         std::to_string(version % 1000 / 10);
 }
 
 // A kernel of a loaded module, as handlers launch it. It lives as long as
@@ -304,6 +321,18 @@ class ModuleCache {
     return error;
   }
 
+  // What to do about a driver older than the NVRTC that compiled the
+  // images.
+  std::string DriverTooOld(int driver) const {
+    const std::string built = CudaVersionString(desc_->cuda_version);
+    return "the CUDA driver supports CUDA " + CudaVersionString(driver) +
+           ", older than the NVRTC " + built + " that compiled " +
+           desc_->source + ": install an NVIDIA driver for CUDA " + built +
+           " or newer, or rebuild the package with a CUDA toolkit no newer "
+           "than CUDA " +
+           CudaVersionString(driver) + " (kernelc finds it through CUDA_HOME)";
+  }
+
   std::string LoadInCurrent(const Driver& d, Loaded* l) {
     CUdevice dev = 0;
     int major = 0, minor = 0;
@@ -314,6 +343,14 @@ class ModuleCache {
       r = d.DeviceGetAttribute(&minor, kAttrComputeCapabilityMinor, dev);
     if (r != kSuccess)
       return "cannot read the device's compute capability: " + Describe(d, r);
+    // CUDA keeps binaries compatible within a major version only: a driver
+    // of an older major version cannot load what a newer NVRTC made (its
+    // PTX ISA, its cubins' ABI), so that is said before trying.
+    int driver = 0;
+    if (d.DriverGetVersion(&driver) != kSuccess) driver = 0;  // unknown
+    const int built = desc_->cuda_version;
+    const bool older = driver > 0 && built > 0 && driver < built;
+    if (older && driver / 1000 < built / 1000) return DriverTooOld(driver);
     const kc_cuda_image* im = Choose(major, minor);
     if (!im) {
       std::string list;
@@ -326,10 +363,23 @@ class ModuleCache {
              "); built for " + list + ": rebuild with --cuda-arch";
     }
     r = d.ModuleLoadData(&l->module, im->data);
-    if (r != kSuccess)
-      return std::string("cannot load the ") + (im->is_ptx ? "PTX" : "cubin") +
-             " of " + desc_->source + " for sm_" + std::to_string(im->sm) +
-             ": " + Describe(d, r);
+    if (r != kSuccess) {
+      std::string error = std::string("cannot load the ") +
+                          (im->is_ptx ? "PTX" : "cubin") + " of " +
+                          desc_->source + " for sm_" + std::to_string(im->sm) +
+                          ": " + Describe(d, r);
+      // Within a major version, PTX of a newer minor version (and the odd
+      // cubin) still needs a newer driver.
+      const bool image_error =
+          r == kErrorInvalidImage || r == kErrorNoBinaryForGpu ||
+          r == kErrorInvalidPtx || r == kErrorUnsupportedPtxVersion;
+      if (image_error && older)
+        error += ": " + DriverTooOld(driver);
+      else if (image_error && driver > 0 && built > 0)
+        error += " (the driver supports CUDA " + CudaVersionString(driver) +
+                 "; NVRTC " + CudaVersionString(built) + " compiled it)";
+      return error;
+    }
     l->functions = std::vector<Function>(desc_->num_kernels);
     for (int i = 0; i < desc_->num_kernels; ++i) {
       r = d.ModuleGetFunction(&l->functions[i].handle, l->module,

@@ -5,6 +5,14 @@
 #include <stddef.h>
 
 #include "kernelc/cuda.h"
+#include "kernelc/launch.h"
+
+#if KC_RUNTIME_ABI_VERSION != 2
+#error "generated for kernelc runtime ABI 2: rebuild with the kernelc that ships this runtime"
+#endif
+static_assert(sizeof(kc_cuda_image) == 24 && sizeof(kc_cuda_module) == 40 &&
+                  offsetof(kc_cuda_module, cuda_version) == 36,
+              "kc_cuda_module layout differs from the one this code was generated for");
 
 // saxpy.cu
 // 0_saxpy.sm_80.cubin (5096 bytes, sha256 cf21f05d9b1261367d5c6d28d2e982b74b5b2076d1a5583b669d51ff01888997)
@@ -843,5 +851,5 @@ static const char* const kc_saxpy_b60d32dbc4b1_cuda_module_0_kernels[] = {
     "kc_fill_u64",
 };
 extern "C" const kc_cuda_module kc_saxpy_b60d32dbc4b1_cuda_module_0 = {
-    "saxpy.cu", kc_saxpy_b60d32dbc4b1_cuda_module_0_images, 3, kc_saxpy_b60d32dbc4b1_cuda_module_0_kernels, 2};
+    "saxpy.cu", kc_saxpy_b60d32dbc4b1_cuda_module_0_images, 3, kc_saxpy_b60d32dbc4b1_cuda_module_0_kernels, 2, 13000};
 
