@@ -43,9 +43,10 @@ class Nvrtc {
   std::vector<int> archs_;
 };
 
-// Finds and loads NVRTC: $CUDA_HOME, NVIDIA's pip wheels (nvidia/cu13,
-// nvidia/cuda_nvrtc) in the active virtual environment, /usr/local/cuda.
-// Internal error (exit 2) when there is none.
+// Finds and loads NVRTC, the first usable one of: $CUDA_HOME, NVIDIA's pip
+// wheels (nvidia/cu13, nvidia/cuda_nvrtc) in the active virtual environment,
+// the active conda environment, the toolkit of the nvcc on $PATH,
+// /usr/local/cuda. Internal error (exit 2) when there is none.
 Result<Nvrtc> FindNvrtc();
 
 // Parses "--cuda-arch sm_80,sm_90": sorted, unique architectures, checked
