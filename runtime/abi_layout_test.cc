@@ -10,7 +10,7 @@
 #include "kernelc/cuda.h"
 #include "kernelc/launch.h"
 
-static_assert(KC_RUNTIME_ABI_VERSION == 1, "update the layouts below");
+static_assert(KC_RUNTIME_ABI_VERSION == 2, "update the layouts below");
 
 static_assert(sizeof(kc_dim3) == 12 && alignof(kc_dim3) == 4, "kc_dim3");
 static_assert(offsetof(kc_dim3, x) == 0 && offsetof(kc_dim3, y) == 4 &&
@@ -57,7 +57,10 @@ static_assert(sizeof(kc_cuda_image) == 24 &&
               "kc_cuda_image");
 static_assert(sizeof(kc_cuda_module) == 40 &&
                   offsetof(kc_cuda_module, images) == 8 &&
-                  offsetof(kc_cuda_module, kernels) == 24,
+                  offsetof(kc_cuda_module, num_images) == 16 &&
+                  offsetof(kc_cuda_module, kernels) == 24 &&
+                  offsetof(kc_cuda_module, num_kernels) == 32 &&
+                  offsetof(kc_cuda_module, cuda_version) == 36,
               "kc_cuda_module");
 
 // 16-bit floats are their bit patterns: XLA's F16/BF16 native type is

@@ -272,6 +272,8 @@ Status CompileCudaTarget(const Options& o, const model::Module& m,
   info->cuda_fast_math = cb.fast_math;
   info->cuda_binaries = std::move(bins).value();
   info->cuda_toolchain = "nvrtc " + nvrtc.value().version();
+  info->cuda_nvrtc = nvrtc.value().version();
+  info->cuda_version = nvrtc.value().cuda_version();
   return Status();
 }
 
@@ -610,6 +612,17 @@ int CmdWheel(Options& o) {
   return kOk;
 }
 
+// `kernelc --version`: kernelc's version, then the NVRTC that the cuda
+// target would use (see FindNvrtc for the search) or why there is none.
+std::string VersionText() {
+  std::string text = fmt::format("kernelc {}", kVersion);
+  Result<backends::Nvrtc> nvrtc = backends::FindNvrtc();
+  if (nvrtc.ok())
+    return text + fmt::format("\nNVRTC {} ({})", nvrtc.value().version(),
+                              nvrtc.value().library());
+  return text + "\n" + nvrtc.error().message;
+}
+
 void AddCommonOptions(CLI::App* cmd, Options& o) {
   cmd->add_option("SRC", o.sources,
                   "annotated .cu/.cc sources, or JSON specs (kernelc inspect)")
@@ -625,7 +638,8 @@ int main(int argc, char** argv) {
   using namespace kernelc;
   CLI::App app{"kernelc: compiles annotated CUDA/C++ kernels into JAX ops",
                "kernelc"};
-  app.set_version_flag("--version", std::string("kernelc ") + kVersion);
+  app.set_version_flag("--version", VersionText,
+                       "print kernelc's version and the NVRTC it uses");
   app.require_subcommand(1);
   Options o;
 

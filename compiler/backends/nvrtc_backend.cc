@@ -7,6 +7,7 @@
 #include <llvm/ADT/StringRef.h>
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/Path.h>
+#include <llvm/Support/Program.h>
 #include <llvm/Support/SHA256.h>
 
 #include <algorithm>
@@ -47,7 +48,17 @@ Nvrtc::Nvrtc(Nvrtc&&) noexcept = default;
 namespace {
 
 // Candidate NVRTC libraries with the toolkit include directory beside each,
-// in search order.
+// in search order (README, "The CUDA target"):
+//   1. $CUDA_HOME, the toolkit the user names;
+//   2. NVIDIA's pip wheels (nvidia/cu13, nvidia/cuda_nvrtc) in the active
+//      virtual environment ($VIRTUAL_ENV);
+//   3. the active conda environment ($CONDA_PREFIX): conda's CUDA packages
+//      (lib/, include/) or pip wheels in it;
+//   4. the toolkit of the nvcc on $PATH (<nvcc's directory>/..), where a
+//      toolkit lives outside /usr/local/cuda (/opt/cuda, modules);
+//   5. /usr/local/cuda.
+// kernelc is no Python program, so there is no "running interpreter" to
+// ask: a virtual environment counts when it is activated.
 std::vector<std::pair<std::string, std::string>> Candidates() {
   std::vector<std::pair<std::string, std::string>> out;
   auto add_root = [&out](const std::string& root) {
@@ -56,18 +67,31 @@ std::vector<std::pair<std::string, std::string>> Candidates() {
         out.push_back(
             {fmt::format("{}/{}/{}", root, lib, so), root + "/include"});
   };
-  if (const char* home = std::getenv("CUDA_HOME"); home && *home)
-    add_root(home);
-  if (const char* env = std::getenv("VIRTUAL_ENV"); env && *env) {
+  auto add_wheels = [&out, &add_root](const std::string& env) {
     std::error_code ec;
-    for (llvm::sys::fs::directory_iterator it(std::string(env) + "/lib", ec),
-         end;
+    for (llvm::sys::fs::directory_iterator it(env + "/lib", ec), end;
          !ec && it != end; it.increment(ec)) {
       std::string nv = it->path() + "/site-packages/nvidia";
       add_root(nv + "/cu13");
       for (const char* so : {"libnvrtc.so.13", "libnvrtc.so.12"})
         out.push_back(
             {nv + "/cuda_nvrtc/lib/" + so, nv + "/cuda_runtime/include"});
+    }
+  };
+  if (const char* home = std::getenv("CUDA_HOME"); home && *home)
+    add_root(home);
+  if (const char* env = std::getenv("VIRTUAL_ENV"); env && *env)
+    add_wheels(env);
+  if (const char* conda = std::getenv("CONDA_PREFIX"); conda && *conda) {
+    add_root(conda);
+    add_wheels(conda);
+  }
+  if (llvm::ErrorOr<std::string> nvcc = llvm::sys::findProgramByName("nvcc")) {
+    llvm::SmallString<256> real;
+    if (!llvm::sys::fs::real_path(*nvcc, real)) {
+      llvm::sys::path::remove_filename(real);  // bin/
+      llvm::sys::path::remove_filename(real);  // the toolkit
+      if (!real.empty()) add_root(std::string(real));
     }
   }
   add_root("/usr/local/cuda");
@@ -132,13 +156,15 @@ Result<Nvrtc> FindNvrtc() {
     n.handle_ = h;
     n.library_ = lib;
     n.version_ = fmt::format("{}.{}", major, minor);
+    n.cuda_version_ = 1000 * major + 10 * minor;
     if (llvm::sys::fs::exists(include + "/cuda_fp16.h"))
       n.cuda_include_ = include;
     return n;
   }
   return Error::Internal(fmt::format(
       "no usable NVRTC for the cuda target{}: install the CUDA toolkit "
-      "(/usr/local/cuda), set CUDA_HOME, or pip install NVIDIA's NVRTC wheel",
+      "(/usr/local/cuda), set CUDA_HOME, or pip install NVIDIA's NVRTC wheel "
+      "(nvidia-cuda-nvrtc) in the active virtual environment",
       tried.empty() ? "" : fmt::format(" (tried {})", fmt::join(tried, ", "))));
 }
 

@@ -25,6 +25,8 @@ class Nvrtc {
 
   const std::string& library() const { return library_; }  // path opened
   const std::string& version() const { return version_; }  // "13.0"
+  // The version as CUDA counts them: 1000 * major + 10 * minor (13000).
+  int cuda_version() const { return cuda_version_; }
   // The toolkit's include directory (cuda_fp16.h, ...); empty if unknown.
   const std::string& cuda_include() const { return cuda_include_; }
   // The real architectures this NVRTC compiles for (80 for sm_80).
@@ -37,12 +39,14 @@ class Nvrtc {
   std::unique_ptr<Api> api_;
   void* handle_ = nullptr;
   std::string library_, version_, cuda_include_;
+  int cuda_version_ = 0;
   std::vector<int> archs_;
 };
 
-// Finds and loads NVRTC: $CUDA_HOME, NVIDIA's pip wheels (nvidia/cu13,
-// nvidia/cuda_nvrtc) in the active virtual environment, /usr/local/cuda.
-// Internal error (exit 2) when there is none.
+// Finds and loads NVRTC, the first usable one of: $CUDA_HOME, NVIDIA's pip
+// wheels (nvidia/cu13, nvidia/cuda_nvrtc) in the active virtual environment,
+// the active conda environment, the toolkit of the nvcc on $PATH,
+// /usr/local/cuda. Internal error (exit 2) when there is none.
 Result<Nvrtc> FindNvrtc();
 
 // The include directories of a CUDA toolkit whose include directory

@@ -249,7 +249,19 @@ class KernelEmitter {
     // buffers; scalars pass through.
     std::vector<std::string> element_params, element_args, element_bytes,
         operands;
-    if (cuda) element_params.push_back("CUstream kc_stream");
+    // The CUDA elements launch the kernels the handler looked up once.
+    std::vector<std::string> slots;
+    if (cuda) {
+      element_params.push_back("CUstream kc_stream");
+      element_params.push_back("::kc::cuda::Function* kc_function");
+      element_args.push_back("kc_functions[0]");
+      slots.push_back(std::to_string(cuda->slot));
+      if (HasFills()) {
+        element_params.push_back("::kc::cuda::Function* kc_fill64");
+        element_args.push_back("kc_functions[1]");
+        slots.push_back(std::to_string(cuda->fill_slot));
+      }
+    }
     const std::string tensor = "const ::kc::rt::Tensor<ffi::DataType>& ";
     for (const Param& p : k_.params) {
       if (IsInput(p.role)) {
@@ -303,10 +315,21 @@ class KernelEmitter {
               {"batch", batch.value()},
               {"body", body.value()}};
     // The CUDA handler has no pool to size; a fold follows the plan.
-    if (!cuda)
+    if (!cuda) {
       v["helpers"] = helpers_text;
-    else if (!helpers_text.empty())
-      v["batch"] += "\n" + helpers_text;
+    } else {
+      if (!helpers_text.empty()) v["batch"] += "\n" + helpers_text;
+      Result<std::string> functions =
+          FillTemplate("cpp/cuda_function.cc.tmpl",
+                       {{"module", cuda->cache + "()"},
+                        {"count", std::to_string(slots.size())},
+                        {"slots", fmt::format("{}", fmt::join(slots, ", "))},
+                        {"kernel", k_.name}});
+      if (!functions.ok()) return functions;
+      std::string text = functions.value();
+      text.pop_back();  // the handler template ends the line
+      v["functions"] = text;
+    }
     return FillTemplate(
         cuda ? "cpp/cuda_handler.cc.tmpl" : "cpp/handler.cc.tmpl", v);
   }
@@ -795,6 +818,13 @@ class KernelEmitter {
     return text;
   }
 
+  // Whether an Out is pre-filled (KC_INIT).
+  bool HasFills() const {
+    for (const sema::ParamPlan& pp : kp_.params)
+      if (pp.init) return true;
+    return false;
+  }
+
   Result<std::string> HandlerBody(const CudaSlot* cuda) const {
     Snippets s;
     expr::Resolver r = CppResolver(kp_);
@@ -869,18 +899,6 @@ class KernelEmitter {
     s.Add("cpp/expressions_ok.cc.tmpl", {{"kernel", kernel}});
     // In-place parameters: XLA aliases the result to the argument; should it
     // ever hand over distinct buffers, start from the argument's values.
-    if (cuda) {
-      s.Add("cpp/cuda_function.cc.tmpl", {{"module", cuda->cache + "()"},
-                                          {"slot", std::to_string(cuda->slot)},
-                                          {"kernel", kernel}});
-      bool fills = false;
-      for (const sema::ParamPlan& pp : kp_.params) fills |= pp.init.has_value();
-      if (fills)
-        s.Add("cpp/cuda_fill_function.cc.tmpl",
-              {{"module", cuda->cache + "()"},
-               {"slot", std::to_string(cuda->fill_slot)},
-               {"kernel", kernel}});
-    }
     for (const Param& p : k_.params)
       if (p.role == Role::kInMut) {
         if (cuda)
@@ -1159,9 +1177,11 @@ Result<Output> EmitPackage(const sema::ModulePlan& plan,
                              static_cast<unsigned char>(bytes[j]));
         }
         std::string array = fmt::format("{}_image_{}", module, i);
+        // Aligned beyond what ELF asks (8 bytes) for cuModuleLoadData,
+        // which reads the image in place.
         arrays.push_back(fmt::format(
-            "// {} ({} bytes, sha256 {})\nstatic const unsigned char {}[] = "
-            "{{{}\n}};",
+            "// {} ({} bytes, sha256 {})\nalignas(64) static const unsigned "
+            "char {}[] = {{{}\n}};",
             CudaImageName(b, im), im.data.size(), im.sha256, array, hex));
         entries.push_back(fmt::format("    {{{}, {}, {}, sizeof({})}},", im.sm,
                                       im.is_ptx ? 1 : 0, array, array));
@@ -1177,7 +1197,8 @@ Result<Output> EmitPackage(const sema::ModulePlan& plan,
            {"entries", fmt::format("{}", fmt::join(entries, "\n"))},
            {"kernels", fmt::format("{}", fmt::join(kernels, "\n"))},
            {"num_images", std::to_string(b.images.size())},
-           {"num_kernels", std::to_string(b.kernels.size() + 1)}});
+           {"num_kernels", std::to_string(b.kernels.size() + 1)},
+           {"cuda_version", std::to_string(info.cuda_version)}});
       if (!set.ok()) return set.error();
       sets.push_back(set.value());
       for (const CudaImage& im : b.images)
@@ -1186,6 +1207,7 @@ Result<Output> EmitPackage(const sema::ModulePlan& plan,
     Result<std::string> images =
         FillTemplate("cpp/cuda_images.cc.tmpl",
                      {{"banner", Banner(info, m.sources, "//")},
+                      {"abi_version", std::to_string(KC_RUNTIME_ABI_VERSION)},
                       {"images", fmt::format("{}", fmt::join(sets, ""))}});
     if (!images.ok()) return images.error();
     out.build["cuda_images.cc"] = images.value();
@@ -1306,6 +1328,7 @@ Result<Output> EmitPackage(const sema::ModulePlan& plan,
           {{"source", b.source}, {"kernels", b.lowered}, {"images", images}});
     }
     manifest["cuda"] = {{"archs", archs},
+                        {"nvrtc", info.cuda_nvrtc},
                         {"fast_math", info.cuda_fast_math},
                         {"binaries", bins}};
   }

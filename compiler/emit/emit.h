@@ -46,6 +46,10 @@ struct BuildInfo {
   std::vector<int> cuda_archs;
   bool cuda_fast_math = false;
   std::string cuda_toolchain;  // "nvrtc 13.0"
+  std::string cuda_nvrtc;      // NVRTC's version, "13.0"
+  // The same as CUDA counts versions (cuDriverGetVersion): 1000 * major +
+  // 10 * minor, 13000 for 13.0.
+  int cuda_version = 0;
   std::vector<CudaBinary> cuda_binaries;
 };
 

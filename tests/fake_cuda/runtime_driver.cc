@@ -1,17 +1,24 @@
 // Drives kernelc's CUDA runtime (kernelc/cuda.h) against the fake libcuda:
 // image choice, module loading once per context, launches, fills, copies and
 // errors. Prints what each call returned; the test compares the log.
+//
+//   drv [CUDA_VERSION]   the calls below; CUDA_VERSION (default 13000) is
+//                        the NVRTC version the images claim to come from
+//   drv choose           only loads a module whose cubin is newer than an
+//                        sm_8x device but of its major version, beside
+//                        compute_80 PTX
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kernelc/cuda.h"
 
 namespace {
 
-const unsigned char kCubin80[] =
+alignas(8) const unsigned char kCubin80[] =
     "\x7f"
     "ELF cubin sm_80";
-const unsigned char kCubin90[] =
+alignas(8) const unsigned char kCubin90[] =
     "\x7f"
     "ELF cubin sm_90";
 const unsigned char kPtx90[] = ".version ptx compute_90";
@@ -21,7 +28,18 @@ const kc_cuda_image kImages[] = {
     {90, 1, kPtx90, sizeof(kPtx90)},
 };
 const char* const kKernels[] = {"_Z4saxpyPKf", "kc_fill_u64"};
-const kc_cuda_module kModule = {"saxpy.cu", kImages, 3, kKernels, 2};
+kc_cuda_module kModule = {"saxpy.cu", kImages, 3, kKernels, 2, 13000};
+
+alignas(8) const unsigned char kCubin86[] =
+    "\x7f"
+    "ELF cubin sm_86";
+const unsigned char kPtx80[] = ".version ptx compute_80";
+const kc_cuda_image kNewerCubin[] = {
+    {86, 0, kCubin86, sizeof(kCubin86)},
+    {80, 1, kPtx80, sizeof(kPtx80)},
+};
+const kc_cuda_module kNewerCubinModule = {"newer.cu", kNewerCubin, 2,
+                                          kKernels,   2,           13000};
 
 void Print(const char* what, const std::string& error) {
   printf("%s -> %s\n", what, error.empty() ? "ok" : error.c_str());
@@ -29,10 +47,16 @@ void Print(const char* what, const std::string& error) {
 
 }  // namespace
 
-int main() {
-  kc::cuda::ModuleCache cache(&kModule);
+int main(int argc, char** argv) {
   CUstream stream = reinterpret_cast<CUstream>(0x5);
-  CUfunction fn = nullptr, fill = nullptr;
+  kc::cuda::Function *fn = nullptr, *fill = nullptr;
+  if (argc > 1 && strcmp(argv[1], "choose") == 0) {
+    kc::cuda::ModuleCache newer(&kNewerCubinModule);
+    Print("get", newer.Get(stream, 0, &fn));
+    return 0;
+  }
+  if (argc > 1) kModule.cuda_version = atoi(argv[1]);
+  kc::cuda::ModuleCache cache(&kModule);
   Print("get", cache.Get(stream, 0, &fn));
   Print("get again", cache.Get(stream, 1, &fill));
   if (!fn || !fill) return 1;
@@ -41,6 +65,11 @@ int main() {
   void* params[] = {&arg, nullptr};
   Print("launch", kc::cuda::Launch(fn, grid, block, 0, stream, params));
   Print("launch 64k", kc::cuda::Launch(fn, grid, block, 65536, stream, params));
+  // The limit is raised only when it grows.
+  Print("launch 64k again",
+        kc::cuda::Launch(fn, grid, block, 65536, stream, params));
+  Print("launch 50k", kc::cuda::Launch(fn, grid, block, 50000, stream, params));
+  Print("launch 80k", kc::cuda::Launch(fn, grid, block, 81920, stream, params));
   const unsigned big[3] = {64, 32, 1};
   Print("launch 2048", kc::cuda::Launch(fn, grid, big, 0, stream, params));
   void* data = reinterpret_cast<void*>(0x1000);

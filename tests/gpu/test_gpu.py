@@ -1,9 +1,12 @@
-"""The cuda target on a GPU: every example, every element type (float16 and
-bfloat16 included), KC_INIT fills of every width, shared memory, 2-D grids,
-CPU/GPU dispatch of one function, and a jitted loop of many calls with
-command buffers (CUDA graphs) enabled. Checked against NumPy eagerly, under
-jax.jit and under jax.vmap. Skipped, with the reason, without a GPU."""
+"""The cuda target on a GPU: every example (polar and the in-place
+accumulate under vmap too), every element type (bool, float16 and bfloat16
+included), KC_INIT fills of every width, shared memory, 2-D grids, CPU/GPU
+dispatch of one function, and a jitted loop of many calls that XLA must
+capture into command buffers (CUDA graphs) when they are enabled. Checked
+against NumPy eagerly, under jax.jit and under jax.vmap. Skipped, with the
+reason, without a GPU."""
 
+import json
 import os
 import subprocess
 import sys
@@ -87,6 +90,30 @@ def test_saxpy_vmap(gpu, ex):
     close(got, 2 * xs + y)
 
 
+def test_polar_and_accumulate_vmap(gpu, ex):
+    # polar runs once per batch element (one call, a launch each) with the
+    # unbatched y broadcast; accumulate's in-place operand is broadcast to
+    # the batch first and, where XLA does not alias it, copied on the device.
+    xs = rng(17).standard_normal((4, 1000)).astype(np.float32)
+    y = rng(18).standard_normal(1000).astype(np.float32)
+    gxs, gy = on(gpu, xs, y)
+    for f in (jax.vmap(ex.polar, in_axes=(0, None)),
+              jax.jit(jax.vmap(ex.polar, in_axes=(0, None)))):
+        r, a = f(gxs, gy)
+        close(r, np.hypot(xs, y), rtol=1e-5)
+        close(a, np.arctan2(y, xs), rtol=1e-5, atol=1e-6)
+    r, a = jax.vmap(ex.polar, in_axes=(None, 0))(gy, gxs)
+    close(r, np.hypot(y, xs), rtol=1e-5)
+    for f in (jax.vmap(ex.accumulate, in_axes=(0, None)),
+              jax.jit(jax.vmap(ex.accumulate, in_axes=(0, None)))):
+        close(f(gxs, gy), xs + y)
+    # The total unbatched, the deltas batched: one running total per delta.
+    close(jax.vmap(ex.accumulate, in_axes=(None, 0))(gy, gxs), y + xs)
+    # The inputs are unchanged: the in-place update went to new buffers.
+    close(gxs, xs)
+    close(gy, y)
+
+
 def test_polar_and_accumulate(gpu, ex):
     x = rng(5).standard_normal(1000).astype(np.float32)
     y = rng(6).standard_normal(1000).astype(np.float32)
@@ -163,13 +190,30 @@ def test_half_types(gpu, dt, name, dtype):
     want = (x.astype(np.float32) + y.astype(np.float32)).astype(dtype)
     fn = getattr(dt, f"add_{name}")
     gx, gy = on(gpu, x, y)
-    out = jax.jit(fn)(gx, gy)
-    assert out.dtype == dtype
-    np.testing.assert_array_equal(np.asarray(out).view(np.uint16),
-                                  want.view(np.uint16))
+    for out in (fn(gx, gy), jax.jit(fn)(gx, gy)):  # eagerly and jitted
+        assert out.dtype == dtype and platform_of(out) == "gpu"
+        np.testing.assert_array_equal(np.asarray(out).view(np.uint16),
+                                      want.view(np.uint16))
     outs = jax.vmap(fn, in_axes=(0, None))(jax.device_put(np.stack([x, y]), gpu), gy)
     np.testing.assert_array_equal(np.asarray(outs[1]).view(np.uint16),
                                   (y.astype(np.float32) * 2).astype(dtype).view(np.uint16))
+
+
+def test_bool(gpu, dt):
+    x = rng(19).integers(0, 2, 1001).astype(bool)
+    y = rng(20).integers(0, 2, 1001).astype(bool)
+    gx, gy = on(gpu, x, y)
+    for s in (False, True, np.bool_(True)):
+        want = (x != y) != bool(s)
+        out = dt.ne_bool(gx, gy, s)
+        assert out.dtype == np.bool_ and platform_of(out) == "gpu"
+        np.testing.assert_array_equal(np.asarray(out), want)
+        np.testing.assert_array_equal(
+            np.asarray(jax.jit(dt.ne_bool, static_argnums=2)(gx, gy, s)), want)
+    xs = np.stack([x, ~x, np.zeros_like(x)])
+    got = jax.vmap(lambda a: dt.ne_bool(a, gy, True))(jax.device_put(xs, gpu))
+    np.testing.assert_array_equal(np.asarray(got),
+                                  np.stack([(r != y) != True for r in xs]))  # noqa: E712
 
 
 def test_init_fills_every_width(gpu, feat):
@@ -208,10 +252,11 @@ def test_grid_limit_is_an_error_not_a_crash(gpu, feat):
 
 
 _LOOP = textwrap.dedent("""
-    import sys
+    import glob, json, os, sys
     sys.path.insert(0, sys.argv[1])
     import jax, jax.numpy as jnp, numpy as np
     import gpu_features as feat
+    import hlo_capture
     gpu = jax.devices("cuda")[0]
     x = jax.device_put(np.zeros(1000, np.float32), gpu)
 
@@ -230,37 +275,45 @@ _LOOP = textwrap.dedent("""
         l = looped(x)
     np.testing.assert_array_equal(np.asarray(u), np.full(1000, 64, np.float32))
     np.testing.assert_array_equal(np.asarray(l), np.full(1000, 1000, np.float32))
-    print("LOOP-OK")
-    # Whether XLA put the custom calls into command buffers (CUDA graphs):
-    # the optimized HLO wraps captured commands in command_buffer calls.
-    import glob, os
-    dump = os.environ.get("KC_DUMP")
-    if dump:
-        texts = [open(f).read() for f in glob.glob(
-            os.path.join(dump, "*after_optimizations.txt"))]
-        captured = any("command_buffer" in t and "gpu_features.add_one" in t
-                       for t in texts)
-        print("CAPTURED" if captured else "NOT-CAPTURED")
+    # Where XLA put the op's custom calls, from the optimized HLO it dumped.
+    dump = os.environ["KC_DUMP"]
+    report = {}
+    for name in ("unrolled", "looped"):
+        files = glob.glob(os.path.join(
+            dump, f"*jit_{name}*gpu_after_optimizations.txt"))
+        texts = [open(f).read() for f in files]
+        report[name] = hlo_capture.capture(texts, "gpu_features.add_one.")
+    print("LOOP-OK " + json.dumps(report))
     """)
 
 
-@pytest.mark.parametrize("flags", [
-    "--xla_gpu_enable_command_buffer=+CUSTOM_CALL "
-    "--xla_gpu_graph_min_graph_size=1",
-    "--xla_gpu_enable_command_buffer=",
-], ids=["command_buffers", "no_command_buffers"])
-def test_jitted_loop_of_many_calls(gpu, feat, flags, tmp_path):
+@pytest.mark.parametrize("enabled", [True, False],
+                         ids=["command_buffers", "no_command_buffers"])
+def test_jitted_loop_of_many_calls(gpu, feat, enabled, tmp_path):
+    # With command buffers on, XLA outlines the op's custom calls (its
+    # execute handler is marked command-buffer compatible) into a
+    # `command_buffer` computation that a call runs as a CUDA graph; the
+    # fori_loop's body, or the whole loop, likewise. Off, none is.
+    flags = ("--xla_gpu_enable_command_buffer=+CUSTOM_CALL "
+             "--xla_gpu_graph_min_graph_size=1" if enabled else
+             "--xla_gpu_enable_command_buffer=")
     env = dict(os.environ, XLA_FLAGS=f"{flags} --xla_dump_to={tmp_path}",
-               XLA_PYTHON_CLIENT_PREALLOCATE="false", KC_DUMP=str(tmp_path))
+               XLA_PYTHON_CLIENT_PREALLOCATE="false", KC_DUMP=str(tmp_path),
+               PYTHONPATH=os.pathsep.join(
+                   [os.path.dirname(__file__)] +
+                   [p for p in [os.environ.get("PYTHONPATH")] if p]))
     p = subprocess.run([sys.executable, "-c", _LOOP, str(PACKAGES)],
                        capture_output=True, text=True, env=env, timeout=300)
-    assert p.returncode == 0 and "LOOP-OK" in p.stdout, p.stdout + p.stderr
-    if "=+CUSTOM_CALL" in flags and "NOT-CAPTURED" in p.stdout:
-        # Correct results either way; say so when XLA ran the calls outside
-        # command buffers (e.g. it did not take the handler's traits).
-        import warnings
-        warnings.warn("XLA did not put the kernelc custom calls into command "
-                      "buffers (no command_buffer around them in the HLO)")
+    assert p.returncode == 0 and "LOOP-OK " in p.stdout, p.stdout + p.stderr
+    report = json.loads(p.stdout.split("LOOP-OK ", 1)[1].splitlines()[0])
+    for name, (calls, captured) in report.items():
+        assert calls > 0, f"no add_one custom call in the HLO of {name}"
+        if enabled:
+            assert captured == calls, (
+                f"{name}: {captured} of {calls} add_one custom calls are in "
+                "command buffers")
+        else:
+            assert captured == 0, report
 
 
 @pytest.mark.parametrize("n", [1, 256, 1000])

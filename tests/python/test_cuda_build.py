@@ -8,6 +8,7 @@ on a GPU in tests/gpu."""
 import hashlib
 import json
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -16,7 +17,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from conftest import EXAMPLES, ROOT, run_kernelc
+from conftest import EXAMPLES, KERNELC, ROOT, run_kernelc
 
 GPU_KERNELS = ROOT / "tests" / "gpu" / "kernels"
 CUDA_SOURCES = (sorted(EXAMPLES.glob("*.cu")) + sorted(GPU_KERNELS.glob("*.cu"))
@@ -327,6 +328,9 @@ def test_inspect_a_built_package_shows_targets_archs_and_hashes(tmp_path):
     assert [(i["arch"], i["format"]) for i in images] == [
         ("sm_80", "cubin"), ("sm_90", "cubin"), ("compute_90", "ptx")]
     assert all(len(i["sha256"]) == 64 for i in images)
+    # The NVRTC that compiled them, as `kernelc --version` names it.
+    version = run_kernelc("--version").stdout.splitlines()[1]
+    assert version.startswith(f"NVRTC {m['cuda']['nvrtc']} (")
     r = run_kernelc("inspect", tmp_path)
     assert r.returncode == 1
     assert "is a directory but not a package built by kernelc" in r.stderr
@@ -430,3 +434,86 @@ def test_toolkit_include_dir_on_the_path_keeps_the_cpu_stand_ins(
     got = np.asarray(mod.half_vec(x, y))
     want = (x.astype(np.float32) * 2 + 0.75).astype(np.float16)
     np.testing.assert_array_equal(got, want)
+
+# --- Finding NVRTC ---------------------------------------------------------
+
+
+def nvrtc_version_line(env):
+    """The NVRTC line of `kernelc --version` in exactly `env`."""
+    r = subprocess.run([str(KERNELC), "--version"], capture_output=True,
+                       text=True, env=env)
+    assert r.returncode == 0, r.stderr
+    first, second = r.stdout.splitlines()
+    assert first == "kernelc 0.1.0"
+    return second
+
+
+@pytest.fixture(scope="module")
+def real_nvrtc():
+    """(library, include directory) of the NVRTC found as the tests run."""
+    line = run_kernelc("--version").stdout.splitlines()[1]
+    m = re.fullmatch(r"NVRTC \d+\.\d+ \((.+)\)", line)
+    assert m, line
+    lib = pathlib.Path(m.group(1))
+    include = lib.parent.parent / "include"
+    assert (include / "cuda_fp16.h").exists(), include
+    return lib, include
+
+
+def toolkit_like(root, real_nvrtc, lib_dir="lib64"):
+    """A directory laid out like a CUDA toolkit: its library and include
+    directories are links to the real NVRTC's."""
+    lib, include = real_nvrtc
+    root.mkdir(parents=True)
+    (root / lib_dir).symlink_to(lib.parent)
+    (root / "include").symlink_to(include)
+    return root / lib_dir / lib.name
+
+
+def test_cuda_home_is_used_for_nvrtc_and_its_headers(tmp_path, real_nvrtc):
+    found = toolkit_like(tmp_path / "cuda", real_nvrtc)
+    env = {"PATH": "/usr/bin:/bin", "CUDA_HOME": str(tmp_path / "cuda")}
+    assert nvrtc_version_line(env).endswith(f" ({found})")
+    # A kernel that includes cuda_fp16.h compiles with the headers beside it.
+    r = subprocess.run([str(KERNELC), "emit", str(GPU_KERNELS / "dtypes.cu"),
+                        "-o", str(tmp_path / "out"), "--target", "cuda"],
+                       capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr
+    manifest = json.loads((tmp_path / "out" / "package" / "kernelc.json")
+                          .read_text())
+    assert manifest["cuda"]["nvrtc"] == \
+        nvrtc_version_line(env).split()[1]
+
+
+def test_nvrtc_search_order(tmp_path, real_nvrtc):
+    # Every place kernelc looks, each with an NVRTC: it takes the first, and
+    # the next one when that has none.
+    home = toolkit_like(tmp_path / "home", real_nvrtc)
+    site = tmp_path / "venv" / "lib" / "python3.12" / "site-packages"
+    venv = toolkit_like(site / "nvidia" / "cu13", real_nvrtc, "lib")
+    conda = toolkit_like(tmp_path / "conda", real_nvrtc, "lib")
+    nvcc_root = toolkit_like(tmp_path / "toolkit", real_nvrtc)
+    (tmp_path / "toolkit" / "bin").mkdir()
+    nvcc = tmp_path / "toolkit" / "bin" / "nvcc"
+    nvcc.write_text("#!/bin/sh\n")
+    nvcc.chmod(0o755)
+    (tmp_path / "empty").mkdir()
+
+    env = {"PATH": f"{nvcc.parent}:/usr/bin:/bin",
+           "CUDA_HOME": str(tmp_path / "home"),
+           "VIRTUAL_ENV": str(tmp_path / "venv"),
+           "CONDA_PREFIX": str(tmp_path / "conda")}
+    assert nvrtc_version_line(env).endswith(f" ({home})")
+    env["CUDA_HOME"] = str(tmp_path / "empty")  # no NVRTC there
+    assert nvrtc_version_line(env).endswith(f" ({venv})")
+    del env["VIRTUAL_ENV"]
+    assert nvrtc_version_line(env).endswith(f" ({conda})")
+    del env["CONDA_PREFIX"]
+    assert nvrtc_version_line(env).endswith(f" ({nvcc_root})")
+    env["PATH"] = "/usr/bin:/bin"
+    last = nvrtc_version_line(env)
+    assert str(tmp_path) not in last
+    if list(CUDA_HOME.glob("lib*/libnvrtc.so*")):
+        assert f" ({CUDA_HOME}/lib" in last
+    else:
+        assert last.startswith("no usable NVRTC for the cuda target")

@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <atomic>
 #include <mutex>
 #include <string>
 #include <type_traits>
@@ -53,6 +54,10 @@ typedef struct kc_cuda_module {
   int num_images;
   const char* const* kernels;  // lowered names, indexed by kernel slot
   int num_kernels;
+  // The CUDA version of the NVRTC that compiled the images, counted as
+  // cuDriverGetVersion counts: 1000 * major + 10 * minor (13000 for 13.0).
+  // A driver older than that may not load them.
+  int cuda_version;
 } kc_cuda_module;
 
 }  // extern "C"
@@ -76,7 +81,9 @@ struct Driver {
   CUresult (*CtxPopCurrent)(CUcontext*);
   CUresult (*CtxGetDevice)(CUdevice*);
   CUresult (*DeviceGetAttribute)(int*, int, CUdevice);
+  CUresult (*DriverGetVersion)(int*);
   CUresult (*ModuleLoadData)(CUmodule*, const void*);
+  CUresult (*ModuleUnload)(CUmodule);
   CUresult (*ModuleGetFunction)(CUfunction*, CUmodule, const char*);
   CUresult (*FuncSetAttribute)(CUfunction, int, int);
   CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
@@ -92,7 +99,13 @@ struct Driver {
 constexpr CUresult kSuccess = 0;
 constexpr int kAttrComputeCapabilityMajor = 75;  // CU_DEVICE_ATTRIBUTE_...
 constexpr int kAttrComputeCapabilityMinor = 76;
-constexpr int kFuncAttrMaxDynamicSharedBytes = 8;  // CU_FUNC_ATTRIBUTE_...
+constexpr int kFuncAttrMaxDynamicSharedBytes = 8;      // CU_FUNC_ATTRIBUTE_...
+constexpr int kDefaultDynamicSharedBytes = 48 * 1024;  // without opting in
+// The module load errors of an image too new for the driver.
+constexpr CUresult kErrorInvalidImage = 200;  // CUDA_ERROR_INVALID_IMAGE
+constexpr CUresult kErrorNoBinaryForGpu = 209;
+constexpr CUresult kErrorInvalidPtx = 218;
+constexpr CUresult kErrorUnsupportedPtxVersion = 222;
 constexpr int kCaptureStatusActive = 1;   // CU_STREAM_CAPTURE_STATUS_ACTIVE
 constexpr int kCaptureModeRelaxed = 2;    // CU_STREAM_CAPTURE_MODE_RELAXED
 constexpr int kDriverApiVersion = 12000;  // the ABI the signatures above have
@@ -153,7 +166,9 @@ inline const Driver* GetDriver(std::string* error) {
     resolve("cuCtxPopCurrent", &d.CtxPopCurrent);
     resolve("cuCtxGetDevice", &d.CtxGetDevice);
     resolve("cuDeviceGetAttribute", &d.DeviceGetAttribute);
+    resolve("cuDriverGetVersion", &d.DriverGetVersion);
     resolve("cuModuleLoadData", &d.ModuleLoadData);
+    resolve("cuModuleUnload", &d.ModuleUnload);
     resolve("cuModuleGetFunction", &d.ModuleGetFunction);
     resolve("cuFuncSetAttribute", &d.FuncSetAttribute);
     resolve("cuLaunchKernel", &d.LaunchKernel);
@@ -186,18 +201,37 @@ inline std::string Describe(const Driver& d, CUresult r) {
   return s;
 }
 
+// "13.0" for the CUDA version 13000.
+inline std::string CudaVersionString(int version) {
+  return std::to_string(version / 1000) + "." +
+         std::to_string(version % 1000 / 10);
+}
+
+// A kernel of a loaded module, as handlers launch it. It lives as long as
+// the ModuleCache that handed it out.
+struct Function {
+  CUfunction handle = nullptr;
+  // The dynamic shared memory the kernel may use: CUDA's default until a
+  // launch needs more, then what cuFuncSetAttribute last allowed. Launch
+  // raises it only when it grows.
+  std::atomic<int> shared_bytes_allowed{kDefaultDynamicSharedBytes};
+};
+
 // The kernels of one source, loaded per CUDA context on first use. A
 // generated handler owns one ModuleCache per source (a function-local
 // static); Get is thread-safe, and after the first call per context it only
-// takes a mutex and scans a short vector.
+// queries the stream's context, takes a mutex and scans a short vector.
 class ModuleCache {
  public:
   explicit ModuleCache(const kc_cuda_module* desc) : desc_(desc) {}
 
-  // The CUfunction of kernel `slot` in the context of `stream`, loading the
-  // module when this context has not got it yet. Returns an empty string on
+  // The kernels in `slots[0, count)` in the context of `stream`, into
+  // `functions[0, count)`, loading the module when this context has not got
+  // it yet. A handler looks its kernels up once per call with this. The
+  // Functions stay valid as long as the cache. Returns an empty string on
   // success, else why not.
-  std::string Get(CUstream stream, int slot, CUfunction* fn) {
+  std::string Get(CUstream stream, const int* slots, int count,
+                  Function** functions) {
     std::string error;
     const Driver* d = GetDriver(&error);
     if (!d) return error;
@@ -212,9 +246,9 @@ class ModuleCache {
     if (r != kSuccess)
       return "cannot find the stream's context: " + Describe(*d, r);
     std::lock_guard<std::mutex> lock(mu_);
-    for (const Loaded& l : loaded_) {
+    for (Loaded& l : loaded_) {
       if (l.ctx == ctx) {
-        *fn = l.functions[slot];
+        for (int i = 0; i < count; ++i) functions[i] = &l.functions[slots[i]];
         return std::string();
       }
     }
@@ -237,16 +271,24 @@ class ModuleCache {
         error = "cuThreadExchangeStreamCaptureMode: " + Describe(*d, r);
     }
     if (!error.empty()) return error;
-    loaded_.push_back(l);
-    *fn = l.functions[slot];
+    for (int i = 0; i < count; ++i) functions[i] = &l.functions[slots[i]];
+    loaded_.push_back(std::move(l));  // the Functions do not move
     return std::string();
+  }
+
+  // One kernel: Get(stream, &slot, 1, function).
+  std::string Get(CUstream stream, int slot, Function** function) {
+    return Get(stream, &slot, 1, function);
   }
 
  private:
   struct Loaded {
     CUcontext ctx = nullptr;
     CUmodule module = nullptr;
-    std::vector<CUfunction> functions;  // by slot
+    // By slot. Never resized, so the Functions stay where they are (moving
+    // the vector moves no element). No std::unique_ptr: <memory> breaks
+    // beside kernelc.h's CUDA keyword macros under GCC.
+    std::vector<Function> functions;
   };
 
   // The image for a device of compute capability major.minor: its own
@@ -279,6 +321,18 @@ class ModuleCache {
     return error;
   }
 
+  // What to do about a driver older than the NVRTC that compiled the
+  // images.
+  std::string DriverTooOld(int driver) const {
+    const std::string built = CudaVersionString(desc_->cuda_version);
+    return "the CUDA driver supports CUDA " + CudaVersionString(driver) +
+           ", older than the NVRTC " + built + " that compiled " +
+           desc_->source + ": install an NVIDIA driver for CUDA " + built +
+           " or newer, or rebuild the package with a CUDA toolkit no newer "
+           "than CUDA " +
+           CudaVersionString(driver) + " (kernelc finds it through CUDA_HOME)";
+  }
+
   std::string LoadInCurrent(const Driver& d, Loaded* l) {
     CUdevice dev = 0;
     int major = 0, minor = 0;
@@ -289,28 +343,56 @@ class ModuleCache {
       r = d.DeviceGetAttribute(&minor, kAttrComputeCapabilityMinor, dev);
     if (r != kSuccess)
       return "cannot read the device's compute capability: " + Describe(d, r);
+    // CUDA keeps binaries compatible within a major version only: a driver
+    // of an older major version cannot load what a newer NVRTC made (its
+    // PTX ISA, its cubins' ABI), so that is said before trying.
+    int driver = 0;
+    if (d.DriverGetVersion(&driver) != kSuccess) driver = 0;  // unknown
+    const int built = desc_->cuda_version;
+    const bool older = driver > 0 && built > 0 && driver < built;
+    if (older && driver / 1000 < built / 1000) return DriverTooOld(driver);
     const kc_cuda_image* im = Choose(major, minor);
     if (!im) {
-      std::string built;
+      std::string list;
       for (int i = 0; i < desc_->num_images; ++i)
-        built += std::string(i ? ", " : "") +
-                 (desc_->images[i].is_ptx ? "compute_" : "sm_") +
-                 std::to_string(desc_->images[i].sm);
+        list += std::string(i ? ", " : "") +
+                (desc_->images[i].is_ptx ? "compute_" : "sm_") +
+                std::to_string(desc_->images[i].sm);
       return "no binary of " + std::string(desc_->source) +
              " runs on this GPU (sm_" + std::to_string(major * 10 + minor) +
-             "); built for " + built + ": rebuild with --cuda-arch";
+             "); built for " + list + ": rebuild with --cuda-arch";
     }
     r = d.ModuleLoadData(&l->module, im->data);
-    if (r != kSuccess)
-      return std::string("cannot load the ") + (im->is_ptx ? "PTX" : "cubin") +
-             " of " + desc_->source + " for sm_" + std::to_string(im->sm) +
-             ": " + Describe(d, r);
-    l->functions.resize(desc_->num_kernels);
+    if (r != kSuccess) {
+      std::string error = std::string("cannot load the ") +
+                          (im->is_ptx ? "PTX" : "cubin") + " of " +
+                          desc_->source + " for sm_" + std::to_string(im->sm) +
+                          ": " + Describe(d, r);
+      // Within a major version, PTX of a newer minor version (and the odd
+      // cubin) still needs a newer driver.
+      const bool image_error =
+          r == kErrorInvalidImage || r == kErrorNoBinaryForGpu ||
+          r == kErrorInvalidPtx || r == kErrorUnsupportedPtxVersion;
+      if (image_error && older)
+        error += ": " + DriverTooOld(driver);
+      else if (image_error && driver > 0 && built > 0)
+        error += " (the driver supports CUDA " + CudaVersionString(driver) +
+                 "; NVRTC " + CudaVersionString(built) + " compiled it)";
+      return error;
+    }
+    l->functions = std::vector<Function>(desc_->num_kernels);
     for (int i = 0; i < desc_->num_kernels; ++i) {
-      r = d.ModuleGetFunction(&l->functions[i], l->module, desc_->kernels[i]);
-      if (r != kSuccess)
+      r = d.ModuleGetFunction(&l->functions[i].handle, l->module,
+                              desc_->kernels[i]);
+      if (r != kSuccess) {
+        // Nothing is cached after a failure, so the next call loads the
+        // module afresh: this one goes.
+        d.ModuleUnload(l->module);
+        l->module = nullptr;
+        l->functions.clear();
         return std::string("no kernel '") + desc_->kernels[i] + "' in " +
                desc_->source + ": " + Describe(d, r);
+      }
     }
     return std::string();
   }
@@ -320,8 +402,24 @@ class ModuleCache {
   std::vector<Loaded> loaded_;  // one per context; modules live as long as it
 };
 
+// Raises the dynamic shared memory `fn` may use to `bytes`, unless a launch
+// before did. Serialized, so that the recorded value is the one last set.
+inline std::string AllowSharedBytes(const Driver& d, Function* fn, int bytes) {
+  static std::mutex* const mu = new std::mutex;
+  std::lock_guard<std::mutex> lock(*mu);
+  if (bytes <= fn->shared_bytes_allowed.load(std::memory_order_relaxed))
+    return std::string();
+  CUresult r =
+      d.FuncSetAttribute(fn->handle, kFuncAttrMaxDynamicSharedBytes, bytes);
+  if (r != kSuccess)
+    return "cannot allow " + std::to_string(bytes) +
+           " bytes of dynamic shared memory: " + Describe(d, r);
+  fn->shared_bytes_allowed.store(bytes, std::memory_order_release);
+  return std::string();
+}
+
 // Launches `fn` on `stream`. `params` points at each kernel argument.
-inline std::string Launch(CUfunction fn, const unsigned grid[3],
+inline std::string Launch(Function* fn, const unsigned grid[3],
                           const unsigned block[3], int64_t shared_bytes,
                           CUstream stream, void** params) {
   std::string error;
@@ -334,16 +432,14 @@ inline std::string Launch(CUfunction fn, const unsigned grid[3],
   if (shared_bytes < 0 || shared_bytes > INT32_MAX)
     return "dynamic shared memory of " + std::to_string(shared_bytes) +
            " bytes is out of range";
-  // Above 48 KiB a kernel must opt in to more dynamic shared memory.
-  if (shared_bytes > 48 * 1024) {
-    CUresult r = d->FuncSetAttribute(fn, kFuncAttrMaxDynamicSharedBytes,
-                                     static_cast<int>(shared_bytes));
-    if (r != kSuccess)
-      return "cannot allow " + std::to_string(shared_bytes) +
-             " bytes of dynamic shared memory: " + Describe(*d, r);
+  // Above 48 KiB a kernel must opt in to more dynamic shared memory; once
+  // per kernel and size, not per launch.
+  if (shared_bytes > fn->shared_bytes_allowed.load(std::memory_order_acquire)) {
+    error = AllowSharedBytes(*d, fn, static_cast<int>(shared_bytes));
+    if (!error.empty()) return error;
   }
   CUresult r = d->LaunchKernel(
-      fn, grid[0], grid[1], grid[2], block[0], block[1], block[2],
+      fn->handle, grid[0], grid[1], grid[2], block[0], block[1], block[2],
       static_cast<unsigned>(shared_bytes), stream, params, nullptr);
   if (r != kSuccess) return "cuLaunchKernel: " + Describe(*d, r);
   return std::string();
@@ -353,7 +449,7 @@ inline std::string Launch(CUfunction fn, const unsigned grid[3],
 // whose bit pattern is `bits`, asynchronously on `stream`. `fill64` is the
 // module's kc_fill_u64 kernel, used for 8-byte patterns whose halves differ.
 inline std::string Fill(void* data, int64_t count, int bytes, uint64_t bits,
-                        CUstream stream, CUfunction fill64) {
+                        CUstream stream, Function* fill64) {
   std::string error;
   const Driver* d = GetDriver(&error);
   if (!d) return error;
@@ -376,6 +472,7 @@ inline std::string Fill(void* data, int64_t count, int bytes, uint64_t bits,
       r = d->MemsetD32Async(p, static_cast<unsigned int>(bits), n, stream);
       break;
     default: {
+      if (!fill64) return "no fill kernel for 8-byte elements";
       unsigned long long value = bits;
       long long total = count;
       void* params[] = {&data, &value, &total};

@@ -1,6 +1,7 @@
 // Elementwise kernels over every element type, for the GPU tests: an
 // integer or float kernel adds two tensors and a scalar of the same type,
-// a 16-bit float kernel adds two tensors through float.
+// a 16-bit float kernel adds two tensors through float, and the bool kernel
+// compares two tensors and a scalar.
 #include <kernelc.h>
 
 #include <cuda_bf16.h>
@@ -132,4 +133,16 @@ __global__ void add_bfloat16(KC_IN("n") const __nv_bfloat16* x,
                           KC_OUT("x") __nv_bfloat16* out) {
   int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
   if (i < n) out[i] = __nv_bfloat16(float(x[i]) + float(y[i]));
+}
+
+// bool: 1-byte elements and a bool scalar.
+KC_GRID("n")
+KC_BLOCK(64)
+__global__ void ne_bool(KC_IN("n") const bool* x,
+                        KC_IN("n") const bool* y,
+                        bool s,
+                        KC_DERIVED("x.size") int64_t n,
+                        KC_OUT("x") bool* out) {
+  int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (i < n) out[i] = (x[i] != y[i]) != s;
 }

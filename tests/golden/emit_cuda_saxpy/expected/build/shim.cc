@@ -31,8 +31,8 @@ namespace {
 }
 }  // namespace
 
-#if KC_RUNTIME_ABI_VERSION != 1
-#error "generated for kernelc runtime ABI 1: rebuild with the kernelc that ships this runtime"
+#if KC_RUNTIME_ABI_VERSION != 2
+#error "generated for kernelc runtime ABI 2: rebuild with the kernelc that ships this runtime"
 #endif
 static_assert(sizeof(kc_dim3) == 12 && sizeof(kc_launch) == 24,
               "kc_launch layout differs from the one this code was generated for");
@@ -163,7 +163,7 @@ ffi::Error saxpy_cuda_init_impl(
     ffi::AnyBuffer b_y,
     float a_a,
     ffi::Result<ffi::AnyBuffer> r_out) {
-  CUfunction kc_function = nullptr;
+  ::kc::cuda::Function* kc_function = nullptr;
   const std::string kc_error = kc_cuda_cache_0().Get(kc_stream, 0, &kc_function);
   if (!kc_error.empty()) {
     return ffi::Error::Internal(::kc::rt::Str("saxpy: ", kc_error));
@@ -174,6 +174,7 @@ ffi::Error saxpy_cuda_init_impl(
 // Kernel 'saxpy' (saxpy.cu), platform CUDA: one batch element.
 ffi::Error saxpy_cuda_impl_element(
     CUstream kc_stream,
+    ::kc::cuda::Function* kc_function,
     const ::kc::rt::Tensor<ffi::DataType>& b_x,
     const ::kc::rt::Tensor<ffi::DataType>& b_y,
     float a_a,
@@ -224,13 +225,6 @@ ffi::Error saxpy_cuda_impl_element(
   if (ev.failed()) {
     return ffi::Error::InvalidArgument("saxpy: a shape or grid expression divides by zero or overflows");
   }
-  CUfunction kc_function = nullptr;
-  {
-    const std::string kc_error = kc_cuda_cache_0().Get(kc_stream, 0, &kc_function);
-    if (!kc_error.empty()) {
-      return ffi::Error::Internal(::kc::rt::Str("saxpy: ", kc_error));
-    }
-  }
   kc_launch kc_launch_;
   bool kc_empty = false;
   const std::string kc_grid_error = ::kc::rt::SizeGrid(kc_threads, kc_block, 1, &kc_launch_, &kc_empty);
@@ -279,8 +273,18 @@ ffi::Error saxpy_cuda_impl(
   if (const std::string kc_error = ::kc::rt::MakeOperand(o_out, 1, ffi::ByteWidth(o_out.element_type()), kc_batch, &e_o_out); !kc_error.empty()) {
     return ffi::Error::InvalidArgument(::kc::rt::Str("saxpy: parameter 'out' ", kc_error));
   }
+  // The kernels this call launches, looked up once for every batch element.
+  ::kc::cuda::Function* kc_functions[1] = {};
+  {
+    static const int kc_slots[1] = {0};
+    const std::string kc_error = kc_cuda_cache_0().Get(kc_stream, kc_slots, 1, kc_functions);
+    if (!kc_error.empty()) {
+      return ffi::Error::Internal(::kc::rt::Str("saxpy: ", kc_error));
+    }
+  }
   for (int64_t kc_i = 0; kc_i < kc_batch.count; ++kc_i) {
-    ffi::Error kc_error = saxpy_cuda_impl_element(kc_stream, e_b_x.At(kc_batch, kc_i),
+    ffi::Error kc_error = saxpy_cuda_impl_element(kc_stream, kc_functions[0],
+            e_b_x.At(kc_batch, kc_i),
             e_b_y.At(kc_batch, kc_i),
             a_a,
             e_o_out.At(kc_batch, kc_i));

@@ -15,8 +15,8 @@
 #include "kernelc/runtime.h"
 #include "xla/ffi/api/ffi.h"
 
-#if KC_RUNTIME_ABI_VERSION != 1
-#error "generated for kernelc runtime ABI 1: rebuild with the kernelc that ships this runtime"
+#if KC_RUNTIME_ABI_VERSION != 2
+#error "generated for kernelc runtime ABI 2: rebuild with the kernelc that ships this runtime"
 #endif
 static_assert(sizeof(kc_dim3) == 12 && sizeof(kc_launch) == 24,
               "kc_launch layout differs from the one this code was generated for");

@@ -7,8 +7,8 @@
 
 #include KC_USER_SOURCE
 
-#if KC_RUNTIME_ABI_VERSION != 1
-#error "generated for kernelc runtime ABI 1: rebuild with the kernelc that ships this runtime"
+#if KC_RUNTIME_ABI_VERSION != 2
+#error "generated for kernelc runtime ABI 2: rebuild with the kernelc that ships this runtime"
 #endif
 
 // Runs 'saxpy' over its grid: blocks in order, the threads of each block

@@ -1,0 +1,513 @@
+"""The generated CUDA handlers without a GPU: a package built with
+`--target cuda` is loaded by a small C++ driver (tests/fake_cuda/
+handler_driver.cc) that calls its exported XLA FFI handlers with call frames
+made as XLA makes them, while the fake libcuda (tests/fake_cuda/
+fake_libcuda.cc) logs every driver call, launch parameters included. So the
+shim's use of the runtime is checked end to end: the batch plan's launches
+and pointer offsets, folding, fills, copies, shared memory, module loads per
+context, and errors that name the kernel. The kernels run on a GPU in
+tests/gpu."""
+
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+
+import pytest
+
+from conftest import EXAMPLES, ROOT, run_kernelc
+
+FAKE = ROOT / "tests" / "fake_cuda"
+SOURCES = [EXAMPLES / "saxpy.cu", EXAMPLES / "polar.cu", EXAMPLES / "matmul.cu",
+           ROOT / "tests" / "gpu" / "kernels" / "gpu_features.cu"]
+FFI_HEADERS = ROOT / ".cache" / "xla_ffi"
+
+INVALID_ARGUMENT, INTERNAL = 3, 13
+S = 0x10  # a stream of context 0xc0
+
+
+def cxx():
+    c = os.environ.get("KERNELC_CXX") or shutil.which("clang++-14") or \
+        shutil.which("clang++")
+    if not c:
+        pytest.fail("no clang++ to build the fake driver")
+    return c
+
+
+class Tier:
+    """The built package, the fake libcuda and the handler driver."""
+
+    def __init__(self, out):
+        subprocess.run([cxx(), "-std=c++17", "-shared", "-fPIC",
+                        str(FAKE / "fake_libcuda.cc"), "-o",
+                        str(out / "libcuda.so.1")], check=True)
+        if not (FFI_HEADERS / "xla" / "ffi" / "api" / "c_api.h").exists():
+            pytest.fail(f"no XLA FFI headers in {FFI_HEADERS}: run "
+                        "tools/setup.sh")
+        subprocess.run([cxx(), "-std=c++17", "-Wall", "-Werror",
+                        f"-I{FFI_HEADERS}", str(FAKE / "handler_driver.cc"),
+                        "-o", str(out / "handler_driver"), "-ldl"],
+                       check=True)
+        options = ["--name", "fake_ops", "--target", "cuda", "--cuda-arch",
+                   "sm_80,sm_90"]
+        r = run_kernelc("build", *SOURCES, "-o", out, *options)
+        assert r.returncode == 0, r.stderr
+        # The same kernels' PTX and cubins, for the parameter sizes and to
+        # tell which image was loaded.
+        r = run_kernelc("emit", *SOURCES, "-o", out / "emit", *options)
+        assert r.returncode == 0, r.stderr
+        self.out = out
+        self.cuda = out / "emit" / "build" / "cuda"
+        self.manifest = json.loads((out / "fake_ops" / "kernelc.json")
+                                   .read_text())
+        self.library = out / "fake_ops" / self.manifest["library"]
+        self.symbols = {k["name"]: k["handlers"]["cuda"]
+                        for k in self.manifest["kernels"]}
+        self.lowered = {}
+        for b in self.manifest["cuda"]["binaries"]:
+            for name, low in zip(self.kernel_names(b["source"]), b["kernels"]):
+                self.lowered[name] = low
+
+    def kernel_names(self, source):
+        return [k["name"] for k in self.manifest["model"]["kernels"]
+                if k["source"] == source]
+
+    def run(self, *calls, **env):
+        """Runs the calls (lines for handler_driver) in one process; returns
+        one Call per line, each with the driver calls it made."""
+        e = {"PATH": "/usr/bin:/bin", "LD_LIBRARY_PATH": str(self.out),
+             "FAKE_CUDA_PTX": ":".join(
+                 str(p) for p in sorted(self.cuda.glob("*.ptx")))}
+        e.update(env)
+        p = subprocess.run([str(self.out / "handler_driver"),
+                            str(self.library)], input="\n".join(calls) + "\n",
+                           capture_output=True, text=True, env=e)
+        assert p.returncode == 0, p.stdout + p.stderr
+        out = []
+        for line in p.stdout.splitlines():
+            if line.startswith("call "):
+                out.append(Call(line))
+            elif line.startswith("-> "):
+                out[-1].finish(line)
+            else:
+                out[-1].log.append(line)
+        assert len(out) == len(calls), p.stdout
+        return out
+
+    def call(self, stage, kernel, *operands, stream=S):
+        symbol = self.symbols[kernel] + ("_init" if stage in (
+            "initialize", "metadata_init") else "")
+        stage = "metadata" if stage == "metadata_init" else stage
+        return " ".join([stage, symbol, f"stream={stream:x}", *operands])
+
+
+class Call:
+    def __init__(self, line):
+        self.header = line
+        self.log = []
+        self.ok = None
+        self.code = None
+        self.message = None
+
+    def finish(self, line):
+        if line.startswith("-> ok"):
+            self.ok = True
+            self.message = line[len("-> ok"):].lstrip(": ")
+        else:
+            m = re.match(r"-> error (\d+): (.*)", line)
+            assert m, line
+            self.ok = False
+            self.code = int(m.group(1))
+            self.message = m.group(2)
+
+    def count(self, prefix):
+        return sum(line.startswith(prefix) for line in self.log)
+
+    def launches(self):
+        return [Launch(line) for line in self.log
+                if line.startswith("cuLaunchKernel(")]
+
+
+class Launch:
+    _RE = re.compile(r"cuLaunchKernel\((\S+), grid (\d+) (\d+) (\d+), block "
+                     r"(\d+) (\d+) (\d+), shared (\d+), (\S+), params "
+                     r"\[([^\]]*)\], extra \(nil\)\)")
+
+    def __init__(self, line):
+        m = self._RE.fullmatch(line)
+        assert m, f"no parameter sizes for: {line}"
+        self.name = m.group(1)
+        self.grid = tuple(int(g) for g in m.group(2, 3, 4))
+        self.block = tuple(int(b) for b in m.group(5, 6, 7))
+        self.shared = int(m.group(8))
+        self.stream = int(m.group(9), 16)
+        # A scalar or pointer is an int; a view is a tuple of its words.
+        self.params = [
+            tuple(int(w, 16) for w in p.split(":")) if ":" in p
+            else int(p, 16) for p in m.group(10).split()]
+
+
+def buf(kind, dtype, address, *dims):
+    return f"{kind}:{dtype}:{address:x}:{'x'.join(map(str, dims))}"
+
+
+def arg(dtype, address, *dims):
+    return buf("arg", dtype, address, *dims)
+
+
+def ret(dtype, address, *dims):
+    return buf("ret", dtype, address, *dims)
+
+
+def attr(name, dtype, value):
+    return f"attr:{name}:{dtype}:{value}"
+
+
+def f32_bits(x):
+    return struct.unpack("<I", struct.pack("<f", x))[0]
+
+
+def f64_bits(x):
+    return struct.unpack("<Q", struct.pack("<d", x))[0]
+
+
+@pytest.fixture(scope="module")
+def tier(tmp_path_factory):
+    return Tier(tmp_path_factory.mktemp("cuda_handlers"))
+
+
+def saxpy(tier, stage, n, *batch, stream=S, x=0x100000, y=0x200000,
+          out=0x300000, a=2.0):
+    dims = (*batch, n)
+    return tier.call(stage, "saxpy", arg("f32", x, *dims), arg("f32", y, *dims),
+                     attr("a", "f32", a), ret("f32", out, *dims),
+                     stream=stream)
+
+
+def test_execute_is_command_buffer_compatible_and_initialize_is_not(tier):
+    ex, init = tier.run(tier.call("metadata", "saxpy"),
+                        tier.call("metadata_init", "saxpy"))
+    assert ex.message == "api 0.2, traits 1"  # COMMAND_BUFFER_COMPATIBLE
+    assert init.message == "api 0.2, traits 0"
+
+
+def test_initialize_loads_the_module_and_execute_only_launches(tier):
+    init, *runs = tier.run(saxpy(tier, "initialize", 1000),
+                           *[saxpy(tier, "execute", 1000)] * 3)
+    assert init.ok, init.message
+    assert init.count("cuModuleLoadData(") == 1
+    # The module of saxpy.cu: its two kernels, and the fill kernel.
+    assert [line for line in init.log
+            if line.startswith("cuModuleGetFunction")] == [
+        f"cuModuleGetFunction({tier.lowered['saxpy']})",
+        f"cuModuleGetFunction({tier.lowered['saxpy_bwd']})",
+        "cuModuleGetFunction(kc_fill_u64)"]
+    assert init.launches() == []
+    for r in runs:
+        assert r.ok, r.message
+        assert r.log[0] == f"cuStreamGetCtx({S:#x})"
+        assert r.count("cuModuleLoadData") == 0
+        (launch,) = r.launches()
+        assert launch.name == tier.lowered["saxpy"]
+        assert launch.grid == (4, 1, 1) and launch.block == (256, 1, 1)
+        assert launch.shared == 0 and launch.stream == S
+        assert launch.params == [0x100000, 0x200000, f32_bits(2.0), 1000,
+                                 0x300000]
+
+
+def test_two_contexts_get_one_module_load_each(tier):
+    s1, s2 = 0x1000, 0x2000  # contexts 0xc1 and 0xc2 to the fake
+    calls = tier.run(*[saxpy(tier, stage, 100, stream=s)
+                       for _ in range(2) for s in (s1, s2)
+                       for stage in ("initialize", "execute")])
+    assert all(c.ok for c in calls)
+    log = [line for c in calls for line in c.log]
+    assert sum(line.startswith("cuModuleLoadData(") for line in log) == 2
+    assert [line for line in log if line.startswith("cuCtxPushCurrent")] == [
+        "cuCtxPushCurrent(0xc1)", "cuCtxPushCurrent(0xc2)"]
+    assert [l.stream for c in calls for l in c.launches()] == [s1, s2] * 2
+
+
+def test_elementwise_batch_folds_into_one_launch(tier):
+    (r,) = tier.run(saxpy(tier, "execute", 300, 4))
+    assert r.ok, r.message
+    (launch,) = r.launches()
+    assert launch.grid == (5, 1, 1)  # 1200 threads
+    assert launch.params == [0x100000, 0x200000, f32_bits(2.0), 1200, 0x300000]
+
+
+def test_one_launch_per_element_with_offsets_and_broadcast_operands(tier):
+    # polar: x batched (3), y broadcast (a batch dimension of 1: step 0).
+    (r,) = tier.run(tier.call("execute", "polar", arg("f32", 0x100000, 3, 5),
+                              arg("f32", 0x200000, 1, 5),
+                              ret("f32", 0x300000, 3, 5),
+                              ret("f32", 0x400000, 3, 5)))
+    assert r.ok, r.message
+    # The kernel is looked up once per call, not once per element.
+    assert r.count("cuStreamGetCtx") == 1
+    launches = r.launches()
+    assert [l.name for l in launches] == [tier.lowered["polar"]] * 3
+    assert [l.params for l in launches] == [
+        [0x100000 + 20 * i, 0x200000, 5, 0x300000 + 20 * i, 0x400000 + 20 * i]
+        for i in range(3)]
+
+
+def test_views_of_batch_elements_carry_their_shapes(tier):
+    # matmul over two batch dimensions (2, 3), `a` broadcast along the first.
+    (r,) = tier.run(tier.call("execute", "matmul",
+                              arg("f32", 0x100000, 1, 3, 4, 6),
+                              arg("f32", 0x200000, 2, 3, 6, 5),
+                              ret("f32", 0x300000, 2, 3, 4, 5)))
+    assert r.ok, r.message
+    launches = r.launches()
+    assert len(launches) == 6
+    want = []
+    for i in range(2):
+        for j in range(3):
+            want.append([(0x100000 + 4 * 24 * j, 4, 6),
+                         (0x200000 + 4 * 30 * (3 * i + j), 6, 5),
+                         (0x300000 + 4 * 20 * (3 * i + j), 4, 5)])
+    assert [l.params for l in launches] == want
+    assert {(l.grid, l.block) for l in launches} == {((1, 1, 1), (16, 16, 1))}
+
+
+def test_in_place_operand_under_vmap(tier):
+    # accumulate's InMut: aliased by XLA (the same buffer), nothing to copy;
+    # given distinct buffers, each element's values are copied first.
+    _, aliased, distinct = tier.run(
+        tier.call("initialize", "accumulate", arg("f32", 0x100000, 5),
+                  arg("f32", 0x200000, 5), ret("f32", 0x100000, 5)),
+        tier.call("execute", "accumulate", arg("f32", 0x100000, 3, 5),
+                  arg("f32", 0x200000, 3, 5), ret("f32", 0x100000, 3, 5)),
+        tier.call("execute", "accumulate", arg("f32", 0x100000, 3, 5),
+                  arg("f32", 0x200000, 1, 5), ret("f32", 0x500000, 3, 5)))
+    assert aliased.ok and distinct.ok
+    assert aliased.count("cuMemcpy") == 0
+    assert [l.params for l in aliased.launches()] == [
+        [0x100000 + 20 * i, 0x200000 + 20 * i, 5] for i in range(3)]
+    log = [line for line in distinct.log if not line.startswith("cuStream")]
+    want = []
+    for i in range(3):
+        want.append(f"cuMemcpyDtoDAsync({0x500000 + 20 * i:x}, "
+                    f"{0x100000 + 20 * i:x}, 20, {S:#x})")
+        want.append(Launch)
+    assert len(log) == len(want)
+    for i, line in enumerate(log):
+        if want[i] is Launch:
+            assert Launch(line).params == [0x500000 + 20 * (i // 2), 0x200000,
+                                           5]
+        else:
+            assert line == want[i]
+
+
+def test_empty_outputs_launch_nothing(tier):
+    calls = tier.run(
+        saxpy(tier, "execute", 0, x=0, y=0, out=0),
+        tier.call("execute", "polar", arg("f32", 0, 0, 5),
+                  arg("f32", 0x200000, 1, 5), ret("f32", 0, 0, 5),
+                  ret("f32", 0, 0, 5)),
+        tier.call("execute", "fills", arg("f32", 0, 0), ret("s8", 0, 0),
+                  ret("s16", 0, 0), ret("f16", 0, 0), ret("f32", 0, 0),
+                  ret("s64", 0, 0), ret("f64", 0, 0)),
+        tier.call("execute", "matmul", arg("f32", 0, 0, 3),
+                  arg("f32", 0x200000, 3, 5), ret("f32", 0, 0, 5)))
+    for c in calls:
+        assert c.ok, c.message
+        assert c.launches() == [] and c.count("cuMemset") == 0
+
+
+FILLS = {"i8": ("s8", 0x10000), "i16": ("s16", 0x20000),
+         "f16": ("f16", 0x30000), "f32": ("f32", 0x40000),
+         "i64": ("s64", 0x50000), "f64": ("f64", 0x60000)}
+
+
+def fills_call(tier, *batch, n=7, stage="execute"):
+    return tier.call(stage, "fills", arg("f32", 0x1000, *batch, n),
+                     *[ret(d, a, *batch, n) for d, a in FILLS.values()])
+
+
+def expected_fills(n, offset):
+    def at(name, size):
+        return FILLS[name][1] + offset * size
+    return [
+        f"cuMemsetD8Async({at('i8', 1):x}, 3, {n}, {S:#x})",
+        f"cuMemsetD16Async({at('i16', 2):x}, fffe, {n}, {S:#x})",
+        f"cuMemsetD16Async({at('f16', 2):x}, 3e00, {n}, {S:#x})",  # 1.5
+        f"cuMemsetD32Async({at('f32', 4):x}, 40100000, {n}, {S:#x})",
+        # -1 as int64: both halves alike, so a 32-bit memset of 2n words.
+        f"cuMemsetD32Async({at('i64', 8):x}, ffffffff, {2 * n}, {S:#x})",
+        # 0.1 as double: the halves differ, so the fill kernel.
+        ("kc_fill_u64", [at("f64", 8), f64_bits(0.1), n]),
+        ("fills", [0x1000 + 4 * offset, n] + [at(k, s) for k, s in
+                   (("i8", 1), ("i16", 2), ("f16", 2), ("f32", 4),
+                    ("i64", 8), ("f64", 8))]),
+    ]
+
+
+def check_log(tier, log, want):
+    log = [line for line in log if not line.startswith("cuStream")]
+    assert len(log) == len(want), log
+    for line, w in zip(log, want):
+        if isinstance(w, tuple):
+            launch = Launch(line)
+            name = "kc_fill_u64" if w[0] == "kc_fill_u64" else \
+                tier.lowered[w[0]]
+            assert (launch.name, launch.params, launch.stream) == (name, w[1],
+                                                                   S)
+        else:
+            assert line == w
+
+
+def test_init_fills_every_width_before_the_launch_on_its_stream(tier):
+    _, r = tier.run(fills_call(tier, stage="initialize"), fills_call(tier))
+    assert r.ok, r.message
+    check_log(tier, r.log, expected_fills(7, 0))
+    (fill64, kernel) = r.launches()
+    assert fill64.grid == (1, 1, 1) and fill64.block == (256, 1, 1)
+
+
+def test_init_fills_each_batch_element(tier):
+    _, r = tier.run(fills_call(tier, 2, n=300, stage="initialize"),
+                    fills_call(tier, 2, n=300))
+    assert r.ok, r.message
+    check_log(tier, r.log,
+              expected_fills(300, 0) + expected_fills(300, 300))
+    assert r.launches()[0].grid == (2, 1, 1)  # 300 elements, 256 a block
+
+
+def big_shared(tier, words, stream=S):
+    return tier.call("execute", "big_shared", arg("f32", 0x1000, 3000),
+                     attr("words", "s64", words), ret("f32", 0x2000, 3000),
+                     stream=stream)
+
+
+def test_dynamic_shared_memory(tier):
+    calls = tier.run(
+        tier.call("execute", "block_reverse", arg("f32", 0x1000, 1000),
+                  ret("f32", 0x2000, 1000)),
+        big_shared(tier, 16),         # 64 B
+        big_shared(tier, 16384),      # 64 KiB: opts in
+        big_shared(tier, 16384),      # already allowed
+        big_shared(tier, 12288),      # 48 KiB: allowed anyway
+        big_shared(tier, 20000),      # more: opts in again
+        big_shared(tier, 16384, stream=0x3000),  # another context's kernel
+        big_shared(tier, -1))
+    assert [c.ok for c in calls] == [True] * 7 + [False]
+    assert [l.shared for c in calls[:7] for l in c.launches()] == [
+        1024, 64, 65536, 65536, 49152, 80000, 65536]
+    big = tier.lowered["big_shared"]
+    assert [[line for line in c.log if line.startswith("cuFuncSetAttribute")]
+            for c in calls[:7]] == [
+        [], [], [f"cuFuncSetAttribute({big}, 8, 65536)"], [], [],
+        [f"cuFuncSetAttribute({big}, 8, 80000)"],
+        [f"cuFuncSetAttribute({big}, 8, 65536)"]]
+    assert calls[-1].code == INTERNAL
+    assert calls[-1].message == ("big_shared: dynamic shared memory of -4 "
+                                 "bytes is out of range")
+
+
+def test_grid_limit_is_an_error_naming_the_kernel(tier):
+    (r,) = tier.run(tier.call("execute", "transpose",
+                              arg("f32", 0x1000, 65536 * 8, 1),
+                              ret("f32", 0x2000, 1, 65536 * 8)))
+    assert (r.ok, r.code) == (False, INVALID_ARGUMENT)
+    assert r.message == ("transpose: the grid needs 65536 blocks along y, "
+                         "more than the limit of 65535")
+    assert r.launches() == []
+
+
+def test_wrong_element_type_is_an_error_naming_the_parameter(tier):
+    (r,) = tier.run(tier.call("execute", "polar", arg("f64", 0x1000, 5),
+                              arg("f32", 0x2000, 5), ret("f32", 0x3000, 5),
+                              ret("f32", 0x4000, 5)))
+    assert (r.ok, r.code) == (False, INVALID_ARGUMENT)
+    assert r.message == "polar: parameter 'x' expects float32 elements"
+
+
+@pytest.mark.parametrize("fail, message", [
+    ("cuLaunchKernel", "saxpy: cuLaunchKernel: CUDA_ERROR_INVALID_VALUE "
+     "(invalid argument)"),
+    ("cuStreamGetCtx", "saxpy: cannot find the stream's context: "
+     "CUDA_ERROR_INVALID_VALUE (invalid argument)"),
+])
+def test_driver_failures_are_errors_naming_the_kernel(tier, fail, message):
+    (r,) = tier.run(saxpy(tier, "execute", 10), FAKE_CUDA_FAIL=fail)
+    assert (r.ok, r.code, r.message) == (False, INTERNAL, message)
+
+
+def test_a_module_that_fails_to_load_is_unloaded_every_time(tier):
+    calls = tier.run(*[saxpy(tier, "initialize", 10)] * 3,
+                     saxpy(tier, "execute", 10),
+                     FAKE_CUDA_FAIL="cuModuleGetFunction")
+    src = SOURCES[0]
+    for c in calls:
+        assert (c.ok, c.code) == (False, INTERNAL)
+        assert c.message == (f"saxpy: no kernel '{tier.lowered['saxpy']}' in "
+                             f"{src}: CUDA_ERROR_INVALID_VALUE (invalid "
+                             "argument)")
+        assert c.count("cuModuleLoadData(") == 1
+        (unload,) = [line for line in c.log
+                     if line.startswith("cuModuleUnload(")]
+        assert unload.endswith(", 0 loaded")
+        assert c.launches() == []
+
+
+def test_a_driver_older_than_nvrtc_is_named(tier):
+    nvrtc = tier.manifest["cuda"]["nvrtc"]
+    major = int(nvrtc.split(".")[0])
+    (r,) = tier.run(saxpy(tier, "initialize", 10),
+                    FAKE_CUDA_DRIVER=str((major - 1) * 1000 + 80))
+    assert (r.ok, r.code) == (False, INTERNAL)
+    assert r.message == (
+        f"saxpy: the CUDA driver supports CUDA {major - 1}.8, older than the "
+        f"NVRTC {nvrtc} that compiled {SOURCES[0]}: install an NVIDIA driver "
+        f"for CUDA {nvrtc} or newer, or rebuild the package with a CUDA "
+        f"toolkit no newer than CUDA {major - 1}.8 (kernelc finds it through "
+        "CUDA_HOME)")
+    assert r.count("cuModuleLoadData") == 0
+
+
+def e_flags(path):
+    return struct.unpack_from("<I", path.read_bytes(), 48)[0]
+
+
+@pytest.mark.parametrize("cc, image", [
+    ("80", "sm_80"), ("86", "sm_80"), ("90", "sm_90"), ("100", "ptx"),
+    ("75", None)])
+def test_the_image_loaded_suits_the_device(tier, cc, image):
+    (r,) = tier.run(saxpy(tier, "initialize", 10), FAKE_CUDA_CC=cc)
+    if image is None:
+        assert r.message == (
+            f"saxpy: no binary of {SOURCES[0]} runs on this GPU (sm_75); "
+            "built for sm_80, sm_90, compute_90: rebuild with --cuda-arch")
+        return
+    assert r.ok, r.message
+    (load,) = [line for line in r.log if line.startswith("cuModuleLoadData(")]
+    if image == "ptx":
+        m = re.fullmatch(r"cuModuleLoadData\(PTX \.target sm_90 at (\w+)\)",
+                         load)
+    else:
+        flags = e_flags(tier.cuda / f"0_saxpy.{image}.cubin")
+        m = re.fullmatch(rf"cuModuleLoadData\(cubin e_flags {flags:x} at "
+                         r"(\w+)\)", load)
+    assert m, load
+    # Embedded images are 64-byte aligned (the driver needs 8 for ELF).
+    assert int(m.group(1), 16) % 64 == 0
+
+
+def test_under_capture_execute_only_launches(tier):
+    # While the stream is captured into a CUDA graph the context comes from
+    # the capturing thread. A first call then loads the module with the
+    # capture mode relaxed around it; the execute after it only launches.
+    calls = tier.run(saxpy(tier, "initialize", 10),
+                     saxpy(tier, "execute", 10), FAKE_CUDA_CAPTURING="1")
+    assert all(c.ok for c in calls)
+    assert [line for line in calls[0].log if "Capture" in line] == [
+        "cuThreadExchangeStreamCaptureMode(2)",
+        "cuThreadExchangeStreamCaptureMode(1)"]
+    assert calls[1].log[0] == "cuCtxGetCurrent"
+    assert calls[1].count("cuStreamGetCtx") == 0
+    assert calls[1].count("cuModuleLoadData") == 0
+    assert len(calls[1].launches()) == 1
