@@ -435,6 +435,7 @@ def test_toolkit_include_dir_on_the_path_keeps_the_cpu_stand_ins(
     want = (x.astype(np.float32) * 2 + 0.75).astype(np.float16)
     np.testing.assert_array_equal(got, want)
 
+
 # --- Finding NVRTC ---------------------------------------------------------
 
 
