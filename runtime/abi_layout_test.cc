@@ -63,6 +63,18 @@ static_assert(sizeof(kc_cuda_module) == 40 &&
                   offsetof(kc_cuda_module, cuda_version) == 36,
               "kc_cuda_module");
 
+// The batch of a folded launch (kernelc/fold.h): filled by the CUDA handler,
+// read by the fold entry NVRTC compiled, as its last argument.
+static_assert(sizeof(kc::fold::Batch) == 8 * (2 + 4 + 4 * 24) &&
+                  alignof(kc::fold::Batch) == 8 &&
+                  offsetof(kc::fold::Batch, base) == 0 &&
+                  offsetof(kc::fold::Batch, rank) == 8 &&
+                  offsetof(kc::fold::Batch, shape) == 16 &&
+                  offsetof(kc::fold::Batch, step) == 48,
+              "kc::fold::Batch");
+static_assert(kc::fold::kMaxRank == 4 && kc::fold::kMaxTensors == 24,
+              "kc::fold limits");
+
 // 16-bit floats are their bit patterns: XLA's F16/BF16 native type is
 // uint16_t.
 static_assert(sizeof(kc::half) == 2 && alignof(kc::half) == 2, "half");

@@ -12,9 +12,11 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <map>
 #include <regex>
 #include <set>
 
+#include "compiler/emit/code_writer.h"
 #include "compiler/util/file_io.h"
 #include "runtime/embedded_headers.h"
 
@@ -275,31 +277,248 @@ std::string Log(const Nvrtc::Api& api, Nvrtc::Api::Program prog) {
   return log;
 }
 
+// kernelc's headers, in memory: <kernelc.h>, <kernelc/...>, and the C
+// library stand-ins <stdint.h>, <stddef.h>, <math.h>, ...
+struct Headers {
+  std::vector<std::string> names, texts;
+  std::vector<const char*> name_ptrs, text_ptrs;
+
+  Headers() {
+    for (const EmbeddedFile& f : embedded::UserHeaders()) {
+      llvm::StringRef path(f.path.data(), f.path.size());
+      for (llvm::StringRef prefix : {"include/", "device_include/"}) {
+        if (path.startswith(prefix)) {
+          names.push_back(path.substr(prefix.size()).str());
+          texts.push_back(std::string(f.contents));
+        }
+      }
+    }
+    for (size_t i = 0; i < names.size(); ++i) {
+      name_ptrs.push_back(names[i].c_str());
+      text_ptrs.push_back(texts[i].c_str());
+    }
+  }
+};
+
+// One program compiled for every architecture: a cubin each, and PTX for
+// the newest (the last).
+struct Compiled {
+  std::vector<emit::CudaImage> images;
+  std::vector<std::string> lowered;  // of the name expressions, in order
+  std::string log;                   // of the first architecture
+  std::string failed_log;            // set when NVRTC rejected the program
+  int failed_arch = 0;
+};
+
+Result<Compiled> CompileProgram(const Nvrtc& nvrtc, const Headers& headers,
+                                const std::string& program,
+                                const std::string& name,
+                                const std::vector<std::string>& names,
+                                const CudaBuild& build,
+                                const std::string& source_dir) {
+  const Nvrtc::Api& api = nvrtc.api();
+  Compiled out;
+  for (size_t ai = 0; ai < build.archs.size(); ++ai) {
+    const int arch = build.archs[ai];
+    const bool newest = ai + 1 == build.archs.size();
+    std::vector<std::string> flags = NvrtcFlags(build, arch);
+    flags.push_back("--include-path=" + source_dir);
+    for (const std::string& d : build.include_dirs)
+      flags.push_back("--include-path=" + d);
+    if (!nvrtc.cuda_include().empty())
+      for (const std::string& d : ToolkitIncludeDirs(nvrtc.cuda_include()))
+        flags.push_back("--include-path=" + d);
+    std::vector<const char*> argv;
+    for (const std::string& f : flags) argv.push_back(f.c_str());
+
+    Nvrtc::Api::Program prog = nullptr;
+    int r =
+        api.CreateProgram(&prog, program.c_str(), name.c_str(),
+                          static_cast<int>(headers.names.size()),
+                          headers.text_ptrs.data(), headers.name_ptrs.data());
+    if (r != 0)
+      return Error::Internal(
+          fmt::format("nvrtcCreateProgram: {}", api.GetErrorString(r)));
+    struct Destroy {
+      const Nvrtc::Api& api;
+      Nvrtc::Api::Program* p;
+      ~Destroy() { api.DestroyProgram(p); }
+    } destroy{api, &prog};
+    for (const std::string& k : names) api.AddNameExpression(prog, k.c_str());
+    r = api.CompileProgram(prog, static_cast<int>(argv.size()), argv.data());
+    std::string log = Log(api, prog);
+    if (r != 0) {
+      out.failed_log = std::move(log);
+      out.failed_arch = arch;
+      return out;
+    }
+    if (ai == 0) {
+      out.log = std::move(log);
+      for (const std::string& k : names) {
+        const char* lowered = nullptr;
+        if (api.GetLoweredName(prog, k.c_str(), &lowered) != 0 || !lowered)
+          return Error::Internal(
+              fmt::format("NVRTC gave no lowered name for kernel '{}'", k));
+        out.lowered.push_back(lowered);
+      }
+    }
+    size_t n = 0;
+    emit::CudaImage cubin;
+    cubin.sm = arch;
+    if (api.GetCUBINSize(prog, &n) != 0 || n == 0)
+      return Error::Internal(
+          fmt::format("NVRTC produced no cubin for sm_{}", arch));
+    cubin.data.resize(n);
+    if (api.GetCUBIN(prog, cubin.data.data()) != 0)
+      return Error::Internal("nvrtcGetCUBIN failed");
+    cubin.sha256 = Sha256Hex(cubin.data);
+    out.images.push_back(std::move(cubin));
+    if (newest) {
+      emit::CudaImage ptx;
+      ptx.sm = arch;
+      ptx.is_ptx = true;
+      if (api.GetPTXSize(prog, &n) != 0 || n == 0)
+        return Error::Internal(
+            fmt::format("NVRTC produced no PTX for sm_{}", arch));
+      ptx.data.resize(n);
+      if (api.GetPTX(prog, ptx.data.data()) != 0)
+        return Error::Internal("nvrtcGetPTX failed");
+      while (!ptx.data.empty() && ptx.data.back() == '\0') ptx.data.pop_back();
+      ptx.sha256 = Sha256Hex(ptx.data);
+      out.images.push_back(std::move(ptx));
+    }
+  }
+  return out;
+}
+
+// The kernels of a source whose batch can fold into the grid's z axis
+// (kernelc/fold.h): __global__, with a grid of one or two dimensions and at
+// most kMaxTensors tensors, not elementwise (those fold into dimension 0),
+// and using neither blockIdx.z nor gridDim.z according to the PTX.
+std::vector<const model::Kernel*> FoldCandidates(const model::Module& module,
+                                                 const emit::CudaBinary& bin) {
+  std::string_view ptx;
+  for (const emit::CudaImage& im : bin.images)
+    if (im.is_ptx) ptx = im.data;
+  std::vector<const model::Kernel*> out;
+  for (size_t i = 0; i < bin.kernels.size(); ++i) {
+    const model::Kernel* k = module.FindKernel(bin.kernels[i]);
+    if (k == nullptr || k->grid.size() >= 3 || k->elementwise) continue;
+    int tensors = 0;
+    for (const model::Param& p : k->params)
+      if (p.role != model::Role::kScalar && p.role != model::Role::kDerived)
+        ++tensors;
+    if (tensors > kFoldMaxTensors) continue;
+    if (UsesGridZ(ptx, bin.lowered[i])) continue;
+    out.push_back(k);
+  }
+  return out;
+}
+
+// The fold program of a source: the source again, its __global__ kernels as
+// device functions, and an entry per candidate (kernelc/fold.h).
+Result<std::string> FoldProgram(const std::string& source,
+                                const std::string& text,
+                                const std::vector<const model::Kernel*>& ks) {
+  std::string entries;
+  for (const model::Kernel* k : ks) {
+    std::vector<int64_t> block =
+        k->block.empty() ? model::DefaultBlock(static_cast<int>(k->grid.size()))
+                         : k->block;
+    int64_t threads = 1;
+    for (int64_t b : block) threads *= b;
+    std::string params, shifts, args;
+    int tensor = 0;
+    for (size_t i = 0; i < k->params.size(); ++i) {
+      const model::Param& p = k->params[i];
+      params += fmt::format("::kc::fold::Param<decltype({}), {}> a{},\n",
+                            k->name, i, i);
+      args += fmt::format("{}a{}", i ? ", " : "", i);
+      if (p.role != model::Role::kScalar && p.role != model::Role::kDerived)
+        shifts += fmt::format(
+            "::kc::fold::Shift(a{}, ::kc::fold::Offset(kc_batch, {}));\n", i,
+            tensor++);
+    }
+    Result<std::string> entry = emit::FillTemplate(
+        "cpp/cuda_fold_entry.cu.tmpl", {{"kernel", k->name},
+                                        {"entry", FoldEntryName(k->name)},
+                                        {"threads", std::to_string(threads)},
+                                        {"params", params},
+                                        {"shifts", shifts},
+                                        {"args", args}});
+    if (!entry.ok()) return entry.error();
+    entries += entry.value();
+  }
+  return emit::FillTemplate(
+      "cpp/cuda_fold_program.cu.tmpl",
+      {{"source", source}, {"text", text}, {"entries", entries}});
+}
+
 }  // namespace
+
+std::string FoldEntryName(const std::string& kernel) {
+  return "kc_fold_" + kernel;
+}
+
+bool UsesGridZ(std::string_view ptx, std::string_view entry) {
+  // The bodies of the PTX's functions with a body, by name, and whether each
+  // is a .func (which a call can reach): a header line names the function
+  // before its last '(', and the body runs from the next '{' at depth 0 to
+  // its '}'.
+  struct Body {
+    std::string text;
+    bool callable = false;
+  };
+  std::map<std::string, Body, std::less<>> bodies;
+  std::string current;
+  Body body;
+  int depth = 0;
+  bool in_body = false;
+  for (llvm::StringRef line :
+       llvm::split(llvm::StringRef(ptx.data(), ptx.size()), '\n')) {
+    llvm::StringRef t = line.trim();
+    if (!in_body && depth == 0 &&
+        (t.contains(".entry ") || t.contains(".func ")) && !t.endswith(";")) {
+      llvm::StringRef head = t.substr(0, t.rfind('(')).rtrim();
+      current = head.rsplit(' ').second.str();
+      if (current.empty()) current = head.str();
+      body.callable = t.contains(".func ");
+      continue;
+    }
+    if (current.empty()) continue;
+    for (char c : t) {
+      if (c == '{') {
+        if (depth++ == 0) in_body = true;
+      } else if (c == '}') {
+        --depth;
+      }
+    }
+    if (in_body) body.text += t.str() + "\n";
+    if (in_body && depth == 0) {
+      bodies[current] = std::move(body);
+      body = Body();
+      current.clear();
+      in_body = false;
+    }
+  }
+  auto uses_z = [](llvm::StringRef b) {
+    return b.contains("%ctaid.z") || b.contains("%nctaid.z");
+  };
+  auto it = bodies.find(entry);
+  if (it == bodies.end()) return true;  // unknown: assume it does
+  if (uses_z(it->second.text)) return true;
+  // A call may reach a function that does: conservatively, any.
+  if (!llvm::StringRef(it->second.text).contains("call")) return false;
+  for (const auto& [name, b] : bodies)
+    if (b.callable && uses_z(b.text)) return true;
+  return false;
+}
 
 Result<std::vector<emit::CudaBinary>> CompileCuda(const Nvrtc& nvrtc,
                                                   const model::Module& module,
                                                   const CudaBuild& build,
                                                   diag::DiagnosticSink& diags) {
-  const Nvrtc::Api& api = nvrtc.api();
-  // kernelc's headers, in memory: <kernelc.h>, <kernelc/...>, and the C
-  // library stand-ins <stdint.h>, <stddef.h>, <math.h>, ...
-  std::vector<std::string> header_names, header_texts;
-  for (const EmbeddedFile& f : embedded::UserHeaders()) {
-    llvm::StringRef path(f.path.data(), f.path.size());
-    for (llvm::StringRef prefix : {"include/", "device_include/"}) {
-      if (path.startswith(prefix)) {
-        header_names.push_back(path.substr(prefix.size()).str());
-        header_texts.push_back(std::string(f.contents));
-      }
-    }
-  }
-  std::vector<const char*> hn, ht;
-  for (size_t i = 0; i < header_names.size(); ++i) {
-    hn.push_back(header_names[i].c_str());
-    ht.push_back(header_texts[i].c_str());
-  }
-
+  const Headers headers;
   std::vector<emit::CudaBinary> out;
   for (size_t si = 0; si < module.sources.size(); ++si) {
     const std::string& src = module.sources[si];
@@ -312,83 +531,43 @@ Result<std::vector<emit::CudaBinary>> CompileCuda(const Nvrtc& nvrtc,
     if (bin.kernels.empty()) continue;
     std::optional<std::string> text = ReadFile(src);
     if (!text) return Error::User(fmt::format("cannot read '{}'", src));
-    std::string program =
-        fmt::format("#line 1 \"{}\"\n{}\n{}", src, *text, kFillKernel);
     llvm::SmallString<256> dir(src);
     llvm::sys::fs::make_absolute(dir);
     llvm::sys::path::remove_filename(dir);
 
-    for (size_t ai = 0; ai < build.archs.size(); ++ai) {
-      const int arch = build.archs[ai];
-      const bool newest = ai + 1 == build.archs.size();
-      std::vector<std::string> flags = NvrtcFlags(build, arch);
-      flags.push_back("--include-path=" + std::string(dir));
-      for (const std::string& d : build.include_dirs)
-        flags.push_back("--include-path=" + d);
-      if (!nvrtc.cuda_include().empty())
-        for (const std::string& d : ToolkitIncludeDirs(nvrtc.cuda_include()))
-          flags.push_back("--include-path=" + d);
-      std::vector<const char*> argv;
-      for (const std::string& f : flags) argv.push_back(f.c_str());
+    std::string program =
+        fmt::format("#line 1 \"{}\"\n{}\n{}", src, *text, kFillKernel);
+    Result<Compiled> c = CompileProgram(nvrtc, headers, program, src,
+                                        bin.kernels, build, std::string(dir));
+    if (!c.ok()) return c.error();
+    if (!c.value().failed_log.empty()) {
+      bool parsed = ParseNvrtcLog(c.value().failed_log, diags);
+      return Error::User(fmt::format(
+          "NVRTC {} could not compile {} for sm_{}{}", nvrtc.version(), src,
+          c.value().failed_arch, parsed ? "" : ":\n" + c.value().failed_log));
+    }
+    // Warnings are the same for every architecture: reported once.
+    ParseNvrtcLog(c.value().log, diags);
+    bin.lowered = std::move(c.value().lowered);
+    bin.images = std::move(c.value().images);
 
-      Nvrtc::Api::Program prog = nullptr;
-      int r =
-          api.CreateProgram(&prog, program.c_str(), src.c_str(),
-                            static_cast<int>(hn.size()), ht.data(), hn.data());
-      if (r != 0)
-        return Error::Internal(
-            fmt::format("nvrtcCreateProgram: {}", api.GetErrorString(r)));
-      struct Destroy {
-        const Nvrtc::Api& api;
-        Nvrtc::Api::Program* p;
-        ~Destroy() { api.DestroyProgram(p); }
-      } destroy{api, &prog};
-      for (const std::string& k : bin.kernels)
-        api.AddNameExpression(prog, k.c_str());
-      r = api.CompileProgram(prog, static_cast<int>(argv.size()), argv.data());
-      std::string log = Log(api, prog);
-      if (r != 0) {
-        bool parsed = ParseNvrtcLog(log, diags);
-        return Error::User(
-            fmt::format("NVRTC {} could not compile {} for sm_{}{}",
-                        nvrtc.version(), src, arch, parsed ? "" : ":\n" + log));
-      }
-      // Warnings are the same for every architecture: report them once.
-      if (ai == 0) ParseNvrtcLog(log, diags);
-      if (ai == 0) {
-        for (const std::string& k : bin.kernels) {
-          const char* lowered = nullptr;
-          if (api.GetLoweredName(prog, k.c_str(), &lowered) != 0 || !lowered)
-            return Error::Internal(
-                fmt::format("NVRTC gave no lowered name for kernel '{}'", k));
-          bin.lowered.push_back(lowered);
+    // The batch fold: a program of its own. Should NVRTC reject it (a
+    // kernel that launches kernels, say), the batch runs one launch per
+    // element instead, as without it.
+    std::vector<const model::Kernel*> fold = FoldCandidates(module, bin);
+    if (!fold.empty()) {
+      Result<std::string> fold_program = FoldProgram(src, *text, fold);
+      if (!fold_program.ok()) return fold_program.error();
+      Result<Compiled> f = CompileProgram(nvrtc, headers, fold_program.value(),
+                                          src, {}, build, std::string(dir));
+      if (!f.ok()) return f.error();
+      if (f.value().failed_log.empty()) {
+        for (const model::Kernel* k : fold) {
+          bin.fold_kernels.push_back(k->name);
+          bin.fold_entries.push_back(FoldEntryName(k->name));
         }
-      }
-      size_t n = 0;
-      emit::CudaImage cubin;
-      cubin.sm = arch;
-      if (api.GetCUBINSize(prog, &n) != 0 || n == 0)
-        return Error::Internal(
-            fmt::format("NVRTC produced no cubin for sm_{}", arch));
-      cubin.data.resize(n);
-      if (api.GetCUBIN(prog, cubin.data.data()) != 0)
-        return Error::Internal("nvrtcGetCUBIN failed");
-      cubin.sha256 = Sha256Hex(cubin.data);
-      bin.images.push_back(std::move(cubin));
-      if (newest) {
-        emit::CudaImage ptx;
-        ptx.sm = arch;
-        ptx.is_ptx = true;
-        if (api.GetPTXSize(prog, &n) != 0 || n == 0)
-          return Error::Internal(
-              fmt::format("NVRTC produced no PTX for sm_{}", arch));
-        ptx.data.resize(n);
-        if (api.GetPTX(prog, ptx.data.data()) != 0)
-          return Error::Internal("nvrtcGetPTX failed");
-        while (!ptx.data.empty() && ptx.data.back() == '\0')
-          ptx.data.pop_back();
-        ptx.sha256 = Sha256Hex(ptx.data);
-        bin.images.push_back(std::move(ptx));
+        bin.fold_images = std::move(f.value().images);
+        bin.fold_program = std::move(fold_program).value();
       }
     }
     out.push_back(std::move(bin));

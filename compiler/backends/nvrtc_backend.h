@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "compiler/diag/diagnostic.h"
@@ -80,11 +81,24 @@ std::vector<std::string> NvrtcFlags(const CudaBuild& build, int arch);
 // Compiles every source that defines __global__ kernels. NVRTC's errors and
 // warnings come back in `diags` at the user's file and line (the program
 // starts with a #line directive), with Error::User; a failing NVRTC is an
-// internal error.
+// internal error. Each source's kernels whose batch can fold into the grid's
+// z axis are compiled a second time, into the fold program (see
+// kernelc/fold.h); CudaBinary::fold_kernels names those it holds.
 Result<std::vector<emit::CudaBinary>> CompileCuda(const Nvrtc& nvrtc,
                                                   const model::Module& module,
                                                   const CudaBuild& build,
                                                   diag::DiagnosticSink& diags);
+
+// The batch fold (runtime/include/kernelc/fold.h): the most tensor
+// parameters a folded kernel may have (kc::fold::kMaxTensors), and the name
+// of a kernel's fold entry in its source's fold program.
+constexpr int kFoldMaxTensors = 24;
+std::string FoldEntryName(const std::string& kernel);
+
+// Whether the PTX function `entry` reads blockIdx.z or gridDim.z (%ctaid.z,
+// %nctaid.z), or calls a function and any function of the PTX does; true
+// when `entry` is not in the PTX.
+bool UsesGridZ(std::string_view ptx, std::string_view entry);
 
 // Turns an NVRTC log into diagnostics: "file(line): error: message" lines,
 // with the column from the caret line below them. Returns whether any line

@@ -70,3 +70,71 @@ TEST_CASE("NVRTC flags per architecture") {
 
 }  // namespace
 }  // namespace kernelc::backends
+
+namespace kernelc::backends {
+namespace {
+
+// PTX as NVRTC writes it, trimmed to what UsesGridZ reads.
+constexpr const char* kPtx = R"(
+.version 9.0
+.target sm_90
+.address_size 64
+
+.func  (.param .b32 func_retval0) _Z6helperi(
+	.param .b32 _Z6helperi_param_0
+)
+{
+	.reg .b32 	%r<3>;
+	mov.u32 	%r1, %nctaid.z;
+	st.param.b32 	[func_retval0+0], %r1;
+	ret;
+}
+.visible .entry flat(
+	.param .u64 flat_param_0
+)
+{
+	.reg .b32 	%r<4>;
+	mov.u32 	%r1, %ctaid.x;
+	mov.u32 	%r2, %ntid.x;
+	ret;
+}
+.visible .entry deep(
+	.param .u64 deep_param_0
+)
+{
+	.reg .b32 	%r<4>;
+	mov.u32 	%r1, %ctaid.z;
+	ret;
+}
+.visible .entry calls(
+	.param .u64 calls_param_0
+)
+{
+	.reg .b32 	%r<4>;
+	{ // callseq 0, 0
+	.param .b32 retval0;
+	call.uni (retval0), _Z6helperi, (param0);
+	} // callseq 0
+	ret;
+}
+)";
+
+TEST_CASE("Kernels that read blockIdx.z or gridDim.z do not fold") {
+  CHECK_FALSE(UsesGridZ(kPtx, "flat"));
+  CHECK(UsesGridZ(kPtx, "deep"));
+  // A call may reach a function that reads them: this one does.
+  CHECK(UsesGridZ(kPtx, "calls"));
+  // Unknown kernels are taken to.
+  CHECK(UsesGridZ(kPtx, "missing"));
+  // Without any function that reads them, a call is harmless.
+  std::string ptx = kPtx;
+  ptx.replace(ptx.find("%nctaid.z"), 9, "%nctaid.x");
+  CHECK_FALSE(UsesGridZ(ptx, "calls"));
+}
+
+TEST_CASE("Fold entries are named after their kernels") {
+  CHECK(FoldEntryName("matmul") == "kc_fold_matmul");
+}
+
+}  // namespace
+}  // namespace kernelc::backends

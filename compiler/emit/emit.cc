@@ -202,6 +202,12 @@ struct CudaSlot {
   std::string cache;  // the cache accessor's name
   int slot = 0;       // the kernel's index in the module's kernel list
   int fill_slot = 0;  // the index of kc_fill_u64
+  // The batch fold (kernelc/fold.h), for a kernel with an entry in its
+  // source's fold program: that module's cache accessor and the entry's
+  // index; an empty cache otherwise.
+  std::string fold_cache;
+  int fold_slot = 0;
+  bool folds() const { return !fold_cache.empty(); }
 };
 
 class KernelEmitter {
@@ -261,6 +267,24 @@ class KernelEmitter {
         element_args.push_back("kc_functions[1]");
         slots.push_back(std::to_string(cuda->fill_slot));
       }
+      // A kernel that folds runs per element only when the batch does not
+      // fold (kc_fold null).
+      if (cuda->folds()) {
+        element_params.push_back("const ::kc::cuda::FoldLaunch* kc_fold");
+        element_params.push_back("::kc::cuda::Function* kc_fold_function");
+        element_args.push_back("nullptr");
+        element_args.push_back("nullptr");
+      }
+    }
+    std::vector<std::string> fold_args = element_args, fold_tensors;
+    if (cuda && cuda->folds()) {
+      fold_args[fold_args.size() - 2] = "&kc_fold";
+      fold_args[fold_args.size() - 1] = "kc_fold_function";
+      for (const Param& p : k_.params)
+        if (model::IsTensor(p.role))
+          fold_tensors.push_back(
+              "&" +
+              Namer::CppLocal("e", (IsResult(p.role) ? "o_" : "b_") + p.name));
     }
     const std::string tensor = "const ::kc::rt::Tensor<ffi::DataType>& ";
     for (const Param& p : k_.params) {
@@ -268,12 +292,15 @@ class KernelEmitter {
         element_params.push_back(tensor + Namer::CppLocal("b", p.name));
         element_args.push_back(Namer::CppLocal("e", "b_" + p.name) +
                                ".At(kc_batch, kc_i)");
+        fold_args.push_back(Namer::CppLocal("e", "b_" + p.name) +
+                            ".At(kc_batch, 0)");
         element_bytes.push_back(Namer::CppLocal("e", "b_" + p.name) + ".bytes");
         operands.push_back("&" + Namer::CppLocal("e", "b_" + p.name));
       } else if (p.role == Role::kScalar) {
         element_params.push_back(fmt::format("{} {}", AttrCppType(p.dtype),
                                              Namer::CppLocal("a", p.name)));
         element_args.push_back(Namer::CppLocal("a", p.name));
+        fold_args.push_back(Namer::CppLocal("a", p.name));
       }
     }
     for (const Param& p : k_.params)
@@ -281,6 +308,8 @@ class KernelEmitter {
         element_params.push_back(tensor + BufferVar(p));
         element_args.push_back(Namer::CppLocal("e", "o_" + p.name) +
                                ".At(kc_batch, kc_i)");
+        fold_args.push_back(Namer::CppLocal("e", "o_" + p.name) +
+                            ".At(kc_batch, 0)");
         element_bytes.push_back(Namer::CppLocal("e", "o_" + p.name) + ".bytes");
         operands.push_back("&" + Namer::CppLocal("e", "o_" + p.name));
       }
@@ -327,6 +356,20 @@ class KernelEmitter {
                         {"kernel", k_.name}});
       if (!functions.ok()) return functions;
       std::string text = functions.value();
+      if (cuda->folds()) {
+        Result<std::string> fold = FillTemplate(
+            "cpp/cuda_fold_plan.cc.tmpl",
+            {{"tensors", fmt::format("{}", fmt::join(fold_tensors, ", "))},
+             {"count", std::to_string(fold_tensors.size())},
+             {"module", cuda->fold_cache + "()"},
+             {"slot", std::to_string(cuda->fold_slot)},
+             {"kernel", k_.name},
+             {"impl", impl},
+             {"args",
+              fmt::format("{}", fmt::join(fold_args, ",\n                "))}});
+        if (!fold.ok()) return fold;
+        text += fold.value();
+      }
       text.pop_back();  // the handler template ends the line
       v["functions"] = text;
     }
@@ -334,18 +377,31 @@ class KernelEmitter {
         cuda ? "cpp/cuda_handler.cc.tmpl" : "cpp/handler.cc.tmpl", v);
   }
 
-  // The CUDA initialize-stage handler: loads the module.
+  // The CUDA initialize-stage handler: loads the module (and the fold
+  // program's, for a kernel that folds).
   Result<std::string> CudaInitHandler(const std::string& impl,
                                       const CudaSlot& cuda) const {
     std::vector<std::string> params = ImplParams(true);
+    Snippets loads;
+    loads.Add("cpp/cuda_init_load.cc.tmpl",
+              {{"kernel", k_.name},
+               {"module", cuda.cache + "()"},
+               {"slot", std::to_string(cuda.slot)}});
+    if (cuda.folds())
+      loads.Add("cpp/cuda_init_load.cc.tmpl",
+                {{"kernel", k_.name},
+                 {"module", cuda.fold_cache + "()"},
+                 {"slot", std::to_string(cuda.fold_slot)}});
+    if (!loads.ok()) return loads.error();
+    std::string text = loads.text();
+    text.pop_back();  // the handler template ends the line
     return FillTemplate(
         "cpp/cuda_init_handler.cc.tmpl",
         {{"kernel", k_.name},
          {"impl", impl},
          {"impl_params",
           "\n    " + fmt::format("{}", fmt::join(params, ",\n    "))},
-         {"module", cuda.cache + "()"},
-         {"slot", std::to_string(cuda.slot)}});
+         {"loads", text}});
   }
 
   Result<std::string> CudaRegistration(const std::string& init_impl,
@@ -897,16 +953,25 @@ class KernelEmitter {
       s.Add("cpp/cuda_shared_bytes.cc.tmpl",
             {{"expr", expr::EmitCpp(kp_.shared_bytes, r, "ev")}});
     s.Add("cpp/expressions_ok.cc.tmpl", {{"kernel", kernel}});
+    // A folded batch is one contiguous run of elements in every result,
+    // from the element the body sees: fills and copies cover it all.
+    const bool folds = cuda != nullptr && cuda->folds();
+    if (folds) s.Add("cpp/cuda_fold_copies.cc.tmpl", {});
+    const std::string copies = folds ? " * kc_copies" : "";
     // In-place parameters: XLA aliases the result to the argument; should it
     // ever hand over distinct buffers, start from the argument's values.
     for (const Param& p : k_.params)
       if (p.role == Role::kInMut) {
         if (cuda)
-          s.Add("cpp/cuda_inmut_copy.cc.tmpl",
-                {{"result", BufferVar(p)},
-                 {"arg", Namer::CppLocal("b", p.name)},
-                 {"kernel", kernel},
-                 {"param", p.name}});
+          s.Add(
+              "cpp/cuda_inmut_copy.cc.tmpl",
+              {{"result", BufferVar(p)},
+               {"arg", Namer::CppLocal("b", p.name)},
+               {"bytes",
+                fmt::format("{}.size_bytes(){}", BufferVar(p),
+                            folds ? " * static_cast<size_t>(kc_copies)" : "")},
+               {"kernel", kernel},
+               {"param", p.name}});
         else
           s.Add("cpp/inmut_copy.cc.tmpl",
                 {{"result", BufferVar(p)},
@@ -921,6 +986,8 @@ class KernelEmitter {
       if (cuda) {
         v["kernel"] = kernel;
         v["param"] = p.name;
+        v["count"] = fmt::format("static_cast<int64_t>({}.element_count()){}",
+                                 BufferVar(p), copies);
       }
       s.Add(cuda ? "cpp/cuda_init_fill.cc.tmpl" : "cpp/init_fill.cc.tmpl", v);
     }
@@ -968,12 +1035,19 @@ class KernelEmitter {
         }
         refs.push_back("&" + local);
       }
+      Vars launch = {
+          {"arg_decls", fmt::format("{}", fmt::join(decls, "\n"))},
+          {"shared_bytes", kp_.shared_bytes ? "kc_shared_bytes" : "0"},
+          {"kernel", kernel}};
+      if (folds) {
+        // The fold entry's last parameter, the batch, set by LaunchFold.
+        launch["batch_param"] = std::to_string(refs.size());
+        refs.push_back("nullptr");
+      }
       refs.push_back("nullptr");  // never an empty array
-      s.Add("cpp/cuda_launch.cc.tmpl",
-            {{"arg_decls", fmt::format("{}", fmt::join(decls, "\n"))},
-             {"arg_refs", fmt::format("{}", fmt::join(refs, ", "))},
-             {"shared_bytes", kp_.shared_bytes ? "kc_shared_bytes" : "0"},
-             {"kernel", kernel}});
+      launch["arg_refs"] = fmt::format("{}", fmt::join(refs, ", "));
+      s.Add(folds ? "cpp/cuda_fold_launch.cc.tmpl" : "cpp/cuda_launch.cc.tmpl",
+            launch);
     } else {
       s.Add("cpp/call_entry.cc.tmpl",
             {{"entry", namer_.CpuEntrySymbol(k_.name)},
@@ -1004,9 +1078,9 @@ bool HasTarget(const BuildInfo& info, std::string_view target) {
          info.targets.end();
 }
 
-std::string CudaImageName(const CudaBinary& b, const CudaImage& im) {
-  return fmt::format("{}_{}.{}_{}.{}", b.source_index, Stem(b.source),
-                     im.is_ptx ? "compute" : "sm", im.sm,
+std::string CudaImageName(const CudaBinary& b, const CudaImage& im, bool fold) {
+  return fmt::format("{}_{}.{}{}_{}.{}", b.source_index, Stem(b.source),
+                     fold ? "fold." : "", im.is_ptx ? "compute" : "sm", im.sm,
                      im.is_ptx ? "ptx" : "cubin");
 }
 
@@ -1105,6 +1179,11 @@ Result<Output> EmitPackage(const sema::ModulePlan& plan,
           static_cast<int>(std::find(b.kernels.begin(), b.kernels.end(), name) -
                            b.kernels.begin());
       slot.fill_slot = static_cast<int>(b.kernels.size());
+      auto fold = std::find(b.fold_kernels.begin(), b.fold_kernels.end(), name);
+      if (fold != b.fold_kernels.end()) {
+        slot.fold_cache = fmt::format("kc_cuda_fold_cache_{}", b.source_index);
+        slot.fold_slot = static_cast<int>(fold - b.fold_kernels.begin());
+      }
       std::string impl = fmt::format("{}_cuda_impl", name);
       std::string init_impl = fmt::format("{}_cuda_init_impl", name);
       Result<std::string> ih = e.CudaInitHandler(init_impl, slot);
@@ -1153,6 +1232,16 @@ Result<Output> EmitPackage(const sema::ModulePlan& plan,
            {"module", module}});
       if (!cache.ok()) return cache.error();
       caches.push_back(cache.value());
+      if (b.fold_kernels.empty()) continue;
+      std::string fold = namer.CudaFoldModuleSymbol(b.source_index);
+      decls.push_back(fmt::format("extern const kc_cuda_module {};", fold));
+      cache = FillTemplate(
+          "cpp/cuda_module_cache.cc.tmpl",
+          {{"source", b.source + " (fold program)"},
+           {"cache", fmt::format("kc_cuda_fold_cache_{}", b.source_index)},
+           {"module", fold}});
+      if (!cache.ok()) return cache.error();
+      caches.push_back(cache.value());
     }
     Result<std::string> support = FillTemplate(
         "cpp/cuda_support.cc.tmpl",
@@ -1162,12 +1251,14 @@ Result<Output> EmitPackage(const sema::ModulePlan& plan,
     cuda_support = support.value();
     cuda_support.pop_back();
 
-    std::vector<std::string> sets;
-    for (const CudaBinary& b : info.cuda_binaries) {
-      std::string module = namer.CudaModuleSymbol(b.source_index);
+    // One kc_cuda_module: the images of a program and its kernels' names.
+    auto image_set = [&](const CudaBinary& b, const std::string& module,
+                         const std::vector<CudaImage>& images,
+                         const std::vector<std::string>& names,
+                         bool fold) -> Result<std::string> {
       std::vector<std::string> arrays, entries, kernels;
-      for (size_t i = 0; i < b.images.size(); ++i) {
-        const CudaImage& im = b.images[i];
+      for (size_t i = 0; i < images.size(); ++i) {
+        const CudaImage& im = images[i];
         std::string bytes = im.data;
         if (im.is_ptx)
           bytes.push_back('\0');  // cuModuleLoadData reads a C string
@@ -1182,27 +1273,40 @@ Result<Output> EmitPackage(const sema::ModulePlan& plan,
         arrays.push_back(fmt::format(
             "// {} ({} bytes, sha256 {})\nalignas(64) static const unsigned "
             "char {}[] = {{{}\n}};",
-            CudaImageName(b, im), im.data.size(), im.sha256, array, hex));
+            CudaImageName(b, im, fold), im.data.size(), im.sha256, array, hex));
         entries.push_back(fmt::format("    {{{}, {}, {}, sizeof({})}},", im.sm,
                                       im.is_ptx ? 1 : 0, array, array));
+        out.build["cuda/" + CudaImageName(b, im, fold)] = im.data;
       }
-      for (const std::string& l : b.lowered)
-        kernels.push_back(fmt::format("    {},", Quote(l)));
-      kernels.push_back("    \"kc_fill_u64\",");
-      Result<std::string> set = FillTemplate(
+      for (const std::string& n : names)
+        kernels.push_back(fmt::format("    {},", Quote(n)));
+      return FillTemplate(
           "cpp/cuda_image_set.cc.tmpl",
           {{"source", Escape(b.source)},
            {"symbol", module},
            {"arrays", fmt::format("{}", fmt::join(arrays, "\n"))},
            {"entries", fmt::format("{}", fmt::join(entries, "\n"))},
            {"kernels", fmt::format("{}", fmt::join(kernels, "\n"))},
-           {"num_images", std::to_string(b.images.size())},
-           {"num_kernels", std::to_string(b.kernels.size() + 1)},
+           {"num_images", std::to_string(images.size())},
+           {"num_kernels", std::to_string(names.size())},
            {"cuda_version", std::to_string(info.cuda_version)}});
+    };
+    std::vector<std::string> sets;
+    for (const CudaBinary& b : info.cuda_binaries) {
+      std::vector<std::string> names = b.lowered;
+      names.push_back("kc_fill_u64");
+      Result<std::string> set =
+          image_set(b, namer.CudaModuleSymbol(b.source_index), b.images, names,
+                    /*fold=*/false);
       if (!set.ok()) return set.error();
       sets.push_back(set.value());
-      for (const CudaImage& im : b.images)
-        out.build["cuda/" + CudaImageName(b, im)] = im.data;
+      if (b.fold_kernels.empty()) continue;
+      set = image_set(b, namer.CudaFoldModuleSymbol(b.source_index),
+                      b.fold_images, b.fold_entries, /*fold=*/true);
+      out.build[fmt::format("cuda/{}_{}.fold.cu", b.source_index,
+                            Stem(b.source))] = b.fold_program;
+      if (!set.ok()) return set.error();
+      sets.push_back(set.value());
     }
     Result<std::string> images =
         FillTemplate("cpp/cuda_images.cc.tmpl",
@@ -1314,18 +1418,28 @@ Result<Output> EmitPackage(const sema::ModulePlan& plan,
   if (cuda) {
     nlohmann::json archs = nlohmann::json::array();
     for (int a : info.cuda_archs) archs.push_back(fmt::format("sm_{}", a));
-    nlohmann::json bins = nlohmann::json::array();
-    for (const CudaBinary& b : info.cuda_binaries) {
-      nlohmann::json images = nlohmann::json::array();
-      for (const CudaImage& im : b.images)
-        images.push_back(
+    auto images_json = [](const std::vector<CudaImage>& images) {
+      nlohmann::json out = nlohmann::json::array();
+      for (const CudaImage& im : images)
+        out.push_back(
             {{"arch",
               fmt::format("{}_{}", im.is_ptx ? "compute" : "sm", im.sm)},
              {"format", im.is_ptx ? "ptx" : "cubin"},
              {"bytes", im.data.size()},
              {"sha256", im.sha256}});
-      bins.push_back(
-          {{"source", b.source}, {"kernels", b.lowered}, {"images", images}});
+      return out;
+    };
+    nlohmann::json bins = nlohmann::json::array();
+    for (const CudaBinary& b : info.cuda_binaries) {
+      nlohmann::json bin = {{"source", b.source},
+                            {"kernels", b.lowered},
+                            {"images", images_json(b.images)}};
+      // The batch fold: the kernels whose vmap batch runs as one launch
+      // along the grid's z axis, and the fold program's images.
+      if (!b.fold_kernels.empty())
+        bin["fold"] = {{"kernels", b.fold_kernels},
+                       {"images", images_json(b.fold_images)}};
+      bins.push_back(bin);
     }
     manifest["cuda"] = {{"archs", archs},
                         {"nvrtc", info.cuda_nvrtc},

@@ -32,6 +32,13 @@ struct CudaBinary {
   std::vector<std::string> kernels;  // __global__ kernels, source order
   std::vector<std::string> lowered;  // their lowered (mangled) names
   std::vector<CudaImage> images;     // cubins by arch, then the PTX
+  // The batch fold (kernelc/fold.h): the kernels with an entry in the fold
+  // program, source order, the names of those entries, and that program's
+  // images, as `images`. Empty when none folds.
+  std::vector<std::string> fold_kernels;
+  std::vector<std::string> fold_entries;
+  std::vector<CudaImage> fold_images;
+  std::string fold_program;  // its source, as NVRTC compiled it
 };
 
 struct BuildInfo {
@@ -66,8 +73,11 @@ std::string HostSourceName(const std::string& source, int source_index);
 bool HasTarget(const BuildInfo& info, std::string_view target);
 
 // The raw binaries of one source, for reading and for ptxas:
-// build/cuda/<index>_<stem>.sm_80.cubin, ....compute_90.ptx.
-std::string CudaImageName(const CudaBinary& b, const CudaImage& im);
+// build/cuda/<index>_<stem>.sm_80.cubin, ....compute_90.ptx; those of its
+// fold program (`fold`): <index>_<stem>.fold.sm_80.cubin, ..., beside the
+// program's source, <index>_<stem>.fold.cu.
+std::string CudaImageName(const CudaBinary& b, const CudaImage& im,
+                          bool fold = false);
 
 Result<Output> EmitPackage(const sema::ModulePlan& plan, const BuildInfo& info);
 

@@ -41,6 +41,11 @@ std::string Namer::CudaModuleSymbol(int source_index) const {
                      source_index);
 }
 
+std::string Namer::CudaFoldModuleSymbol(int source_index) const {
+  return fmt::format("kc_{}_{}_cuda_fold_module_{}", package_, short_hash_,
+                     source_index);
+}
+
 std::string Namer::CpuEntrySymbol(std::string_view kernel) const {
   return fmt::format("kc_{}_{}_{}_cpu_entry", package_, kernel, short_hash_);
 }

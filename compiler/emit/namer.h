@@ -28,6 +28,8 @@ class Namer {
                             std::string_view platform) const;
   // The CUDA binaries (kc_cuda_module) of the source at `source_index`.
   std::string CudaModuleSymbol(int source_index) const;
+  // Those of its fold program (kernelc/fold.h).
+  std::string CudaFoldModuleSymbol(int source_index) const;
   // The CPU entry point that runs a kernel (grid loop or host call).
   std::string CpuEntrySymbol(std::string_view kernel) const;
   // A C++ identifier for handler-local variables derived from user names.

@@ -55,27 +55,38 @@ def test_every_cuda_source_compiles_for_sm80_sm90(source, tmp_path):
     assert r.returncode == 0, r.stderr
     cuda = tmp_path / "build" / "cuda"
     stem = source.name.split(".")[0]
-    names = sorted(p.name for p in cuda.iterdir())
-    assert names == [f"0_{stem}.compute_90.ptx", f"0_{stem}.sm_80.cubin",
-                     f"0_{stem}.sm_90.cubin"]
-    for arch in (80, 90):
-        cubin = (cuda / f"0_{stem}.sm_{arch}.cubin").read_bytes()
-        assert cubin[:4] == b"\x7fELF"
-    ptx = (cuda / f"0_{stem}.compute_90.ptx").read_text()
-    assert ".target sm_90" in ptx
-    assert ".entry kc_fill_u64" in ptx
-
     manifest = json.loads(
         (tmp_path / "package" / "kernelc.json").read_text())
     assert manifest["targets"] == ["cuda"]
     assert manifest["cuda"]["archs"] == ["sm_80", "sm_90"]
     (binary,) = manifest["cuda"]["binaries"]
     assert binary["source"] == str(source)
-    for image in binary["images"]:
-        suffix = "ptx" if image["format"] == "ptx" else "cubin"
-        data = (cuda / f"0_{stem}.{image['arch']}.{suffix}").read_bytes()
-        assert image["sha256"] == hashlib.sha256(data).hexdigest()
-        assert image["bytes"] == len(data)
+    # The fold program (kernelc/fold.h), for kernels whose batch can run
+    # along the grid's z axis.
+    programs = [""] + (["fold."] if "fold" in binary else [])
+    names = sorted(p.name for p in cuda.iterdir())
+    assert names == sorted(
+        [f"0_{stem}.{f}{suffix}" for f in programs
+         for suffix in ("compute_90.ptx", "sm_80.cubin", "sm_90.cubin")]
+        + ([f"0_{stem}.fold.cu"] if "fold" in binary else []))
+    for f in programs:
+        for arch in (80, 90):
+            cubin = (cuda / f"0_{stem}.{f}sm_{arch}.cubin").read_bytes()
+            assert cubin[:4] == b"\x7fELF"
+        ptx = (cuda / f"0_{stem}.{f}compute_90.ptx").read_text()
+        assert ".target sm_90" in ptx
+    assert ".entry kc_fill_u64" in (cuda / f"0_{stem}.compute_90.ptx").read_text()
+    for f, images in [("", binary["images"])] + (
+            [("fold.", binary["fold"]["images"])] if "fold" in binary else []):
+        for image in images:
+            suffix = "ptx" if image["format"] == "ptx" else "cubin"
+            data = (cuda / f"0_{stem}.{f}{image['arch']}.{suffix}").read_bytes()
+            assert image["sha256"] == hashlib.sha256(data).hexdigest()
+            assert image["bytes"] == len(data)
+    if "fold" in binary:
+        ptx = (cuda / f"0_{stem}.fold.compute_90.ptx").read_text()
+        for kernel in binary["fold"]["kernels"]:
+            assert f".entry kc_fold_{kernel}(" in ptx
 
 
 @pytest.mark.parametrize("source", CUDA_SOURCES, ids=lambda p: p.name)
@@ -86,11 +97,13 @@ def test_ptxas_accepts_the_ptx(source, tmp_path):
     r = run_kernelc("emit", source, "-o", tmp_path, "--target", "cuda",
                     "--cuda-arch", "sm_80,sm_90")
     assert r.returncode == 0, r.stderr
-    (ptx,) = (tmp_path / "build" / "cuda").glob("*.ptx")
-    p = subprocess.run([str(tool), "-arch=sm_90", str(ptx), "-o",
-                        str(tmp_path / "out.cubin")],
-                       capture_output=True, text=True)
-    assert p.returncode == 0, p.stderr
+    ptxs = sorted((tmp_path / "build" / "cuda").glob("*.ptx"))
+    assert ptxs
+    for ptx in ptxs:
+        p = subprocess.run([str(tool), "-arch=sm_90", str(ptx), "-o",
+                            str(tmp_path / "out.cubin")],
+                           capture_output=True, text=True)
+        assert p.returncode == 0, p.stderr
 
 
 def test_library_has_no_libcuda_dependency_and_cpu_ops_run_without_it(
@@ -371,12 +384,15 @@ def test_cuda_target_reads_the_toolkits_own_headers(tmp_path):
     assert r.returncode == 0, r.stderr
     assert r.stderr == ""
     tool = ptxas()
+    ptxs = sorted((tmp_path / "build" / "cuda").glob("*.ptx"))
+    assert [p.name for p in ptxs] == ["0_toolkit_headers.compute_90.ptx",
+                                      "0_toolkit_headers.fold.compute_90.ptx"]
     if tool is not None:
-        (ptx,) = (tmp_path / "build" / "cuda").glob("*.ptx")
-        p = subprocess.run([str(tool), "-arch=sm_90", str(ptx), "-o",
-                            str(tmp_path / "out.cubin")],
-                           capture_output=True, text=True)
-        assert p.returncode == 0, p.stderr
+        for ptx in ptxs:
+            p = subprocess.run([str(tool), "-arch=sm_90", str(ptx), "-o",
+                                str(tmp_path / "out.cubin")],
+                               capture_output=True, text=True)
+            assert p.returncode == 0, p.stderr
     r = run_kernelc("build", TOOLKIT_HEADERS, "-o", tmp_path / "pkg",
                     "--target", "cuda")
     assert r.returncode == 0, r.stderr
@@ -518,3 +534,30 @@ def test_nvrtc_search_order(tmp_path, real_nvrtc):
         assert f" ({CUDA_HOME}/lib" in last
     else:
         assert last.startswith("no usable NVRTC for the cuda target")
+
+
+def test_only_kernels_that_leave_the_grid_z_axis_free_fold(tmp_path):
+    """Under vmap, a kernel's batch runs as one launch along the grid's z
+    axis only where the kernel leaves it free: a grid of one or two
+    dimensions, and no use of blockIdx.z or gridDim.z in the PTX. The
+    manifest names the kernels that fold; the CPU runs the others alike."""
+    src = ROOT / "tests" / "cuda_sources" / "grid_z.cu"
+    r = run_kernelc("build", src, "-o", tmp_path, "--target", "cpu,cuda",
+                    "--cuda-arch", "sm_80")
+    assert r.returncode == 0, r.stderr
+    (binary,) = json.loads(
+        (tmp_path / "grid_z" / "kernelc.json").read_text())["cuda"]["binaries"]
+    assert binary["fold"]["kernels"] == ["plane"]
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import grid_z
+        import jax
+        x = np.arange(2 * 3 * 4 * 5, dtype=np.float32).reshape(2, 3, 4, 5)
+        np.testing.assert_array_equal(
+            np.asarray(jax.vmap(grid_z.plane)(x[0])), 2 * x[0])
+        np.testing.assert_array_equal(
+            np.asarray(jax.vmap(grid_z.volume)(x)), x + 1)
+        np.testing.assert_array_equal(
+            np.asarray(jax.vmap(grid_z.plane_z)(x[0])), x[0])
+    finally:
+        sys.path.remove(str(tmp_path))

@@ -4,8 +4,9 @@ handler_driver.cc) that calls its exported XLA FFI handlers with call frames
 made as XLA makes them, while the fake libcuda (tests/fake_cuda/
 fake_libcuda.cc) logs every driver call, launch parameters included. So the
 shim's use of the runtime is checked end to end: the batch plan's launches
-and pointer offsets, folding, fills, copies, shared memory, module loads per
-context, and errors that name the kernel. The kernels run on a GPU in
+and pointer offsets, folding (into dimension 0, or into the grid's z axis
+through the fold entries of kernelc/fold.h), fills, copies, shared memory,
+module loads per context, and errors that name the kernel. The kernels run on a GPU in
 tests/gpu."""
 
 import json
@@ -238,7 +239,17 @@ def test_elementwise_batch_folds_into_one_launch(tier):
     assert launch.params == [0x100000, 0x200000, f32_bits(2.0), 1200, 0x300000]
 
 
-def test_one_launch_per_element_with_offsets_and_broadcast_operands(tier):
+def fold_batch(words, tensors):
+    """A kc::fold::Batch as the fake logs it (its 8-byte words): (base,
+    shape, steps of each of the first `tensors` tensor parameters)."""
+    base, rank = words[0], words[1]
+    shape = list(words[2:2 + rank])
+    steps = [list(words[6 + 4 * t:6 + 4 * t + rank]) for t in range(tensors)]
+    assert len(words) == 6 + 4 * 24
+    return base, shape, steps
+
+
+def test_batch_folds_into_the_grid_z_axis_with_offsets_and_broadcasts(tier):
     # polar: x batched (3), y broadcast (a batch dimension of 1: step 0).
     (r,) = tier.run(tier.call("execute", "polar", arg("f32", 0x100000, 3, 5),
                               arg("f32", 0x200000, 1, 5),
@@ -246,6 +257,24 @@ def test_one_launch_per_element_with_offsets_and_broadcast_operands(tier):
                               ret("f32", 0x400000, 3, 5)))
     assert r.ok, r.message
     # The kernel is looked up once per call, not once per element.
+    assert r.count("cuStreamGetCtx") == 2  # the kernel's module, the fold's
+    (launch,) = r.launches()
+    assert launch.name == "kc_fold_polar"
+    assert launch.grid == (1, 1, 3) and launch.block == (256, 1, 1)
+    *params, batch = launch.params
+    assert params == [0x100000, 0x200000, 5, 0x300000, 0x400000]
+    assert fold_batch(batch, 4) == (0, [3], [[20], [0], [20], [20]])
+
+
+def test_batch_of_too_many_dimensions_launches_per_element(tier):
+    # Five batch dimensions: more than a fold entry decomposes, so one launch
+    # of the kernel itself per element, each at its offset.
+    (r,) = tier.run(tier.call("execute", "polar",
+                              arg("f32", 0x100000, 3, 1, 1, 1, 1, 5),
+                              arg("f32", 0x200000, 1, 1, 1, 1, 1, 5),
+                              ret("f32", 0x300000, 3, 1, 1, 1, 1, 5),
+                              ret("f32", 0x400000, 3, 1, 1, 1, 1, 5)))
+    assert r.ok, r.message
     assert r.count("cuStreamGetCtx") == 1
     launches = r.launches()
     assert [l.name for l in launches] == [tier.lowered["polar"]] * 3
@@ -254,28 +283,39 @@ def test_one_launch_per_element_with_offsets_and_broadcast_operands(tier):
         for i in range(3)]
 
 
-def test_views_of_batch_elements_carry_their_shapes(tier):
+def test_long_batches_fold_in_launches_of_at_most_65535(tier):
+    (r,) = tier.run(tier.call("execute", "polar", arg("f32", 0x100000, 70000, 2),
+                              arg("f32", 0x200000, 70000, 2),
+                              ret("f32", 0x300000, 70000, 2),
+                              ret("f32", 0x400000, 70000, 2)))
+    assert r.ok, r.message
+    first, second = r.launches()
+    assert (first.grid, second.grid) == ((1, 1, 65535), (1, 1, 4465))
+    assert [fold_batch(l.params[-1], 4) for l in (first, second)] == [
+        (base, [70000], [[8], [8], [8], [8]]) for base in (0, 65535)]
+    assert first.params[:-1] == second.params[:-1] == [
+        0x100000, 0x200000, 2, 0x300000, 0x400000]
+
+
+def test_views_of_a_folded_batch_carry_one_elements_shape(tier):
     # matmul over two batch dimensions (2, 3), `a` broadcast along the first.
     (r,) = tier.run(tier.call("execute", "matmul",
                               arg("f32", 0x100000, 1, 3, 4, 6),
                               arg("f32", 0x200000, 2, 3, 6, 5),
                               ret("f32", 0x300000, 2, 3, 4, 5)))
     assert r.ok, r.message
-    launches = r.launches()
-    assert len(launches) == 6
-    want = []
-    for i in range(2):
-        for j in range(3):
-            want.append([(0x100000 + 4 * 24 * j, 4, 6),
-                         (0x200000 + 4 * 30 * (3 * i + j), 6, 5),
-                         (0x300000 + 4 * 20 * (3 * i + j), 4, 5)])
-    assert [l.params for l in launches] == want
-    assert {(l.grid, l.block) for l in launches} == {((1, 1, 1), (16, 16, 1))}
+    (launch,) = r.launches()
+    assert launch.name == "kc_fold_matmul"
+    assert launch.grid == (1, 1, 6) and launch.block == (16, 16, 1)
+    *views, batch = launch.params
+    assert views == [(0x100000, 4, 6), (0x200000, 6, 5), (0x300000, 4, 5)]
+    assert fold_batch(batch, 3) == (
+        0, [2, 3], [[0, 4 * 24], [4 * 30 * 3, 4 * 30], [4 * 20 * 3, 4 * 20]])
 
 
 def test_in_place_operand_under_vmap(tier):
     # accumulate's InMut: aliased by XLA (the same buffer), nothing to copy;
-    # given distinct buffers, each element's values are copied first.
+    # given distinct buffers, the whole batch's values are copied first.
     _, aliased, distinct = tier.run(
         tier.call("initialize", "accumulate", arg("f32", 0x100000, 5),
                   arg("f32", 0x200000, 5), ret("f32", 0x100000, 5)),
@@ -285,21 +325,16 @@ def test_in_place_operand_under_vmap(tier):
                   arg("f32", 0x200000, 1, 5), ret("f32", 0x500000, 3, 5)))
     assert aliased.ok and distinct.ok
     assert aliased.count("cuMemcpy") == 0
-    assert [l.params for l in aliased.launches()] == [
-        [0x100000 + 20 * i, 0x200000 + 20 * i, 5] for i in range(3)]
-    log = [line for line in distinct.log if not line.startswith("cuStream")]
-    want = []
-    for i in range(3):
-        want.append(f"cuMemcpyDtoDAsync({0x500000 + 20 * i:x}, "
-                    f"{0x100000 + 20 * i:x}, 20, {S:#x})")
-        want.append(Launch)
-    assert len(log) == len(want)
-    for i, line in enumerate(log):
-        if want[i] is Launch:
-            assert Launch(line).params == [0x500000 + 20 * (i // 2), 0x200000,
-                                           5]
-        else:
-            assert line == want[i]
+    (launch,) = aliased.launches()
+    assert launch.name == "kc_fold_accumulate"
+    assert launch.params[:-1] == [0x100000, 0x200000, 5]
+    assert fold_batch(launch.params[-1], 2) == (0, [3], [[20], [20]])
+    log = [line for line in distinct.log if not line.startswith("cuStream")
+           and not line.startswith(("cuCtx", "cuModule"))]
+    assert log[0] == f"cuMemcpyDtoDAsync(500000, 100000, 60, {S:#x})"
+    (launch,) = [Launch(line) for line in log[1:]]
+    assert launch.params[:-1] == [0x500000, 0x200000, 5]
+    assert fold_batch(launch.params[-1], 2) == (0, [3], [[20], [0]])
 
 
 def test_empty_outputs_launch_nothing(tier):
@@ -368,13 +403,23 @@ def test_init_fills_every_width_before_the_launch_on_its_stream(tier):
     assert fill64.grid == (1, 1, 1) and fill64.block == (256, 1, 1)
 
 
-def test_init_fills_each_batch_element(tier):
+def test_init_fills_a_folded_batch_at_once(tier):
     _, r = tier.run(fills_call(tier, 2, n=300, stage="initialize"),
                     fills_call(tier, 2, n=300))
     assert r.ok, r.message
-    check_log(tier, r.log,
-              expected_fills(300, 0) + expected_fills(300, 300))
-    assert r.launches()[0].grid == (2, 1, 1)  # 300 elements, 256 a block
+    # The fills cover both elements (600 each), then one launch for both.
+    *fills, _ = expected_fills(600, 0)
+    log = [line for line in r.log if not line.startswith("cuStream")]
+    check_log(tier, log[:-1], fills)
+    kernel = expected_fills(300, 0)[-1]  # as for element 0
+    fill64, launch = r.launches()
+    assert fill64.grid == (3, 1, 1)  # 600 elements, 256 a block
+    assert launch.name == "kc_fold_fills"
+    assert launch.grid == (2, 1, 2)  # 300 threads per element, 2 elements
+    assert launch.params[:-1] == kernel[1]
+    assert fold_batch(launch.params[-1], 7) == (
+        0, [2], [[4 * 300], [300], [2 * 300], [2 * 300], [4 * 300],
+                 [8 * 300], [8 * 300]])
 
 
 def big_shared(tier, words, stream=S):
@@ -511,3 +556,52 @@ def test_under_capture_execute_only_launches(tier):
     assert calls[1].count("cuStreamGetCtx") == 0
     assert calls[1].count("cuModuleLoadData") == 0
     assert len(calls[1].launches()) == 1
+
+
+def test_fold_entries_compute_every_batch_element(tmp_path):
+    """The fold entries NVRTC compiles, run on the CPU: the fold programs
+    kernelc generates, compiled with kernelc's host definitions of CUDA and
+    launched (emulated) over gridDim.z = the batch, give NumPy's results for
+    batches of two dimensions with broadcast operands, views, an in-place
+    operand, and a batch launched in two parts (tests/fake_cuda/
+    fold_host_driver.cc)."""
+    import numpy as np
+    r = run_kernelc("emit", EXAMPLES / "polar.cu", EXAMPLES / "matmul.cu",
+                    "-o", tmp_path / "emit", "--name", "fold_ops",
+                    "--target", "cuda")
+    assert r.returncode == 0, r.stderr
+    cuda = tmp_path / "emit" / "build" / "cuda"
+    driver = tmp_path / "fold_host_driver"
+    subprocess.run([cxx(), "-std=c++17", "-O1", "-w", "-D__KERNELC_HOST__",
+                    f"-I{ROOT / 'runtime' / 'include'}",
+                    f"-I{ROOT / 'runtime' / 'host_include'}",
+                    f'-DFOLD_POLAR="{cuda / "0_polar.fold.cu"}"',
+                    f'-DFOLD_MATMUL="{cuda / "1_matmul.fold.cu"}"',
+                    str(FAKE / "fold_host_driver.cc"), "-o", str(driver)],
+                   check=True)
+    rng = np.random.default_rng(0)
+
+    def put(name, a):
+        a.astype(np.float32).tofile(tmp_path / f"{name}.bin")
+        return a.astype(np.float32)
+
+    def get(name, shape):
+        return np.fromfile(tmp_path / f"{name}.bin", np.float32).reshape(shape)
+
+    x = put("polar_x", rng.standard_normal((2, 3, 7)))
+    y = put("polar_y", rng.standard_normal((1, 3, 7)))
+    total = put("acc_total", rng.standard_normal((4, 5)))
+    delta = put("acc_delta", rng.standard_normal((1, 5)))
+    a = put("mm_a", rng.standard_normal((1, 2, 20, 6)))
+    b = put("mm_b", rng.standard_normal((3, 2, 6, 17)))
+    subprocess.run([str(driver), str(tmp_path)], check=True)
+
+    for suffix in ("", "_chunked"):
+        np.testing.assert_allclose(get("polar_radius" + suffix, (2, 3, 7)),
+                                   np.hypot(x, y), rtol=1e-6)
+        np.testing.assert_allclose(get("polar_angle" + suffix, (2, 3, 7)),
+                                   np.arctan2(y, x), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(get("acc_result", (4, 5)), total + delta,
+                               rtol=1e-6)
+    np.testing.assert_allclose(get("mm_c", (3, 2, 20, 17)), a @ b,
+                               rtol=1e-5, atol=1e-5)

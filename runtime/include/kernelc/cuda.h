@@ -26,6 +26,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernelc/fold.h"
+
 // --- Driver API declarations (cuda.h) --------------------------------------
 typedef int CUresult;
 typedef int CUdevice;
@@ -442,6 +444,58 @@ inline std::string Launch(Function* fn, const unsigned grid[3],
       fn->handle, grid[0], grid[1], grid[2], block[0], block[1], block[2],
       static_cast<unsigned>(shared_bytes), stream, params, nullptr);
   if (r != kSuccess) return "cuLaunchKernel: " + Describe(*d, r);
+  return std::string();
+}
+
+// A batch folded into the grid's z axis (kernelc/fold.h): what the fold
+// entry reads, and how many elements the batch has.
+struct FoldLaunch {
+  ::kc::fold::Batch batch;
+  int64_t count;
+};
+
+// Plans the fold of `batch` (a kc::rt::Batch of kernelc/batch.h) for the
+// tensor parameters `tensors` (its Operands, in declaration order: an
+// input's operand, a result's for outputs and in-place parameters). False
+// when it does not fold: a single element, more batch dimensions or tensors
+// than a fold entry takes.
+template <typename Batch, typename Operand>
+bool PlanFold(const Batch& batch, const Operand* const* tensors, int n,
+              FoldLaunch* out) {
+  if (batch.count <= 1 || batch.rank > ::kc::fold::kMaxRank ||
+      n > ::kc::fold::kMaxTensors)
+    return false;
+  *out = FoldLaunch{};
+  out->count = batch.count;
+  out->batch.rank = batch.rank;
+  for (int d = 0; d < batch.rank; ++d) {
+    out->batch.shape[d] = batch.shape[d];
+    for (int t = 0; t < n; ++t) out->batch.step[t][d] = tensors[t]->step[d];
+  }
+  return true;
+}
+
+// Launches a fold entry over `fold`'s batch: `grid` of the kernel for one
+// element, with gridDim.z spanning the batch (several launches when it is
+// longer than CUDA allows). `params` points at each argument of the
+// kernel, and its slot `batch_param` (the entry's last parameter) is set to
+// each launch's Batch.
+inline std::string LaunchFold(Function* fn, const unsigned grid[3],
+                              const unsigned block[3], int64_t shared_bytes,
+                              CUstream stream, void** params, int batch_param,
+                              const FoldLaunch& fold) {
+  ::kc::fold::Batch batch = fold.batch;
+  params[batch_param] = &batch;
+  for (int64_t base = 0; base < fold.count; base += ::kc::fold::kMaxGridZ) {
+    batch.base = base;
+    const int64_t z = fold.count - base < ::kc::fold::kMaxGridZ
+                          ? fold.count - base
+                          : ::kc::fold::kMaxGridZ;
+    const unsigned folded[3] = {grid[0], grid[1], static_cast<unsigned>(z)};
+    // The driver copies the arguments when the launch is queued.
+    std::string error = Launch(fn, folded, block, shared_bytes, stream, params);
+    if (!error.empty()) return error;
+  }
   return std::string();
 }
 

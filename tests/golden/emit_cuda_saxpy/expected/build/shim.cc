@@ -19,14 +19,21 @@
 
 // The CUDA binaries of each kernel source, in cuda_images.cc.
 extern "C" {
-extern const kc_cuda_module kc_saxpy_b60d32dbc4b1_cuda_module_0;
+extern const kc_cuda_module kc_saxpy_36a010283749_cuda_module_0;
+extern const kc_cuda_module kc_saxpy_36a010283749_cuda_fold_module_0;
 }  // extern "C"
 
 namespace {
 
 // The kernels of saxpy.cu, loaded once per CUDA context.
 ::kc::cuda::ModuleCache& kc_cuda_cache_0() {
-  static ::kc::cuda::ModuleCache* cache = new ::kc::cuda::ModuleCache(&kc_saxpy_b60d32dbc4b1_cuda_module_0);
+  static ::kc::cuda::ModuleCache* cache = new ::kc::cuda::ModuleCache(&kc_saxpy_36a010283749_cuda_module_0);
+  return *cache;
+}
+
+// The kernels of saxpy.cu (fold program), loaded once per CUDA context.
+::kc::cuda::ModuleCache& kc_cuda_fold_cache_0() {
+  static ::kc::cuda::ModuleCache* cache = new ::kc::cuda::ModuleCache(&kc_saxpy_36a010283749_cuda_fold_module_0);
   return *cache;
 }
 }  // namespace
@@ -41,7 +48,7 @@ namespace ffi = xla::ffi;
 
 // CPU entry points, compiled together with the kernel sources.
 extern "C" {
-void kc_saxpy_saxpy_b60d32dbc4b1_cpu_entry(const kc_launch*, void*, void*, float, int64_t, void*);
+void kc_saxpy_saxpy_36a010283749_cpu_entry(const kc_launch*, void*, void*, float, int64_t, void*);
 }  // extern "C"
 
 namespace {
@@ -105,7 +112,7 @@ ffi::Error saxpy_cpu_impl_element(
     return ffi::Error::InvalidArgument(::kc::rt::Str("saxpy: ", kc_grid_error));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
-  kc_saxpy_saxpy_b60d32dbc4b1_cpu_entry(&kc_launch_, b_x.untyped_data(), b_y.untyped_data(), a_a, static_cast<int64_t>(d_n), o_out.untyped_data());
+  kc_saxpy_saxpy_36a010283749_cpu_entry(&kc_launch_, b_x.untyped_data(), b_y.untyped_data(), a_a, static_cast<int64_t>(d_n), o_out.untyped_data());
   return ffi::Error::Success();
 }
 
@@ -163,10 +170,19 @@ ffi::Error saxpy_cuda_init_impl(
     ffi::AnyBuffer b_y,
     float a_a,
     ffi::Result<ffi::AnyBuffer> r_out) {
-  ::kc::cuda::Function* kc_function = nullptr;
-  const std::string kc_error = kc_cuda_cache_0().Get(kc_stream, 0, &kc_function);
-  if (!kc_error.empty()) {
-    return ffi::Error::Internal(::kc::rt::Str("saxpy: ", kc_error));
+  {
+    ::kc::cuda::Function* kc_function = nullptr;
+    const std::string kc_error = kc_cuda_cache_0().Get(kc_stream, 0, &kc_function);
+    if (!kc_error.empty()) {
+      return ffi::Error::Internal(::kc::rt::Str("saxpy: ", kc_error));
+    }
+  }
+  {
+    ::kc::cuda::Function* kc_function = nullptr;
+    const std::string kc_error = kc_cuda_fold_cache_0().Get(kc_stream, 0, &kc_function);
+    if (!kc_error.empty()) {
+      return ffi::Error::Internal(::kc::rt::Str("saxpy: ", kc_error));
+    }
   }
   return ffi::Error::Success();
 }
@@ -175,6 +191,8 @@ ffi::Error saxpy_cuda_init_impl(
 ffi::Error saxpy_cuda_impl_element(
     CUstream kc_stream,
     ::kc::cuda::Function* kc_function,
+    const ::kc::cuda::FoldLaunch* kc_fold,
+    ::kc::cuda::Function* kc_fold_function,
     const ::kc::rt::Tensor<ffi::DataType>& b_x,
     const ::kc::rt::Tensor<ffi::DataType>& b_y,
     float a_a,
@@ -225,6 +243,7 @@ ffi::Error saxpy_cuda_impl_element(
   if (ev.failed()) {
     return ffi::Error::InvalidArgument("saxpy: a shape or grid expression divides by zero or overflows");
   }
+  const int64_t kc_copies = kc_fold != nullptr ? kc_fold->count : 1;
   kc_launch kc_launch_;
   bool kc_empty = false;
   const std::string kc_grid_error = ::kc::rt::SizeGrid(kc_threads, kc_block, 1, &kc_launch_, &kc_empty);
@@ -237,10 +256,13 @@ ffi::Error saxpy_cuda_impl_element(
   float kc_arg_a = a_a;
   int64_t kc_arg_n = static_cast<int64_t>(d_n);
   void* kc_arg_out = o_out.untyped_data();
-  void* kc_params[] = {&kc_arg_x, &kc_arg_y, &kc_arg_a, &kc_arg_n, &kc_arg_out, nullptr};
+  void* kc_params[] = {&kc_arg_x, &kc_arg_y, &kc_arg_a, &kc_arg_n, &kc_arg_out, nullptr, nullptr};
   const unsigned kc_grid_dims[3] = {kc_launch_.grid.x, kc_launch_.grid.y, kc_launch_.grid.z};
   const unsigned kc_block_dims[3] = {kc_launch_.block.x, kc_launch_.block.y, kc_launch_.block.z};
-  const std::string kc_error = ::kc::cuda::Launch(kc_function, kc_grid_dims, kc_block_dims, 0, kc_stream, kc_params);
+  const std::string kc_error =
+      kc_fold == nullptr
+          ? ::kc::cuda::Launch(kc_function, kc_grid_dims, kc_block_dims, 0, kc_stream, kc_params)
+          : ::kc::cuda::LaunchFold(kc_fold_function, kc_grid_dims, kc_block_dims, 0, kc_stream, kc_params, 5, *kc_fold);
   if (!kc_error.empty()) {
     return ffi::Error::Internal(::kc::rt::Str("saxpy: ", kc_error));
   }
@@ -282,8 +304,30 @@ ffi::Error saxpy_cuda_impl(
       return ffi::Error::Internal(::kc::rt::Str("saxpy: ", kc_error));
     }
   }
+  // A batch of several elements folds into the grid's z axis: one element's
+  // checks, one launch of the fold entry for all (kernelc/fold.h).
+  if (kc_batch.count > 1) {
+    const ::kc::rt::Operand<ffi::DataType>* const kc_tensors[] = {&e_b_x, &e_b_y, &e_o_out};
+    ::kc::cuda::FoldLaunch kc_fold;
+    if (::kc::cuda::PlanFold(kc_batch, kc_tensors, 3, &kc_fold)) {
+      ::kc::cuda::Function* kc_fold_function = nullptr;
+      const std::string kc_error = kc_cuda_fold_cache_0().Get(kc_stream, 0, &kc_fold_function);
+      if (!kc_error.empty()) {
+        return ffi::Error::Internal(::kc::rt::Str("saxpy: ", kc_error));
+      }
+      return saxpy_cuda_impl_element(kc_stream, kc_functions[0],
+                  &kc_fold,
+                  kc_fold_function,
+                  e_b_x.At(kc_batch, 0),
+                  e_b_y.At(kc_batch, 0),
+                  a_a,
+                  e_o_out.At(kc_batch, 0));
+    }
+  }
   for (int64_t kc_i = 0; kc_i < kc_batch.count; ++kc_i) {
     ffi::Error kc_error = saxpy_cuda_impl_element(kc_stream, kc_functions[0],
+            nullptr,
+            nullptr,
             e_b_x.At(kc_batch, kc_i),
             e_b_y.At(kc_batch, kc_i),
             a_a,
@@ -297,9 +341,9 @@ ffi::Error saxpy_cuda_impl(
 
 // The only symbol the library exports for 'saxpy': everything else is
 // hidden.
-extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_saxpy_saxpy_b60d32dbc4b1_cpu(
+extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_saxpy_saxpy_36a010283749_cpu(
     XLA_FFI_CallFrame* call_frame);
-XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_saxpy_saxpy_b60d32dbc4b1_cpu, saxpy_cpu_impl,
+XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_saxpy_saxpy_36a010283749_cpu, saxpy_cpu_impl,
                               ffi::Ffi::Bind()
         .Ctx<ffi::ThreadPool>()
         .Arg<ffi::AnyBuffer>()
@@ -309,18 +353,18 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_saxpy_saxpy_b60d32dbc4b1_cpu, saxpy_cpu_impl,
 
 // The CUDA handlers of 'saxpy': an initialize stage that loads the module
 // and an execute stage that only launches, marked command-buffer compatible.
-extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_saxpy_saxpy_b60d32dbc4b1_cuda_init(
+extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_saxpy_saxpy_36a010283749_cuda_init(
     XLA_FFI_CallFrame* call_frame);
-XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_saxpy_saxpy_b60d32dbc4b1_cuda_init, saxpy_cuda_init_impl,
+XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_saxpy_saxpy_36a010283749_cuda_init, saxpy_cuda_init_impl,
                               ffi::Ffi::Bind<ffi::ExecutionStage::kInitialize>()
                                   .Ctx<ffi::PlatformStream<CUstream>>()
         .Arg<ffi::AnyBuffer>()
         .Arg<ffi::AnyBuffer>()
         .Attr<float>("a")
         .Ret<ffi::AnyBuffer>());
-extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_saxpy_saxpy_b60d32dbc4b1_cuda(
+extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_saxpy_saxpy_36a010283749_cuda(
     XLA_FFI_CallFrame* call_frame);
-XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_saxpy_saxpy_b60d32dbc4b1_cuda, saxpy_cuda_impl,
+XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_saxpy_saxpy_36a010283749_cuda, saxpy_cuda_impl,
                               ffi::Ffi::Bind()
                                   .Ctx<ffi::PlatformStream<CUstream>>()
         .Arg<ffi::AnyBuffer>()

@@ -40,10 +40,10 @@ import os as _os
 from . import _kernelc as _kc
 
 _LIBRARY = _ctypes.CDLL(
-    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_kernelc_b60d32dbc4b1.so"))
+    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_kernelc_36a010283749.so"))
 
-_kc.register(_LIBRARY, "saxpy.saxpy.b60d32dbc4b1", "kc_saxpy_saxpy_b60d32dbc4b1_cpu", "cpu")
-_kc.register_cuda(_LIBRARY, "saxpy.saxpy.b60d32dbc4b1", "kc_saxpy_saxpy_b60d32dbc4b1_cuda_init", "kc_saxpy_saxpy_b60d32dbc4b1_cuda")
+_kc.register(_LIBRARY, "saxpy.saxpy.36a010283749", "kc_saxpy_saxpy_36a010283749_cpu", "cpu")
+_kc.register_cuda(_LIBRARY, "saxpy.saxpy.36a010283749", "kc_saxpy_saxpy_36a010283749_cuda_init", "kc_saxpy_saxpy_36a010283749_cuda")
 __all__ = ["saxpy"]
 
 
@@ -65,7 +65,7 @@ def _saxpy_op(x, y, a):
     _kc.check_dim("saxpy", "x", x, 0, lambda: _d_n, "n")
     _kc.check_dim("saxpy", "y", y, 0, lambda: _d_n, "n")
     _results = _kc.call(
-        "saxpy.saxpy.b60d32dbc4b1",
+        "saxpy.saxpy.36a010283749",
         [_kc.out_shape("saxpy", "out", "float32", lambda: (x.shape[0],), ("x.shape[0]",))],
         [x, y],
         {},
