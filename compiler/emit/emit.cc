@@ -1258,7 +1258,10 @@ Result<Output> EmitPackage(const sema::ModulePlan& plan,
   out.package["__init__.pyi"] = pyi.value();
 
   Result<std::string> support = FillTemplate(
-      "py/support.py.tmpl", {{"banner", Banner(info, m.sources, "#")}});
+      "py/support.py.tmpl", {{"banner", Banner(info, m.sources, "#")},
+                             {"package", info.package},
+                             {"ffi_api", info.ffi_api},
+                             {"jaxlib_floor", info.jaxlib_floor}});
   if (!support.ok()) return support.error();
   out.package["_kernelc.py"] = support.value();
 

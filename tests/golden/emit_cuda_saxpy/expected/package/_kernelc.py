@@ -28,11 +28,36 @@ DTYPES = {
 
 _X64_DTYPES = ("int64", "uint64", "float64")
 
+# The package, and the XLA FFI API its library was built against.
+PACKAGE = "saxpy"
+FFI_API = "0.2"
+JAXLIB_FLOOR = "0.8.1"
+
+
+def _registration_failed(target, platform, error):
+    try:
+        from jaxlib import version as jaxlib_version
+        found = jaxlib_version.__version__
+    except ImportError:
+        found = "unknown"
+    return ImportError(
+        f"{PACKAGE}: jax could not register the XLA FFI handler of target "
+        f"'{target}' ({platform}): {type(error).__name__}: {error}. The "
+        f"package's library was built against XLA FFI API {FFI_API} (the "
+        f"headers of jaxlib {JAXLIB_FLOOR}) and needs a jaxlib that accepts "
+        f"handlers of that API; this environment has jaxlib {found}. Rebuild "
+        f"the package with kernelc for this jaxlib, or install a jaxlib that "
+        f"supports XLA FFI API {FFI_API}")
+
 
 def register(library, target, symbol, platform):
     """Registers one XLA FFI handler exported by the package's library."""
-    jax.ffi.register_ffi_target(
-        target, jax.ffi.pycapsule(getattr(library, symbol)), platform=platform)
+    try:
+        jax.ffi.register_ffi_target(
+            target, jax.ffi.pycapsule(getattr(library, symbol)),
+            platform=platform)
+    except Exception as e:
+        raise _registration_failed(target, platform, e) from e
 
 
 def register_cuda(library, target, initialize, execute):
@@ -42,11 +67,14 @@ def register_cuda(library, target, initialize, execute):
     platform the call runs on. Where jax has no CUDA backend the registration
     is kept for later and is harmless, so CPU-only processes import the
     package as usual."""
-    jax.ffi.register_ffi_target(
-        target,
-        {"initialize": jax.ffi.pycapsule(getattr(library, initialize)),
-         "execute": jax.ffi.pycapsule(getattr(library, execute))},
-        platform="CUDA")
+    try:
+        jax.ffi.register_ffi_target(
+            target,
+            {"initialize": jax.ffi.pycapsule(getattr(library, initialize)),
+             "execute": jax.ffi.pycapsule(getattr(library, execute))},
+            platform="CUDA")
+    except Exception as e:
+        raise _registration_failed(target, "CUDA", e) from e
 
 
 def _shape_text(shape):
