@@ -106,7 +106,15 @@ def tensor(kernel, param, value, dtype, rank):
 
 
 def scalar(kernel, param, value, dtype):
-    """Returns `value` as a NumPy scalar of the parameter's exact type."""
+    """Returns `value` as a NumPy scalar of the parameter's exact type.
+
+    Accepted: for a bool parameter a bool; for an integer parameter an
+    integer that fits; for a float parameter an integer or a float within
+    the type's range. A bool, NumPy bool or bool array is never a number, a
+    float is never an integer, and a complex never a float. Python and NumPy
+    numbers are accepted, and so is a concrete (not traced) 0-d JAX or NumPy
+    array, taken as the NumPy scalar of its dtype under the same rules.
+    """
     if isinstance(value, jax.core.Tracer):
         raise TypeError(
             f"{kernel}: scalar '{param}' is a static attribute and needs a "
@@ -114,19 +122,25 @@ def scalar(kernel, param, value, dtype):
             f"argument static (jax.jit's static_argnums), or declare the "
             f"parameter as a 0-d tensor (KC_IN(\"\") or kc::In<T, 0>) to "
             f"pass a traced value")
+    got = type(value).__name__
+    if isinstance(value, (np.ndarray, jax.Array)) and value.ndim == 0:
+        got = f"a 0-d {np.dtype(value.dtype).name} array"
+        value = np.asarray(value)[()]
+        if (not isinstance(value, (np.bool_, np.number))
+                and jnp.issubdtype(value.dtype, jnp.floating)):
+            value = np.float64(value)  # bfloat16 and other ml_dtypes floats
     np_dtype = DTYPES[dtype]
     is_bool = isinstance(value, (bool, np.bool_))
     if dtype == "bool":
         if not is_bool:
             raise TypeError(
-                f"{kernel}: scalar '{param}' expects a bool, got "
-                f"{type(value).__name__}")
+                f"{kernel}: scalar '{param}' expects a bool, got {got}")
         return bool(value)
     if np.issubdtype(np_dtype, np.integer):
         if is_bool or not isinstance(value, (int, np.integer)):
             raise TypeError(
                 f"{kernel}: scalar '{param}' expects an integer ({dtype}), got "
-                f"{type(value).__name__}")
+                f"{got}")
         info = np.iinfo(np_dtype)
         if not info.min <= int(value) <= info.max:
             raise ValueError(
@@ -136,7 +150,7 @@ def scalar(kernel, param, value, dtype):
     if is_bool or not isinstance(value, (int, float, np.integer, np.floating)):
         raise TypeError(
             f"{kernel}: scalar '{param}' expects a number ({dtype}), got "
-            f"{type(value).__name__}")
+            f"{got}")
     try:
         as_float = float(value)
     except OverflowError:
