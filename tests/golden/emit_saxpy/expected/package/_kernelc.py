@@ -262,7 +262,7 @@ def _shardings(mesh, operands, results, arg_shapes, result_shape):
     return results_sharding, tuple(named(f) for f in operands)
 
 
-def sharded(op, static, operands, results, batch=0):
+def sharded(op, static, operands, results, batched=()):
     """`op` (whose positional arguments at `static` are static attributes) as
     an op with a Shardy sharding rule: `operands` and `results` give each
     tensor's factor per dimension. Factors named "p_<symbol>" are the
@@ -273,16 +273,22 @@ def sharded(op, static, operands, results, batch=0):
     runs on the local shards as they are.
 
     Under jax.vmap the batch becomes one more (parallel) leading factor of
-    every tensor; `batch` counts those already added.
+    every result and of every operand that is batched; an unbatched operand
+    keeps its factors and is not broadcast: the local function vmaps it with
+    in_axes=None, so the kernel's call sees it once (with a size-1 batch
+    dimension). `batched` holds, per batch dimension added so far (outermost
+    first), whether each operand has it.
     """
     from jax.experimental.custom_partitioning import SdyShardingRule
     from jax.experimental.custom_partitioning import custom_partitioning
     from jax import custom_batching
 
     static = tuple(static)
-    lead = tuple(f"b{i}" for i in range(batch))
-    rule_operands = tuple(lead + tuple(m) for m in operands)
-    rule_results = tuple(lead + tuple(m) for m in results)
+    rule_operands = tuple(
+        tuple(f"b{k}" for k, flags in enumerate(batched) if flags[j]) + tuple(m)
+        for j, m in enumerate(operands))
+    rule_results = tuple(tuple(f"b{k}" for k in range(len(batched))) + tuple(m)
+                         for m in results)
     replicated = tuple(sorted({f for m in rule_operands + rule_results for f in m
                                if not f.startswith(("p_", "b"))}))
     rule = SdyShardingRule(rule_operands, rule_results,
@@ -299,8 +305,8 @@ def sharded(op, static, operands, results, batch=0):
             return op(*merged)
 
         local = fn
-        for _ in range(batch):
-            local = jax.vmap(local)
+        for flags in reversed(batched):  # innermost batch dimension first
+            local = jax.vmap(local, in_axes=tuple(0 if b else None for b in flags))
 
         def partition(mesh, arg_shapes, result_shape):
             return (mesh, local) + _shardings(mesh, rule_operands, rule_results,
@@ -308,16 +314,15 @@ def sharded(op, static, operands, results, batch=0):
 
         part = custom_partitioning(local)
         part.def_partition(partition=partition, sharding_rule=rule)
-        batched = custom_batching.custom_vmap(part)
+        vmappable = custom_batching.custom_vmap(part)
 
-        @batched.def_vmap
+        @vmappable.def_vmap
         def _batched(axis_size, in_batched, *dyn):
-            dyn = [a if b else jnp.broadcast_to(a, (axis_size,) + a.shape)
-                   for a, b in zip(dyn, in_batched)]
-            out = sharded(fn, (), operands, results, batch + 1)(*dyn)
+            flags = tuple(bool(b) for b in in_batched)
+            out = sharded(fn, (), operands, results, (flags,) + tuple(batched))(*dyn)
             return out, jax.tree_util.tree_map(lambda _: True, out)
 
-        return batched(*dynamic)
+        return vmappable(*dynamic)
 
     return apply
 
