@@ -591,17 +591,23 @@ class KernelEmitter {
         }
       }
       text += fmt::format(
-          "{} = _kc.with_jvp(\n    {}, {}, {},\n    {}, {}, {},\n    {},\n    "
-          "{})\n",
-          Namer::PyPrivate(k_.name, "jvp"), Quote(k_.name), op,
+          "{} = _kc.with_jvp(\n    {}, {}, {}, {},\n    {}, {}, {},\n    "
+          "{},\n    {})\n",
+          Namer::PyPrivate(k_.name, "jvp"), Quote(k_.name), Quote(t.name), op,
           Namer::Python(t.name), tuple(names),
           statics.empty() ? "()" : tuple(statics), tuple(results),
           tuple(jvp_params), tuple(outs));
     }
-    if (!kp_.vjp && !kp_.jvp)
-      text += fmt::format("{} = _kc.without_vjp({}, {}, {})\n",
+    if (!kp_.vjp && !kp_.jvp) {
+      // In-place parameters, named in the error that differentiating gives.
+      std::vector<std::string> inplace;
+      for (const Param& p : k_.params)
+        if (p.role == Role::kInMut) inplace.push_back(Quote(p.name));
+      text += fmt::format("{} = _kc.without_vjp({}, {}, {}{})\n",
                           Namer::PyPrivate(k_.name, "nodiff"), Quote(k_.name),
-                          op, statics.empty() ? "()" : tuple(statics));
+                          op, statics.empty() ? "()" : tuple(statics),
+                          inplace.empty() ? "" : ", " + tuple(inplace));
+    }
     if (kp_.vjp) {
       const Kernel& b = *kp_.vjp;
       std::vector<std::string> bwd_params, grads;
@@ -620,9 +626,9 @@ class KernelEmitter {
         }
       }
       text += fmt::format(
-          "{} = _kc.with_vjp(\n    {}, {}, {},\n    {}, {}, {},\n    {},\n    "
-          "{})\n",
-          Namer::PyPrivate(k_.name, "vjp"), Quote(k_.name), op,
+          "{} = _kc.with_vjp(\n    {}, {}, {}, {},\n    {}, {}, {},\n    "
+          "{},\n    {})\n",
+          Namer::PyPrivate(k_.name, "vjp"), Quote(k_.name), Quote(b.name), op,
           Namer::Python(b.name), tuple(names),
           statics.empty() ? "()" : tuple(statics), tuple(results),
           tuple(bwd_params), tuple(grads));

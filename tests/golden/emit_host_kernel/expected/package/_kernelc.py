@@ -327,11 +327,29 @@ def sharded(op, static, operands, results, batched=()):
     return apply
 
 
-# --- autodiff (KC_VJP) --------------------------------------------------------
+# --- autodiff (KC_VJP, KC_JVP) ----------------------------------------------
 
 
-def with_vjp(kernel, forward, backward, args, static, results, bwd_params, grads):
-    """`forward` as a jax.custom_vjp whose backward pass runs `backward`.
+def _aval_text(x):
+    return f"shape {_shape_text(x.shape)} and dtype {np.dtype(x.dtype).name}"
+
+
+def _check_derivative(kernel, other, kind, produced, name, noun, role, primal):
+    """Raises when `produced` (result 'd_<name>' of the `kind` kernel
+    `other`) does not have the shape and dtype of `primal`, the `role`
+    '<name>' of `kernel` that it is the `noun` of."""
+    if (tuple(produced.shape) != tuple(primal.shape)
+            or np.dtype(produced.dtype) != np.dtype(primal.dtype)):
+        raise ValueError(
+            f"{kernel}: {kind} kernel '{other}' returns 'd_{name}' with "
+            f"{_aval_text(produced)}, but it is the {noun} of {role} '{name}', "
+            f"which has {_aval_text(primal)}")
+
+
+def with_vjp(kernel, backward_kernel, forward, backward, args, static, results,
+             bwd_params, grads):
+    """`forward` as a jax.custom_vjp whose backward pass runs `backward`
+    (the function of kernel `backward_kernel`).
 
     args: the forward function's argument names, in order; `static` the
     positions of static scalars among them. results: the forward kernel's
@@ -340,16 +358,48 @@ def with_vjp(kernel, forward, backward, args, static, results, bwd_params, grads
     residual), ("cotangent", output) or ("static", scalar). grads: the
     forward input each backward result is the gradient of, in order. Inputs
     without a gradient (integer inputs) get none.
+
+    The forward pass checks, at trace time, that the backward kernel will
+    return each gradient with its input's shape and dtype: the backward
+    kernel's result shapes follow from the shapes it is called with, which
+    are known once the forward kernel has run.
     """
     static = tuple(static)
     saved = tuple(n for kind, n in bwd_params if kind == "value")
     f = jax.custom_vjp(forward, nondiff_argnums=static)
+    checked = set()  # the argument shapes and statics already checked
+
+    def check(inputs, values, outs):
+        # inputs: the forward arguments; values: they and the results; outs:
+        # the results (a cotangent has its output's shape and dtype).
+        statics = {args[i]: inputs[args[i]] for i in static}
+        specs = [jax.ShapeDtypeStruct(np.shape(v), v.dtype)
+                 for v in (values[n] if kind == "value" else outs[n]
+                           for kind, n in bwd_params if kind != "static")]
+        key = (tuple((s.shape, np.dtype(s.dtype).name) for s in specs),
+               tuple(sorted(statics.items())))
+        if key in checked:
+            return
+
+        def call(*dyn):
+            it = iter(dyn)
+            return backward(*(statics[n] if kind == "static" else next(it)
+                              for kind, n in bwd_params))
+
+        produced = jax.eval_shape(call, *specs)
+        produced = produced if len(grads) > 1 else (produced,)
+        for n, g in zip(grads, produced):
+            _check_derivative(kernel, backward_kernel, "backward", g, n,
+                              "gradient", "input", inputs[n])
+        checked.add(key)
 
     def fwd(*a):
         out = forward(*a)
         outs = out if len(results) > 1 else (out,)
-        values = dict(zip(args, a))
+        inputs = dict(zip(args, a))
+        values = dict(inputs)
         values.update(zip(results, outs))
+        check(inputs, values, dict(zip(results, outs)))
         return out, tuple(values[n] for n in saved)
 
     def bwd(*a):
@@ -377,13 +427,23 @@ def with_vjp(kernel, forward, backward, args, static, results, bwd_params, grads
     return f
 
 
-def without_vjp(kernel, op, static):
-    """`op` for a kernel without KC_VJP: differentiating through it (a
-    nonzero tangent reaching it) raises an error that names the kernel and
-    the way out; everything else passes through unchanged."""
+def without_vjp(kernel, op, static, inplace=()):
+    """`op` for a kernel without KC_VJP or KC_JVP: differentiating through
+    it (a nonzero tangent reaching it) raises an error that names the kernel
+    and the way out; everything else passes through unchanged. inplace: the
+    kernel's in-place (KC_INMUT) parameters, which cannot be differentiated
+    at all."""
     f = jax.custom_jvp(op, nondiff_argnums=tuple(static))
 
     def jvp(*_):
+        if inplace:
+            raise TypeError(
+                f"{kernel}: cannot differentiate: the kernel updates "
+                f"'{inplace[0]}' in place (KC_INMUT), and an in-place update "
+                f"has no derivative (KC_VJP and KC_JVP take kernels whose "
+                f"tensors are inputs and outputs); to differentiate it, "
+                f"return the result as an output (KC_OUT) and name a "
+                f"backward kernel with KC_VJP(\"...\")")
         raise TypeError(
             f"{kernel}: cannot differentiate: the kernel declares no backward "
             f"kernel; name one with KC_VJP(\"...\")")
@@ -402,15 +462,52 @@ def jit(fn, static):
     return jax.jit(fn, static_argnums=tuple(static))
 
 
-def with_jvp(kernel, forward, tangent, args, static, results, jvp_params, outs):
-    """`forward` as a jax.custom_jvp whose rule runs `tangent` (KC_JVP).
+_FORWARD_ONLY = None
+
+
+def _forward_only(x, kernel, tangent_kernel):
+    """`x`, a tangent from a KC_JVP kernel, marked as linear with no
+    transpose: reverse mode reaches the mark first and raises an error that
+    names the kernel and says what it needs. Forward mode, jax.linearize,
+    vmap and jit see the identity; it lowers to nothing."""
+    global _FORWARD_ONLY
+    if _FORWARD_ONLY is None:
+        from jax.extend.core import Primitive
+        from jax.interpreters import ad, batching, mlir
+
+        p = Primitive("kernelc_forward_only")
+        p.def_impl(lambda x, **_: x)
+        p.def_abstract_eval(lambda x, **_: x)
+
+        def transpose(ct, x, *, kernel, tangent_kernel):
+            raise TypeError(
+                f"{kernel}: cannot differentiate in reverse mode (jax.grad, "
+                f"jax.vjp, jax.jacrev): the kernel declares a tangent kernel "
+                f"('{tangent_kernel}', KC_JVP), which gives forward mode "
+                f"(jax.jvp, jax.jacfwd), and a kernel cannot be transposed; "
+                f"reverse mode needs a backward kernel: name one with "
+                f"KC_VJP(\"...\") instead")
+
+        ad.deflinear2(p, transpose)
+        batching.primitive_batchers[p] = (
+            lambda args, dims, **params: (p.bind(*args, **params), dims[0]))
+        mlir.register_lowering(p, lambda ctx, x, **_: [x])
+        _FORWARD_ONLY = p
+    return _FORWARD_ONLY.bind(x, kernel=kernel, tangent_kernel=tangent_kernel)
+
+
+def with_jvp(kernel, tangent_kernel, forward, tangent, args, static, results,
+             jvp_params, outs):
+    """`forward` as a jax.custom_jvp whose rule runs `tangent` (the function
+    of kernel `tangent_kernel`, KC_JVP).
 
     args, static, results: as for with_vjp. jvp_params: the tangent
     function's positional arguments, each ("value", input), ("tangent",
     input) or ("static", scalar). outs: the forward output each tangent
     result belongs to, in order; other outputs (integer ones) get zero
-    tangents. Forward mode only: a kernel cannot be transposed, so reverse
-    mode needs KC_VJP.
+    tangents. Each tangent is checked against its output's shape and dtype
+    at trace time. Forward mode only: a kernel cannot be transposed, so
+    reverse mode raises an error that says it needs KC_VJP.
     """
     static = tuple(static)
     dynamic = [n for i, n in enumerate(args) if i not in static]
@@ -424,6 +521,7 @@ def with_jvp(kernel, forward, tangent, args, static, results, jvp_params, outs):
             merged.append(statics[n] if i in static else next(it))
         out = forward(*merged)
         outs_tuple = out if len(results) > 1 else (out,)
+        primal_out = dict(zip(results, outs_tuple))
         values = dict(zip(dynamic, primals))
         dots = dict(zip(dynamic, tangents))
         call = [values[n] if kind == "value" else
@@ -431,8 +529,12 @@ def with_jvp(kernel, forward, tangent, args, static, results, jvp_params, outs):
                 for kind, n in jvp_params]
         t = tangent(*call)
         by_output = dict(zip(outs, t if len(outs) > 1 else (t,)))
+        for n, d in by_output.items():
+            _check_derivative(kernel, tangent_kernel, "tangent", d, n,
+                              "tangent", "output", primal_out[n])
         tangent_out = tuple(
-            by_output[n] if n in by_output else
+            _forward_only(by_output[n], kernel, tangent_kernel)
+            if n in by_output else
             np.zeros(o.shape, dtype=jax.dtypes.float0)
             for n, o in zip(results, outs_tuple))
         return out, tangent_out if len(results) > 1 else tangent_out[0]

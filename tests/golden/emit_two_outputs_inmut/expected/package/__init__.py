@@ -146,4 +146,4 @@ def accumulate(total, delta):
 
 # Wrappers: autodiff (a custom_vjp from KC_VJP, or an error without one) and sharding rules (KC_PARALLEL); see _kernelc.py.
 _polar_nodiff = _kc.without_vjp("polar", _polar_op, ())
-_accumulate_nodiff = _kc.without_vjp("accumulate", _accumulate_op, ())
+_accumulate_nodiff = _kc.without_vjp("accumulate", _accumulate_op, (), ("total",))

@@ -158,7 +158,7 @@ def square_add_bwd(x, a, d_out):
 _square_add_sharded = _kc.sharded(_square_add_op, (2,), (("p_m", "r0"), ("p_m", "r1")), (("p_m", "r2"),))
 _square_add_eager = _kc.jit(_square_add_sharded, (2,))
 _square_add_vjp = _kc.with_vjp(
-    "square_add", _square_add_sharded, square_add_bwd,
+    "square_add", "square_add_bwd", _square_add_sharded, square_add_bwd,
     ("x", "y", "a"), (2,), ("out",),
     (("value", "x"), ("static", "a"), ("cotangent", "out")),
     ("x", "y"))
