@@ -142,10 +142,15 @@ TEST_CASE("Template fails for unknown names") {
 
 TEST_CASE("FillTemplate fills an embedded template") {
   Result<std::string> r =
-      FillTemplate("py/support.py.tmpl", {{"banner", "# BANNER"}});
+      FillTemplate("py/support.py.tmpl", {{"banner", "# BANNER"},
+                                          {"package", "pkg"},
+                                          {"ffi_api", "0.2"},
+                                          {"jaxlib_floor", "0.8.1"}});
   REQUIRE(r.ok());
   CHECK(r.value().rfind("# BANNER\n\"\"\"Trace-time support", 0) == 0);
   CHECK(r.value().find('$') == std::string::npos);
+  CHECK(r.value().find("PACKAGE = \"pkg\"\nFFI_API = \"0.2\"\n") !=
+        std::string::npos);
 }
 
 TEST_CASE("FillTemplate names the template in its errors") {
@@ -156,7 +161,11 @@ TEST_CASE("FillTemplate names the template in its errors") {
         "template py/support.py.tmpl: no value for $banner$");
 
   Result<std::string> unused =
-      FillTemplate("py/support.py.tmpl", {{"banner", "#"}, {"extra", "x"}});
+      FillTemplate("py/support.py.tmpl", {{"banner", "#"},
+                                          {"package", "pkg"},
+                                          {"ffi_api", "0.2"},
+                                          {"jaxlib_floor", "0.8.1"},
+                                          {"extra", "x"}});
   REQUIRE_FALSE(unused.ok());
   CHECK(unused.error().message ==
         "template py/support.py.tmpl: value $extra$ is not used");

@@ -670,17 +670,23 @@ class KernelEmitter {
         }
       }
       text += fmt::format(
-          "{} = _kc.with_jvp(\n    {}, {}, {},\n    {}, {}, {},\n    {},\n    "
-          "{})\n",
-          Namer::PyPrivate(k_.name, "jvp"), Quote(k_.name), op,
+          "{} = _kc.with_jvp(\n    {}, {}, {}, {},\n    {}, {}, {},\n    "
+          "{},\n    {})\n",
+          Namer::PyPrivate(k_.name, "jvp"), Quote(k_.name), Quote(t.name), op,
           Namer::Python(t.name), tuple(names),
           statics.empty() ? "()" : tuple(statics), tuple(results),
           tuple(jvp_params), tuple(outs));
     }
-    if (!kp_.vjp && !kp_.jvp)
-      text += fmt::format("{} = _kc.without_vjp({}, {}, {})\n",
+    if (!kp_.vjp && !kp_.jvp) {
+      // In-place parameters, named in the error that differentiating gives.
+      std::vector<std::string> inplace;
+      for (const Param& p : k_.params)
+        if (p.role == Role::kInMut) inplace.push_back(Quote(p.name));
+      text += fmt::format("{} = _kc.without_vjp({}, {}, {}{})\n",
                           Namer::PyPrivate(k_.name, "nodiff"), Quote(k_.name),
-                          op, statics.empty() ? "()" : tuple(statics));
+                          op, statics.empty() ? "()" : tuple(statics),
+                          inplace.empty() ? "" : ", " + tuple(inplace));
+    }
     if (kp_.vjp) {
       const Kernel& b = *kp_.vjp;
       std::vector<std::string> bwd_params, grads;
@@ -699,9 +705,9 @@ class KernelEmitter {
         }
       }
       text += fmt::format(
-          "{} = _kc.with_vjp(\n    {}, {}, {},\n    {}, {}, {},\n    {},\n    "
-          "{})\n",
-          Namer::PyPrivate(k_.name, "vjp"), Quote(k_.name), op,
+          "{} = _kc.with_vjp(\n    {}, {}, {}, {},\n    {}, {}, {},\n    "
+          "{},\n    {})\n",
+          Namer::PyPrivate(k_.name, "vjp"), Quote(k_.name), Quote(b.name), op,
           Namer::Python(b.name), tuple(names),
           statics.empty() ? "()" : tuple(statics), tuple(results),
           tuple(bwd_params), tuple(grads));
@@ -1384,7 +1390,10 @@ Result<Output> EmitPackage(const sema::ModulePlan& plan,
   out.package["__init__.pyi"] = pyi.value();
 
   Result<std::string> support = FillTemplate(
-      "py/support.py.tmpl", {{"banner", Banner(info, m.sources, "#")}});
+      "py/support.py.tmpl", {{"banner", Banner(info, m.sources, "#")},
+                             {"package", info.package},
+                             {"ffi_api", info.ffi_api},
+                             {"jaxlib_floor", info.jaxlib_floor}});
   if (!support.ok()) return support.error();
   out.package["_kernelc.py"] = support.value();
 

@@ -44,6 +44,7 @@ expr::NameKind KernelPlan::KindOf(std::string_view name) const {
 namespace {
 
 bool IsInput(Role r) { return r == Role::kIn || r == Role::kInMut; }
+bool IsResult(Role r) { return r == Role::kOut || r == Role::kInMut; }
 
 bool IsIdentifier(const std::string& s) {
   if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
@@ -60,6 +61,9 @@ struct DimSpec {
   diag::SourceLoc loc;  // the dimension's first character
   diag::SourceLoc
       text_loc;  // the shape text's start: node offsets count from it
+  // Copied from another tensor's shape ("same shape as x"): diagnostics
+  // about the dimension belong to that tensor.
+  bool copied = false;
 };
 
 expr::NodePtr ShapeRef(const std::string& tensor, int dim) {
@@ -269,6 +273,7 @@ class KernelAnalyzer {
                                   fmt::format("{}.shape[{}]", r.name, d),
                                   p.shape->loc, p.shape->loc});
           }
+          out.back().copied = true;
         }
         return CheckViewRank(p, rank);
       }
@@ -486,10 +491,31 @@ class KernelAnalyzer {
     }
   }
 
-  // KC_PARALLEL: each name a shape symbol that input shapes bind, and used
-  // in tensor shapes only as a whole dimension, so that a shard of that
-  // dimension is a shard of every tensor that has it.
+  // KC_PARALLEL. Under sharding each device runs the kernel on its shard,
+  // and everything computed from shapes (symbols, derived values, output
+  // shapes, the grid) is computed from the shard's extents. The local
+  // results are slices of the whole ones only when:
+  //  - each name is a whole dimension of an input (a shard of it is a shard
+  //    of the inputs, and its local value comes from a local shape), and at
+  //    most one dimension of any tensor;
+  //  - every output has each name as a whole dimension: a device writes
+  //    only its slice of every output, so an output without the dimension
+  //    would hold one device's partial result;
+  //  - a dimension that depends on a name, directly or through sizes,
+  //    shapes and derived values, is that name: every other dimension is
+  //    replicated and must have its whole extent on each shard;
+  //  - a named derived value depends on a parallel dimension, or it would
+  //    keep its whole value on a shard whose dimensions it sizes.
   void AnalyzeParallel() {
+    // The names that are whole dimensions of inputs, shape symbols or
+    // derived values: dependencies are traced to these.
+    std::set<std::string> parallel;
+    for (const Text& t : k_.parallel)
+      for (size_t i = 0; i < k_.params.size(); ++i)
+        if (IsInput(k_.params[i].role) && Resolved(i))
+          for (const std::string& s : plan_.params[i].dim_symbols)
+            if (s == t.text) parallel.insert(s);
+    ParallelDeps deps(*this, parallel);
     std::set<std::string> seen;
     for (const Text& t : k_.parallel) {
       if (!seen.insert(t.text).second) {
@@ -497,14 +523,7 @@ class KernelAnalyzer {
                                  k_.name, t.text));
         continue;
       }
-      // A shape symbol, or a derived value, that is a whole dimension of
-      // an input.
-      bool bound = false;
-      for (size_t i = 0; i < k_.params.size(); ++i)
-        if (IsInput(k_.params[i].role) && Resolved(i))
-          for (const std::string& s : plan_.params[i].dim_symbols)
-            bound |= s == t.text;
-      if (!bound) {
+      if (!parallel.count(t.text)) {
         Error(t.loc,
               fmt::format("KC_PARALLEL of kernel '{}' names '{}', which is "
                           "not a dimension of an input: name a shape symbol "
@@ -512,26 +531,137 @@ class KernelAnalyzer {
                           k_.name, t.text));
         continue;
       }
-      bool whole = true;
-      for (size_t i = 0; i < k_.params.size() && whole; ++i) {
+      bool ok = true;
+      auto fail = [&](std::string message) {
+        Error(t.loc, fmt::format("KC_PARALLEL of kernel '{}' names '{}'{}",
+                                 k_.name, t.text, message));
+        ok = false;
+      };
+      for (size_t i = 0; i < k_.params.size(); ++i) {
         if (!Resolved(i)) continue;
-        for (const DimSpec& d : specs_[i]) {
-          if (d.any || d.expr->kind == expr::Node::Kind::kName) continue;
-          std::vector<std::string> used = expr::NamesUsed(d.expr);
-          if (std::find(used.begin(), used.end(), t.text) == used.end())
+        const Param& p = k_.params[i];
+        const std::vector<std::string>& labels = plan_.params[i].dim_symbols;
+        // Dimensions that use the name, or depend on it, without being it.
+        bool uses = false;
+        for (size_t d = 0; d < specs_[i].size(); ++d) {
+          const DimSpec& s = specs_[i][d];
+          if (s.any || s.copied || parallel.count(labels[d])) continue;
+          std::vector<std::string> used = expr::NamesUsed(s.expr);
+          if (std::find(used.begin(), used.end(), t.text) != used.end()) {
+            fail(
+                fmt::format(", but the shape of '{}' uses it in '{}'; a "
+                            "parallel symbol must be a whole dimension",
+                            p.name, s.text));
+            uses = true;
             continue;
-          Error(t.loc,
-                fmt::format("KC_PARALLEL of kernel '{}' names '{}', but the "
-                            "shape of '{}' uses it in '{}'; a parallel "
-                            "symbol must be a whole dimension",
-                            k_.name, t.text, k_.params[i].name, d.text));
-          whole = false;
-          break;
+          }
+          bool direct = false;  // on another parallel name: reported there
+          for (const std::string& n : used) direct |= parallel.count(n) > 0;
+          if (direct || deps.OfExpr(s.expr) != t.text) continue;
+          fail(
+              fmt::format(", and dimension '{}' of '{}' depends on it, so "
+                          "each device would compute that dimension from "
+                          "its own shard; a dimension that depends on a "
+                          "parallel symbol must be that symbol",
+                          s.text, p.name));
+          uses = true;
         }
+        long count = std::count(labels.begin(), labels.end(), t.text);
+        if (count > 1)
+          fail(
+              fmt::format(", which is {} dimensions of '{}'; a parallel "
+                          "symbol can be at most one dimension of each "
+                          "tensor",
+                          count, p.name));
+        if (IsResult(p.role) && count == 0 && !uses)
+          fail(
+              fmt::format(", but {} '{}' has no dimension '{}'; each device "
+                          "writes only its slice of every output, so every "
+                          "output needs each parallel symbol as a whole "
+                          "dimension",
+                          p.role == Role::kOut ? "output" : "in-place output",
+                          p.name, t.text));
       }
-      if (whole) plan_.parallel.push_back(t.text);
+      int j = IndexOf(t.text);
+      if (j >= 0 && k_.params[j].role == Role::kDerived &&
+          plan_.params[j].derived &&
+          deps.OfExpr(plan_.params[j].derived).empty())
+        fail(
+            fmt::format(", a derived value ('{}') that depends on no "
+                        "parallel dimension; on a shard it would keep its "
+                        "whole value: derive it from a tensor that '{}' is "
+                        "a dimension of",
+                        k_.params[j].derived->text, t.text));
+      if (ok) plan_.parallel.push_back(t.text);
     }
   }
+
+  // Which parallel symbol an expression depends on: directly, through a
+  // tensor's size or a dimension of its shape (a dimension that is a
+  // parallel symbol, or is checked against an expression that depends on
+  // one), or through derived values.
+  class ParallelDeps {
+   public:
+    ParallelDeps(const KernelAnalyzer& a, const std::set<std::string>& parallel)
+        : a_(a), parallel_(parallel) {}
+
+    // The first parallel symbol `e` depends on, or "".
+    std::string OfExpr(const expr::NodePtr& e) {
+      using Kind = expr::Node::Kind;
+      switch (e->kind) {
+        case Kind::kName: {
+          if (parallel_.count(e->name)) return e->name;
+          int j = a_.IndexOf(e->name);
+          if (j < 0 || a_.k_.params[j].role != Role::kDerived ||
+              !a_.plan_.params[j].derived)
+            return "";
+          auto [it, fresh] = derived_.emplace(j, "");
+          if (fresh) it->second = OfExpr(a_.plan_.params[j].derived);
+          return it->second;
+        }
+        case Kind::kSize: {
+          int j = a_.IndexOf(e->name);
+          if (j < 0 || !a_.Resolved(j)) return "";
+          for (size_t d = 0; d < a_.specs_[j].size(); ++d) {
+            std::string dep = OfDim(j, static_cast<int>(d));
+            if (!dep.empty()) return dep;
+          }
+          return "";
+        }
+        case Kind::kShape: {
+          int j = a_.IndexOf(e->name);
+          if (j < 0 || !a_.Resolved(j) || e->value < 0 ||
+              e->value >= static_cast<int64_t>(a_.specs_[j].size()))
+            return "";
+          return OfDim(j, static_cast<int>(e->value));
+        }
+        default:
+          for (const expr::NodePtr& arg : e->args) {
+            std::string dep = OfExpr(arg);
+            if (!dep.empty()) return dep;
+          }
+          return "";
+      }
+    }
+
+   private:
+    std::string OfDim(int i, int d) {
+      const std::string& label = a_.plan_.params[i].dim_symbols[d];
+      if (parallel_.count(label)) return label;
+      const DimSpec& s = a_.specs_[i][d];
+      if (s.any) return "";
+      // A dimension checked against an expression that reaches the
+      // dimension again ("n" with derived n = x.size) adds nothing.
+      auto [it, fresh] = dims_.emplace(std::make_pair(i, d), "");
+      if (fresh) it->second = OfExpr(s.expr);
+      return it->second;
+    }
+
+    const KernelAnalyzer& a_;
+    const std::set<std::string>& parallel_;
+    std::map<int, std::string> derived_;
+    std::map<std::pair<int, int>, std::string> dims_;
+  };
 
   // KC_ELEMENTWISE: every tensor has the first tensor's shape, of rank 1 or
   // more and with no "_" dimension, so that a batch folds into dimension 0.
@@ -738,13 +868,321 @@ constexpr Pairing kJvp = {
     {Role::kIn, "tangent", "parameter", "which has none"},
     {Role::kOut, "tangent", "parameter", "which has none"}};
 
+// A dimension's extent, as far as the pairing check can tell it at build
+// time: a polynomial with integer coefficients in free quantities (the
+// forward kernel's shape symbols, its inputs' "_" dimensions and the integer
+// scalars) and opaque atoms (what a polynomial cannot express: division,
+// modulo, min, max and ceil_div over unknowns, or a dimension checked
+// against an expression that reaches the dimension again).
+//
+// Two extents certainly differ for some call when their difference is a
+// nonzero polynomial in free quantities alone, since a nonzero polynomial
+// is nonzero somewhere on any product of infinite sets of integers. When
+// the difference holds an atom, nothing is concluded: the trace-time checks
+// of the generated wrapper see the real shapes.
+class Extent {
+ public:
+  static Extent Const(int64_t c) {
+    Extent e;
+    if (c != 0) e.terms_[{}] = c;
+    return e;
+  }
+  // A free quantity.
+  static Extent Var(const std::string& name) { return Factor("v:" + name); }
+  // An opaque quantity, identified by `key`.
+  static Extent Atom(const std::string& key) { return Factor("a:" + key); }
+  static Extent Unknown() {
+    Extent e;
+    e.unknown_ = true;
+    return e;
+  }
+
+  bool unknown() const { return unknown_; }
+
+  std::optional<int64_t> Constant() const {
+    if (unknown_) return std::nullopt;
+    if (terms_.empty()) return 0;
+    if (terms_.size() == 1 && terms_.begin()->first.empty())
+      return terms_.begin()->second;
+    return std::nullopt;
+  }
+
+  friend Extent operator+(const Extent& a, const Extent& b) {
+    return Combine(a, b, 1);
+  }
+  friend Extent operator-(const Extent& a, const Extent& b) {
+    return Combine(a, b, -1);
+  }
+  friend Extent operator*(const Extent& a, const Extent& b) {
+    if (a.unknown_ || b.unknown_) return Unknown();
+    Extent r;
+    for (const auto& [ma, ca] : a.terms_)
+      for (const auto& [mb, cb] : b.terms_) {
+        Monomial m = ma;
+        m.insert(m.end(), mb.begin(), mb.end());
+        std::sort(m.begin(), m.end());
+        int64_t c = 0;
+        if (__builtin_mul_overflow(ca, cb, &c) || !r.Add(m, c))
+          return Unknown();
+      }
+    return r;
+  }
+
+  // `op` ('/', '%', 'c' for ceil_div, '<' for min, '>' for max) of two
+  // extents: computed on constants, an atom otherwise.
+  static Extent Apply(char op, const Extent& a, const Extent& b) {
+    if (a.unknown_ || b.unknown_) return Unknown();
+    std::optional<int64_t> x = a.Constant(), y = b.Constant();
+    if (x && y) {
+      if (op == '<') return Const(std::min(*x, *y));
+      if (op == '>') return Const(std::max(*x, *y));
+      if (*y == 0 || (*x == INT64_MIN && *y == -1)) return Unknown();
+      int64_t q = *x / *y, m = *x % *y;
+      if (m != 0 && ((m < 0) != (*y < 0))) {
+        --q;
+        m += *y;
+      }
+      if (op == '/') return Const(q);
+      if (op == '%') return Const(m);
+      return Const(m != 0 ? q + 1 : q);
+    }
+    if ((op == '/' || op == 'c') && y == 1) return a;
+    return Atom(fmt::format("{}({}, {})", op, a.Key(), b.Key()));
+  }
+
+  // Canonical text: equal polynomials have equal keys.
+  std::string Key() const {
+    if (unknown_) return "?";
+    std::vector<std::string> parts;
+    for (const auto& [m, c] : terms_)
+      parts.push_back(
+          fmt::format("{}{}{}", c, m.empty() ? "" : "*", fmt::join(m, "*")));
+    return parts.empty() ? "0" : fmt::format("{}", fmt::join(parts, " + "));
+  }
+
+  // Whether this is certainly nonzero for some values of the free
+  // quantities, none of which is in `constrained`.
+  bool NonzeroSomewhere(const std::set<std::string>& constrained) const {
+    if (unknown_ || terms_.empty()) return false;
+    for (const auto& [m, c] : terms_)
+      for (const std::string& f : m)
+        if (f.rfind("a:", 0) == 0 || constrained.count(f)) return false;
+    return true;
+  }
+
+  // The free quantities this mentions, as Var named them.
+  void VarsInto(std::set<std::string>& out) const {
+    for (const auto& [m, c] : terms_)
+      for (const std::string& f : m)
+        if (f.rfind("v:", 0) == 0) out.insert(f);
+  }
+
+ private:
+  using Monomial = std::vector<std::string>;  // sorted factors
+
+  static Extent Factor(std::string name) {
+    Extent e;
+    e.terms_[{std::move(name)}] = 1;
+    return e;
+  }
+
+  static Extent Combine(const Extent& a, const Extent& b, int sign) {
+    if (a.unknown_ || b.unknown_) return Unknown();
+    Extent r = a;
+    for (const auto& [m, c] : b.terms_)
+      if (!r.Add(m, sign * c)) return Unknown();
+    return r;
+  }
+
+  bool Add(const Monomial& m, int64_t c) {
+    int64_t& slot = terms_[m];
+    if (__builtin_add_overflow(slot, c, &slot)) return false;
+    if (slot == 0) terms_.erase(m);
+    return true;
+  }
+
+  std::map<Monomial, int64_t> terms_;  // nonzero coefficients
+  bool unknown_ = false;
+};
+
+// The extents of one kernel's tensors and expressions. A forward kernel's
+// input dimensions are free quantities (a symbol's binding, a "_"), or the
+// expression they are checked against. The kernel that differentiates it
+// receives forward values: its input dimensions come from `input_dim`.
+class ExtentModel {
+ public:
+  explicit ExtentModel(const KernelPlan& kp,
+                       std::function<Extent(int, int)> input_dim = nullptr)
+      : kp_(kp), k_(*kp.kernel), input_dim_(std::move(input_dim)) {}
+
+  // Free quantities that a dimension checked against itself constrains
+  // (with x of shape "n, k" and n = x.size, k must be 1): never concluded
+  // on.
+  const std::set<std::string>& constrained() const { return constrained_; }
+
+  Extent Dim(int i, int d) {
+    auto key = std::make_pair(i, d);
+    if (auto it = dims_.find(key); it != dims_.end()) return it->second;
+    const Param& p = k_.params[i];
+    const ParamPlan& pp = kp_.params[i];
+    Extent atom =
+        Extent::Atom(fmt::format("{}:{}.shape[{}]", k_.name, p.name, d));
+    if (d < 0 || d >= pp.rank) return atom;
+    if (active_.count(key)) {
+      cyclic_.insert(key);
+      return atom;
+    }
+    Extent e = atom;
+    if (IsInput(p.role) && input_dim_) {
+      e = input_dim_(i, d);
+    } else if (IsInput(p.role)) {
+      const expr::Node* check = nullptr;
+      for (const DimCheck& c : kp_.checks)
+        if (c.param == i && c.dim == d) check = c.expr.get();
+      bool bound = false;
+      for (const Symbol& s : kp_.symbols)
+        if (s.param == i && s.dim == d) {
+          e = Extent::Var(fmt::format("{}:{}", k_.name, s.name));
+          bound = true;
+        }
+      if (!bound && d < static_cast<int>(pp.any_dim.size()) && pp.any_dim[d])
+        e = Extent::Var(fmt::format("{}:{}.shape[{}]", k_.name, p.name, d));
+      else if (!bound && check != nullptr)
+        e = Guarded(key, [&] { return Eval(*check); });
+    } else if (p.role == Role::kOut &&
+               d < static_cast<int>(pp.out_dims.size())) {
+      e = Guarded(key, [&] { return Eval(*pp.out_dims[d]); });
+    }
+    if (cyclic_.count(key)) {
+      e.VarsInto(constrained_);
+      e = atom;
+    }
+    dims_.emplace(key, e);
+    return e;
+  }
+
+  Extent Eval(const expr::Node& e) {
+    using Kind = expr::Node::Kind;
+    switch (e.kind) {
+      case Kind::kInt:
+        return Extent::Const(e.value);
+      case Kind::kName: {
+        int j = IndexOf(e.name);
+        if (j >= 0) {
+          const Param& p = k_.params[j];
+          if (p.role == Role::kScalar && model::IsInteger(p.dtype))
+            return Extent::Var("scalar:" + p.name);
+          if (p.role == Role::kDerived && kp_.params[j].derived)
+            return Derived(j);
+          return Extent::Unknown();
+        }
+        for (const Symbol& s : kp_.symbols)
+          if (s.name == e.name) return Dim(s.param, s.dim);
+        return Extent::Unknown();
+      }
+      case Kind::kSize: {
+        int j = IndexOf(e.name);
+        if (j < 0 || kp_.params[j].rank < 0) return Extent::Unknown();
+        Extent size = Extent::Const(1);
+        for (int d = 0; d < kp_.params[j].rank; ++d) size = size * Dim(j, d);
+        return size;
+      }
+      case Kind::kRank: {
+        int j = IndexOf(e.name);
+        if (j < 0 || kp_.params[j].rank < 0) return Extent::Unknown();
+        return Extent::Const(kp_.params[j].rank);
+      }
+      case Kind::kShape: {
+        int j = IndexOf(e.name);
+        if (j < 0) return Extent::Unknown();
+        return Dim(j, static_cast<int>(e.value));
+      }
+      case Kind::kNeg:
+        return Extent::Const(0) - Eval(*e.args[0]);
+      case Kind::kBinary: {
+        Extent a = Eval(*e.args[0]), b = Eval(*e.args[1]);
+        switch (e.op) {
+          case '+':
+            return a + b;
+          case '-':
+            return a - b;
+          case '*':
+            return a * b;
+          default:
+            return Extent::Apply(e.op, a, b);
+        }
+      }
+      case Kind::kCall: {
+        Extent a = Eval(*e.args[0]), b = Eval(*e.args[1]);
+        char op = e.name == "min" ? '<' : e.name == "max" ? '>' : 'c';
+        return Extent::Apply(op, a, b);
+      }
+    }
+    return Extent::Unknown();
+  }
+
+ private:
+  // A derived value whose expression reaches the value again (through a
+  // dimension checked against it: "n" with n = x.size) is an atom.
+  Extent Derived(int j) {
+    if (auto it = derived_.find(j); it != derived_.end()) return it->second;
+    Extent atom =
+        Extent::Atom(fmt::format("{}:{}", k_.name, k_.params[j].name));
+    if (active_derived_.count(j)) {
+      cyclic_derived_.insert(j);
+      return atom;
+    }
+    active_derived_.insert(j);
+    Extent v = Eval(*kp_.params[j].derived);
+    active_derived_.erase(j);
+    if (cyclic_derived_.count(j)) {
+      v.VarsInto(constrained_);
+      v = atom;
+    }
+    derived_.emplace(j, v);
+    return v;
+  }
+
+  template <typename F>
+  Extent Guarded(std::pair<int, int> key, F f) {
+    active_.insert(key);
+    Extent e = f();
+    active_.erase(key);
+    return e;
+  }
+
+  int IndexOf(std::string_view name) const {
+    for (size_t i = 0; i < k_.params.size(); ++i)
+      if (k_.params[i].name == name) return static_cast<int>(i);
+    return -1;
+  }
+
+  const KernelPlan& kp_;
+  const Kernel& k_;
+  std::function<Extent(int, int)> input_dim_;
+  std::map<std::pair<int, int>, Extent> dims_;
+  std::set<std::pair<int, int>> active_, cyclic_;
+  std::map<int, Extent> derived_;
+  std::set<int> active_derived_, cyclic_derived_;
+  std::set<std::string> constrained_;
+};
+
 const char* TensorWord(Role r) { return r == Role::kOut ? "output" : "input"; }
 
 class PairingChecker {
  public:
-  PairingChecker(const ModulePlan& plan, KernelPlan& fp, const Pairing& pairing,
+  // `clean`: per kernel of `plan`, whether its own analysis found no
+  // error; shapes are compared only between clean kernels.
+  PairingChecker(const ModulePlan& plan, const std::vector<bool>& clean,
+                 KernelPlan& fp, const Pairing& pairing,
                  diag::DiagnosticSink& d)
-      : plan_(plan), fp_(fp), f_(*fp.kernel), pairing_(pairing), diags_(d) {}
+      : plan_(plan),
+        clean_(clean),
+        fp_(fp),
+        f_(*fp.kernel),
+        pairing_(pairing),
+        diags_(d),
+        f_extents_(fp) {}
 
   void Run() {
     const Text& t = *(f_.*pairing_.text);
@@ -773,6 +1211,16 @@ class PairingChecker {
                                  "and returns outputs",
                                  f_.name, pairing_.annotation, p.name));
     const Kernel& k = *kp->kernel;
+    if (Clean(fp_) && Clean(*kp)) {
+      // The extents of `k`'s inputs are those of the values of `f` they
+      // receive.
+      k_extents_.emplace(*kp, [this, &k](int i, int d) {
+        int pi = PairOf(k.params[i]);
+        return pi >= 0 ? f_extents_.Dim(pi, d)
+                       : Extent::Atom(fmt::format("{}:{}.shape[{}]", k.name,
+                                                  k.params[i].name, d));
+      });
+    }
     // The (role, name) of each parameter of `f` that `k` pairs.
     std::set<std::pair<Role, std::string>> paired;
     for (size_t i = 0; i < k.params.size(); ++i)
@@ -812,9 +1260,56 @@ class PairingChecker {
     return nullptr;
   }
 
-  // `q` (of kernel `k`) must match `p` of `f` in dtype and rank.
-  void Match(const Kernel& k, const Param& q, int q_rank, const Param& p,
-             int p_rank, const std::string& what) {
+  bool Clean(const KernelPlan& p) const {
+    size_t i = &p - plan_.kernels.data();
+    return i < clean_.size() && clean_[i];
+  }
+
+  // The index of the parameter of `f` whose value (or derivative) input `q`
+  // of the pairing kernel receives, or -1.
+  int PairOf(const Param& q) const {
+    int pi = -1;
+    if (q.role != Role::kIn) return -1;
+    if (pairing_.residual_outputs ? Find(q.name, {Role::kIn, Role::kOut}, &pi)
+                                  : Find(q.name, {Role::kIn}, &pi))
+      return pi;
+    if (q.name.rfind("d_", 0) == 0 &&
+        Find(q.name.substr(2), {pairing_.input.of}, &pi))
+      return pi;
+    return -1;
+  }
+
+  // The first dimension in which parameter qi of `k` certainly differs from
+  // parameter pi of `f` (of the same rank) for some call, or -1. An input
+  // of `k` differs where it checks a dimension against an expression that
+  // differs from the value it receives; an output, where its expression
+  // differs from the extent of the value it stands for.
+  int ShapeMismatch(const KernelPlan& kp, int qi, int pi) {
+    if (!k_extents_) return -1;
+    const Param& q = kp.kernel->params[qi];
+    const std::set<std::string>& constrained = f_extents_.constrained();
+    for (int d = 0; d < kp.params[qi].rank; ++d) {
+      Extent want = f_extents_.Dim(pi, d);
+      Extent got = Extent::Unknown();
+      if (q.role == Role::kOut) {
+        got = k_extents_->Dim(qi, d);
+      } else {
+        for (const DimCheck& c : kp.checks)
+          if (c.param == qi && c.dim == d) got = k_extents_->Eval(*c.expr);
+      }
+      if ((got - want).NonzeroSomewhere(constrained)) return d;
+    }
+    return -1;
+  }
+
+  // Parameter qi of `k` must match parameter pi of `f` in dtype, rank and
+  // shape.
+  void Match(const Kernel& k, const KernelPlan& kp, int qi, int pi,
+             const std::string& what) {
+    const Param& q = k.params[qi];
+    const Param& p = f_.params[pi];
+    const int q_rank = kp.params[qi].rank;
+    const int p_rank = fp_.params[pi].rank;
     if (q.dtype != p.dtype)
       diags_.Error(
           q.loc,
@@ -827,11 +1322,20 @@ class PairingChecker {
                                       "and must have rank {}, not {}",
                                       q.name, pairing_.kind, k.name, what,
                                       p_rank, q_rank));
+    else if (int d = q_rank == p_rank ? ShapeMismatch(kp, qi, pi) : -1; d >= 0)
+      diags_.Error(
+          q.loc, fmt::format("parameter '{}' of {} kernel '{}' is {} and must "
+                             "have its shape, but dimension {} is '{}' here "
+                             "and '{}' in kernel '{}'",
+                             q.name, pairing_.kind, k.name, what, d,
+                             kp.params[qi].dim_texts[d],
+                             fp_.params[pi].dim_texts[d], f_.name));
   }
 
   // `q` is `link`'s derivative of `p` (at index pi of `f`): float only.
-  bool Derivative(const Kernel& k, const Param& q, int q_rank, const Param& p,
+  bool Derivative(const Kernel& k, const KernelPlan& kp, int qi, const Param& p,
                   int pi, const Link& link) {
+    const Param& q = k.params[qi];
     if (!model::IsFloat(p.dtype)) {
       diags_.Error(
           q.loc, fmt::format("{} '{}' of {} kernel '{}' would be the {} of "
@@ -841,7 +1345,7 @@ class PairingChecker {
                              TensorWord(link.of), p.name, f_.name, link.none));
       return false;
     }
-    Match(k, q, q_rank, p, fp_.params[pi].rank,
+    Match(k, kp, qi, pi,
           fmt::format("the {} of {} '{}' of kernel '{}'", link.noun,
                       TensorWord(link.of), p.name, f_.name));
     return true;
@@ -850,7 +1354,6 @@ class PairingChecker {
   void CheckParam(const Kernel& k, const KernelPlan& kp, int qi,
                   std::set<std::pair<Role, std::string>>& paired) {
     const Param& q = k.params[qi];
-    const int q_rank = kp.params[qi].rank;
     const bool d = q.name.rfind("d_", 0) == 0;
     const std::string base = d ? q.name.substr(2) : "";
     int pi = -1;
@@ -884,7 +1387,7 @@ class PairingChecker {
                              ? Find(q.name, {Role::kIn, Role::kOut}, &pi)
                              : Find(q.name, {Role::kIn}, &pi);
         if (p != nullptr) {
-          Match(k, q, q_rank, *p, fp_.params[pi].rank,
+          Match(k, kp, qi, pi,
                 fmt::format("the {} '{}' of kernel '{}'", pairing_.plain,
                             q.name, f_.name));
           return;
@@ -900,7 +1403,7 @@ class PairingChecker {
                                    pairing_.residual_outputs ? "input or output"
                                                              : "input",
                                    f_.name, link.noun, TensorWord(link.of)));
-        else if (Derivative(k, q, q_rank, *p, pi, link))
+        else if (Derivative(k, kp, qi, *p, pi, link))
           paired.insert({link.of, base});
         return;
       }
@@ -914,7 +1417,7 @@ class PairingChecker {
                                           q.name, pairing_.kind, k.name,
                                           TensorWord(link.of),
                                           TensorWord(link.of), f_.name));
-        else if (Derivative(k, q, q_rank, *p, pi, link))
+        else if (Derivative(k, kp, qi, *p, pi, link))
           paired.insert({link.of, base});
         return;
       }
@@ -922,10 +1425,13 @@ class PairingChecker {
   }
 
   const ModulePlan& plan_;
+  const std::vector<bool>& clean_;
   KernelPlan& fp_;
   const Kernel& f_;
   const Pairing& pairing_;
   diag::DiagnosticSink& diags_;
+  ExtentModel f_extents_;
+  std::optional<ExtentModel> k_extents_;
 };
 
 }  // namespace
@@ -936,16 +1442,19 @@ Result<ModulePlan> Analyze(const model::Module& module,
   ModulePlan plan;
   plan.module = &module;
   std::map<std::string, const Kernel*> names;
+  std::vector<bool> clean;  // per kernel: analysed without errors
   for (const Kernel& k : module.kernels) {
     auto [it, inserted] = names.emplace(k.name, &k);
     if (!inserted) {
       diags.Error(k.loc, fmt::format("kernel '{}' is defined twice", k.name));
       diags.Note(it->second->loc, "first defined here");
     }
+    int before = diags.error_count();
     plan.kernels.push_back(KernelAnalyzer(k, diags).Run());
+    clean.push_back(diags.error_count() == before);
   }
   for (KernelPlan& kp : plan.kernels)
-    if (kp.kernel->vjp) PairingChecker(plan, kp, kVjp, diags).Run();
+    if (kp.kernel->vjp) PairingChecker(plan, clean, kp, kVjp, diags).Run();
   for (KernelPlan& kp : plan.kernels) {
     const Kernel& k = *kp.kernel;
     if (!k.jvp) continue;
@@ -954,7 +1463,7 @@ Result<ModulePlan> Analyze(const model::Module& module,
                                           "KC_JVP; give one",
                                           k.name));
     else
-      PairingChecker(plan, kp, kJvp, diags).Run();
+      PairingChecker(plan, clean, kp, kJvp, diags).Run();
   }
   if (diags.error_count() > errors_before)
     return Error::User("the kernel model has errors");

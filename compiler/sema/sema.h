@@ -72,12 +72,14 @@ struct KernelPlan {
   std::vector<int64_t> block;  // resolved (defaults applied)
   expr::NodePtr shared_bytes;  // KC_SHARED_BYTES; null when not given
   // KC_VJP: the backward kernel, checked against this one (names, dtypes,
-  // ranks); null without KC_VJP.
+  // ranks, and shapes where they are comparable at build time); null
+  // without KC_VJP.
   const model::Kernel* vjp = nullptr;
   // KC_JVP: the tangent kernel, checked likewise; null without KC_JVP.
   const model::Kernel* jvp = nullptr;
-  // KC_PARALLEL: the shape symbols, checked to be symbols used only as whole
-  // dimensions.
+  // KC_PARALLEL: the shape symbols (or derived values), checked to be whole
+  // dimensions of an input and of every output, with every dimension that
+  // depends on one being that one.
   std::vector<std::string> parallel;
 
   // The name kinds for expression checking: tensors, symbols, scalars,

@@ -1188,3 +1188,149 @@ TEST_CASE("sema: JVP pairing errors name the parameter") {
 
 }  // namespace
 }  // namespace kernelc::sema
+
+namespace kernelc::sema {
+namespace {
+
+// KC_PARALLEL("m") of kernel "k", its text at line 3, kTextCol.
+Kernel Parallel(std::vector<Param> params,
+                std::vector<std::string> names = {"m"}) {
+  Kernel k = Host("k", std::move(params));
+  for (size_t i = 0; i < names.size(); ++i)
+    k.parallel.push_back(
+        Text{names[i], At(3, kTextCol + 10 * static_cast<int>(i))});
+  return k;
+}
+
+TEST_CASE("sema: every output of a KC_PARALLEL kernel has its dimensions") {
+  Analysis ok(Parallel({In("x", "m, k", 4), In("w", "k", 5),
+                        Tensor(Role::kInMut, "t", "m", 6), Out("y", "x", 7),
+                        Out("s", "m", 8)}));
+  REQUIRE(ok.ok());
+  CHECK(ok.plan().parallel == Strings{"m"});
+
+  // A count of the whole input, and an in-place parameter without 'm'.
+  CHECK(Errors(Parallel({In("x", "m", 4), Tensor(Role::kInMut, "t", "k", 5),
+                         Out("y", "m", 6), Out("count", "", 7)})) ==
+        Strings{"k.cu:3:10: error: KC_PARALLEL of kernel 'k' names 'm', but "
+                "in-place output 't' has no dimension 'm'; each device writes "
+                "only its slice of every output, so every output needs each "
+                "parallel symbol as a whole dimension",
+                "k.cu:3:10: error: KC_PARALLEL of kernel 'k' names 'm', but "
+                "output 'count' has no dimension 'm'; each device writes only "
+                "its slice of every output, so every output needs each "
+                "parallel symbol as a whole dimension"});
+}
+
+TEST_CASE("sema: a parallel symbol is at most one dimension of a tensor") {
+  CHECK(Errors(Parallel({In("a", "m, m", 4), Out("d", "m", 5)})) ==
+        Strings{"k.cu:3:10: error: KC_PARALLEL of kernel 'k' names 'm', which "
+                "is 2 dimensions of 'a'; a parallel symbol can be at most one "
+                "dimension of each tensor"});
+}
+
+TEST_CASE(
+    "sema: a dimension that depends on a parallel symbol is that symbol") {
+  // The shard sees its own extents: a derived value or size computed from
+  // them is local, and fine where no dimension depends on it.
+  Analysis ok(Parallel(
+      {In("x", "n", 4), Derived("n", "x.size", 5), Derived("count", "n * 2", 6),
+       Out("y", "n", 7), Out("z", "x", 8)},
+      {"n"}));
+  REQUIRE(ok.ok());
+  CHECK(ok.plan().parallel == Strings{"n"});
+
+  // x flattened: n = m * k is replicated but computed from the shard.
+  CHECK(Errors(Parallel({In("x", "m, k", 4), Derived("n", "x.size", 5),
+                         Out("out", "n, m", 6)})) ==
+        Strings{"k.cu:3:10: error: KC_PARALLEL of kernel 'k' names 'm', and "
+                "dimension 'n' of 'out' depends on it, so each device would "
+                "compute that dimension from its own shard; a dimension that "
+                "depends on a parallel symbol must be that symbol"});
+  // Through a size, a shape and a chain of derived values, on an input too.
+  CHECK(Errors(Parallel({In("x", "m", 4), In("y", "x.size", 5),
+                         Derived("a", "x.shape[0] + 1", 6),
+                         Derived("b", "a * 2", 7), Out("o", "m, b", 8)})) ==
+        Strings{"k.cu:3:10: error: KC_PARALLEL of kernel 'k' names 'm', and "
+                "dimension 'x.size' of 'y' depends on it, so each device "
+                "would compute that dimension from its own shard; a dimension "
+                "that depends on a parallel symbol must be that symbol",
+                "k.cu:3:10: error: KC_PARALLEL of kernel 'k' names 'm', and "
+                "dimension 'b' of 'o' depends on it, so each device would "
+                "compute that dimension from its own shard; a dimension that "
+                "depends on a parallel symbol must be that symbol"});
+}
+
+TEST_CASE("sema: a derived parallel symbol depends on a parallel dimension") {
+  CHECK(Errors(Parallel({In("x", "m", 4), In("y", "n", 5),
+                         Derived("n", "x.size * 2", 6), Out("o", "n", 7)},
+                        {"n"})) ==
+        Strings{"k.cu:3:10: error: KC_PARALLEL of kernel 'k' names 'n', a "
+                "derived value ('x.size * 2') that depends on no parallel "
+                "dimension; on a shard it would keep its whole value: derive "
+                "it from a tensor that 'n' is a dimension of"});
+  // Derived from a tensor that has the dimension: the shard's extent.
+  Analysis ok(Parallel(
+      {In("x", "n, k", 4), Derived("n", "x.shape[0]", 5), Out("o", "n", 6)},
+      {"n"}));
+  CHECK(ok.messages() == Strings{});
+}
+
+TEST_CASE("sema: a backward kernel's shapes match the forward kernel's") {
+  // Symbols resolve through the values the kernels share: bwd's k and m are
+  // fwd's m and k.
+  Analysis renamed({Forward({In("x", "m, n", 4), Out("s", "m", 5)}),
+                    Backward({In("x", "n, m", 21), In("d_s", "n", 22),
+                              Out("d_x", "x", 23)})});
+  CHECK(renamed.messages() == Strings{});
+  // A derived size on both sides, and opaque expressions that agree or
+  // cannot be compared.
+  Analysis derived(
+      {Forward({In("x", "n", 4), Derived("n", "x.size", 5),
+                In("h", "ceil_div(n, 2)", 6), Out("y", "n / 2", 7)}),
+       Backward({In("d_y", "x.shape[0] / 2", 21), In("x", "n", 22),
+                 Derived("n", "x.size", 23), Out("d_x", "n", 24),
+                 Out("d_h", "n / 2 + n % 2", 25)})});
+  CHECK(derived.messages() == Strings{});
+
+  Analysis bad({Forward({In("x", "n", 4), Derived("n", "x.size", 5),
+                         In("z", "m, k", 6), In("w", "4", 7),
+                         Scalar("c", DType::kI64, 8), Out("y", "n", 9)}),
+                Backward({In("d_y", "n", 21), In("z", "m, m", 22),
+                          Derived("n", "d_y.size", 23), Out("d_x", "n + 1", 24),
+                          Out("d_z", "m, m", 25), Out("d_w", "c", 26),
+                          Scalar("c", DType::kI64, 27)})});
+  CHECK(bad.messages() ==
+        Strings{
+            "k.cu:22:40: error: parameter 'z' of backward kernel 'bwd' is the "
+            "residual 'z' of kernel 'fwd' and must have its shape, but "
+            "dimension 1 is 'm' here and 'k' in kernel 'fwd'",
+            "k.cu:24:40: error: parameter 'd_x' of backward kernel 'bwd' is "
+            "the gradient of input 'x' of kernel 'fwd' and must have its "
+            "shape, but dimension 0 is 'n + 1' here and 'n' in kernel 'fwd'",
+            "k.cu:25:40: error: parameter 'd_z' of backward kernel 'bwd' is "
+            "the gradient of input 'z' of kernel 'fwd' and must have its "
+            "shape, but dimension 1 is 'm' here and 'k' in kernel 'fwd'",
+            "k.cu:26:40: error: parameter 'd_w' of backward kernel 'bwd' is "
+            "the gradient of input 'w' of kernel 'fwd' and must have its "
+            "shape, but dimension 0 is 'c' here and '4' in kernel 'fwd'"});
+}
+
+TEST_CASE("sema: a tangent kernel's shapes match the forward kernel's") {
+  Analysis bad(
+      {JvpForward({In("x", "n", 4), In("y", "n", 5), Out("o", "n, 3", 6)}),
+       Tangent({In("x", "n", 21), In("d_x", "n", 22), In("d_y", "2", 23),
+                Out("d_o", "n, 2", 24)})});
+  CHECK(bad.messages() ==
+        Strings{"k.cu:23:40: error: parameter 'd_y' of tangent kernel 'tan' "
+                "is the tangent of input 'y' of kernel 'fwd' and must have "
+                "its shape, but dimension 0 is '2' here and 'n' in kernel "
+                "'fwd'",
+                "k.cu:24:40: error: parameter 'd_o' of tangent kernel 'tan' "
+                "is the tangent of output 'o' of kernel 'fwd' and must have "
+                "its shape, but dimension 1 is '2' here and '3' in kernel "
+                "'fwd'"});
+}
+
+}  // namespace
+}  // namespace kernelc::sema

@@ -71,7 +71,9 @@
 
 // Sharding: shape symbols along which the kernel's work splits with no
 // communication, e.g. KC_PARALLEL("m") for rows that are independent. Inputs
-// sharded along such a dimension stay sharded under jax.jit.
+// sharded along such a dimension stay sharded under jax.jit. Each is a whole
+// dimension of an input and of every output; each device computes shapes,
+// derived values and the grid from its own shard.
 #define KC_PARALLEL(...) KC_ANNOTATE_("kc.parallel", __VA_ARGS__)
 
 #if (defined(__KERNELC_FRONTEND__) && !defined(__CUDA__)) || \

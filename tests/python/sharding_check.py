@@ -88,4 +88,39 @@ same(grad(*args), (3.0 * u * v, 1.5 * u * u + 2 * v), rtol=1e-5)
 text = hlo(grad, *args)
 assert "all-gather" not in text, text
 
+# An in-place kernel: the shards are updated where they are.
+t, d = rng.standard_normal(64).astype(np.float32), rng.standard_normal(64).astype(np.float32)
+fa = jax.jit(lambda t, d: sh.accumulate(t, d, 2.0))
+for args in ((put(t, mesh, "d"), put(d, mesh, "d")), (put(t, mesh, "d"), put(d, mesh))):
+    got = fa(*args)
+    same(got, t + 2 * d)
+    assert not gathers(hlo(fa, *args)), hlo(fa, *args)
+    assert got.sharding.spec[0] == "d", got.sharding
+
+# vmap with an unbatched operand: it is not broadcast to the batch (the
+# kernel's call sees it once), whether the batch, the parallel dimension or
+# both are sharded; nested vmaps batch different operands.
+xs = rng.standard_normal((8, 64)).astype(np.float32)
+fv = jax.jit(jax.vmap(lambda x, y: sh.square_add(x, y, 1.5), in_axes=(0, None)))
+for args in ((xs, v), (put(xs, mesh, None, "d"), put(v, mesh, "d")),
+             (put(xs, mesh, "d", None), put(v, mesh)),
+             (put(xs, mesh2, "a", "b"), put(v, mesh2, "b"))):
+    same(fv(*args), 1.5 * xs * xs + v, rtol=1e-5)
+    text = hlo(fv, *args)
+    assert not gathers(text), text
+    assert text.count("custom-call(") == 1 and "broadcast" not in text, text
+ab = rng.standard_normal((16, 8, 5)).astype(np.float32)
+fmv = jax.jit(jax.vmap(sh.matmul, in_axes=(0, None)))
+for args in ((ab, b), (put(ab, mesh, "d", None, None), put(b, mesh))):
+    same(fmv(*args), ab @ b, rtol=1e-4)
+    text = hlo(fmv, *args)
+    assert not gathers(text) and "broadcast" not in text, text
+    assert text.count("custom-call(") == 1, text
+ys = rng.standard_normal((3, 64)).astype(np.float32)
+fn = jax.jit(jax.vmap(jax.vmap(lambda x, y: sh.square_add(x, y, 1.5), in_axes=(0, None)),
+                      in_axes=(None, 0)))
+same(fn(xs, ys), 1.5 * xs[None] ** 2 + ys[:, None], rtol=1e-5)
+text = hlo(fn, xs, ys)
+assert text.count("custom-call(") == 1 and "broadcast" not in text, text
+
 print("OK")

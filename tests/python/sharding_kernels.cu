@@ -53,3 +53,12 @@ __global__ void matmul(KC_SHAPE("m, k") kc::In<float, 2> a,
   for (int64_t i = 0; i < a.shape[1]; ++i) acc += a(row, i) * b(i, col);
   c(row, col) = acc;
 }
+
+// Updated in place, parallel along its only dimension.
+KC_GRID("n")
+KC_PARALLEL("n")
+__global__ void accumulate(KC_INMUT("n") float* total, KC_IN("n") const float* d,
+                           float s, KC_DERIVED("total.size") int64_t n) {
+  int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (i < n) total[i] += s * d[i];
+}

@@ -4,6 +4,7 @@ scalar, a two-output kernel, a kernel with an integer input, and view
 kernels with a host-kernel backward."""
 
 import pathlib
+import re
 
 import jax
 import jax.numpy as jnp
@@ -202,3 +203,114 @@ def test_forward_mode_from_a_tangent_kernel(build_package):
     xs = np.stack([x, 2 * x])
     _, dss = jax.vmap(lambda x, t: jax.jvp(f, (x,), (t,)))(xs, np.stack([t, t]))
     np.testing.assert_allclose(np.asarray(dss), 0.7 * np.cos(0.7 * xs) * k * t, rtol=1e-12)
+
+
+# --- what each mode checks and says ----------------------------------------------
+
+CHECKED = r"""
+#include <kernelc.h>
+// Gradients and tangents of the wrong extent for odd n: the build cannot
+// tell (n / 2 * 2 is n only for even n), the trace can.
+KC_GRID("n")
+KC_VJP("halve_bwd")
+__global__ void halve(KC_IN("n") const float* x, KC_DERIVED("x.size") int64_t n,
+                      KC_OUT("n") float* y) {
+  int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (i < n) y[i] = 0.5f * x[i];
+}
+KC_GRID("m")
+__global__ void halve_bwd(KC_IN("n") const float* d_y,
+                          KC_DERIVED("d_y.size / 2 * 2") int64_t m,
+                          KC_OUT("m") float* d_x) {
+  int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (i < m) d_x[i] = 0.5f * d_y[i];
+}
+// Forward mode only.
+KC_GRID("n")
+KC_JVP("twice_jvp")
+__global__ void twice(KC_IN("n") const float* x, KC_DERIVED("x.size") int64_t n,
+                      KC_OUT("n") float* y) {
+  int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (i < n) y[i] = 2.0f * x[i];
+}
+KC_GRID("m")
+__global__ void twice_jvp(KC_IN("n") const float* x, KC_IN("n") const float* d_x,
+                          KC_DERIVED("x.size / 2 * 2") int64_t m,
+                          KC_OUT("m") float* d_y) {
+  int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (i < m) d_y[i] = 2.0f * d_x[i];
+}
+// Updated in place.
+KC_GRID("n")
+__global__ void bump(KC_INMUT("n") float* t, KC_DERIVED("t.size") int64_t n) {
+  int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (i < n) t[i] += 1.0f;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def checked(build_package):
+    return build_package("ad_checked", CHECKED)
+
+
+def exactly(message):
+    return "^" + re.escape(message) + r"(\n|$)"
+
+
+def test_gradient_shapes_are_checked_at_trace_time(checked):
+    x = np.arange(4, dtype=np.float32)
+    np.testing.assert_array_equal(
+        np.asarray(jax.grad(lambda x: jnp.sum(checked.halve(x)))(x)), np.full(4, 0.5))
+    with pytest.raises(ValueError, match=exactly(
+            "halve: backward kernel 'halve_bwd' returns 'd_x' with shape (4,) and "
+            "dtype float32, but it is the gradient of input 'x', which has shape "
+            "(5,) and dtype float32")):
+        jax.jit(jax.grad(lambda x: jnp.sum(checked.halve(x))))(np.ones(5, np.float32))
+    with pytest.raises(ValueError, match="returns 'd_x' with shape \\(2,\\)"):
+        jax.vmap(jax.grad(lambda x: jnp.sum(checked.halve(x))))(np.ones((2, 3), np.float32))
+
+
+def test_tangent_shapes_are_checked_at_trace_time(checked):
+    x = np.arange(4, dtype=np.float32)
+    _, t = jax.jvp(checked.twice, (x,), (np.ones(4, np.float32),))
+    np.testing.assert_array_equal(np.asarray(t), np.full(4, 2.0))
+    with pytest.raises(ValueError, match=exactly(
+            "twice: tangent kernel 'twice_jvp' returns 'd_y' with shape (4,) and "
+            "dtype float32, but it is the tangent of output 'y', which has shape "
+            "(5,) and dtype float32")):
+        jax.jvp(checked.twice, (np.ones(5, np.float32),), (np.ones(5, np.float32),))
+
+
+def test_reverse_mode_of_a_forward_mode_kernel_says_what_it_needs(checked):
+    x = np.arange(4, dtype=np.float32)
+    message = exactly(
+        "twice: cannot differentiate in reverse mode (jax.grad, jax.vjp, jax.jacrev): "
+        "the kernel declares a tangent kernel ('twice_jvp', KC_JVP), which gives "
+        "forward mode (jax.jvp, jax.jacfwd), and a kernel cannot be transposed; "
+        "reverse mode needs a backward kernel: name one with KC_VJP(\"...\") instead")
+    loss = lambda x: jnp.sum(checked.twice(x))
+    for reverse, arg in ((jax.grad(loss), x), (jax.jit(jax.grad(loss)), x),
+                         (jax.jacrev(checked.twice), x),
+                         (jax.vmap(jax.grad(loss)), np.stack([x, x]))):
+        with pytest.raises(TypeError, match=message):
+            reverse(arg)
+    # Forward mode, jax.linearize and jacfwd under vmap and jit still work.
+    y, linear = jax.linearize(checked.twice, x)
+    np.testing.assert_array_equal(np.asarray(linear(np.ones(4, np.float32))), np.full(4, 2.0))
+    J = jax.jit(jax.vmap(jax.jacfwd(checked.twice)))(np.stack([x, x]))
+    np.testing.assert_array_equal(np.asarray(J), np.stack([2 * np.eye(4)] * 2))
+
+
+def test_an_in_place_kernel_cannot_be_differentiated(checked):
+    t = np.zeros(3, np.float32)
+    np.testing.assert_array_equal(np.asarray(checked.bump(t)), np.ones(3))
+    message = exactly(
+        "bump: cannot differentiate: the kernel updates 't' in place (KC_INMUT), and "
+        "an in-place update has no derivative (KC_VJP and KC_JVP take kernels whose "
+        "tensors are inputs and outputs); to differentiate it, return the result as "
+        "an output (KC_OUT) and name a backward kernel with KC_VJP(\"...\")")
+    with pytest.raises(TypeError, match=message):
+        jax.grad(lambda t: jnp.sum(checked.bump(t)))(t)
+    with pytest.raises(TypeError, match=message):
+        jax.jvp(checked.bump, (t,), (t,))

@@ -192,6 +192,47 @@ def test_scalar_errors(te):
     np.testing.assert_array_equal(np.asarray(got), x)
 
 
+def test_concrete_0d_arrays_as_scalars(te):
+    # A concrete 0-d JAX or NumPy array is the NumPy scalar of its dtype:
+    # the same kinds and ranges are accepted.
+    x = np.ones(3, F32)
+    for a in (jnp.float32(2.0), np.array(2.0, F32), jnp.asarray(2.0, jnp.bfloat16),
+              np.array(2, np.int32), jnp.int8(2)):
+        np.testing.assert_array_equal(np.asarray(te.scale(x, x, a)), 3 * x)
+    got = te.scalars(x, jnp.int8(-128), np.array(65535, np.uint16), jnp.bool_(True),
+                     np.array(0.5))
+    np.testing.assert_array_equal(np.asarray(got), x * F32(0.5) + F32(-128 + 65535))
+    # Inside jit, a concrete array closed over is still concrete.
+    two = jnp.float32(2.0)
+    np.testing.assert_array_equal(np.asarray(jax.jit(lambda x: te.scale(x, x, two))(x)),
+                                  3 * x)
+    with raises(TypeError, "scale: scalar 'a' expects a number (float32), got a 0-d "
+                           "bool array"):
+        te.scale(x, x, np.array(True))
+    with raises(TypeError, "scalars: scalar 'small' expects an integer (int8), got a "
+                           "0-d float32 array"):
+        te.scalars(x, jnp.float32(1.0), 1, True, 1.0)
+    with raises(TypeError, "scalars: scalar 'flag' expects a bool, got a 0-d int32 "
+                           "array"):
+        te.scalars(x, 0, 1, jnp.int32(1), 1.0)
+    with raises(TypeError, "scalars: scalar 'w' expects a number (float64), got a 0-d "
+                           "complex64 array"):
+        te.scalars(x, 0, 1, True, np.array(1j, np.complex64))
+    with raises(ValueError, "scalars: scalar 'small' = 300 does not fit int8"):
+        te.scalars(x, jnp.int32(300), 1, True, 1.0)
+    with raises(ValueError, "scale: scalar 'a' = 1e+300 does not fit float32"):
+        te.scale(x, x, np.array(1e300))
+    with raises(TypeError, "scale: scalar 'a' expects a number (float32), got ArrayImpl"):
+        te.scale(x, x, jnp.ones(1, F32))
+    # A traced 0-d array is still a traced value.
+    with raises(TypeError, "scale: scalar 'a' is a static attribute and needs a concrete "
+                           "Python or NumPy number, got a traced value; mark the argument "
+                           "static (jax.jit's static_argnums), or declare the parameter "
+                           "as a 0-d tensor (KC_IN(\"\") or kc::In<T, 0>) to pass a "
+                           "traced value"):
+        jax.jit(lambda a: te.scale(x, x, a))(jnp.float32(2.0))
+
+
 def test_traced_scalar_inside_jit(te):
     x = np.ones(3, F32)
     hint = ("; mark the argument static (jax.jit's static_argnums), or declare the "

@@ -145,7 +145,8 @@ def test_pip_installs_the_wheel_into_a_fresh_venv(tmp_path):
 
 @pytest.mark.parametrize("fake, ok", [("0.7.2", False), ("0.8.0", False),
                                       ("0.8.0rc1", False), ("0.8.1", True),
-                                      ("0.11.2", True), ("1.0.0", True)])
+                                      ("0.11.2", True), ("1.0.0", True),
+                                      ("0.8", False), ("1.0", True), ("1", True)])
 def test_import_checks_the_jaxlib_version(saxpy_pkg, fake, ok):
     code = textwrap.dedent(f"""\
         import sys
@@ -173,3 +174,58 @@ def test_import_checks_the_jaxlib_version(saxpy_pkg, fake, ok):
             "0.8.1) and works with jax and jaxlib 0.8.1 or newer; this "
             f"environment has jaxlib {fake}. Upgrade with: pip install "
             "'jax>=0.8.1' 'jaxlib>=0.8.1'\n")
+
+
+def test_an_unreadable_jaxlib_version_warns_and_imports(saxpy_pkg):
+    code = textwrap.dedent("""\
+        import sys, warnings
+        import jax
+        import jaxlib.version
+        jaxlib.version.__version__ = "nightly"
+        sys.path.insert(0, sys.argv[1])
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            import saxpy
+        print([(w.category.__name__, str(w.message)) for w in caught])
+        """)
+    r = subprocess.run([sys.executable, "-c", code, str(saxpy_pkg.parent)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == str([(
+        "RuntimeWarning",
+        "saxpy cannot read the version of jaxlib ('nightly') to check it; it "
+        "needs jax and jaxlib 0.8.1 or newer (built against XLA FFI API 0.2)")]) + "\n"
+
+
+def test_a_registration_failure_names_package_target_and_api(saxpy_pkg):
+    # A jaxlib that no longer accepts the library's FFI API rejects the
+    # handler when it is registered, at import.
+    code = textwrap.dedent("""\
+        import json, os, sys
+        import jax
+        import jaxlib.version
+        def reject(name, *args, **kwargs):
+            raise ValueError("unsupported XLA FFI API version 0.2")
+        jax.ffi.register_ffi_target = reject
+        sys.path.insert(0, sys.argv[1])
+        try:
+            import saxpy
+        except ImportError as e:
+            print(e)
+            print(isinstance(e.__cause__, ValueError))
+        with open(os.path.join(sys.argv[1], "saxpy", "kernelc.json")) as f:
+            print(json.load(f)["kernels"][0]["ffi_target"])
+        print(jaxlib.version.__version__)
+        """)
+    r = subprocess.run([sys.executable, "-c", code, str(saxpy_pkg.parent)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    message, cause, target, version = r.stdout.splitlines()
+    assert message == (
+        f"saxpy: jax could not register the XLA FFI handler of target '{target}' "
+        "(cpu): ValueError: unsupported XLA FFI API version 0.2. The package's "
+        "library was built against XLA FFI API 0.2 (the headers of jaxlib 0.8.1) "
+        "and needs a jaxlib that accepts handlers of that API; this environment "
+        f"has jaxlib {version}. Rebuild the package with kernelc for this jaxlib, "
+        "or install a jaxlib that supports XLA FFI API 0.2")
+    assert cause == "True"

@@ -9,8 +9,12 @@ def _check_jaxlib():
     # jaxlib 0.8.1. jaxlib registers handlers of its own FFI API or
     # an older one, and only an exact match before 0.8.1: so jaxlib
     # 0.8.1 and newer work, and an older one would reject the
-    # handlers at the first call. Say so at import instead.
+    # handlers at the first call. Say so at import instead. A version that
+    # does not start with a number ("1.0" reads as 1.0.0) is not guessed at:
+    # a warning says it could not be checked, and registration, which
+    # reports its own failure, decides.
     import re
+    import warnings
 
     try:
         from jaxlib import version as jaxlib_version
@@ -21,8 +25,15 @@ def _check_jaxlib():
             "(built against XLA FFI API 0.2), and jaxlib is not "
             "installed: pip install 'jax>=0.8.1' 'jaxlib>=0.8.1'"
         ) from e
-    match = re.match(r"(\d+)\.(\d+)\.(\d+)", found)
-    if match and tuple(int(p) for p in match.groups()) < (0, 8, 1):
+    match = re.match(r"(\d+)(?:\.(\d+))?(?:\.(\d+))?", str(found))
+    if not match:
+        warnings.warn(
+            f"scale cannot read the version of jaxlib ({found!r}) to "
+            f"check it; it needs jax and jaxlib 0.8.1 or newer "
+            f"(built against XLA FFI API 0.2)", RuntimeWarning,
+            stacklevel=3)
+        return
+    if tuple(int(p or 0) for p in match.groups()) < (0, 8, 1):
         raise ImportError(
             f"scale was built against XLA FFI API 0.2 (the headers "
             f"of jaxlib 0.8.1) and works with jax and jaxlib "

@@ -28,11 +28,36 @@ DTYPES = {
 
 _X64_DTYPES = ("int64", "uint64", "float64")
 
+# The package, and the XLA FFI API its library was built against.
+PACKAGE = "polar"
+FFI_API = "0.2"
+JAXLIB_FLOOR = "0.8.1"
+
+
+def _registration_failed(target, platform, error):
+    try:
+        from jaxlib import version as jaxlib_version
+        found = jaxlib_version.__version__
+    except ImportError:
+        found = "unknown"
+    return ImportError(
+        f"{PACKAGE}: jax could not register the XLA FFI handler of target "
+        f"'{target}' ({platform}): {type(error).__name__}: {error}. The "
+        f"package's library was built against XLA FFI API {FFI_API} (the "
+        f"headers of jaxlib {JAXLIB_FLOOR}) and needs a jaxlib that accepts "
+        f"handlers of that API; this environment has jaxlib {found}. Rebuild "
+        f"the package with kernelc for this jaxlib, or install a jaxlib that "
+        f"supports XLA FFI API {FFI_API}")
+
 
 def register(library, target, symbol, platform):
     """Registers one XLA FFI handler exported by the package's library."""
-    jax.ffi.register_ffi_target(
-        target, jax.ffi.pycapsule(getattr(library, symbol)), platform=platform)
+    try:
+        jax.ffi.register_ffi_target(
+            target, jax.ffi.pycapsule(getattr(library, symbol)),
+            platform=platform)
+    except Exception as e:
+        raise _registration_failed(target, platform, e) from e
 
 
 def register_cuda(library, target, initialize, execute):
@@ -42,11 +67,14 @@ def register_cuda(library, target, initialize, execute):
     platform the call runs on. Where jax has no CUDA backend the registration
     is kept for later and is harmless, so CPU-only processes import the
     package as usual."""
-    jax.ffi.register_ffi_target(
-        target,
-        {"initialize": jax.ffi.pycapsule(getattr(library, initialize)),
-         "execute": jax.ffi.pycapsule(getattr(library, execute))},
-        platform="CUDA")
+    try:
+        jax.ffi.register_ffi_target(
+            target,
+            {"initialize": jax.ffi.pycapsule(getattr(library, initialize)),
+             "execute": jax.ffi.pycapsule(getattr(library, execute))},
+            platform="CUDA")
+    except Exception as e:
+        raise _registration_failed(target, "CUDA", e) from e
 
 
 def _shape_text(shape):
@@ -78,7 +106,15 @@ def tensor(kernel, param, value, dtype, rank):
 
 
 def scalar(kernel, param, value, dtype):
-    """Returns `value` as a NumPy scalar of the parameter's exact type."""
+    """Returns `value` as a NumPy scalar of the parameter's exact type.
+
+    Accepted: for a bool parameter a bool; for an integer parameter an
+    integer that fits; for a float parameter an integer or a float within
+    the type's range. A bool, NumPy bool or bool array is never a number, a
+    float is never an integer, and a complex never a float. Python and NumPy
+    numbers are accepted, and so is a concrete (not traced) 0-d JAX or NumPy
+    array, taken as the NumPy scalar of its dtype under the same rules.
+    """
     if isinstance(value, jax.core.Tracer):
         raise TypeError(
             f"{kernel}: scalar '{param}' is a static attribute and needs a "
@@ -86,19 +122,25 @@ def scalar(kernel, param, value, dtype):
             f"argument static (jax.jit's static_argnums), or declare the "
             f"parameter as a 0-d tensor (KC_IN(\"\") or kc::In<T, 0>) to "
             f"pass a traced value")
+    got = type(value).__name__
+    if isinstance(value, (np.ndarray, jax.Array)) and value.ndim == 0:
+        got = f"a 0-d {np.dtype(value.dtype).name} array"
+        value = np.asarray(value)[()]
+        if (not isinstance(value, (np.bool_, np.number))
+                and jnp.issubdtype(value.dtype, jnp.floating)):
+            value = np.float64(value)  # bfloat16 and other ml_dtypes floats
     np_dtype = DTYPES[dtype]
     is_bool = isinstance(value, (bool, np.bool_))
     if dtype == "bool":
         if not is_bool:
             raise TypeError(
-                f"{kernel}: scalar '{param}' expects a bool, got "
-                f"{type(value).__name__}")
+                f"{kernel}: scalar '{param}' expects a bool, got {got}")
         return bool(value)
     if np.issubdtype(np_dtype, np.integer):
         if is_bool or not isinstance(value, (int, np.integer)):
             raise TypeError(
                 f"{kernel}: scalar '{param}' expects an integer ({dtype}), got "
-                f"{type(value).__name__}")
+                f"{got}")
         info = np.iinfo(np_dtype)
         if not info.min <= int(value) <= info.max:
             raise ValueError(
@@ -108,7 +150,7 @@ def scalar(kernel, param, value, dtype):
     if is_bool or not isinstance(value, (int, float, np.integer, np.floating)):
         raise TypeError(
             f"{kernel}: scalar '{param}' expects a number ({dtype}), got "
-            f"{type(value).__name__}")
+            f"{got}")
     try:
         as_float = float(value)
     except OverflowError:
@@ -220,7 +262,7 @@ def _shardings(mesh, operands, results, arg_shapes, result_shape):
     return results_sharding, tuple(named(f) for f in operands)
 
 
-def sharded(op, static, operands, results, batch=0):
+def sharded(op, static, operands, results, batched=()):
     """`op` (whose positional arguments at `static` are static attributes) as
     an op with a Shardy sharding rule: `operands` and `results` give each
     tensor's factor per dimension. Factors named "p_<symbol>" are the
@@ -231,16 +273,22 @@ def sharded(op, static, operands, results, batch=0):
     runs on the local shards as they are.
 
     Under jax.vmap the batch becomes one more (parallel) leading factor of
-    every tensor; `batch` counts those already added.
+    every result and of every operand that is batched; an unbatched operand
+    keeps its factors and is not broadcast: the local function vmaps it with
+    in_axes=None, so the kernel's call sees it once (with a size-1 batch
+    dimension). `batched` holds, per batch dimension added so far (outermost
+    first), whether each operand has it.
     """
     from jax.experimental.custom_partitioning import SdyShardingRule
     from jax.experimental.custom_partitioning import custom_partitioning
     from jax import custom_batching
 
     static = tuple(static)
-    lead = tuple(f"b{i}" for i in range(batch))
-    rule_operands = tuple(lead + tuple(m) for m in operands)
-    rule_results = tuple(lead + tuple(m) for m in results)
+    rule_operands = tuple(
+        tuple(f"b{k}" for k, flags in enumerate(batched) if flags[j]) + tuple(m)
+        for j, m in enumerate(operands))
+    rule_results = tuple(tuple(f"b{k}" for k in range(len(batched))) + tuple(m)
+                         for m in results)
     replicated = tuple(sorted({f for m in rule_operands + rule_results for f in m
                                if not f.startswith(("p_", "b"))}))
     rule = SdyShardingRule(rule_operands, rule_results,
@@ -257,8 +305,8 @@ def sharded(op, static, operands, results, batch=0):
             return op(*merged)
 
         local = fn
-        for _ in range(batch):
-            local = jax.vmap(local)
+        for flags in reversed(batched):  # innermost batch dimension first
+            local = jax.vmap(local, in_axes=tuple(0 if b else None for b in flags))
 
         def partition(mesh, arg_shapes, result_shape):
             return (mesh, local) + _shardings(mesh, rule_operands, rule_results,
@@ -266,25 +314,42 @@ def sharded(op, static, operands, results, batch=0):
 
         part = custom_partitioning(local)
         part.def_partition(partition=partition, sharding_rule=rule)
-        batched = custom_batching.custom_vmap(part)
+        vmappable = custom_batching.custom_vmap(part)
 
-        @batched.def_vmap
+        @vmappable.def_vmap
         def _batched(axis_size, in_batched, *dyn):
-            dyn = [a if b else jnp.broadcast_to(a, (axis_size,) + a.shape)
-                   for a, b in zip(dyn, in_batched)]
-            out = sharded(fn, (), operands, results, batch + 1)(*dyn)
+            flags = tuple(bool(b) for b in in_batched)
+            out = sharded(fn, (), operands, results, (flags,) + tuple(batched))(*dyn)
             return out, jax.tree_util.tree_map(lambda _: True, out)
 
-        return batched(*dynamic)
+        return vmappable(*dynamic)
 
     return apply
 
 
-# --- autodiff (KC_VJP) --------------------------------------------------------
+# --- autodiff (KC_VJP, KC_JVP) ----------------------------------------------
 
 
-def with_vjp(kernel, forward, backward, args, static, results, bwd_params, grads):
-    """`forward` as a jax.custom_vjp whose backward pass runs `backward`.
+def _aval_text(x):
+    return f"shape {_shape_text(x.shape)} and dtype {np.dtype(x.dtype).name}"
+
+
+def _check_derivative(kernel, other, kind, produced, name, noun, role, primal):
+    """Raises when `produced` (result 'd_<name>' of the `kind` kernel
+    `other`) does not have the shape and dtype of `primal`, the `role`
+    '<name>' of `kernel` that it is the `noun` of."""
+    if (tuple(produced.shape) != tuple(primal.shape)
+            or np.dtype(produced.dtype) != np.dtype(primal.dtype)):
+        raise ValueError(
+            f"{kernel}: {kind} kernel '{other}' returns 'd_{name}' with "
+            f"{_aval_text(produced)}, but it is the {noun} of {role} '{name}', "
+            f"which has {_aval_text(primal)}")
+
+
+def with_vjp(kernel, backward_kernel, forward, backward, args, static, results,
+             bwd_params, grads):
+    """`forward` as a jax.custom_vjp whose backward pass runs `backward`
+    (the function of kernel `backward_kernel`).
 
     args: the forward function's argument names, in order; `static` the
     positions of static scalars among them. results: the forward kernel's
@@ -293,16 +358,48 @@ def with_vjp(kernel, forward, backward, args, static, results, bwd_params, grads
     residual), ("cotangent", output) or ("static", scalar). grads: the
     forward input each backward result is the gradient of, in order. Inputs
     without a gradient (integer inputs) get none.
+
+    The forward pass checks, at trace time, that the backward kernel will
+    return each gradient with its input's shape and dtype: the backward
+    kernel's result shapes follow from the shapes it is called with, which
+    are known once the forward kernel has run.
     """
     static = tuple(static)
     saved = tuple(n for kind, n in bwd_params if kind == "value")
     f = jax.custom_vjp(forward, nondiff_argnums=static)
+    checked = set()  # the argument shapes and statics already checked
+
+    def check(inputs, values, outs):
+        # inputs: the forward arguments; values: they and the results; outs:
+        # the results (a cotangent has its output's shape and dtype).
+        statics = {args[i]: inputs[args[i]] for i in static}
+        specs = [jax.ShapeDtypeStruct(np.shape(v), v.dtype)
+                 for v in (values[n] if kind == "value" else outs[n]
+                           for kind, n in bwd_params if kind != "static")]
+        key = (tuple((s.shape, np.dtype(s.dtype).name) for s in specs),
+               tuple(sorted(statics.items())))
+        if key in checked:
+            return
+
+        def call(*dyn):
+            it = iter(dyn)
+            return backward(*(statics[n] if kind == "static" else next(it)
+                              for kind, n in bwd_params))
+
+        produced = jax.eval_shape(call, *specs)
+        produced = produced if len(grads) > 1 else (produced,)
+        for n, g in zip(grads, produced):
+            _check_derivative(kernel, backward_kernel, "backward", g, n,
+                              "gradient", "input", inputs[n])
+        checked.add(key)
 
     def fwd(*a):
         out = forward(*a)
         outs = out if len(results) > 1 else (out,)
-        values = dict(zip(args, a))
+        inputs = dict(zip(args, a))
+        values = dict(inputs)
         values.update(zip(results, outs))
+        check(inputs, values, dict(zip(results, outs)))
         return out, tuple(values[n] for n in saved)
 
     def bwd(*a):
@@ -330,13 +427,23 @@ def with_vjp(kernel, forward, backward, args, static, results, bwd_params, grads
     return f
 
 
-def without_vjp(kernel, op, static):
-    """`op` for a kernel without KC_VJP: differentiating through it (a
-    nonzero tangent reaching it) raises an error that names the kernel and
-    the way out; everything else passes through unchanged."""
+def without_vjp(kernel, op, static, inplace=()):
+    """`op` for a kernel without KC_VJP or KC_JVP: differentiating through
+    it (a nonzero tangent reaching it) raises an error that names the kernel
+    and the way out; everything else passes through unchanged. inplace: the
+    kernel's in-place (KC_INMUT) parameters, which cannot be differentiated
+    at all."""
     f = jax.custom_jvp(op, nondiff_argnums=tuple(static))
 
     def jvp(*_):
+        if inplace:
+            raise TypeError(
+                f"{kernel}: cannot differentiate: the kernel updates "
+                f"'{inplace[0]}' in place (KC_INMUT), and an in-place update "
+                f"has no derivative (KC_VJP and KC_JVP take kernels whose "
+                f"tensors are inputs and outputs); to differentiate it, "
+                f"return the result as an output (KC_OUT) and name a "
+                f"backward kernel with KC_VJP(\"...\")")
         raise TypeError(
             f"{kernel}: cannot differentiate: the kernel declares no backward "
             f"kernel; name one with KC_VJP(\"...\")")
@@ -355,15 +462,52 @@ def jit(fn, static):
     return jax.jit(fn, static_argnums=tuple(static))
 
 
-def with_jvp(kernel, forward, tangent, args, static, results, jvp_params, outs):
-    """`forward` as a jax.custom_jvp whose rule runs `tangent` (KC_JVP).
+_FORWARD_ONLY = None
+
+
+def _forward_only(x, kernel, tangent_kernel):
+    """`x`, a tangent from a KC_JVP kernel, marked as linear with no
+    transpose: reverse mode reaches the mark first and raises an error that
+    names the kernel and says what it needs. Forward mode, jax.linearize,
+    vmap and jit see the identity; it lowers to nothing."""
+    global _FORWARD_ONLY
+    if _FORWARD_ONLY is None:
+        from jax.extend.core import Primitive
+        from jax.interpreters import ad, batching, mlir
+
+        p = Primitive("kernelc_forward_only")
+        p.def_impl(lambda x, **_: x)
+        p.def_abstract_eval(lambda x, **_: x)
+
+        def transpose(ct, x, *, kernel, tangent_kernel):
+            raise TypeError(
+                f"{kernel}: cannot differentiate in reverse mode (jax.grad, "
+                f"jax.vjp, jax.jacrev): the kernel declares a tangent kernel "
+                f"('{tangent_kernel}', KC_JVP), which gives forward mode "
+                f"(jax.jvp, jax.jacfwd), and a kernel cannot be transposed; "
+                f"reverse mode needs a backward kernel: name one with "
+                f"KC_VJP(\"...\") instead")
+
+        ad.deflinear2(p, transpose)
+        batching.primitive_batchers[p] = (
+            lambda args, dims, **params: (p.bind(*args, **params), dims[0]))
+        mlir.register_lowering(p, lambda ctx, x, **_: [x])
+        _FORWARD_ONLY = p
+    return _FORWARD_ONLY.bind(x, kernel=kernel, tangent_kernel=tangent_kernel)
+
+
+def with_jvp(kernel, tangent_kernel, forward, tangent, args, static, results,
+             jvp_params, outs):
+    """`forward` as a jax.custom_jvp whose rule runs `tangent` (the function
+    of kernel `tangent_kernel`, KC_JVP).
 
     args, static, results: as for with_vjp. jvp_params: the tangent
     function's positional arguments, each ("value", input), ("tangent",
     input) or ("static", scalar). outs: the forward output each tangent
     result belongs to, in order; other outputs (integer ones) get zero
-    tangents. Forward mode only: a kernel cannot be transposed, so reverse
-    mode needs KC_VJP.
+    tangents. Each tangent is checked against its output's shape and dtype
+    at trace time. Forward mode only: a kernel cannot be transposed, so
+    reverse mode raises an error that says it needs KC_VJP.
     """
     static = tuple(static)
     dynamic = [n for i, n in enumerate(args) if i not in static]
@@ -377,6 +521,7 @@ def with_jvp(kernel, forward, tangent, args, static, results, jvp_params, outs):
             merged.append(statics[n] if i in static else next(it))
         out = forward(*merged)
         outs_tuple = out if len(results) > 1 else (out,)
+        primal_out = dict(zip(results, outs_tuple))
         values = dict(zip(dynamic, primals))
         dots = dict(zip(dynamic, tangents))
         call = [values[n] if kind == "value" else
@@ -384,8 +529,12 @@ def with_jvp(kernel, forward, tangent, args, static, results, jvp_params, outs):
                 for kind, n in jvp_params]
         t = tangent(*call)
         by_output = dict(zip(outs, t if len(outs) > 1 else (t,)))
+        for n, d in by_output.items():
+            _check_derivative(kernel, tangent_kernel, "tangent", d, n,
+                              "tangent", "output", primal_out[n])
         tangent_out = tuple(
-            by_output[n] if n in by_output else
+            _forward_only(by_output[n], kernel, tangent_kernel)
+            if n in by_output else
             np.zeros(o.shape, dtype=jax.dtypes.float0)
             for n, o in zip(results, outs_tuple))
         return out, tangent_out if len(results) > 1 else tangent_out[0]
