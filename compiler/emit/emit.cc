@@ -276,15 +276,19 @@ class KernelEmitter {
         element_args.push_back("nullptr");
       }
     }
-    std::vector<std::string> fold_args = element_args, fold_tensors;
+    std::vector<std::string> fold_args = element_args, fold_tensors, fold_dense;
     if (cuda && cuda->folds()) {
       fold_args[fold_args.size() - 2] = "&kc_fold";
       fold_args[fold_args.size() - 1] = "kc_fold_function";
-      for (const Param& p : k_.params)
+      for (const Param& p : k_.params) {
         if (model::IsTensor(p.role))
           fold_tensors.push_back(
               "&" +
               Namer::CppLocal("e", (IsResult(p.role) ? "o_" : "b_") + p.name));
+        // An in-place argument is copied into its result as a whole.
+        if (p.role == Role::kInMut)
+          fold_dense.push_back("&" + Namer::CppLocal("e", "b_" + p.name));
+      }
     }
     const std::string tensor = "const ::kc::rt::Tensor<ffi::DataType>& ";
     for (const Param& p : k_.params) {
@@ -361,6 +365,11 @@ class KernelEmitter {
             "cpp/cuda_fold_plan.cc.tmpl",
             {{"tensors", fmt::format("{}", fmt::join(fold_tensors, ", "))},
              {"count", std::to_string(fold_tensors.size())},
+             // Never an empty array.
+             {"dense", fold_dense.empty()
+                           ? std::string("nullptr")
+                           : fmt::format("{}", fmt::join(fold_dense, ", "))},
+             {"dense_count", std::to_string(fold_dense.size())},
              {"module", cuda->fold_cache + "()"},
              {"slot", std::to_string(cuda->fold_slot)},
              {"kernel", k_.name},

@@ -605,3 +605,24 @@ def test_fold_entries_compute_every_batch_element(tmp_path):
                                rtol=1e-6)
     np.testing.assert_allclose(get("mm_c", (3, 2, 20, 17)), a @ b,
                                rtol=1e-5, atol=1e-5)
+
+
+def test_broadcast_in_place_argument_does_not_fold(tier):
+    # An in-place argument broadcast along the batch (which the generated
+    # Python never passes, broadcasting it first) cannot be copied into its
+    # result as one piece: each element is copied and launched on its own.
+    (r,) = tier.run(tier.call("execute", "accumulate",
+                              arg("f32", 0x100000, 1, 5),
+                              arg("f32", 0x200000, 3, 5),
+                              ret("f32", 0x500000, 3, 5)))
+    assert r.ok, r.message
+    log = [line for line in r.log if line.startswith(("cuMemcpy",
+                                                      "cuLaunchKernel"))]
+    assert [line.split("(")[0] for line in log] == [
+        "cuMemcpyDtoDAsync", "cuLaunchKernel"] * 3
+    for i in range(3):
+        assert log[2 * i] == (f"cuMemcpyDtoDAsync({0x500000 + 20 * i:x}, "
+                              f"100000, 20, {S:#x})")
+        launch = Launch(log[2 * i + 1])
+        assert launch.name == tier.lowered["accumulate"]
+        assert launch.params == [0x500000 + 20 * i, 0x200000 + 20 * i, 5]

@@ -456,15 +456,24 @@ struct FoldLaunch {
 
 // Plans the fold of `batch` (a kc::rt::Batch of kernelc/batch.h) for the
 // tensor parameters `tensors` (its Operands, in declaration order: an
-// input's operand, a result's for outputs and in-place parameters). False
-// when it does not fold: a single element, more batch dimensions or tensors
-// than a fold entry takes.
+// input's operand, a result's for outputs and in-place parameters).
+// `dense` are operands whose whole batch is copied in one piece (in-place
+// arguments): they must not be broadcast. False when it does not fold: a
+// single element, more batch dimensions or tensors than a fold entry takes,
+// or a broadcast `dense` operand.
 template <typename Batch, typename Operand>
 bool PlanFold(const Batch& batch, const Operand* const* tensors, int n,
-              FoldLaunch* out) {
+              const Operand* const* dense, int n_dense, FoldLaunch* out) {
   if (batch.count <= 1 || batch.rank > ::kc::fold::kMaxRank ||
       n > ::kc::fold::kMaxTensors)
     return false;
+  for (int i = 0; i < n_dense; ++i) {
+    int64_t stride = static_cast<int64_t>(dense[i]->bytes);
+    for (int d = batch.rank - 1; d >= 0; --d) {
+      if (batch.shape[d] != 1 && dense[i]->step[d] != stride) return false;
+      stride *= batch.shape[d];
+    }
+  }
   *out = FoldLaunch{};
   out->count = batch.count;
   out->batch.rank = batch.rank;

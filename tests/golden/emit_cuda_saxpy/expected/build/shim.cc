@@ -308,8 +308,9 @@ ffi::Error saxpy_cuda_impl(
   // checks, one launch of the fold entry for all (kernelc/fold.h).
   if (kc_batch.count > 1) {
     const ::kc::rt::Operand<ffi::DataType>* const kc_tensors[] = {&e_b_x, &e_b_y, &e_o_out};
+    const ::kc::rt::Operand<ffi::DataType>* const kc_dense[] = {nullptr};
     ::kc::cuda::FoldLaunch kc_fold;
-    if (::kc::cuda::PlanFold(kc_batch, kc_tensors, 3, &kc_fold)) {
+    if (::kc::cuda::PlanFold(kc_batch, kc_tensors, 3, kc_dense, 0, &kc_fold)) {
       ::kc::cuda::Function* kc_fold_function = nullptr;
       const std::string kc_error = kc_cuda_fold_cache_0().Get(kc_stream, 0, &kc_fold_function);
       if (!kc_error.empty()) {
