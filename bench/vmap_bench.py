@@ -2,13 +2,23 @@
 and against a Python loop of calls, all under jax.jit. Prints times and the
 ratios to vmap's, measured in this run.
 
-    bazel-bin/tools/kernelc build examples/saxpy.cu examples/matmul.cu \
-        examples/histogram.cc -o out/bench --name bench_ops
+    bazel-bin/tools/kernelc build examples/saxpy.cu examples/polar.cu \
+        examples/matmul.cu examples/histogram.cc -o out/bench --name bench_ops
     .venv/bin/python bench/vmap_bench.py out/bench
 
-Runs on every device JAX sees by default (CPU here; GPU where one is).
+On a GPU machine, with the packages of tools/prebuild_gpu.sh:
+
+    python3 bench/vmap_bench.py out/gpu_packages --package gpu_examples
+
+Runs on JAX's default device (the CPU, or the GPU where there is one). How
+a batch runs there: saxpy is elementwise, so its batch folds into one run
+on either; polar and matmul run once per element on the CPU (spread over
+the intra-op threads) and as one launch along the grid's z axis on a GPU;
+histogram is a host kernel (CPU only).
 """
 
+import argparse
+import importlib
 import sys
 import time
 
@@ -32,30 +42,45 @@ def compare(name, op, args, batch=64):
     args = tuple(jax.device_put(a) for a in args)
     vm = jax.jit(jax.vmap(op))
     lm = jax.jit(lambda *a: jax.lax.map(lambda t: op(*t), a))
-    loop = jax.jit(lambda *a: jnp.stack([op(*(x[i] for x in a)) for i in range(batch)]))
-    np.testing.assert_allclose(np.asarray(vm(*args)), np.asarray(lm(*args)), rtol=1e-5)
+    loop = jax.jit(lambda *a: jax.tree_util.tree_map(
+        lambda *o: jnp.stack(o), *[op(*(x[i] for x in a)) for i in range(batch)]))
+    for got, want in zip(jax.tree_util.tree_leaves(vm(*args)),
+                         jax.tree_util.tree_leaves(lm(*args))):
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5,
+                                   atol=1e-5)
     t_vm, t_lm, t_loop = best_of(vm, *args), best_of(lm, *args), best_of(loop, *args)
     print(f"{name:34s} vmap {t_vm * 1e6:9.1f} us   lax.map {t_lm * 1e6:9.1f} us "
           f"({t_lm / t_vm:5.2f}x)   loop {t_loop * 1e6:9.1f} us ({t_loop / t_vm:5.2f}x)")
 
 
 def main():
-    sys.path.insert(0, sys.argv[1] if len(sys.argv) > 1 else "out/bench")
-    import bench_ops
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("packages", nargs="?", default="out/bench")
+    parser.add_argument("--package", default="bench_ops")
+    args = parser.parse_args()
+    sys.path.insert(0, args.packages)
+    ops = importlib.import_module(args.package)
     rng = np.random.default_rng(0)
     B = 64
-    print(f"jax {jax.__version__}, devices {jax.devices()}, batch {B}")
+    device = jax.devices()[0]
+    print(f"jax {jax.__version__}, device {device}, batch {B}")
     for n in (256, 4096, 65536):
         x = rng.standard_normal((B, n)).astype(np.float32)
         y = rng.standard_normal((B, n)).astype(np.float32)
-        compare(f"saxpy n={n}", lambda a, b: bench_ops.saxpy(a, b, 2.0), (x, y), B)
+        compare(f"saxpy n={n} (elementwise)",
+                lambda a, b: ops.saxpy(a, b, 2.0), (x, y), B)
+    for n in (256, 4096, 65536):
+        x = rng.standard_normal((B, n)).astype(np.float32)
+        y = rng.standard_normal((B, n)).astype(np.float32)
+        compare(f"polar n={n}", ops.polar, (x, y), B)
     for m in (8, 32, 64):
         a = rng.standard_normal((B, m, m)).astype(np.float32)
         b = rng.standard_normal((B, m, m)).astype(np.float32)
-        compare(f"matmul {m}x{m}", bench_ops.matmul, (a, b), B)
-    v = rng.uniform(0, 1, (B, 16, 256)).astype(np.float32)
-    compare("histogram 16x256 (host kernel)",
-            lambda t: bench_ops.histogram(t, 0.0, 1.0, 16), (v,), B)
+        compare(f"matmul {m}x{m}", ops.matmul, (a, b), B)
+    if device.platform == "cpu":
+        v = rng.uniform(0, 1, (B, 16, 256)).astype(np.float32)
+        compare("histogram 16x256 (host kernel)",
+                lambda t: ops.histogram(t, 0.0, 1.0, 16), (v,), B)
 
 
 if __name__ == "__main__":

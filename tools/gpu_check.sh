@@ -18,4 +18,7 @@ echo "== GPU tests (pytest tests/gpu)"
 rc=$?
 echo "== GPU benchmark (bench/gpu_bench.py)"
 timeout 240 $py bench/gpu_bench.py || echo "gpu_check: benchmark failed ($?)"
+echo "== vmap benchmark on the GPU (bench/vmap_bench.py)"
+timeout 240 $py bench/vmap_bench.py "$pkgs" --package gpu_examples ||
+  echo "gpu_check: vmap benchmark failed ($?)"
 exit $rc

@@ -1,6 +1,7 @@
 """The cuda target on a GPU: every example (polar and the in-place
 accumulate under vmap too), every element type (bool, float16 and bfloat16
-included), KC_INIT fills of every width, shared memory, 2-D grids, CPU/GPU
+included), KC_INIT fills of every width, shared memory, 2-D grids, vmap batches folded
+into the grid's z axis (nested, broadcast, longer than 65535), CPU/GPU
 dispatch of one function, and a jitted loop of many calls that XLA must
 capture into command buffers (CUDA graphs) when they are enabled. Checked
 against NumPy eagerly, under jax.jit and under jax.vmap. Skipped, with the
@@ -136,6 +137,27 @@ def test_matmul(gpu, ex, m, k, n):
     bs = rng(9).standard_normal((3, k, n)).astype(np.float32)
     close(jax.vmap(ex.matmul, in_axes=(None, 0))(ga, jax.device_put(bs, gpu)),
           np.einsum("mk,bkn->bmn", a, bs), rtol=1e-4, atol=1e-4)
+
+
+def test_batch_fold_over_nested_vmaps_and_broadcasts(gpu, ex):
+    """Two vmaps, one argument batched along only one of them: the batch of
+    2 x 3 runs as one launch along the grid's z axis (kernelc/fold.h), each
+    element at its offsets, the unbatched dimension broadcast."""
+    a = rng(10).standard_normal((3, 20, 6)).astype(np.float32)
+    b = rng(11).standard_normal((2, 3, 6, 17)).astype(np.float32)
+    f = jax.vmap(jax.vmap(ex.matmul), in_axes=(None, 0))
+    for g in (f, jax.jit(f)):
+        close(g(*on(gpu, a, b)), np.einsum("jmk,ijkn->ijmn", a, b),
+              rtol=1e-4, atol=1e-4)
+
+
+def test_batch_fold_longer_than_the_grid_z_axis(gpu, ex):
+    """A batch of 70000 runs as launches of at most 65535 along z."""
+    x = rng(12).standard_normal((70000, 3)).astype(np.float32)
+    y = rng(13).standard_normal(3).astype(np.float32)
+    r, a = jax.jit(jax.vmap(ex.polar, in_axes=(0, None)))(*on(gpu, x, y))
+    close(r, np.hypot(x, y), rtol=1e-5)
+    close(a, np.arctan2(y, x), rtol=1e-5, atol=1e-6)
 
 
 def test_one_function_dispatches_by_platform(gpu, ex):
