@@ -25,6 +25,8 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "compiler/backends/host_backend.h"
 #include "compiler/backends/nvrtc_backend.h"
@@ -37,6 +39,9 @@
 #include "compiler/sema/sema.h"
 #include "compiler/util/file_io.h"
 #include "compiler/wheel/wheel.h"
+#include "runtime/embedded_headers.h"
+#include "runtime/embedded_xla_ffi.h"
+#include "templates/embedded_templates.h"
 
 namespace kernelc {
 namespace {
@@ -363,6 +368,29 @@ int CmdEmit(Options& o) {
   return s.ok() ? kOk : Report(s.error());
 }
 
+// A digest of every file compiled into kernelc: the templates, kernelc's
+// headers and the XLA FFI headers all shape a package, and a kernelc rebuilt
+// with other ones keeps its version string. Computed once per process (some
+// 300 KB of SHA-256, about a millisecond), and only for the build cache.
+const std::string& EmbeddedFilesDigest() {
+  static const std::string digest = [] {
+    cache::KeyBuilder key;
+    const std::pair<const char*, const std::vector<EmbeddedFile>*> sets[] = {
+        {"templates", &embedded::Templates()},
+        {"headers", &embedded::UserHeaders()},
+        {"xla-ffi", &embedded::XlaFfiHeaders()}};
+    for (const auto& [set, files] : sets) {
+      key.Add("set", set);
+      for (const EmbeddedFile& f : *files) {
+        key.Add("path", f.path);
+        key.Add("contents", f.contents);
+      }
+    }
+    return key.Finish();
+  }();
+  return digest;
+}
+
 std::string Absolute(const std::string& path) {
   llvm::SmallString<256> abs(path);
   llvm::sys::fs::make_absolute(abs);
@@ -379,6 +407,7 @@ std::string BuildCacheKey(const Options& o,
   cache::KeyBuilder key;
   key.Add("cache-format", "1");
   key.Add("kernelc", kVersion);
+  key.Add("kernelc-embedded-files", EmbeddedFilesDigest());
   key.Add("jaxlib-headers", kJaxlibFloor);
   key.Add("ffi-api", kFfiApi);
   // The host compiler by identity, without running it: its real path,

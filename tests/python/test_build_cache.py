@@ -52,10 +52,11 @@ def project(tmp_path):
         root = tmp_path
         cache = tmp_path / "cache"
 
-        def build(self, out, *extra, env_update=None, check=True):
+        def build(self, out, *extra, env_update=None, check=True,
+                  kernelc=KERNELC):
             e = dict(env, **(env_update or {}))
             r = subprocess.run(
-                [str(KERNELC), "build", str(src / "scaled.cu"), "-I",
+                [str(kernelc), "build", str(src / "scaled.cu"), "-I",
                  str(src / "inc"), "-o", str(tmp_path / out), *extra],
                 env=e, capture_output=True, text=True)
             if check:
@@ -104,6 +105,32 @@ def test_warm_rebuild_runs_no_compiler(project):
     assert project.compiler_calls() == cold
     assert {p: p.stat().st_mtime_ns
             for p in (project.root / "a").rglob("*")} == before
+
+
+def test_a_kernelc_with_other_embedded_files_misses(project, tmp_path):
+    # The same kernelc version with one byte of one embedded template
+    # changed, as a rebuilt kernelc would have: its entries are its own.
+    binary = KERNELC.read_bytes()
+    template = (pathlib.Path(__file__).resolve().parents[2] / "templates" /
+                "py" / "support.py.tmpl").read_bytes()
+    assert binary.count(template) == 1
+    old = b"Every check here"
+    assert template.count(old) == 1
+    other = tmp_path / "kernelc-other"
+    other.write_bytes(binary.replace(
+        template, template.replace(old, b"Every check Here")))
+    other.chmod(0o755)
+    project.build("a")
+    calls = project.compiler_calls()
+    project.build("b", kernelc=other)
+    assert project.compiler_calls() > calls
+    assert "Every check Here" in (
+        project.root / "b" / "scaled" / "_kernelc.py").read_text()
+    calls = project.compiler_calls()
+    project.build("c")
+    project.build("d", kernelc=other)
+    assert project.compiler_calls() == calls
+    assert len(entries(project.cache)) == 2
 
 
 def test_header_edit_misses_and_reverting_hits(project):
