@@ -239,9 +239,10 @@ Result<std::vector<std::string>> ParseTargets(const Options& o) {
 // The default architectures of the cuda target.
 constexpr const char* kDefaultCudaArchs = "sm_80,sm_90";
 
-// Compiles the kernels for CUDA with NVRTC; fills info's cuda fields.
+// Compiles the kernels for CUDA with NVRTC; fills info's cuda fields and,
+// when set, `nvrtc_library` with the library that compiled them.
 Status CompileCudaTarget(const Options& o, const model::Module& m,
-                         emit::BuildInfo* info) {
+                         emit::BuildInfo* info, std::string* nvrtc_library) {
   // A host kernel has no GPU form.
   bool cpu = emit::HasTarget(*info, "cpu");
   diag::DiagnosticSink diags;
@@ -279,6 +280,7 @@ Status CompileCudaTarget(const Options& o, const model::Module& m,
   info->cuda_toolchain = "nvrtc " + nvrtc.value().version();
   info->cuda_nvrtc = nvrtc.value().version();
   info->cuda_version = nvrtc.value().cuda_version();
+  if (nvrtc_library) *nvrtc_library = nvrtc.value().library();
   return Status();
 }
 
@@ -296,10 +298,12 @@ Result<std::vector<std::string>> ResolveOptions(Options& o) {
   return targets;
 }
 
-// `dependencies`: as for LoadModule.
-Result<emit::Output> Generate(
-    Options& o, model::Module* module, emit::BuildInfo* info,
-    std::vector<std::string>* dependencies = nullptr) {
+// `dependencies`: as for LoadModule; `nvrtc_library`: as for
+// CompileCudaTarget.
+Result<emit::Output> Generate(Options& o, model::Module* module,
+                              emit::BuildInfo* info,
+                              std::vector<std::string>* dependencies = nullptr,
+                              std::string* nvrtc_library = nullptr) {
   Result<std::vector<std::string>> targets = ResolveOptions(o);
   if (!targets.ok()) return targets.error();
   Result<sema::ModulePlan> plan =
@@ -311,7 +315,7 @@ Result<emit::Output> Generate(
   info->jaxlib_floor = kJaxlibFloor;
   info->targets = targets.value();
   if (emit::HasTarget(*info, "cuda")) {
-    Status s = CompileCudaTarget(o, *module, info);
+    Status s = CompileCudaTarget(o, *module, info, nvrtc_library);
     if (!s.ok()) return s.error();
   }
   info->content_hash = ContentHash(o, *module, *info);
@@ -402,8 +406,10 @@ std::string Absolute(const std::string& path) {
 // (the headers the sources include are checked per entry). Empty when
 // something cannot be read: then the build goes without the cache, and
 // reports the problem itself.
+// `nvrtc`: for the cuda target, the NVRTC that the key names.
 std::string BuildCacheKey(const Options& o,
-                          const std::vector<std::string>& targets) {
+                          const std::vector<std::string>& targets,
+                          std::optional<backends::NvrtcLocation>* nvrtc) {
   cache::KeyBuilder key;
   key.Add("cache-format", "1");
   key.Add("kernelc", kVersion);
@@ -413,33 +419,19 @@ std::string BuildCacheKey(const Options& o,
   // The host compiler by identity, without running it: its real path,
   // size and modification time (as ccache does).
   std::string cxx = backends::FindHostCxx();
-  llvm::SmallString<256> real;
-  llvm::sys::fs::file_status st;
-  if (cxx.empty() || llvm::sys::fs::real_path(cxx, real) ||
-      llvm::sys::fs::status(real, st))
-    return "";
-  key.Add("cxx", cxx);
-  key.Add("cxx-real", std::string(real));
-  key.Add("cxx-size", std::to_string(st.getSize()));
-  key.Add(
-      "cxx-mtime",
-      std::to_string(st.getLastModificationTime().time_since_epoch().count()));
+  if (cxx.empty() || !key.AddFileIdentity("cxx", cxx)) return "";
   key.Add("package", o.name);
   for (const std::string& t : targets) key.Add("target", t);
   key.Add("cuda-arch", o.cuda_arch);
   key.Add("fast-math", o.fast_math ? "1" : "0");
   if (std::find(targets.begin(), targets.end(), "cuda") != targets.end()) {
-    // NVRTC by identity too: which library was found, and its version.
-    Result<backends::Nvrtc> nvrtc = backends::FindNvrtc();
-    llvm::sys::fs::file_status nst;
-    if (!nvrtc.ok() || llvm::sys::fs::status(nvrtc.value().library(), nst))
-      return "";
-    key.Add("nvrtc", nvrtc.value().library());
-    key.Add("nvrtc-version", nvrtc.value().version());
-    key.Add("nvrtc-size", std::to_string(nst.getSize()));
-    key.Add("nvrtc-mtime",
-            std::to_string(
-                nst.getLastModificationTime().time_since_epoch().count()));
+    // NVRTC by identity too, without loading it (loading its 100 MB library
+    // would cost a warm build more than all the rest): the library that
+    // FindNvrtc tries first, and its toolkit's include directory. The
+    // toolkit headers the kernels include are checked per entry.
+    *nvrtc = backends::LocateNvrtc();
+    if (!*nvrtc || !key.AddFileIdentity("nvrtc", (*nvrtc)->library)) return "";
+    key.Add("cuda-include", (*nvrtc)->cuda_include);
   }
   for (const std::string& d : o.defines) key.Add("define", d);
   for (const std::string& i : o.include_dirs) {
@@ -487,15 +479,46 @@ std::string LibraryOf(const emit::FileMap& files) {
   return j["library"].get<std::string>();
 }
 
+// The CUDA toolkit's headers that NVRTC may have read for the kernels (under
+// `cuda_include`). NVRTC reports no dependencies, so they are found by
+// following every #include from the sources through NVRTC's include path,
+// conditionals ignored: more headers than NVRTC read, each checked by a
+// stat on lookup. Reading them all on every lookup instead would cost a
+// warm build more than it saves, and a stat of every header in the toolkit
+// (thousands, with CCCL) more still.
+std::vector<std::string> CudaToolkitHeaders(const Options& o,
+                                            const model::Module& m,
+                                            const std::string& cuda_include) {
+  if (cuda_include.empty()) return {};
+  std::vector<std::string> sources, search_path;
+  for (const std::string& s : m.sources) {
+    sources.push_back(Absolute(s));
+    search_path.push_back(
+        std::string(llvm::sys::path::parent_path(sources.back())));
+  }
+  for (const std::string& d : o.include_dirs)
+    search_path.push_back(Absolute(d));
+  for (const std::string& d : backends::ToolkitIncludeDirs(cuda_include))
+    search_path.push_back(d);
+  std::vector<std::string> headers;
+  for (std::string& f : cache::IncludeClosure(sources, search_path))
+    if (llvm::StringRef(f).startswith(cuda_include + "/"))
+      headers.push_back(std::move(f));
+  return headers;
+}
+
 int CmdBuild(Options& o) {
   std::optional<cache::BuildCache> build_cache;
   std::string cache_key;
+  // The cuda target: the NVRTC the key names.
+  std::optional<backends::NvrtcLocation> keyed_nvrtc;
   if (!o.no_cache) {
     Result<std::vector<std::string>> targets = ResolveOptions(o);
     if (!targets.ok()) return Report(targets.error());
     std::string dir =
         o.cache_dir.empty() ? cache::DefaultDirectory() : o.cache_dir;
-    if (!dir.empty()) cache_key = BuildCacheKey(o, targets.value());
+    if (!dir.empty())
+      cache_key = BuildCacheKey(o, targets.value(), &keyed_nvrtc);
     if (!cache_key.empty()) {
       build_cache.emplace(dir);
       if (std::optional<cache::Files> hit = build_cache->Lookup(cache_key)) {
@@ -516,8 +539,10 @@ int CmdBuild(Options& o) {
   // The files Clang's frontend read: the sources and their headers, which
   // NVRTC compiles too.
   std::vector<std::string> frontend_dependencies;
+  std::string nvrtc_library;
   Result<emit::Output> out =
-      Generate(o, &m, &info, build_cache ? &frontend_dependencies : nullptr);
+      Generate(o, &m, &info, build_cache ? &frontend_dependencies : nullptr,
+               &nvrtc_library);
   if (!out.ok()) return Report(out.error());
   Result<backends::HostToolchain> tc = backends::FindHostToolchain();
   if (!tc.ok()) return Report(tc.error());
@@ -566,7 +591,12 @@ int CmdBuild(Options& o) {
     // they are unknown: such a build is not cached.
     bool dependencies_known =
         !frontend_dependencies.empty() || emit::HasTarget(info, "cpu");
-    if (s.ok() && build_cache && dependencies_known) {
+    // The key names the first NVRTC library found; when that one could not
+    // be loaded and another compiled the kernels, the key does not
+    // identify the compiler, and the build is not cached.
+    bool nvrtc_keyed = nvrtc_library.empty() ||
+                       (keyed_nvrtc && nvrtc_library == keyed_nvrtc->library);
+    if (s.ok() && build_cache && dependencies_known && nvrtc_keyed) {
       for (const std::string& d : frontend_dependencies)
         dependencies.push_back(Absolute(d));
       // The sources a JSON spec names are read too.
@@ -575,7 +605,11 @@ int CmdBuild(Options& o) {
       std::sort(dependencies.begin(), dependencies.end());
       dependencies.erase(std::unique(dependencies.begin(), dependencies.end()),
                          dependencies.end());
-      Status c = build_cache->Store(cache_key, dependencies, files);
+      std::vector<std::string> toolkit_headers;
+      if (!nvrtc_library.empty())
+        toolkit_headers = CudaToolkitHeaders(o, m, keyed_nvrtc->cuda_include);
+      Status c =
+          build_cache->Store(cache_key, dependencies, files, toolkit_headers);
       // A cache that cannot be written costs speed, not correctness.
       if (!c.ok())
         fmt::print(stderr, "kernelc: warning: {} (build not cached)\n",

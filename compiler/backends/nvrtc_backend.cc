@@ -185,6 +185,18 @@ std::vector<std::string> FindCudaIncludeDirs() {
   return {};
 }
 
+std::optional<NvrtcLocation> LocateNvrtc() {
+  for (const auto& [lib, include] : Candidates()) {
+    if (!llvm::sys::fs::exists(lib)) continue;
+    NvrtcLocation loc;
+    loc.library = lib;
+    if (llvm::sys::fs::exists(include + "/cuda_fp16.h"))
+      loc.cuda_include = include;
+    return loc;
+  }
+  return std::nullopt;
+}
+
 Result<std::vector<int>> ParseCudaArchs(const std::string& text,
                                         const Nvrtc& nvrtc) {
   std::set<int> archs;

@@ -6,6 +6,7 @@
 #define KERNELC_COMPILER_BACKENDS_NVRTC_BACKEND_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -60,6 +61,17 @@ std::vector<std::string> ToolkitIncludeDirs(const std::string& include);
 // found without loading NVRTC (the same search, by file existence); empty
 // when there is none.
 std::vector<std::string> FindCudaIncludeDirs();
+
+// Where FindNvrtc looks first, found without loading anything: the first
+// library in its search order that exists, and the toolkit include
+// directory beside it (empty when that has no cuda_fp16.h). It identifies
+// NVRTC cheaply, as the build cache needs; FindNvrtc goes on to the next
+// library when this one cannot be loaded. nullopt when there is none.
+struct NvrtcLocation {
+  std::string library;
+  std::string cuda_include;
+};
+std::optional<NvrtcLocation> LocateNvrtc();
 
 // Parses "--cuda-arch sm_80,sm_90": sorted, unique architectures, checked
 // against what NVRTC supports. User error for anything else.

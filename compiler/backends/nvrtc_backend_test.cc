@@ -1,6 +1,11 @@
 #include "compiler/backends/nvrtc_backend.h"
 
+#include <llvm/ADT/SmallString.h>
+#include <llvm/Support/FileSystem.h>
+#include <stdlib.h>
+
 #include <catch2/catch.hpp>
+#include <fstream>
 
 namespace kernelc::backends {
 namespace {
@@ -66,6 +71,32 @@ TEST_CASE("NVRTC flags per architecture") {
         std::vector<std::string>{"--gpu-architecture=sm_90", "-std=c++17",
                                  "-default-device", "--use_fast_math",
                                  "-DN=4"});
+}
+
+TEST_CASE("LocateNvrtc finds the library without loading it") {
+  llvm::SmallString<128> root;
+  REQUIRE(!llvm::sys::fs::createUniqueDirectory("kernelc-nvrtc-test", root));
+  std::string home(root);
+  REQUIRE(!llvm::sys::fs::create_directories(home + "/lib64"));
+  REQUIRE(!llvm::sys::fs::create_directories(home + "/include"));
+  // Not a library at all: loading it would fail.
+  std::ofstream(home + "/lib64/libnvrtc.so.13") << "not a library";
+  const char* old = getenv("CUDA_HOME");
+  std::string saved = old ? old : "";
+  setenv("CUDA_HOME", home.c_str(), 1);
+  std::optional<NvrtcLocation> bare = LocateNvrtc();
+  std::ofstream(home + "/include/cuda_fp16.h") << "// fp16\n";
+  std::optional<NvrtcLocation> with_headers = LocateNvrtc();
+  if (old)
+    setenv("CUDA_HOME", saved.c_str(), 1);
+  else
+    unsetenv("CUDA_HOME");
+  llvm::sys::fs::remove_directories(home);
+  REQUIRE(bare.has_value());
+  CHECK(bare->library == home + "/lib64/libnvrtc.so.13");
+  CHECK(bare->cuda_include.empty());
+  REQUIRE(with_headers.has_value());
+  CHECK(with_headers->cuda_include == home + "/include");
 }
 
 }  // namespace

@@ -10,7 +10,9 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "compiler/util/file_io.h"
 
@@ -58,6 +60,38 @@ bool KeyBuilder::AddFile(std::string_view field, const std::string& path) {
     return false;
   }
   Add("sha256", Sha256Hex(*text));
+  return true;
+}
+
+namespace {
+
+std::string MTime(const llvm::sys::fs::file_status& st) {
+  return std::to_string(
+      st.getLastModificationTime().time_since_epoch().count());
+}
+
+// "size mtime" of a file (symbolic links followed); empty when it is not
+// there.
+std::string Identity(const std::string& path) {
+  llvm::sys::fs::file_status st;
+  if (llvm::sys::fs::status(path, st)) return "";
+  return fmt::format("{} {}", st.getSize(), MTime(st));
+}
+
+}  // namespace
+
+bool KeyBuilder::AddFileIdentity(std::string_view field,
+                                 const std::string& path) {
+  Add(field, path);
+  llvm::SmallString<256> real;
+  llvm::sys::fs::file_status st;
+  if (llvm::sys::fs::real_path(path, real) || llvm::sys::fs::status(real, st)) {
+    Add("missing", "");
+    return false;
+  }
+  Add("real", std::string(real));
+  Add("size", std::to_string(st.getSize()));
+  Add("mtime", MTime(st));
   return true;
 }
 
@@ -116,6 +150,79 @@ std::vector<std::string> ParseDepFile(std::string_view text) {
   return deps;
 }
 
+namespace {
+
+// The name in an #include or #include_next line; empty for other lines and
+// for an include through a macro.
+std::string_view IncludedName(std::string_view line) {
+  auto skip_space = [&line] {
+    while (!line.empty() && (line.front() == ' ' || line.front() == '\t'))
+      line.remove_prefix(1);
+  };
+  skip_space();
+  if (line.empty() || line.front() != '#') return {};
+  line.remove_prefix(1);
+  skip_space();
+  if (line.substr(0, 7) != "include") return {};
+  line.remove_prefix(7);
+  if (line.substr(0, 5) == "_next") line.remove_prefix(5);
+  skip_space();
+  if (line.empty() || (line.front() != '<' && line.front() != '"')) return {};
+  char close = line.front() == '<' ? '>' : '"';
+  line.remove_prefix(1);
+  size_t end = line.find(close);
+  if (end == std::string_view::npos || end == 0) return {};
+  return line.substr(0, end);
+}
+
+std::string Normalized(const llvm::Twine& path) {
+  llvm::SmallString<256> p;
+  path.toVector(p);
+  llvm::sys::fs::make_absolute(p);
+  llvm::sys::path::remove_dots(p, /*remove_dot_dot=*/true);
+  return std::string(p);
+}
+
+}  // namespace
+
+std::vector<std::string> IncludeClosure(
+    const std::vector<std::string>& files,
+    const std::vector<std::string>& search_path) {
+  std::set<std::string> seen;
+  std::vector<std::string> todo;
+  for (const std::string& f : files)
+    if (seen.insert(Normalized(f)).second) todo.push_back(Normalized(f));
+  // A name resolves the same way from every file of one directory: look
+  // each (directory, name) up once, since a stat is what this costs.
+  std::map<std::string, bool> exists;
+  auto add = [&](const std::string& candidate) {
+    auto [it, fresh] = exists.emplace(candidate, false);
+    if (fresh) it->second = llvm::sys::fs::is_regular_file(candidate);
+    if (it->second && seen.insert(candidate).second) todo.push_back(candidate);
+  };
+  std::vector<std::string> dirs;
+  for (const std::string& d : search_path) dirs.push_back(Normalized(d));
+  while (!todo.empty()) {
+    std::string file = std::move(todo.back());
+    todo.pop_back();
+    std::optional<std::string> text = ReadFile(file);
+    if (!text) continue;
+    llvm::StringRef here = llvm::sys::path::parent_path(file);
+    for (llvm::StringRef line : llvm::split(*text, '\n')) {
+      std::string_view name = IncludedName(std::string_view(line));
+      if (name.empty()) continue;
+      if (llvm::sys::path::is_absolute(llvm::StringRef(name))) {
+        add(Normalized(llvm::StringRef(name)));
+        continue;
+      }
+      add(Normalized(here + "/" + llvm::StringRef(name)));
+      for (const std::string& d : dirs)
+        add(Normalized(llvm::Twine(d) + "/" + llvm::StringRef(name)));
+    }
+  }
+  return std::vector<std::string>(seen.begin(), seen.end());
+}
+
 std::string BuildCache::KeyDirectory(const std::string& key) const {
   return fmt::format("{}/{}/{}/{}", directory_, kFormat, key.substr(0, 2), key);
 }
@@ -149,17 +256,26 @@ std::optional<Files> BuildCache::Lookup(const std::string& key) const {
         !header["files"].is_array())
       continue;
     bool valid = true;
-    for (const nlohmann::json& d : header["deps"]) {
+    // Toolchain files, by identity (absent in entries without any).
+    if (header.contains("ids")) {
+      const nlohmann::json& ids = header["ids"];
+      valid = ids.is_array();
+      for (size_t i = 0; valid && i < ids.size(); ++i) {
+        const nlohmann::json& d = ids[i];
+        valid = d.is_array() && d.size() == 2 && d[0].is_string() &&
+                d[1].is_string() &&
+                Identity(d[0].get<std::string>()) == d[1].get<std::string>();
+      }
+    }
+    for (size_t i = 0; valid && i < header["deps"].size(); ++i) {
+      const nlohmann::json& d = header["deps"][i];
       if (!d.is_array() || d.size() != 2 || !d[0].is_string() ||
           !d[1].is_string()) {
         valid = false;
         break;
       }
       std::optional<std::string> now = ReadFile(d[0].get<std::string>());
-      if (!now || Sha256Hex(*now) != d[1].get<std::string>()) {
-        valid = false;
-        break;
-      }
+      valid = now && Sha256Hex(*now) == d[1].get<std::string>();
     }
     if (!valid) continue;
     Files files;
@@ -188,11 +304,20 @@ std::optional<Files> BuildCache::Lookup(const std::string& key) const {
   return std::nullopt;
 }
 
-Status BuildCache::Store(const std::string& key,
-                         const std::vector<std::string>& dependencies,
-                         const Files& files) const {
+Status BuildCache::Store(
+    const std::string& key, const std::vector<std::string>& dependencies,
+    const Files& files, const std::vector<std::string>& toolchain_files) const {
   nlohmann::json deps = nlohmann::json::array();
+  nlohmann::json ids = nlohmann::json::array();
   std::string dep_digest;
+  for (const std::string& t : toolchain_files) {
+    std::string id = Identity(t);
+    if (id.empty())
+      return Error::Internal(
+          fmt::format("cannot find '{}' to record it in the build cache", t));
+    ids.push_back({t, id});
+    dep_digest += t + '\0' + id + '\0';
+  }
   for (const std::string& d : dependencies) {
     std::optional<std::string> text = ReadFile(d);
     if (!text)
@@ -209,6 +334,7 @@ Status BuildCache::Store(const std::string& key,
     body += bytes;
   }
   nlohmann::json header = {{"deps", deps}, {"files", list}};
+  if (!ids.empty()) header["ids"] = ids;
   std::string header_text = header.dump();
   std::string data = fmt::format("{}{}\n", kMagic, header_text.size());
   data += header_text;
@@ -218,8 +344,8 @@ Status BuildCache::Store(const std::string& key,
   if (std::error_code ec = llvm::sys::fs::create_directories(dir))
     return Error::Internal(fmt::format("cannot create the build cache '{}': {}",
                                        dir, ec.message()));
-  // Entries under one key differ only in their dependencies' contents, so
-  // those name the entry.
+  // Entries under one key differ only in their dependencies' contents (and
+  // toolchain files' identities), so those name the entry.
   std::string final_path =
       fmt::format("{}/{}.kce", dir, Sha256Hex(dep_digest).substr(0, 32));
   llvm::SmallString<256> tmp;

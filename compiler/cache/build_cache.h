@@ -5,9 +5,10 @@
 // before compiling (sources, options, toolchain identity, kernelc's version)
 // into a direct key. Each entry under that key also records the files the
 // compile read (the headers the sources included, from the compiler's
-// dependency output) with their SHA-256; a lookup re-hashes those files and
-// returns the first entry whose files are all unchanged. So editing a header
-// misses without any parse, and a hit never starts Clang.
+// dependency output) with their SHA-256, and the toolchain's headers it may
+// have read with their size and modification time; a lookup re-checks those
+// files and returns the first entry whose files are all unchanged. So
+// editing a header misses without any parse, and a hit never starts Clang.
 //
 // Layout: DIR/v1/<key[0:2]>/<key>/<entry>.kce, one file per entry, written
 // to a temporary file and renamed into place: concurrent builds sharing DIR
@@ -44,6 +45,10 @@ class KeyBuilder {
   // Adds the file's path and contents; false (and adds a marker) when it
   // cannot be read.
   bool AddFile(std::string_view field, const std::string& path);
+  // Adds a file's identity without reading it, as ccache identifies a
+  // compiler: its path, real path, size and modification time. False (and
+  // adds a marker) when it cannot be found.
+  bool AddFileIdentity(std::string_view field, const std::string& path);
   std::string Finish();  // hex SHA-256
 
  private:
@@ -53,6 +58,18 @@ class KeyBuilder {
 // Reads the dependency list of a Make-style .d file (as `clang -MMD -MF`
 // writes it): every prerequisite, in order, with escapes undone.
 std::vector<std::string> ParseDepFile(std::string_view text);
+
+// The files a preprocessor may read when it compiles `files`, found without
+// preprocessing, for a compiler that reports no dependencies (NVRTC): every
+// #include and #include_next in them and in what they include, conditionals
+// and comments ignored, each resolved against the including file's
+// directory and against every directory of `search_path` (all matches, not
+// the first only). So a superset of what a compile reads, except for
+// includes that name a macro. Absolute paths without dots, sorted; `files`
+// themselves among them.
+std::vector<std::string> IncludeClosure(
+    const std::vector<std::string>& files,
+    const std::vector<std::string>& search_path);
 
 class BuildCache {
  public:
@@ -67,11 +84,15 @@ class BuildCache {
   std::optional<Files> Lookup(const std::string& key) const;
 
   // Stores `files` under `key`, with the current contents of `dependencies`
-  // (absolute paths). An error when the directory cannot be written or a
+  // and the current identity (size and modification time) of
+  // `toolchain_files` (absolute paths). Toolchain files are checked like the
+  // toolchain itself, by a stat rather than by reading them: headers that
+  // come with a compiler, many and large, and edited far less often than
+  // the user's. An error when the directory cannot be written or a
   // dependency cannot be read; the cache is then unchanged.
   Status Store(const std::string& key,
-               const std::vector<std::string>& dependencies,
-               const Files& files) const;
+               const std::vector<std::string>& dependencies, const Files& files,
+               const std::vector<std::string>& toolchain_files = {}) const;
 
  private:
   std::string KeyDirectory(const std::string& key) const;

@@ -2,8 +2,10 @@
 
 #include <llvm/ADT/SmallString.h>
 #include <llvm/Support/FileSystem.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <chrono>
 
 #include "compiler/util/file_io.h"
 
@@ -85,6 +87,59 @@ TEST_CASE("A damaged entry is a miss") {
 TEST_CASE("Storing into an unwritable place is an error, not a crash") {
   BuildCache cache("/proc/kernelc-no-such-dir");
   REQUIRE(!cache.Store("ef56", {}, {{"a", "b"}}).ok());
+}
+
+TEST_CASE("IncludeClosure follows every include through the search path") {
+  std::string dir = TempDir();
+  auto write = [&dir](const std::string& rel, const std::string& text) {
+    REQUIRE(WriteFileIfChanged(dir + "/" + rel, text).ok());
+  };
+  write("src/k.cu",
+        "#include \"local.h\"\n"
+        "  #  include <lib/a.h>  // spaces\n"
+        "#include MACRO_HEADER\n"
+        "#include <missing.h>\n");
+  write("src/local.h", "#pragma once\n");
+  // Both branches count: the closure ignores conditionals.
+  write("inc1/lib/a.h",
+        "#if 0\n#include \"b.h\"\n#else\n#include_next <lib/a.h>\n#endif\n");
+  write("inc1/lib/b.h", "#include \"../c.h\"\n");
+  write("inc1/c.h", "");
+  write("inc2/lib/a.h", "#include <k.cu>\n");  // a cycle back to the source
+  write("inc2/unused.h", "");
+  std::vector<std::string> closure = IncludeClosure(
+      {dir + "/src/k.cu"},
+      {dir + "/inc1", dir + "/inc2", dir + "/src", dir + "/none"});
+  std::vector<std::string> expected = {
+      dir + "/inc1/c.h",     dir + "/inc1/lib/a.h", dir + "/inc1/lib/b.h",
+      dir + "/inc2/lib/a.h", dir + "/src/k.cu",     dir + "/src/local.h"};
+  CHECK(closure == expected);
+  llvm::sys::fs::remove_directories(dir);
+}
+
+TEST_CASE("A toolchain file is checked by its size and modification time") {
+  std::string dir = TempDir();
+  std::string header = dir + "/cuda_fp16.h";
+  REQUIRE(WriteFileIfChanged(header, "#define X 1\n").ok());
+  BuildCache cache(dir + "/cache");
+  Files files = {{"a", "bytes"}};
+  REQUIRE(cache.Store("ab12", {}, files, {header}).ok());
+  REQUIRE(cache.Lookup("ab12").has_value());
+  // Same size, another modification time: a miss, without reading it.
+  REQUIRE(WriteFileIfChanged(header, "#define X 2\n").ok());
+  llvm::sys::fs::file_status st;
+  REQUIRE(!llvm::sys::fs::status(header, st));
+  int fd = -1;
+  REQUIRE(!llvm::sys::fs::openFileForWrite(header, fd,
+                                           llvm::sys::fs::CD_OpenExisting));
+  REQUIRE(!llvm::sys::fs::setLastAccessAndModificationTime(
+      fd, st.getLastModificationTime() + std::chrono::seconds(10)));
+  ::close(fd);
+  REQUIRE(!cache.Lookup("ab12").has_value());
+  llvm::sys::fs::remove(header);
+  REQUIRE(!cache.Lookup("ab12").has_value());
+  REQUIRE(!cache.Store("ab12", {}, files, {header}).ok());
+  llvm::sys::fs::remove_directories(dir);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -273,3 +274,71 @@ def test_cuda_only_build_rechecks_the_headers_nvrtc_reads(project):
     project.build("c", "--target", "cuda", "--cuda-arch", "sm_80")
     assert cuda_image_hashes(project.root / "c" / "scaled") != first
     assert len(entries(project.cache)) == 2
+
+
+CUDA = pathlib.Path("/usr/local/cuda")
+needs_toolkit = pytest.mark.skipif(
+    not list((CUDA / "lib64").glob("libnvrtc.so*")) or
+    not (CUDA / "include" / "cuda_fp16.h").exists(),
+    reason="needs the CUDA toolkit's NVRTC and headers in /usr/local/cuda")
+
+TOOLKIT_SOURCE = textwrap.dedent("""\
+    #include <kernelc.h>
+    #include <cuda_fp16.h>
+
+    #ifndef KC_TOOLKIT_SCALE  // the test's copy of cuda_fp16.h defines it
+    #define KC_TOOLKIT_SCALE 2.0f
+    #endif
+
+    KC_GRID("out.size")
+    __global__ void scaled(KC_IN("n") const float* x,
+                           KC_DERIVED("x.size") int64_t n,
+                           KC_OUT("x") float* out) {
+      int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+      if (i < n) out[i] = KC_TOOLKIT_SCALE * x[i];
+    }
+    """)
+
+
+@needs_toolkit
+def test_cuda_toolkit_header_edit_misses(project, tmp_path):
+    # A toolkit of its own: the real libraries, a copy of the headers.
+    home = tmp_path / "cuda"
+    home.mkdir()
+    (home / "lib64").symlink_to(CUDA / "lib64")
+    shutil.copytree(CUDA / "include", home / "include", symlinks=True)
+    src = tmp_path / "fp16" / "scaled.cu"
+    src.parent.mkdir()
+    src.write_text(TOOLKIT_SOURCE)
+    env = dict(os.environ, CUDA_HOME=str(home),
+               KERNELC_CACHE_DIR=str(project.cache))
+
+    def build(out):
+        r = subprocess.run(
+            [str(KERNELC), "build", str(src), "-o", str(tmp_path / out),
+             "--target", "cuda", "--cuda-arch", "sm_80"],
+            env=env, capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        return cuda_image_hashes(tmp_path / out / "scaled")
+
+    first = build("a")
+    assert build("b") == first
+    assert len(entries(project.cache)) == 1
+    header = home / "include" / "cuda_fp16.h"
+    header.write_text(header.read_text() +
+                      "\n#define KC_TOOLKIT_SCALE 3.0f\n")
+    assert build("c") != first
+    assert len(entries(project.cache)) == 2
+
+
+@needs_toolkit
+def test_warm_cuda_build_does_not_load_nvrtc(project):
+    env = {"LD_DEBUG": "files", "CUDA_HOME": str(CUDA)}
+    cold = project.build("a", "--target", "cuda", "--cuda-arch", "sm_80",
+                         env_update=env)
+    assert "libnvrtc.so" in cold.stderr
+    warm = project.build("b", "--target", "cuda", "--cuda-arch", "sm_80",
+                         env_update=env)
+    assert "libnvrtc" not in warm.stderr
+    assert cuda_image_hashes(project.root / "b" / "scaled") == \
+        cuda_image_hashes(project.root / "a" / "scaled")
