@@ -14,12 +14,14 @@
 #include <llvm/ADT/SmallString.h>
 #include <llvm/ADT/StringExtras.h>
 #include <llvm/Support/FileSystem.h>
+#include <llvm/Support/JSON.h>
 #include <llvm/Support/Path.h>
 #include <llvm/Support/SHA256.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
+#include <exception>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -116,9 +118,67 @@ frontend::Options FrontendOptions(const Options& o,
   return fo;
 }
 
-// Reads the model from C++ sources (annotations) or JSON specs. For C++
-// sources, `dependencies` (when set) receives the files Clang read.
-Result<model::Module> LoadModule(const Options& o,
+// `text` for a message: bytes that are not UTF-8 as \xNN escapes.
+std::string Printable(std::string_view text) {
+  std::string out;
+  while (!text.empty()) {
+    size_t bad = 0;
+    if (llvm::json::isUTF8(llvm::StringRef(text.data(), text.size()), &bad)) {
+      out += text;
+      break;
+    }
+    out += text.substr(0, bad);
+    out += fmt::format("\\x{:02x}", static_cast<unsigned char>(text[bad]));
+    text.remove_prefix(bad + 1);
+  }
+  return out;
+}
+
+// The generated Python and JSON (the manifest, `inspect`) hold UTF-8 text
+// only, and they hold the sources' names and the annotations: a name or
+// text of other bytes is the user's to fix, and is reported before any work.
+Status RequireUtf8(const std::vector<std::string>& sources) {
+  for (const std::string& s : sources)
+    if (!llvm::json::isUTF8(s))
+      return Error::User(fmt::format(
+          "the file name '{}' is not valid UTF-8: kernelc writes source names "
+          "into the package's Python and JSON files, so rename the file",
+          Printable(s)));
+  return Status();
+}
+
+Status RequireUtf8(const model::Module& m) {
+  Status s = RequireUtf8(m.sources);
+  if (!s.ok()) return s;
+  // Every other string of the model: names, annotation text, the files of
+  // source locations (a kernel annotated in a header, say).
+  std::vector<const nlohmann::json*> todo;
+  nlohmann::json j = model::ToJson(m);
+  todo.push_back(&j);
+  while (!todo.empty()) {
+    const nlohmann::json* v = todo.back();
+    todo.pop_back();
+    if (v->is_string() && !llvm::json::isUTF8(v->get_ref<const std::string&>()))
+      return Error::User(fmt::format(
+          "'{}' in the kernels' sources is not valid UTF-8: kernelc writes it "
+          "into the package's Python and JSON files",
+          Printable(v->get_ref<const std::string&>())));
+    if (v->is_object())
+      for (auto it = v->begin(); it != v->end(); ++it) {
+        if (!llvm::json::isUTF8(it.key()))
+          return Error::User(
+              fmt::format("'{}' in the kernels' sources is not valid UTF-8",
+                          Printable(it.key())));
+        todo.push_back(&it.value());
+      }
+    if (v->is_array())
+      for (const nlohmann::json& e : *v) todo.push_back(&e);
+  }
+  return Status();
+}
+
+// LoadModule without its checks of the text.
+Result<model::Module> ReadModule(const Options& o,
                                  const std::vector<std::string>& targets,
                                  std::vector<std::string>* dependencies) {
   std::vector<std::string> json_specs, cpp_sources;
@@ -163,6 +223,18 @@ Result<model::Module> LoadModule(const Options& o,
       frontend::ParseSources(cpp_sources, fo, &diagnostics);
   fmt::print(stderr, "{}", diagnostics);
   if (!m.ok() && m.error().kind == ErrorKind::kUser) return Error::User("");
+  return m;
+}
+
+// Reads the model from C++ sources (annotations) or JSON specs. For C++
+// sources, `dependencies` (when set) receives the files Clang read.
+Result<model::Module> LoadModule(const Options& o,
+                                 const std::vector<std::string>& targets,
+                                 std::vector<std::string>* dependencies) {
+  if (Status s = RequireUtf8(o.sources); !s.ok()) return s.error();
+  Result<model::Module> m = ReadModule(o, targets, dependencies);
+  if (m.ok())
+    if (Status s = RequireUtf8(m.value()); !s.ok()) return s.error();
   return m;
 }
 
@@ -462,22 +534,54 @@ Status InstallPackage(const Options& o, const emit::FileMap& files,
     nlohmann::json j = nlohmann::json::parse(*old_manifest, nullptr, false);
     if (j.is_object() && j.contains("library") && j["library"].is_string()) {
       std::string old_lib = j["library"].get<std::string>();
-      if (old_lib != library_file && old_lib.find('/') == std::string::npos)
+      if (old_lib != library_file && cache::IsPackagePath(old_lib) &&
+          old_lib.find('/') == std::string::npos)
         llvm::sys::fs::remove(pkg_dir + "/" + old_lib);
     }
   }
   return s;
 }
 
-// The library file a package's manifest names.
+// The library file a package's manifest names; empty when the manifest
+// names none, or a file that is not directly inside the package.
 std::string LibraryOf(const emit::FileMap& files) {
   auto it = files.find("kernelc.json");
   if (it == files.end()) return "";
   nlohmann::json j = nlohmann::json::parse(it->second, nullptr, false);
   if (!j.is_object() || !j.contains("library") || !j["library"].is_string())
     return "";
-  return j["library"].get<std::string>();
+  std::string library = j["library"].get<std::string>();
+  if (!cache::IsPackagePath(library) || library.find('/') != std::string::npos)
+    return "";
+  return library;
 }
+
+// A directory that is removed, with everything in it, when this goes out of
+// scope: on every return, and when an exception passes on its way to
+// main's last-resort handler.
+class ScratchDirectory {
+ public:
+  ScratchDirectory() = default;
+  ScratchDirectory(const ScratchDirectory&) = delete;
+  ScratchDirectory& operator=(const ScratchDirectory&) = delete;
+  ~ScratchDirectory() {
+    if (!path_.empty()) llvm::sys::fs::remove_directories(path_);
+  }
+
+  // Creates a new directory: `prefix`, a dash and random characters (each
+  // '%' in `prefix` random too); a relative prefix is in the system's
+  // temporary directory.
+  std::error_code Create(const llvm::Twine& prefix) {
+    llvm::SmallString<256> path;
+    std::error_code ec = llvm::sys::fs::createUniqueDirectory(prefix, path);
+    if (!ec) path_ = std::string(path);
+    return ec;
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
 
 // The CUDA toolkit's headers that NVRTC may have read for the kernels (under
 // `cuda_include`). NVRTC reports no dependencies, so they are found by
@@ -523,7 +627,7 @@ int CmdBuild(Options& o) {
       build_cache.emplace(dir);
       if (std::optional<cache::Files> hit = build_cache->Lookup(cache_key)) {
         std::string library = LibraryOf(*hit);
-        if (!library.empty()) {
+        if (!library.empty() && hit->count(library)) {
           if (std::error_code ec = llvm::sys::fs::create_directories(o.out_dir))
             return Report(Error::User(fmt::format("cannot create '{}': {}",
                                                   o.out_dir, ec.message())));
@@ -552,21 +656,21 @@ int CmdBuild(Options& o) {
         fmt::format("cannot create '{}': {}", o.out_dir, ec.message())));
   // Everything is built in a scratch directory; the package directory is
   // touched only once the library exists.
-  llvm::SmallString<256> work;
+  ScratchDirectory scratch;
   llvm::SmallString<256> model_path(o.out_dir);
   llvm::sys::fs::make_absolute(model_path);
   llvm::sys::path::append(model_path,
                           fmt::format(".{}.kernelc-%%%%%%", o.name));
-  if (std::error_code ec =
-          llvm::sys::fs::createUniqueDirectory(model_path, work))
+  if (std::error_code ec = scratch.Create(model_path))
     return Report(
         Error::User(fmt::format("cannot create a scratch directory in "
                                 "'{}': {}",
                                 o.out_dir, ec.message())));
   emit::Namer namer(info.package, info.content_hash);
-  std::string library = std::string(work) + "/" + namer.LibraryFile();
+  const std::string& work = scratch.path();
+  std::string library = work + "/" + namer.LibraryFile();
   backends::HostBuild hb;
-  hb.work_dir = std::string(work);
+  hb.work_dir = work;
   hb.library_path = library;
   for (const std::string& d : o.include_dirs) {
     llvm::SmallString<256> abs(d);
@@ -616,7 +720,6 @@ int CmdBuild(Options& o) {
                    c.error().message);
     }
   }
-  llvm::sys::fs::remove_directories(work);
   return s.ok() ? kOk : Report(s.error());
 }
 
@@ -636,23 +739,19 @@ int CmdWheel(Options& o) {
   Result<int64_t> mtime = WheelTimestamp();
   if (!mtime.ok()) return Report(mtime.error());
   std::string pkg_dir;
-  llvm::SmallString<256> scratch;
+  ScratchDirectory scratch;
   if (o.sources.size() == 1 && llvm::sys::fs::is_directory(o.sources[0])) {
     pkg_dir = o.sources[0];
   } else {
     // Sources: build the package first (through the build cache), in a
     // scratch directory that goes away afterwards.
-    if (std::error_code ec =
-            llvm::sys::fs::createUniqueDirectory("kernelc-wheel", scratch))
+    if (std::error_code ec = scratch.Create("kernelc-wheel"))
       return Report(Error::Internal(
           fmt::format("cannot create a scratch directory: {}", ec.message())));
     Options b = o;
-    b.out_dir = std::string(scratch);
+    b.out_dir = scratch.path();
     int rc = CmdBuild(b);
-    if (rc != kOk) {
-      llvm::sys::fs::remove_directories(scratch);
-      return rc;
-    }
+    if (rc != kOk) return rc;
     pkg_dir = b.out_dir + "/" + b.name;
   }
   Result<wheel::Files> files = wheel::ReadPackage(pkg_dir);
@@ -669,7 +768,6 @@ int CmdWheel(Options& o) {
   } else {
     path = files.error();
   }
-  if (!scratch.empty()) llvm::sys::fs::remove_directories(scratch);
   if (!path.ok()) return Report(path.error());
   fmt::print("{}\n", path.value());
   return kOk;
@@ -694,11 +792,7 @@ void AddCommonOptions(CLI::App* cmd, Options& o) {
   cmd->add_option("-D", o.defines, "define a macro: NAME or NAME=VALUE");
 }
 
-}  // namespace
-}  // namespace kernelc
-
-int main(int argc, char** argv) {
-  using namespace kernelc;
+int Main(int argc, char** argv) {
   CLI::App app{"kernelc: compiles annotated CUDA/C++ kernels into JAX ops",
                "kernelc"};
   app.set_version_flag("--version", VersionText,
@@ -789,4 +883,22 @@ int main(int argc, char** argv) {
   if (inspect->parsed()) return CmdInspect(o);
   if (wheel->parsed()) return CmdWheel(o);
   return CmdEmit(o);
+}
+
+}  // namespace
+}  // namespace kernelc
+
+int main(int argc, char** argv) {
+  // Errors are results, not exceptions; this is the last resort for one
+  // that a library throws all the same (allocation failure, a JSON writer
+  // refusing its input). The scratch directories are gone by the time it
+  // arrives here: unwinding ran their destructors.
+  try {
+    return kernelc::Main(argc, argv);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "kernelc: internal error: {}\n", e.what());
+  } catch (...) {
+    fmt::print(stderr, "kernelc: internal error: an unknown exception\n");
+  }
+  return kernelc::kInternalError;
 }

@@ -4,6 +4,7 @@
 #include <llvm/ADT/SmallString.h>
 #include <llvm/ADT/StringExtras.h>
 #include <llvm/Support/FileSystem.h>
+#include <llvm/Support/JSON.h>
 #include <llvm/Support/Path.h>
 #include <llvm/Support/SHA256.h>
 #include <llvm/Support/raw_ostream.h>
@@ -223,6 +224,39 @@ std::vector<std::string> IncludeClosure(
   return std::vector<std::string>(seen.begin(), seen.end());
 }
 
+bool IsPackagePath(std::string_view path) {
+  if (path.empty() || path.front() == '/' ||
+      path.find('\0') != std::string_view::npos ||
+      !llvm::json::isUTF8(llvm::StringRef(path.data(), path.size())))
+    return false;
+  for (llvm::StringRef part :
+       llvm::split(llvm::StringRef(path.data(), path.size()), '/'))
+    if (part.empty() || part == "." || part == "..") return false;
+  return true;
+}
+
+namespace {
+
+// A dependency's path in an entry's JSON header: the path itself, or, when
+// it is not valid UTF-8 (which JSON strings must be, and file names need
+// not), {"hex": its bytes in hex}.
+nlohmann::json EncodePath(const std::string& path) {
+  if (llvm::json::isUTF8(path)) return path;
+  return {{"hex", llvm::toHex(path, /*LowerCase=*/true)}};
+}
+
+std::optional<std::string> DecodePath(const nlohmann::json& j) {
+  if (j.is_string()) return j.get<std::string>();
+  std::string bytes;
+  if (j.is_object() && j.size() == 1 && j.contains("hex") &&
+      j["hex"].is_string() &&
+      llvm::tryGetFromHex(j["hex"].get<std::string>(), bytes))
+    return bytes;
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::string BuildCache::KeyDirectory(const std::string& key) const {
   return fmt::format("{}/{}/{}/{}", directory_, kFormat, key.substr(0, 2), key);
 }
@@ -262,26 +296,31 @@ std::optional<Files> BuildCache::Lookup(const std::string& key) const {
       valid = ids.is_array();
       for (size_t i = 0; valid && i < ids.size(); ++i) {
         const nlohmann::json& d = ids[i];
-        valid = d.is_array() && d.size() == 2 && d[0].is_string() &&
-                d[1].is_string() &&
-                Identity(d[0].get<std::string>()) == d[1].get<std::string>();
+        std::optional<std::string> path;
+        if (d.is_array() && d.size() == 2) path = DecodePath(d[0]);
+        valid = path && d[1].is_string() &&
+                Identity(*path) == d[1].get<std::string>();
       }
     }
     for (size_t i = 0; valid && i < header["deps"].size(); ++i) {
       const nlohmann::json& d = header["deps"][i];
-      if (!d.is_array() || d.size() != 2 || !d[0].is_string() ||
-          !d[1].is_string()) {
+      std::optional<std::string> path;
+      if (d.is_array() && d.size() == 2) path = DecodePath(d[0]);
+      if (!path || !d[1].is_string()) {
         valid = false;
         break;
       }
-      std::optional<std::string> now = ReadFile(d[0].get<std::string>());
+      std::optional<std::string> now = ReadFile(*path);
       valid = now && Sha256Hex(*now) == d[1].get<std::string>();
     }
     if (!valid) continue;
     Files files;
     size_t offset = nl + 1 + header_size;
     for (const nlohmann::json& f : header["files"]) {
+      // A file outside the package (an absolute path, "..") is a damaged
+      // or forged entry: installing it would write anywhere.
       if (!f.is_array() || f.size() != 3 || !f[0].is_string() ||
+          !IsPackagePath(f[0].get<std::string>()) ||
           !f[1].is_number_unsigned() || !f[2].is_string()) {
         valid = false;
         break;
@@ -315,7 +354,7 @@ Status BuildCache::Store(
     if (id.empty())
       return Error::Internal(
           fmt::format("cannot find '{}' to record it in the build cache", t));
-    ids.push_back({t, id});
+    ids.push_back({EncodePath(t), id});
     dep_digest += t + '\0' + id + '\0';
   }
   for (const std::string& d : dependencies) {
@@ -324,12 +363,15 @@ Status BuildCache::Store(
       return Error::Internal(
           fmt::format("cannot read '{}' to record it in the build cache", d));
     std::string sha = Sha256Hex(*text);
-    deps.push_back({d, sha});
+    deps.push_back({EncodePath(d), sha});
     dep_digest += d + '\0' + sha + '\0';
   }
   nlohmann::json list = nlohmann::json::array();
   std::string body;
   for (const auto& [path, bytes] : files) {
+    if (!IsPackagePath(path))
+      return Error::Internal(
+          fmt::format("'{}' is not a relative path inside a package", path));
     list.push_back({path, bytes.size(), Sha256Hex(bytes)});
     body += bytes;
   }

@@ -38,6 +38,10 @@ std::string DefaultDirectory();
 // Hex SHA-256 of the bytes.
 std::string Sha256Hex(std::string_view bytes);
 
+// Whether `path` names a file inside a package directory: relative,
+// '/'-separated, valid UTF-8, with no empty, "." or ".." component.
+bool IsPackagePath(std::string_view path);
+
 // Builds a direct key from named fields; the order of Add calls matters.
 class KeyBuilder {
  public:
@@ -80,7 +84,7 @@ class BuildCache {
 
   // The files of an entry under `key` whose recorded dependencies still
   // have the recorded contents; nullopt on a miss. Damaged entries are
-  // misses.
+  // misses, and so are entries with a file that IsPackagePath rejects.
   std::optional<Files> Lookup(const std::string& key) const;
 
   // Stores `files` under `key`, with the current contents of `dependencies`
@@ -88,8 +92,9 @@ class BuildCache {
   // `toolchain_files` (absolute paths). Toolchain files are checked like the
   // toolchain itself, by a stat rather than by reading them: headers that
   // come with a compiler, many and large, and edited far less often than
-  // the user's. An error when the directory cannot be written or a
-  // dependency cannot be read; the cache is then unchanged.
+  // the user's. Paths of any bytes are recorded. An error when the
+  // directory cannot be written, a dependency cannot be read or a file's
+  // path fails IsPackagePath; the cache is then unchanged.
   Status Store(const std::string& key,
                const std::vector<std::string>& dependencies, const Files& files,
                const std::vector<std::string>& toolchain_files = {}) const;

@@ -142,5 +142,53 @@ TEST_CASE("A toolchain file is checked by its size and modification time") {
   llvm::sys::fs::remove_directories(dir);
 }
 
+TEST_CASE("A dependency path that is not UTF-8 is recorded and checked") {
+  std::string dir = TempDir();
+  std::string header = dir + "/inc\xff/scale.h";
+  REQUIRE(WriteFileIfChanged(header, "#define SCALE 2\n").ok());
+  BuildCache cache(dir + "/cache");
+  Files files = {{"pkg/__init__.py", "x = 1\n"}};
+  REQUIRE(cache.Store("ab12", {header}, files, {header}).ok());
+  REQUIRE(cache.Lookup("ab12") == files);
+  REQUIRE(WriteFileIfChanged(header, "#define SCALE 3\n").ok());
+  REQUIRE(!cache.Lookup("ab12").has_value());
+  llvm::sys::fs::remove_directories(dir);
+}
+
+TEST_CASE("Package paths are relative paths inside the package") {
+  CHECK(IsPackagePath("kernelc.json"));
+  CHECK(IsPackagePath("sub/dir/file.py"));
+  for (std::string_view bad : std::vector<std::string_view>{
+           "", "/etc/passwd", "../escaped.txt", "a/../../b", "./a", "a//b",
+           "a/", "a/.", std::string_view("a\0b", 3), "bad\xff.py"})
+    CHECK(!IsPackagePath(bad));
+}
+
+TEST_CASE("An entry with a file outside the package is a miss") {
+  std::string dir = TempDir();
+  BuildCache cache(dir);
+  REQUIRE(!cache.Store("cd34", {}, {{"../../escaped.txt", "x"}}).ok());
+  REQUIRE(!cache.Store("cd34", {}, {{"/tmp/abs.txt", "x"}}).ok());
+  // A forged entry, in the format Store writes.
+  for (const std::string& name :
+       {std::string("../../escaped.txt"), dir + "/abs.txt"}) {
+    std::string header = "{\"deps\":[],\"files\":[[\"" + name + "\",1,\"" +
+                         Sha256Hex("x") + "\"]]}";
+    std::string entry =
+        "kce1 " + std::to_string(header.size()) + "\n" + header + "x";
+    REQUIRE(WriteFileIfChanged(dir + "/v1/cd/cd34/forged.kce", entry).ok());
+    REQUIRE(!cache.Lookup("cd34").has_value());
+  }
+  // The same entry with a plain name hits: the forgery was the only fault.
+  std::string header =
+      "{\"deps\":[],\"files\":[[\"ok.txt\",1,\"" + Sha256Hex("x") + "\"]]}";
+  REQUIRE(WriteFileIfChanged(
+              dir + "/v1/cd/cd34/forged.kce",
+              "kce1 " + std::to_string(header.size()) + "\n" + header + "x")
+              .ok());
+  REQUIRE(cache.Lookup("cd34") == Files{{"ok.txt", "x"}});
+  llvm::sys::fs::remove_directories(dir);
+}
+
 }  // namespace
 }  // namespace kernelc::cache

@@ -65,7 +65,7 @@ def project(tmp_path):
             return r
 
         def compiler_calls(self):
-            return len(count.read_text().splitlines())
+            return len(count.read_bytes().splitlines())
 
         def header(self, text):
             (src / "inc" / "scale.h").write_text(text)
@@ -254,6 +254,60 @@ def test_same_source_text_elsewhere_is_another_key(project, tmp_path):
         assert r.returncode == 0, r.stderr
     assert project.run("one_out") == [0.0, 2.0, 4.0, 6.0, 8.0]
     assert project.run("two_out") == [0.0, 5.0, 10.0, 15.0, 20.0]
+
+
+def test_header_path_that_is_not_utf8_is_cached(project, tmp_path):
+    # A file name need not be UTF-8, and the cache records it all the same.
+    inc = os.fsencode(tmp_path) + b"/inc\xff"
+    os.mkdir(inc)
+    with open(inc + b"/scale.h", "w") as f:
+        f.write("#define SCALE 4.0f\n")
+    (project.root / "src" / "inc" / "scale.h").unlink()
+    out = project.root / "out"
+
+    def build(name):
+        r = subprocess.run(
+            [KERNELC, "build", project.root / "src" / "scaled.cu", b"-I", inc,
+             "-o", out / name], env=dict(os.environ,
+                                         KERNELC_CXX=str(tmp_path / "clang++"),
+                                         KERNELC_CACHE_DIR=str(project.cache)),
+            capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        assert r.stderr == ""
+
+    build("a")
+    calls = project.compiler_calls()
+    assert len(entries(project.cache)) == 1
+    assert sorted(p.name for p in out.iterdir()) == ["a"]  # no scratch left
+    build("b")
+    assert project.compiler_calls() == calls
+    assert project.run("out/b") == [0.0, 4.0, 8.0, 12.0, 16.0]
+    with open(inc + b"/scale.h", "w") as f:
+        f.write("#define SCALE 5.0f\n")
+    build("c")
+    assert project.compiler_calls() > calls
+    assert project.run("out/c") == [0.0, 5.0, 10.0, 15.0, 20.0]
+
+
+def test_entry_with_a_file_outside_the_package_is_a_miss(project):
+    project.build("a")
+    calls = project.compiler_calls()
+    (entry,) = project.cache.rglob("*.kce")
+    data = entry.read_bytes()
+    nl = data.index(b"\n")
+    size = int(data[5:nl])
+    header = json.loads(data[nl + 1:nl + 1 + size])
+    body = data[nl + 1 + size:]
+    payload = b"escaped\n"
+    header["files"].append(["../../escaped.txt", len(payload),
+                            hashlib.sha256(payload).hexdigest()])
+    text = json.dumps(header).encode()
+    entry.write_bytes(b"kce1 %d\n" % len(text) + text + body + payload)
+    project.build("b")
+    assert project.compiler_calls() > calls  # a miss: built again
+    assert not (project.root / "escaped.txt").exists()
+    assert not list(project.root.rglob("escaped.txt"))
+    assert project.run("b") == [0.0, 2.0, 4.0, 6.0, 8.0]
 
 
 def cuda_image_hashes(package):

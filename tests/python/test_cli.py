@@ -155,3 +155,22 @@ def test_elementwise_grid_loop_vectorizes(tmp_path):
           if re.match(r"[0-9a-f]+ <\w*kc_saxpy_saxpy_\w+_cpu_entry_run\w*\.arch_x86-64-v3", f)]
     assert v3, "no x86-64-v3 clone of the saxpy grid loop"
     assert re.search(r"vfmadd\w*ps\s+.*%ymm", v3[0]), "the x86-64-v3 loop is not vectorized"
+
+
+def test_source_name_that_is_not_utf8_is_a_user_error(tmp_path):
+    # The generated Python and JSON name the sources, and hold UTF-8 only.
+    src = os.fsencode(tmp_path) + b"/s\xffx.cu"
+    with open(src, "wb") as f:
+        f.write((EXAMPLES / "saxpy.cu").read_bytes())
+    out = tmp_path / "out"
+    kernelc = os.fsencode(pathlib.Path(__file__).parents[2] / "bazel-bin/tools/kernelc")
+    for args in ([b"build", src, b"-o", os.fsencode(out), b"--name", b"sx"],
+                 [b"build", src, b"-o", os.fsencode(out), b"--name", b"sx",
+                  b"--no-cache"],
+                 [b"inspect", src],
+                 [b"emit", src, b"-o", os.fsencode(out), b"--name", b"sx"]):
+        r = subprocess.run([kernelc, *args], capture_output=True)
+        assert r.returncode == 1, r.stderr
+        assert b"kernelc: error: the file name '" in r.stderr
+        assert b"s\\xffx.cu' is not valid UTF-8" in r.stderr
+        assert not out.exists()
