@@ -395,11 +395,7 @@ Result<emit::Output> Generate(Options& o, model::Module* module,
 }
 
 Status WriteTree(const std::string& dir, const emit::FileMap& files) {
-  for (const auto& [rel, contents] : files) {
-    Status s = WriteFileIfChanged(dir + "/" + rel, contents);
-    if (!s.ok()) return s;
-  }
-  return Status();
+  return WriteFilesIfChanged(dir, files);
 }
 
 // `kernelc inspect PKGDIR`: the manifest of a built package (its targets,
@@ -524,7 +520,11 @@ std::string BuildCacheKey(const Options& o,
 }
 
 // Writes the package's files into OUTDIR/PKG and removes the library of an
-// earlier build there under another content hash.
+// earlier build there under another content hash. The files are written as
+// one change (WriteFilesIfChanged), file by file rather than as a new
+// directory renamed over the old one: unchanged files keep their
+// modification times, and files that are not kernelc's stay. A failure
+// leaves the earlier package as it was.
 Status InstallPackage(const Options& o, const emit::FileMap& files,
                       const std::string& library_file) {
   std::string pkg_dir = o.out_dir + "/" + o.name;

@@ -3,6 +3,7 @@
 #ifndef KERNELC_COMPILER_UTIL_FILE_IO_H_
 #define KERNELC_COMPILER_UTIL_FILE_IO_H_
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -11,14 +12,26 @@
 
 namespace kernelc {
 
-// The file's bytes; nullopt when it cannot be read.
+// The file's bytes; nullopt when it cannot be read (or is a directory).
 std::optional<std::string> ReadFile(const std::string& path);
 
 // Writes `contents` to `path`, creating parent directories, unless the file
 // already holds exactly these bytes (then it is left untouched, mtime
-// included). Writes through a temporary file and a rename, so a reader never
-// sees half a file. Failures are user errors naming the path.
+// included). Writes through a temporary file of a unique name beside it
+// (".NAME.kernelc-tmp-XXXXXXXX") and a rename, so a reader never sees half a
+// file and writers at the same time do not collide. Failures are user errors
+// naming the path, and leave neither the temporary file nor a directory
+// this created.
 Status WriteFileIfChanged(const std::string& path, std::string_view contents);
+
+// Writes `files` (relative path -> bytes) under `dir` as one change, as far
+// as a file system allows: every changed file is first written to its
+// temporary file, and only when all are written are they renamed into
+// place. A failure before the renames (a full disk, a directory where a
+// file must go, no permission) leaves every file as it was. Otherwise as
+// WriteFileIfChanged.
+Status WriteFilesIfChanged(const std::string& dir,
+                           const std::map<std::string, std::string>& files);
 
 }  // namespace kernelc
 

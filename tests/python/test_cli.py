@@ -1,6 +1,7 @@
 """The kernelc command line: exit codes, the JSON round trip, deterministic
 and all-or-nothing output, and the code the CPU backend generates."""
 
+import concurrent.futures
 import hashlib
 import importlib
 import os
@@ -118,6 +119,52 @@ def test_failed_build_leaves_previous_package_intact(tmp_path):
     assert r.returncode == 1
     assert "pointer parameter 'y' of kernel 'saxpy' needs a role" in r.stderr
     assert tree_digest(out) == before
+
+
+def all_files(path):
+    """Every file under path, dot files included."""
+    return sorted(str(p.relative_to(path)) for p in path.rglob("*")
+                  if not p.is_dir())
+
+
+def test_failed_install_leaves_previous_package_intact(tmp_path):
+    src = tmp_path / "k.cu"
+    src.write_text((EXAMPLES / "saxpy.cu").read_text())
+    out = tmp_path / "out"
+    assert run_kernelc("build", src, "-o", out, "--no-cache").returncode == 0
+    before = tree_digest(out)
+    # The next version's library name, from a build elsewhere; then a
+    # directory where that library must go makes its install fail after
+    # the other files are ready.
+    src.write_text(src.read_text() + "// version 2\n")
+    assert run_kernelc("build", src, "-o", tmp_path / "probe",
+                       "--no-cache").returncode == 0
+    (lib,) = (tmp_path / "probe" / "k").glob("_kernelc_*.so")
+    (out / "k" / lib.name).mkdir()
+    r = run_kernelc("build", src, "-o", out, "--no-cache")
+    assert r.returncode == 1, r.stderr
+    assert f"cannot write '{out}/k/{lib.name}': it is a directory" in r.stderr
+    assert tree_digest(out) == before
+    assert all_files(out) == sorted(before)  # no temporary or scratch files
+    (out / "k" / lib.name).rmdir()
+    assert run_kernelc("build", src, "-o", out, "--no-cache").returncode == 0
+    assert tree_digest(out) == tree_digest(tmp_path / "probe")
+
+
+def test_concurrent_installs_into_one_directory(tmp_path):
+    src = tmp_path / "k.cu"
+    src.write_text((EXAMPLES / "saxpy.cu").read_text())
+    assert run_kernelc("build", src, "-o", tmp_path / "first").returncode == 0
+    out = tmp_path / "out"
+    # From the build cache, each build only installs: eight writers of the
+    # same files at once.
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(
+            lambda i: run_kernelc("build", src, "-o", out), range(8)))
+    for r in results:
+        assert r.returncode == 0 and r.stderr == "", r.stderr
+    assert tree_digest(out) == tree_digest(tmp_path / "first")
+    assert all_files(out) == all_files(tmp_path / "first")
 
 
 def test_compile_error_in_host_code_is_reported_and_writes_nothing(tmp_path):
