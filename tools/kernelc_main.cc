@@ -264,8 +264,63 @@ Result<sema::ModulePlan> Analyze(
   return plan;
 }
 
+std::string Absolute(const std::string& path) {
+  llvm::SmallString<256> abs(path);
+  llvm::sys::fs::make_absolute(abs);
+  llvm::sys::path::remove_dots(abs, /*remove_dot_dot=*/true);
+  return std::string(abs);
+}
+
+// How the output (banners, docstrings, the manifest, the content hash that
+// names the library) names the files of a model: relative to the deepest
+// directory that holds them all. Output so depends on how the sources lie
+// relative to one another, and not on where the checkout is or which
+// directory kernelc runs in: the same sources built in two places give the
+// same bytes (the house style keeps absolute paths out of output), and so
+// do `kernelc build examples/saxpy.cu` and, in examples/, `kernelc build
+// saxpy.cu`, which naming relative to the working directory would not.
+// Diagnostics keep the paths as given.
+class OutputNames {
+ public:
+  explicit OutputNames(model::Module& m) {
+    bool first = true;
+    model::ForEachPath(m, [&](std::string& p) {
+      if (p.empty()) return;
+      std::string abs = Absolute(p);
+      llvm::StringRef dir = llvm::sys::path::parent_path(abs);
+      if (first) {
+        base_ = dir.str();
+        first = false;
+      }
+      while (!Under(dir, base_))
+        base_ = llvm::sys::path::parent_path(base_).str();
+    });
+  }
+
+  // `path` relative to the common directory; `path` itself when it lies
+  // elsewhere (an include directory) or is empty.
+  std::string Name(const std::string& path) const {
+    if (path.empty()) return path;
+    std::string abs = Absolute(path);
+    if (base_.empty() || !Under(abs, base_) || abs == base_) return path;
+    return abs.substr(base_ == "/" ? 1 : base_.size() + 1);
+  }
+
+ private:
+  static bool Under(llvm::StringRef path, llvm::StringRef dir) {
+    return path == dir || dir == "/" ||
+           (path.startswith(dir) && path.size() > dir.size() &&
+            path[dir.size()] == '/');
+  }
+
+  std::string base_;
+};
+
+// `source_paths`: where each of m.sources is read.
 std::string ContentHash(const Options& o, const model::Module& m,
-                        const emit::BuildInfo& info) {
+                        const emit::BuildInfo& info,
+                        const std::vector<std::string>& source_paths,
+                        const OutputNames& names) {
   const std::vector<std::string>& targets = info.targets;
   llvm::SHA256 h;
   auto add = [&h](std::string_view field, std::string_view value) {
@@ -278,9 +333,10 @@ std::string ContentHash(const Options& o, const model::Module& m,
   add("package", o.name);
   for (const std::string& t : targets) add("target", t);
   for (const std::string& d : o.defines) add("define", d);
-  for (const std::string& i : o.include_dirs) add("include", i);
+  for (const std::string& i : o.include_dirs) add("include", names.Name(i));
   add("model", model::ToCanonicalJson(m));
-  for (const std::string& s : m.sources) add(s, ReadFile(s).value_or(""));
+  for (size_t i = 0; i < m.sources.size(); ++i)
+    add(m.sources[i], ReadFile(source_paths[i]).value_or(""));
   // The CUDA binaries stand for NVRTC's version, flags and included headers.
   if (!info.cuda_toolchain.empty()) add("cuda", info.cuda_toolchain);
   for (const emit::CudaBinary& b : info.cuda_binaries)
@@ -370,12 +426,19 @@ Result<std::vector<std::string>> ResolveOptions(Options& o) {
   return targets;
 }
 
-// `dependencies`: as for LoadModule; `nvrtc_library`: as for
-// CompileCudaTarget.
+// What Generate learns on the way, for the build steps after it.
+struct GenerateRecord {
+  std::string nvrtc_library;  // as for CompileCudaTarget
+  // Where each of the module's sources is read: the module names them for
+  // the output (OutputNames) once Generate returns.
+  std::vector<std::string> source_paths;
+};
+
+// `dependencies`: as for LoadModule.
 Result<emit::Output> Generate(Options& o, model::Module* module,
                               emit::BuildInfo* info,
                               std::vector<std::string>* dependencies = nullptr,
-                              std::string* nvrtc_library = nullptr) {
+                              GenerateRecord* record = nullptr) {
   Result<std::vector<std::string>> targets = ResolveOptions(o);
   if (!targets.ok()) return targets.error();
   Result<sema::ModulePlan> plan =
@@ -387,10 +450,19 @@ Result<emit::Output> Generate(Options& o, model::Module* module,
   info->jaxlib_floor = kJaxlibFloor;
   info->targets = targets.value();
   if (emit::HasTarget(*info, "cuda")) {
-    Status s = CompileCudaTarget(o, *module, info, nvrtc_library);
+    Status s = CompileCudaTarget(o, *module, info,
+                                 record ? &record->nvrtc_library : nullptr);
     if (!s.ok()) return s.error();
   }
-  info->content_hash = ContentHash(o, *module, *info);
+  // Everything that reads the sources or reports at their paths is done:
+  // from here on the model names its files as the output does.
+  std::vector<std::string> source_paths = module->sources;
+  OutputNames names(*module);
+  model::ForEachPath(*module, [&names](std::string& p) { p = names.Name(p); });
+  for (emit::CudaBinary& b : info->cuda_binaries)
+    b.source = names.Name(b.source);
+  info->content_hash = ContentHash(o, *module, *info, source_paths, names);
+  if (record) record->source_paths = std::move(source_paths);
   return emit::EmitPackage(plan.value(), *info);
 }
 
@@ -461,13 +533,6 @@ const std::string& EmbeddedFilesDigest() {
     return key.Finish();
   }();
   return digest;
-}
-
-std::string Absolute(const std::string& path) {
-  llvm::SmallString<256> abs(path);
-  llvm::sys::fs::make_absolute(abs);
-  llvm::sys::path::remove_dots(abs, /*remove_dot_dot=*/true);
-  return std::string(abs);
 }
 
 // The build cache's direct key: everything known before any compiler work
@@ -590,12 +655,12 @@ class ScratchDirectory {
 // stat on lookup. Reading them all on every lookup instead would cost a
 // warm build more than it saves, and a stat of every header in the toolkit
 // (thousands, with CCCL) more still.
-std::vector<std::string> CudaToolkitHeaders(const Options& o,
-                                            const model::Module& m,
-                                            const std::string& cuda_include) {
+std::vector<std::string> CudaToolkitHeaders(
+    const Options& o, const std::vector<std::string>& source_paths,
+    const std::string& cuda_include) {
   if (cuda_include.empty()) return {};
   std::vector<std::string> sources, search_path;
-  for (const std::string& s : m.sources) {
+  for (const std::string& s : source_paths) {
     sources.push_back(Absolute(s));
     search_path.push_back(
         std::string(llvm::sys::path::parent_path(sources.back())));
@@ -643,10 +708,10 @@ int CmdBuild(Options& o) {
   // The files Clang's frontend read: the sources and their headers, which
   // NVRTC compiles too.
   std::vector<std::string> frontend_dependencies;
-  std::string nvrtc_library;
-  Result<emit::Output> out =
-      Generate(o, &m, &info, build_cache ? &frontend_dependencies : nullptr,
-               &nvrtc_library);
+  GenerateRecord record;
+  Result<emit::Output> out = Generate(
+      o, &m, &info, build_cache ? &frontend_dependencies : nullptr, &record);
+  const std::string& nvrtc_library = record.nvrtc_library;
   if (!out.ok()) return Report(out.error());
   Result<backends::HostToolchain> tc = backends::FindHostToolchain();
   if (!tc.ok()) return Report(tc.error());
@@ -678,6 +743,7 @@ int CmdBuild(Options& o) {
     hb.include_dirs.push_back(std::string(abs));
   }
   hb.defines = o.defines;
+  hb.source_paths = record.source_paths;
   std::vector<std::string> dependencies;
   if (build_cache) hb.dependencies = &dependencies;
   Status s = backends::BuildHostLibrary(tc.value(), m, out.value(), hb);
@@ -704,14 +770,15 @@ int CmdBuild(Options& o) {
       for (const std::string& d : frontend_dependencies)
         dependencies.push_back(Absolute(d));
       // The sources a JSON spec names are read too.
-      for (const std::string& src : m.sources)
+      for (const std::string& src : record.source_paths)
         dependencies.push_back(Absolute(src));
       std::sort(dependencies.begin(), dependencies.end());
       dependencies.erase(std::unique(dependencies.begin(), dependencies.end()),
                          dependencies.end());
       std::vector<std::string> toolkit_headers;
       if (!nvrtc_library.empty())
-        toolkit_headers = CudaToolkitHeaders(o, m, keyed_nvrtc->cuda_include);
+        toolkit_headers = CudaToolkitHeaders(o, record.source_paths,
+                                             keyed_nvrtc->cuda_include);
       Status c =
           build_cache->Store(cache_key, dependencies, files, toolkit_headers);
       // A cache that cannot be written costs speed, not correctness.

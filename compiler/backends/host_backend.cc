@@ -148,7 +148,8 @@ Status BuildHostLibrary(const HostToolchain& tc, const model::Module& module,
     std::string name =
         emit::HostSourceName(module.sources[i], static_cast<int>(i));
     if (!generated.build.count(name)) continue;
-    llvm::SmallString<256> abs(module.sources[i]);
+    llvm::SmallString<256> abs(
+        build.source_paths.empty() ? module.sources[i] : build.source_paths[i]);
     llvm::sys::fs::make_absolute(abs);
     llvm::SmallString<256> src_dir(abs);
     llvm::sys::path::remove_filename(src_dir);

@@ -37,6 +37,9 @@ struct HostBuild {
   std::string library_path;  // where to write the shared library
   std::vector<std::string> include_dirs;  // user -I, absolute
   std::vector<std::string> defines;       // user -D
+  // Where each of the module's sources is read, when the module names them
+  // otherwise (for the output); empty: the module's names are the paths.
+  std::vector<std::string> source_paths;
   // When set, receives the files the user sources read (the sources and
   // the headers they include outside kernelc's own and the system's),
   // absolute, sorted, from the compiler's dependency output.

@@ -77,6 +77,29 @@ const Kernel* Module::FindKernel(std::string_view n) const {
   return nullptr;
 }
 
+void ForEachPath(Module& m, const std::function<void(std::string&)>& f) {
+  auto text = [&f](std::optional<Text>& t) {
+    if (t) f(t->loc.file);
+  };
+  for (std::string& s : m.sources) f(s);
+  for (Kernel& k : m.kernels) {
+    f(k.source);
+    f(k.loc.file);
+    for (Text& t : k.grid) f(t.loc.file);
+    text(k.shared_bytes);
+    for (Param& p : k.params) {
+      f(p.loc.file);
+      text(p.shape);
+      text(p.init);
+      text(p.derived);
+    }
+    for (BlockFeature& b : k.block_features) f(b.loc.file);
+    text(k.vjp);
+    text(k.jvp);
+    for (Text& t : k.parallel) f(t.loc.file);
+  }
+}
+
 std::vector<int64_t> DefaultBlock(int rank) {
   switch (rank) {
     case 1:

@@ -5,6 +5,7 @@
 #define KERNELC_COMPILER_MODEL_MODEL_H_
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -128,6 +129,10 @@ struct Module {
 
   const Kernel* FindKernel(std::string_view name) const;
 };
+
+// Calls `f` on every file path the module holds, to read or to rename: the
+// sources, each kernel's source, and the file of every source location.
+void ForEachPath(Module& m, const std::function<void(std::string&)>& f);
 
 // The default threads per block for a grid of `rank` dimensions
 // (256 / 16x16 / 8x8x4).

@@ -108,6 +108,36 @@ def test_source_date_epoch_must_be_a_number(saxpy_pkg, tmp_path):
                                 "not a number of seconds")
 
 
+def test_same_sources_elsewhere_give_the_same_bytes(tmp_path):
+    # One source and its header, copied to two directories at different
+    # depths and built by absolute path from different working directories:
+    # nothing in the output may depend on where they are.
+    source = (EXAMPLES / "saxpy.cu").read_text().replace(
+        "#include <kernelc.h>", '#include <kernelc.h>\n#include "inc/extra.h"')
+    trees = [tmp_path / "one", tmp_path / "two" / "deeper"]
+    for t in trees:
+        (t / "src" / "inc").mkdir(parents=True)
+        (t / "src" / "saxpy.cu").write_text(source)
+        (t / "src" / "inc" / "extra.h").write_text("// nothing\n")
+    wheels = []
+    for t, cwd in zip(trees, [tmp_path, trees[1] / "src"]):
+        r = subprocess.run(
+            [str(KERNELC), "build", str(t / "src" / "saxpy.cu"), "-o",
+             str(t / "out"), "--no-cache"], cwd=cwd, capture_output=True,
+            text=True)
+        assert r.returncode == 0, r.stderr
+        wheels.append(wheel_of([t / "out" / "saxpy"], t / "dist"))
+    files = [{str(p.relative_to(t / "out")): p.read_bytes()
+              for p in sorted((t / "out").rglob("*")) if p.is_file()}
+             for t in trees]
+    assert files[0] == files[1]
+    for name, data in files[0].items():
+        assert str(tmp_path).encode() not in data, name
+    assert b"from saxpy.cu; do not edit" in files[0]["saxpy/__init__.py"]
+    with open(wheels[0], "rb") as a, open(wheels[1], "rb") as b:
+        assert a.read() == b.read()
+
+
 def test_pip_installs_the_wheel_into_a_fresh_venv(tmp_path):
     path = wheel_of([EXAMPLES / "polar.cu", "--version", "0.3.0"],
                     tmp_path / "dist")
