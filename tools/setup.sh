@@ -13,6 +13,11 @@ FFI_FLOOR_JAXLIB=0.8.1
 
 apt_packages=(bazel-bootstrap clang-14 llvm-14-dev libclang-14-dev libfmt-dev
               libcli11-dev nlohmann-json3-dev catch2 libzip-dev)
+# `python3 -m venv` needs ensurepip, which Debian's python3 leaves to the
+# python3-venv package; other Pythons (pyenv's, for one) bring their own.
+if [ ! -x .venv/bin/python ] && ! python3 -c 'import ensurepip' >/dev/null 2>&1; then
+  apt_packages+=(python3-venv)
+fi
 missing=()
 for p in "${apt_packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
