@@ -27,6 +27,7 @@ def kernelc_library(
         hdrs = [],
         targets = ["cpu"],
         cuda_archs = [],
+        use_fast_math = False,
         copts = [],
         defines = [],
         includes = [],
@@ -47,6 +48,7 @@ def kernelc_library(
       hdrs: headers that srcs include.
       targets: "cpu" and/or "cuda" (kernelc --target).
       cuda_archs: GPU architectures for the cuda target (kernelc --cuda-arch).
+      use_fast_math: NVRTC's --use_fast_math for the cuda target.
       copts: -DNAME[=VALUE] and -IDIR for the kernels.
       defines: macros for the kernels, NAME or NAME=VALUE.
       includes: include directories, relative to this package.
@@ -60,6 +62,7 @@ def kernelc_library(
         package_name = package_name or name,
         targets = targets,
         cuda_archs = cuda_archs,
+        use_fast_math = use_fast_math,
         copts = copts,
         defines = defines,
         includes = includes,

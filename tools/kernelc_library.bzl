@@ -30,7 +30,29 @@ def _flags(ctx):
                  "not '%s'" % opt, attr = "copts")
     return args
 
+_TARGETS = ["cpu", "cuda"]
+
+def _check_options(ctx):
+    """Fails at analysis, naming the attribute, where kernelc would fail only
+    when the action runs."""
+    if not ctx.attr.targets:
+        fail("give at least one target: \"cpu\" and/or \"cuda\"", attr = "targets")
+    for t in ctx.attr.targets:
+        if t not in _TARGETS:
+            fail("unknown target \"%s\" (expected \"cpu\" or \"cuda\")" % t,
+                 attr = "targets")
+    cuda = "cuda" in ctx.attr.targets
+    if ctx.attr.cuda_archs and not cuda:
+        fail("needs \"cuda\" in targets", attr = "cuda_archs")
+    if ctx.attr.use_fast_math and not cuda:
+        fail("needs \"cuda\" in targets", attr = "use_fast_math")
+    for arch in ctx.attr.cuda_archs:
+        if not arch.startswith("sm_") or not arch[3:].isdigit():
+            fail("\"%s\" is not an architecture like \"sm_80\"" % arch,
+                 attr = "cuda_archs")
+
 def _kernelc_package_impl(ctx):
+    _check_options(ctx)
     pkg = ctx.attr.package_name or ctx.label.name
     # The package directory is one tree artifact: its library's name carries
     # a content hash that only the build knows, and kernelc decides which
@@ -45,6 +67,8 @@ def _kernelc_package_impl(ctx):
     args.add("--target", ",".join(ctx.attr.targets))
     if ctx.attr.cuda_archs:
         args.add("--cuda-arch", ",".join(ctx.attr.cuda_archs))
+    if ctx.attr.use_fast_math:
+        args.add("--use-fast-math")
     args.add_all(_flags(ctx))
     # Bazel caches actions itself; kernelc's own cache would live outside
     # the sandbox.
@@ -55,8 +79,14 @@ def _kernelc_package_impl(ctx):
         inputs = ctx.files.srcs + ctx.files.hdrs,
         outputs = [out],
         mnemonic = "KernelcBuild",
-        # clang++ runs the system linker from PATH (the default shell
-        # environment: fixed under --incompatible_strict_action_env).
+        # The default shell environment: PATH, for clang++ to find the
+        # system linker (fixed under --incompatible_strict_action_env), and
+        # whatever the user passes with --action_env. For the cuda target,
+        # kernelc finds NVRTC through $CUDA_HOME (or $VIRTUAL_ENV,
+        # $CONDA_PREFIX), else /usr/local/cuda: `build
+        # --action_env=CUDA_HOME` in .bazelrc hands the toolkit to the
+        # action, and makes it part of the action's key, as it should be,
+        # since the toolkit is not one of its inputs.
         use_default_shell_env = True,
         progress_message = "Compiling kernels of %s with kernelc" % ctx.label,
     )
@@ -93,6 +123,7 @@ kernelc_package = rule(
         "package_name": attr.string(doc = "import name; default: the target's"),
         "targets": attr.string_list(default = ["cpu"], doc = "cpu, cuda"),
         "cuda_archs": attr.string_list(doc = "sm_80, sm_90, ... (cuda target)"),
+        "use_fast_math": attr.bool(doc = "NVRTC's --use_fast_math (cuda target)"),
         "copts": attr.string_list(doc = "-DNAME[=VALUE] and -IDIR"),
         "defines": attr.string_list(doc = "NAME or NAME=VALUE"),
         "includes": attr.string_list(doc = "include directories, relative to the package"),

@@ -1,8 +1,9 @@
 """kernelc_library from another workspace: tests/bazel_consumer pulls kernelc
-in with local_repository and kernelc_dependencies(), builds two libraries
-and runs a py_test that imports them. Building twice (after `bazel clean`)
-gives byte-identical packages, and editing one kernel re-runs only that
-library's action."""
+in with local_repository and kernelc_dependencies(), builds three libraries
+(one for the GPU, built but not run) and runs a py_test that imports the
+others. Building twice (after `bazel clean`) gives byte-identical packages,
+editing one kernel re-runs only that library's action, CUDA_HOME reaches
+kernelc through --action_env, and misplaced options fail at analysis."""
 
 import hashlib
 import json
@@ -20,10 +21,12 @@ CONSUMER = ROOT / "tests" / "bazel_consumer"
 # Bazel's disk cache for the consumer's build of kernelc itself, kept between
 # runs (the kernelc actions below are never taken from it).
 DISK_CACHE = ROOT / ".cache" / "bazel-consumer-disk-cache"
-PACKAGES = ("scale_ops", "axpy_ops")
+PACKAGES = ("scale_ops", "axpy_ops", "half_ops")
 
 pytestmark = pytest.mark.skipif(shutil.which("bazel") is None,
                                 reason="bazel is not installed")
+# The real NVRTC, for a CUDA_HOME of the test's own.
+CUDA_LIB64 = pathlib.Path("/usr/local/cuda/lib64")
 
 
 class Workspace:
@@ -32,8 +35,12 @@ class Workspace:
         self.output_base = output_base
         self.logs = 0
 
-    def bazel(self, *args, check=True):
+    def bazel(self, *args, check=True, env_update=None):
         env = dict(os.environ, KERNELC_PYTHON=str(ROOT / ".venv" / "bin" / "python3"))
+        # NVRTC from NVIDIA's wheels in .venv, where there is no CUDA
+        # toolkit (the consumer's .bazelrc passes VIRTUAL_ENV on).
+        env.setdefault("VIRTUAL_ENV", str(ROOT / ".venv"))
+        env.update(env_update or {})
         r = subprocess.run(
             ["bazel", f"--output_base={self.output_base}", "--max_idle_secs=120",
              *args], cwd=self.root, env=env, capture_output=True, text=True)
@@ -157,3 +164,59 @@ def test_editing_one_kernel_rebuilds_only_its_library(workspace):
     finally:
         header.write_text(original)
     assert [built_package(s) for s in spawns] == ["scale_ops"]
+
+
+def test_cuda_library_is_built_for_its_target(workspace):
+    workspace.build()
+    manifest = json.loads(
+        (workspace.package_dir("half_ops") / "kernelc.json").read_text())
+    assert manifest["targets"] == ["cuda"]
+    assert manifest["cuda"]["archs"] == ["sm_80"]
+    formats = sorted(im["format"] for b in manifest["cuda"]["binaries"]
+                     for im in b["images"])
+    assert formats == ["cubin", "ptx"]
+
+
+@pytest.mark.skipif(not list(CUDA_LIB64.glob("libnvrtc.so*")),
+                    reason="needs the CUDA toolkit's NVRTC in /usr/local/cuda")
+def test_cuda_home_reaches_kernelc(workspace, tmp_path):
+    # A toolkit whose cuda_fp16.h refuses to compile: the action fails with
+    # its message only if kernelc looked there.
+    home = tmp_path / "cuda"
+    (home / "include").mkdir(parents=True)
+    (home / "lib64").symlink_to(CUDA_LIB64)
+    (home / "include" / "cuda_fp16.h").write_text(
+        "#error kernelc-test-toolkit\n")
+    r = workspace.bazel("build", "//:half_ops_package", check=False,
+                        env_update={"CUDA_HOME": str(home)})
+    assert r.returncode != 0
+    assert "kernelc-test-toolkit" in r.stderr
+
+
+MISPLACED = """\
+load("@kernelc//tools:defs.bzl", "kernelc_library")
+
+kernelc_library(name = "archs", srcs = ["k.cu"],
+                cuda_archs = ["sm_80"])
+kernelc_library(name = "fast", srcs = ["k.cu"],
+                use_fast_math = True)
+kernelc_library(name = "tpu", srcs = ["k.cu"],
+                targets = ["cpu", "tpu"])
+"""
+
+
+def test_misplaced_options_fail_at_analysis(workspace):
+    bad = workspace.root / "bad"
+    bad.mkdir()
+    (bad / "BUILD.bazel").write_text(MISPLACED)
+    (bad / "k.cu").write_text("// never compiled\n")
+    try:
+        r = workspace.bazel("build", "--nobuild", "--keep_going", "//bad:all",
+                            check=False)
+    finally:
+        shutil.rmtree(bad)
+    assert r.returncode != 0
+    for message in ['attribute cuda_archs: needs "cuda" in targets',
+                    'attribute use_fast_math: needs "cuda" in targets',
+                    'attribute targets: unknown target "tpu"']:
+        assert message in r.stderr, r.stderr
