@@ -4,17 +4,22 @@ the same kernel source in the same run.
 
     .venv/bin/python bench/build_times.py [--runs N]
 
-cold: a build with an empty cache directory (frontend, Clang compile of the
-kernels and the shim, link). warm: the same build again with the cache
-filled (no compiler runs). Baselines: `nvcc -c -O3` of the source (host and
-device code, the usual object a hand-written op starts from) and, for .cu
-files, `nvcc -cubin -arch=sm_80 -O3` (device code only). Each figure is the
-median of N runs; ratios are against `nvcc -c` measured in this run.
-A benchmark, not a test: it never fails on a slow figure.
+Each example is built for --target cpu, and .cu examples also for cuda and
+cpu,cuda (with --cuda-arch sm_80, like the nvcc -cubin baseline); a .cc
+example's host kernels run on the CPU only, so it gets cpu,cuda instead of
+cuda. cold: a build with an empty cache directory (frontend, Clang compile
+of the kernels and the shim, NVRTC for cuda, link). warm: the same build
+again with the cache filled (no compiler runs, NVRTC not loaded).
+Baselines: `nvcc -c -O3` of the source (host and device code, the usual
+object a hand-written op starts from) and, for .cu files, `nvcc -cubin
+-arch=sm_80 -O3` (device code only). Each figure is the median of N runs;
+ratios are against `nvcc -c` measured in this run. A benchmark, not a
+test: it never fails on a slow figure.
 """
 
 import argparse
 import pathlib
+import re
 import shutil
 import statistics
 import subprocess
@@ -37,6 +42,18 @@ def median_ms(samples):
     return 1000.0 * statistics.median(samples)
 
 
+def nvcc_release(nvcc):
+    r = subprocess.run([str(nvcc), "--version"], capture_output=True, text=True)
+    m = re.search(r"release (\S+),", r.stdout)
+    return m.group(1) if m else "?"
+
+
+def targets_of(example):
+    if example.suffix == ".cu":
+        return ["cpu", "cuda", "cpu,cuda"]
+    return ["cpu", "cpu,cuda"]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=5)
@@ -50,28 +67,34 @@ def main():
     with tempfile.TemporaryDirectory(prefix="kernelc-bench-") as tmp:
         tmp = pathlib.Path(tmp)
         for ex in examples:
-            build = [str(KERNELC), "build", str(ex), "-o", str(tmp / "out")]
-            cold = []
-            for i in range(args.runs):
-                cache = tmp / f"cold-{ex.stem}-{i}"
-                cold.append(timed(build + ["--cache-dir", str(cache)]))
-            warm_cache = tmp / f"warm-{ex.stem}"
-            timed(build + ["--cache-dir", str(warm_cache)])
-            warm = [timed(build + ["--cache-dir", str(warm_cache)])
-                    for _ in range(args.runs)]
-            row = {"example": ex.name, "cold": median_ms(cold),
-                   "warm": median_ms(warm), "nvcc_c": None, "nvcc_cubin": None}
+            nvcc_c = nvcc_cubin = None
             if nvcc:
                 inc = ["-I", str(ROOT / "runtime" / "include")]
-                row["nvcc_c"] = median_ms([
+                nvcc_c = median_ms([
                     timed([str(nvcc), "-c", "-O3", *inc, str(ex), "-o",
                            str(tmp / "x.o")]) for _ in range(args.runs)])
                 if ex.suffix == ".cu":
-                    row["nvcc_cubin"] = median_ms([
+                    nvcc_cubin = median_ms([
                         timed([str(nvcc), "-cubin", "-arch=sm_80", "-O3", *inc,
                                str(ex), "-o", str(tmp / "x.cubin")])
                         for _ in range(args.runs)])
-            rows.append(row)
+            for target in targets_of(ex):
+                build = [str(KERNELC), "build", str(ex), "-o", str(tmp / "out"),
+                         "--target", target]
+                if "cuda" in target:
+                    build += ["--cuda-arch", "sm_80"]
+                tag = f"{ex.stem}-{target.replace(',', '-')}"
+                cold = []
+                for i in range(args.runs):
+                    cache = tmp / f"cold-{tag}-{i}"
+                    cold.append(timed(build + ["--cache-dir", str(cache)]))
+                warm_cache = tmp / f"warm-{tag}"
+                timed(build + ["--cache-dir", str(warm_cache)])
+                warm = [timed(build + ["--cache-dir", str(warm_cache)])
+                        for _ in range(args.runs)]
+                rows.append({"example": ex.name, "target": target,
+                             "cold": median_ms(cold), "warm": median_ms(warm),
+                             "nvcc_c": nvcc_c, "nvcc_cubin": nvcc_cubin})
 
     def fmt(v):
         return "-" if v is None else f"{v:.0f}"
@@ -79,12 +102,15 @@ def main():
     def ratio(a, b):
         return "-" if b is None else f"{a / b:.2f}"
 
-    print(f"median of {args.runs} runs, milliseconds; nvcc: {nvcc or 'not found'}")
-    print("| example | kernelc cold | kernelc warm | nvcc -c | nvcc -cubin sm_80 "
-          "| cold / nvcc -c | warm / nvcc -c |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    release = nvcc_release(nvcc) if nvcc else None
+    print(f"median of {args.runs} runs, milliseconds; nvcc: "
+          f"{f'{nvcc} (release {release})' if nvcc else 'not found'}")
+    print("| example | target | kernelc cold | kernelc warm | nvcc -c "
+          "| nvcc -cubin sm_80 | cold / nvcc -c | warm / nvcc -c |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
     for r in rows:
-        print(f"| {r['example']} | {fmt(r['cold'])} | {r['warm']:.1f} | "
+        print(f"| {r['example']} | {r['target']} | {fmt(r['cold'])} | "
+              f"{r['warm']:.1f} | "
               f"{fmt(r['nvcc_c'])} | {fmt(r['nvcc_cubin'])} | "
               f"{ratio(r['cold'], r['nvcc_c'])} | {ratio(r['warm'], r['nvcc_c'])} |")
 
