@@ -316,6 +316,30 @@ class OutputNames {
   std::string base_;
 };
 
+// A digest of every file compiled into kernelc: the templates, kernelc's
+// headers and the XLA FFI headers all shape a package, and a kernelc rebuilt
+// with other ones keeps its version string. Computed once per process (some
+// 300 KB of SHA-256, about a millisecond), for the build cache and the
+// content hash.
+const std::string& EmbeddedFilesDigest() {
+  static const std::string digest = [] {
+    cache::KeyBuilder key;
+    const std::pair<const char*, const std::vector<EmbeddedFile>*> sets[] = {
+        {"templates", &embedded::Templates()},
+        {"headers", &embedded::UserHeaders()},
+        {"xla-ffi", &embedded::XlaFfiHeaders()}};
+    for (const auto& [set, files] : sets) {
+      key.Add("set", set);
+      for (const EmbeddedFile& f : *files) {
+        key.Add("path", f.path);
+        key.Add("contents", f.contents);
+      }
+    }
+    return key.Finish();
+  }();
+  return digest;
+}
+
 // `source_paths`: where each of m.sources is read.
 std::string ContentHash(const Options& o, const model::Module& m,
                         const emit::BuildInfo& info,
@@ -328,6 +352,7 @@ std::string ContentHash(const Options& o, const model::Module& m,
     h.update(llvm::StringRef(value.data(), value.size()));
   };
   add("kernelc", kVersion);
+  add("kernelc-embedded-files", EmbeddedFilesDigest());
   add("clang", CLANG_VERSION_STRING);
   add("jaxlib-headers", kJaxlibFloor);
   add("package", o.name);
@@ -339,8 +364,10 @@ std::string ContentHash(const Options& o, const model::Module& m,
     add(m.sources[i], ReadFile(source_paths[i]).value_or(""));
   // The CUDA binaries stand for NVRTC's version, flags and included headers.
   if (!info.cuda_toolchain.empty()) add("cuda", info.cuda_toolchain);
-  for (const emit::CudaBinary& b : info.cuda_binaries)
+  for (const emit::CudaBinary& b : info.cuda_binaries) {
     for (const emit::CudaImage& im : b.images) add(b.source, im.sha256);
+    for (const emit::CudaImage& im : b.fold_images) add("fold", im.sha256);
+  }
   return llvm::toHex(h.final(), /*LowerCase=*/true);
 }
 
@@ -512,29 +539,6 @@ int CmdEmit(Options& o) {
   return s.ok() ? kOk : Report(s.error());
 }
 
-// A digest of every file compiled into kernelc: the templates, kernelc's
-// headers and the XLA FFI headers all shape a package, and a kernelc rebuilt
-// with other ones keeps its version string. Computed once per process (some
-// 300 KB of SHA-256, about a millisecond), and only for the build cache.
-const std::string& EmbeddedFilesDigest() {
-  static const std::string digest = [] {
-    cache::KeyBuilder key;
-    const std::pair<const char*, const std::vector<EmbeddedFile>*> sets[] = {
-        {"templates", &embedded::Templates()},
-        {"headers", &embedded::UserHeaders()},
-        {"xla-ffi", &embedded::XlaFfiHeaders()}};
-    for (const auto& [set, files] : sets) {
-      key.Add("set", set);
-      for (const EmbeddedFile& f : *files) {
-        key.Add("path", f.path);
-        key.Add("contents", f.contents);
-      }
-    }
-    return key.Finish();
-  }();
-  return digest;
-}
-
 // The build cache's direct key: everything known before any compiler work
 // (the headers the sources include are checked per entry). Empty when
 // something cannot be read: then the build goes without the cache, and
@@ -547,6 +551,9 @@ std::string BuildCacheKey(const Options& o,
   key.Add("cache-format", "1");
   key.Add("kernelc", kVersion);
   key.Add("kernelc-embedded-files", EmbeddedFilesDigest());
+  // kernelc's own code by identity, like the host compiler below: a
+  // kernelc rebuilt with other emitters keeps its version string.
+  if (!key.AddFileIdentity("kernelc-executable", "/proc/self/exe")) return "";
   key.Add("jaxlib-headers", kJaxlibFloor);
   key.Add("ffi-api", kFfiApi);
   // The host compiler by identity, without running it: its real path,
