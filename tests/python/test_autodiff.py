@@ -225,6 +225,22 @@ __global__ void halve_bwd(KC_IN("n") const float* d_y,
   int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
   if (i < m) d_x[i] = 0.5f * d_y[i];
 }
+// The backward kernel never sees b: its gradient's extent follows from
+// d_y, right only when b has x's extent.
+KC_GRID("n")
+KC_VJP("shift_bwd")
+__global__ void shift(KC_IN("n") const float* x, KC_IN("_") const float* b,
+                      KC_DERIVED("x.size") int64_t n, KC_OUT("n") float* y) {
+  int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (i < n) y[i] = x[i] + b[0];
+}
+KC_GRID("n")
+__global__ void shift_bwd(KC_IN("n") const float* d_y,
+                          KC_DERIVED("d_y.size") int64_t n,
+                          KC_OUT("n") float* d_x, KC_OUT("n") float* d_b) {
+  int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (i < n) d_x[i] = d_b[i] = d_y[i];
+}
 // Forward mode only.
 KC_GRID("n")
 KC_JVP("twice_jvp")
@@ -269,6 +285,20 @@ def test_gradient_shapes_are_checked_at_trace_time(checked):
         jax.jit(jax.grad(lambda x: jnp.sum(checked.halve(x))))(np.ones(5, np.float32))
     with pytest.raises(ValueError, match="returns 'd_x' with shape \\(2,\\)"):
         jax.vmap(jax.grad(lambda x: jnp.sum(checked.halve(x))))(np.ones((2, 3), np.float32))
+
+
+def test_gradient_shapes_are_checked_for_every_input_shape(checked):
+    # The check runs again when an input the backward kernel does not
+    # receive changes shape, though what it receives does not.
+    loss = lambda x, b: jnp.sum(checked.shift(x, b))
+    x = np.ones(4, np.float32)
+    gx, gb = jax.grad(loss, argnums=(0, 1))(x, np.ones(4, np.float32))
+    np.testing.assert_array_equal(np.asarray(gx), np.ones(4))
+    with pytest.raises(ValueError, match=exactly(
+            "shift: backward kernel 'shift_bwd' returns 'd_b' with shape (4,) and "
+            "dtype float32, but it is the gradient of input 'b', which has shape "
+            "(3,) and dtype float32")):
+        jax.grad(loss, argnums=(0, 1))(x, np.ones(3, np.float32))
 
 
 def test_tangent_shapes_are_checked_at_trace_time(checked):

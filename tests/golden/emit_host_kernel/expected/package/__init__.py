@@ -51,9 +51,9 @@ import os as _os
 from . import _kernelc as _kc
 
 _LIBRARY = _ctypes.CDLL(
-    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_kernelc_1265c18339e1.so"))
+    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_kernelc_794853c2225d.so"))
 
-_kc.register(_LIBRARY, "histogram.histogram.1265c18339e1", "kc_histogram_histogram_1265c18339e1_cpu", "cpu")
+_kc.register(_LIBRARY, "histogram.histogram.794853c2225d", "kc_histogram_histogram_794853c2225d_cpu", "cpu")
 __all__ = ["histogram"]
 
 
@@ -76,7 +76,7 @@ def _histogram_op(values, lo, hi, bins):
     _s_rows = values.shape[0]
     _s_cols = values.shape[1]
     _results = _kc.call(
-        "histogram.histogram.1265c18339e1",
+        "histogram.histogram.794853c2225d",
         [_kc.out_shape("histogram", "counts", "int32", lambda: (_s_rows, int(bins)), ("rows", "bins"))],
         [values],
         {},
