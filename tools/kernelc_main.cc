@@ -99,7 +99,11 @@ frontend::Options FrontendOptions(const Options& o,
   frontend::Options fo = frontend::DefaultOptions();
   fo.include_dirs = o.include_dirs;
   fo.defines = o.defines;
-  fo.cuda_include_dirs = backends::FindCudaIncludeDirs();
+  // The toolkit of the NVRTC that the build cache's key names and that
+  // compiles the kernels.
+  if (std::optional<backends::NvrtcLocation> nvrtc = backends::LocateNvrtc();
+      nvrtc && !nvrtc->cuda_include.empty())
+    fo.cuda_include_dirs = backends::ToolkitIncludeDirs(nvrtc->cuda_include);
   if (targets == std::vector<std::string>{"cuda"} &&
       !fo.cuda_include_dirs.empty()) {
     fo.dialect = frontend::Options::Dialect::kCudaDevice;
@@ -319,8 +323,8 @@ class OutputNames {
 // A digest of every file compiled into kernelc: the templates, kernelc's
 // headers and the XLA FFI headers all shape a package, and a kernelc rebuilt
 // with other ones keeps its version string. Computed once per process (some
-// 300 KB of SHA-256, about a millisecond), for the build cache and the
-// content hash.
+// 300 KB of SHA-256, about a millisecond), for the content hash; only a
+// build that misses the cache computes it.
 const std::string& EmbeddedFilesDigest() {
   static const std::string digest = [] {
     cache::KeyBuilder key;
@@ -363,7 +367,8 @@ std::string ContentHash(const Options& o, const model::Module& m,
   for (size_t i = 0; i < m.sources.size(); ++i)
     add(m.sources[i], ReadFile(source_paths[i]).value_or(""));
   // The CUDA binaries stand for NVRTC's version, flags and included headers.
-  if (!info.cuda_toolchain.empty()) add("cuda", info.cuda_toolchain);
+  if (info.cuda_version != 0)
+    add("cuda", "nvrtc " + emit::CudaVersionText(info.cuda_version));
   for (const emit::CudaBinary& b : info.cuda_binaries) {
     for (const emit::CudaImage& im : b.images) add(b.source, im.sha256);
     for (const emit::CudaImage& im : b.fold_images) add("fold", im.sha256);
@@ -432,8 +437,6 @@ Status CompileCudaTarget(const Options& o, const model::Module& m,
   info->cuda_archs = cb.archs;
   info->cuda_fast_math = cb.fast_math;
   info->cuda_binaries = std::move(bins).value();
-  info->cuda_toolchain = "nvrtc " + nvrtc.value().version();
-  info->cuda_nvrtc = nvrtc.value().version();
   info->cuda_version = nvrtc.value().cuda_version();
   if (nvrtc_library) *nvrtc_library = nvrtc.value().library();
   return Status();
@@ -493,10 +496,6 @@ Result<emit::Output> Generate(Options& o, model::Module* module,
   return emit::EmitPackage(plan.value(), *info);
 }
 
-Status WriteTree(const std::string& dir, const emit::FileMap& files) {
-  return WriteFilesIfChanged(dir, files);
-}
-
 // `kernelc inspect PKGDIR`: the manifest of a built package (its targets,
 // CUDA architectures and each binary's SHA-256, the model), as built.
 int InspectPackage(const std::string& dir) {
@@ -534,8 +533,8 @@ int CmdEmit(Options& o) {
   emit::BuildInfo info;
   Result<emit::Output> out = Generate(o, &m, &info);
   if (!out.ok()) return Report(out.error());
-  Status s = WriteTree(o.out_dir + "/package", out.value().package);
-  if (s.ok()) s = WriteTree(o.out_dir + "/build", out.value().build);
+  Status s = WriteFilesIfChanged(o.out_dir + "/package", out.value().package);
+  if (s.ok()) s = WriteFilesIfChanged(o.out_dir + "/build", out.value().build);
   return s.ok() ? kOk : Report(s.error());
 }
 
@@ -550,9 +549,10 @@ std::string BuildCacheKey(const Options& o,
   cache::KeyBuilder key;
   key.Add("cache-format", "1");
   key.Add("kernelc", kVersion);
-  key.Add("kernelc-embedded-files", EmbeddedFilesDigest());
-  // kernelc's own code by identity, like the host compiler below: a
-  // kernelc rebuilt with other emitters keeps its version string.
+  // kernelc by identity, like the host compiler below: a kernelc rebuilt
+  // with other emitters, templates or headers keeps its version string.
+  // (The content hash, which must not depend on the machine, holds the
+  // digest of the embedded files instead.)
   if (!key.AddFileIdentity("kernelc-executable", "/proc/self/exe")) return "";
   key.Add("jaxlib-headers", kJaxlibFloor);
   key.Add("ffi-api", kFfiApi);
@@ -601,7 +601,7 @@ Status InstallPackage(const Options& o, const emit::FileMap& files,
                       const std::string& library_file) {
   std::string pkg_dir = o.out_dir + "/" + o.name;
   std::optional<std::string> old_manifest = ReadFile(pkg_dir + "/kernelc.json");
-  Status s = WriteTree(pkg_dir, files);
+  Status s = WriteFilesIfChanged(pkg_dir, files);
   if (s.ok() && old_manifest) {
     nlohmann::json j = nlohmann::json::parse(*old_manifest, nullptr, false);
     if (j.is_object() && j.contains("library") && j["library"].is_string()) {
@@ -779,6 +779,12 @@ int CmdBuild(Options& o) {
       // The sources a JSON spec names are read too.
       for (const std::string& src : record.source_paths)
         dependencies.push_back(Absolute(src));
+      // The key holds the sources on the command line already; a lookup
+      // need not read and hash them a second time.
+      for (const std::string& src : o.sources)
+        dependencies.erase(std::remove(dependencies.begin(), dependencies.end(),
+                                       Absolute(src)),
+                           dependencies.end());
       std::sort(dependencies.begin(), dependencies.end());
       dependencies.erase(std::unique(dependencies.begin(), dependencies.end()),
                          dependencies.end());

@@ -18,6 +18,7 @@
 
 #include "compiler/emit/code_writer.h"
 #include "compiler/util/file_io.h"
+#include "kernelc/fold.h"
 #include "runtime/embedded_headers.h"
 
 namespace kernelc::backends {
@@ -175,14 +176,6 @@ std::vector<std::string> ToolkitIncludeDirs(const std::string& include) {
   if (llvm::sys::fs::is_directory(include + "/cccl"))
     dirs.push_back(include + "/cccl");
   return dirs;
-}
-
-std::vector<std::string> FindCudaIncludeDirs() {
-  for (const auto& [lib, include] : Candidates())
-    if (llvm::sys::fs::exists(lib) &&
-        llvm::sys::fs::exists(include + "/cuda_fp16.h"))
-      return ToolkitIncludeDirs(include);
-  return {};
 }
 
 std::optional<NvrtcLocation> LocateNvrtc() {
@@ -409,81 +402,31 @@ Result<Compiled> CompileProgram(const Nvrtc& nvrtc, const Headers& headers,
 // and using neither blockIdx.z nor gridDim.z according to the PTX.
 std::vector<const model::Kernel*> FoldCandidates(const model::Module& module,
                                                  const emit::CudaBinary& bin) {
-  std::string_view ptx;
+  PtxFunctions ptx;
   for (const emit::CudaImage& im : bin.images)
-    if (im.is_ptx) ptx = im.data;
+    if (im.is_ptx) ptx = ParsePtxFunctions(im.data);
   std::vector<const model::Kernel*> out;
   for (size_t i = 0; i < bin.kernels.size(); ++i) {
     const model::Kernel* k = module.FindKernel(bin.kernels[i]);
     if (k == nullptr || k->grid.size() >= 3 || k->elementwise) continue;
-    int tensors = 0;
-    for (const model::Param& p : k->params)
-      if (p.role != model::Role::kScalar && p.role != model::Role::kDerived)
-        ++tensors;
-    if (tensors > kFoldMaxTensors) continue;
+    const auto tensors = std::count_if(
+        k->params.begin(), k->params.end(),
+        [](const model::Param& p) { return model::IsTensor(p.role); });
+    if (tensors > ::kc::fold::kMaxTensors) continue;
     if (UsesGridZ(ptx, bin.lowered[i])) continue;
     out.push_back(k);
   }
   return out;
 }
 
-// The fold program of a source: the source again, its __global__ kernels as
-// device functions, and an entry per candidate (kernelc/fold.h).
-Result<std::string> FoldProgram(const std::string& source,
-                                const std::string& text,
-                                const std::vector<const model::Kernel*>& ks) {
-  std::string entries;
-  for (const model::Kernel* k : ks) {
-    std::vector<int64_t> block =
-        k->block.empty() ? model::DefaultBlock(static_cast<int>(k->grid.size()))
-                         : k->block;
-    int64_t threads = 1;
-    for (int64_t b : block) threads *= b;
-    std::string params, shifts, args;
-    int tensor = 0;
-    for (size_t i = 0; i < k->params.size(); ++i) {
-      const model::Param& p = k->params[i];
-      params += fmt::format("::kc::fold::Param<decltype({}), {}> a{},\n",
-                            k->name, i, i);
-      args += fmt::format("{}a{}", i ? ", " : "", i);
-      if (p.role != model::Role::kScalar && p.role != model::Role::kDerived)
-        shifts += fmt::format(
-            "::kc::fold::Shift(a{}, ::kc::fold::Offset(kc_batch, {}));\n", i,
-            tensor++);
-    }
-    Result<std::string> entry = emit::FillTemplate(
-        "cpp/cuda_fold_entry.cu.tmpl", {{"kernel", k->name},
-                                        {"entry", FoldEntryName(k->name)},
-                                        {"threads", std::to_string(threads)},
-                                        {"params", params},
-                                        {"shifts", shifts},
-                                        {"args", args}});
-    if (!entry.ok()) return entry.error();
-    entries += entry.value();
-  }
-  return emit::FillTemplate(
-      "cpp/cuda_fold_program.cu.tmpl",
-      {{"source", source}, {"text", text}, {"entries", entries}});
-}
-
 }  // namespace
 
-std::string FoldEntryName(const std::string& kernel) {
-  return "kc_fold_" + kernel;
-}
-
-bool UsesGridZ(std::string_view ptx, std::string_view entry) {
-  // The bodies of the PTX's functions with a body, by name, and whether each
-  // is a .func (which a call can reach): a header line names the function
-  // before its last '(', and the body runs from the next '{' at depth 0 to
-  // its '}'.
-  struct Body {
-    std::string text;
-    bool callable = false;
-  };
-  std::map<std::string, Body, std::less<>> bodies;
+PtxFunctions ParsePtxFunctions(std::string_view ptx) {
+  // A header line names the function before its last '(', and the body
+  // runs from the next '{' at depth 0 to its '}'.
+  PtxFunctions functions;
   std::string current;
-  Body body;
+  PtxFunction f;
   int depth = 0;
   bool in_body = false;
   for (llvm::StringRef line :
@@ -494,7 +437,7 @@ bool UsesGridZ(std::string_view ptx, std::string_view entry) {
       llvm::StringRef head = t.substr(0, t.rfind('(')).rtrim();
       current = head.rsplit(' ').second.str();
       if (current.empty()) current = head.str();
-      body.callable = t.contains(".func ");
+      f.callable = t.contains(".func ");
       continue;
     }
     if (current.empty()) continue;
@@ -505,24 +448,28 @@ bool UsesGridZ(std::string_view ptx, std::string_view entry) {
         --depth;
       }
     }
-    if (in_body) body.text += t.str() + "\n";
+    if (in_body) f.body += t.str() + "\n";
     if (in_body && depth == 0) {
-      bodies[current] = std::move(body);
-      body = Body();
+      functions[current] = std::move(f);
+      f = PtxFunction();
       current.clear();
       in_body = false;
     }
   }
+  return functions;
+}
+
+bool UsesGridZ(const PtxFunctions& ptx, std::string_view entry) {
   auto uses_z = [](llvm::StringRef b) {
     return b.contains("%ctaid.z") || b.contains("%nctaid.z");
   };
-  auto it = bodies.find(entry);
-  if (it == bodies.end()) return true;  // unknown: assume it does
-  if (uses_z(it->second.text)) return true;
+  auto it = ptx.find(entry);
+  if (it == ptx.end()) return true;  // unknown: assume it does
+  if (uses_z(it->second.body)) return true;
   // A call may reach a function that does: conservatively, any.
-  if (!llvm::StringRef(it->second.text).contains("call")) return false;
-  for (const auto& [name, b] : bodies)
-    if (b.callable && uses_z(b.text)) return true;
+  if (!llvm::StringRef(it->second.body).contains("call")) return false;
+  for (const auto& [name, f] : ptx)
+    if (f.callable && uses_z(f.body)) return true;
   return false;
 }
 
@@ -568,18 +515,16 @@ Result<std::vector<emit::CudaBinary>> CompileCuda(const Nvrtc& nvrtc,
     // element instead, as without it.
     std::vector<const model::Kernel*> fold = FoldCandidates(module, bin);
     if (!fold.empty()) {
-      Result<std::string> fold_program = FoldProgram(src, *text, fold);
+      Result<std::string> fold_program =
+          emit::CudaFoldProgram(src, *text, fold);
       if (!fold_program.ok()) return fold_program.error();
       Result<Compiled> f = CompileProgram(nvrtc, headers, fold_program.value(),
                                           src, {}, build, std::string(dir));
       if (!f.ok()) return f.error();
       if (f.value().failed_log.empty()) {
-        for (const model::Kernel* k : fold) {
-          bin.fold_kernels.push_back(k->name);
-          bin.fold_entries.push_back(FoldEntryName(k->name));
-        }
+        for (const model::Kernel* k : fold) bin.fold_kernels.push_back(k->name);
         bin.fold_images = std::move(f.value().images);
-        bin.fold_program = std::move(fold_program).value();
+        bin.text = std::move(*text);
       }
     }
     out.push_back(std::move(bin));

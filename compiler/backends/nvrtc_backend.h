@@ -5,6 +5,7 @@
 #ifndef KERNELC_COMPILER_BACKENDS_NVRTC_BACKEND_H_
 #define KERNELC_COMPILER_BACKENDS_NVRTC_BACKEND_H_
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -57,11 +58,6 @@ Result<Nvrtc> FindNvrtc();
 // where that exists.
 std::vector<std::string> ToolkitIncludeDirs(const std::string& include);
 
-// The include directories of the CUDA toolkit that FindNvrtc would pick,
-// found without loading NVRTC (the same search, by file existence); empty
-// when there is none.
-std::vector<std::string> FindCudaIncludeDirs();
-
 // Where FindNvrtc looks first, found without loading anything: the first
 // library in its search order that exists, and the toolkit include
 // directory beside it (empty when that has no cuda_fp16.h). It identifies
@@ -101,16 +97,20 @@ Result<std::vector<emit::CudaBinary>> CompileCuda(const Nvrtc& nvrtc,
                                                   const CudaBuild& build,
                                                   diag::DiagnosticSink& diags);
 
-// The batch fold (runtime/include/kernelc/fold.h): the most tensor
-// parameters a folded kernel may have (kc::fold::kMaxTensors), and the name
-// of a kernel's fold entry in its source's fold program.
-constexpr int kFoldMaxTensors = 24;
-std::string FoldEntryName(const std::string& kernel);
+// The functions of a PTX module that have a body (.entry and .func), by
+// name; `callable` for a .func, which a call can reach.
+struct PtxFunction {
+  std::string body;
+  bool callable = false;
+};
+using PtxFunctions = std::map<std::string, PtxFunction, std::less<>>;
+PtxFunctions ParsePtxFunctions(std::string_view ptx);
 
 // Whether the PTX function `entry` reads blockIdx.z or gridDim.z (%ctaid.z,
 // %nctaid.z), or calls a function and any function of the PTX does; true
-// when `entry` is not in the PTX.
-bool UsesGridZ(std::string_view ptx, std::string_view entry);
+// when `entry` is not in the PTX. Such a kernel's batch cannot fold into the
+// grid's z axis (kernelc/fold.h).
+bool UsesGridZ(const PtxFunctions& ptx, std::string_view entry);
 
 // Turns an NVRTC log into diagnostics: "file(line): error: message" lines,
 // with the column from the caret line below them. Returns whether any line

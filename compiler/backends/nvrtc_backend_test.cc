@@ -151,20 +151,20 @@ constexpr const char* kPtx = R"(
 )";
 
 TEST_CASE("Kernels that read blockIdx.z or gridDim.z do not fold") {
-  CHECK_FALSE(UsesGridZ(kPtx, "flat"));
-  CHECK(UsesGridZ(kPtx, "deep"));
+  const PtxFunctions functions = ParsePtxFunctions(kPtx);
+  CHECK(functions.size() == 4);
+  CHECK(functions.at("_Z6helperi").callable);
+  CHECK_FALSE(functions.at("flat").callable);
+  CHECK_FALSE(UsesGridZ(functions, "flat"));
+  CHECK(UsesGridZ(functions, "deep"));
   // A call may reach a function that reads them: this one does.
-  CHECK(UsesGridZ(kPtx, "calls"));
+  CHECK(UsesGridZ(functions, "calls"));
   // Unknown kernels are taken to.
-  CHECK(UsesGridZ(kPtx, "missing"));
+  CHECK(UsesGridZ(functions, "missing"));
   // Without any function that reads them, a call is harmless.
   std::string ptx = kPtx;
   ptx.replace(ptx.find("%nctaid.z"), 9, "%nctaid.x");
-  CHECK_FALSE(UsesGridZ(ptx, "calls"));
-}
-
-TEST_CASE("Fold entries are named after their kernels") {
-  CHECK(FoldEntryName("matmul") == "kc_fold_matmul");
+  CHECK_FALSE(UsesGridZ(ParsePtxFunctions(ptx), "calls"));
 }
 
 }  // namespace

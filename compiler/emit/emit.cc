@@ -1099,6 +1099,49 @@ std::string CudaImageName(const CudaBinary& b, const CudaImage& im, bool fold) {
                      im.is_ptx ? "ptx" : "cubin");
 }
 
+Result<std::string> CudaFoldProgram(
+    const std::string& source, std::string_view text,
+    const std::vector<const model::Kernel*>& kernels) {
+  std::string entries;
+  for (const model::Kernel* k : kernels) {
+    std::vector<int64_t> block =
+        k->block.empty() ? model::DefaultBlock(static_cast<int>(k->grid.size()))
+                         : k->block;
+    int64_t threads = 1;
+    for (int64_t b : block) threads *= b;
+    // Tensor parameters are numbered in declaration order, as the handler
+    // fills kc::fold::Batch::step.
+    std::string params, shifts, args;
+    int tensor = 0;
+    for (size_t i = 0; i < k->params.size(); ++i) {
+      params += fmt::format("::kc::fold::Param<decltype({}), {}> a{},\n",
+                            k->name, i, i);
+      args += fmt::format("{}a{}", i ? ", " : "", i);
+      if (model::IsTensor(k->params[i].role))
+        shifts += fmt::format(
+            "::kc::fold::Shift(a{}, ::kc::fold::Offset(kc_batch, {}));\n", i,
+            tensor++);
+    }
+    Result<std::string> entry =
+        FillTemplate("cpp/cuda_fold_entry.cu.tmpl",
+                     {{"kernel", k->name},
+                      {"entry", Namer::CudaFoldEntry(k->name)},
+                      {"threads", std::to_string(threads)},
+                      {"params", params},
+                      {"shifts", shifts},
+                      {"args", args}});
+    if (!entry.ok()) return entry.error();
+    entries += entry.value();
+  }
+  return FillTemplate(
+      "cpp/cuda_fold_program.cu.tmpl",
+      {{"source", source}, {"text", std::string(text)}, {"entries", entries}});
+}
+
+std::string CudaVersionText(int cuda_version) {
+  return fmt::format("{}.{}", cuda_version / 1000, cuda_version % 1000 / 10);
+}
+
 std::string HostSourceName(const std::string& source, int source_index) {
   return fmt::format("host_{}_{}.cc", source_index, Stem(source));
 }
@@ -1189,14 +1232,15 @@ Result<Output> EmitPackage(const sema::ModulePlan& plan,
             "no CUDA binary for kernel '{}' of {}", name, kp.kernel->source));
       const CudaBinary& b = *it->second;
       CudaSlot slot;
-      slot.cache = fmt::format("kc_cuda_cache_{}", b.source_index);
+      slot.cache = Namer::CudaCacheAccessor(b.source_index, /*fold=*/false);
       slot.slot =
           static_cast<int>(std::find(b.kernels.begin(), b.kernels.end(), name) -
                            b.kernels.begin());
       slot.fill_slot = static_cast<int>(b.kernels.size());
       auto fold = std::find(b.fold_kernels.begin(), b.fold_kernels.end(), name);
       if (fold != b.fold_kernels.end()) {
-        slot.fold_cache = fmt::format("kc_cuda_fold_cache_{}", b.source_index);
+        slot.fold_cache =
+            Namer::CudaCacheAccessor(b.source_index, /*fold=*/true);
         slot.fold_slot = static_cast<int>(fold - b.fold_kernels.begin());
       }
       std::string impl = fmt::format("{}_cuda_impl", name);
@@ -1243,7 +1287,7 @@ Result<Output> EmitPackage(const sema::ModulePlan& plan,
       Result<std::string> cache = FillTemplate(
           "cpp/cuda_module_cache.cc.tmpl",
           {{"source", b.source},
-           {"cache", fmt::format("kc_cuda_cache_{}", b.source_index)},
+           {"cache", Namer::CudaCacheAccessor(b.source_index, /*fold=*/false)},
            {"module", module}});
       if (!cache.ok()) return cache.error();
       caches.push_back(cache.value());
@@ -1253,7 +1297,7 @@ Result<Output> EmitPackage(const sema::ModulePlan& plan,
       cache = FillTemplate(
           "cpp/cuda_module_cache.cc.tmpl",
           {{"source", b.source + " (fold program)"},
-           {"cache", fmt::format("kc_cuda_fold_cache_{}", b.source_index)},
+           {"cache", Namer::CudaCacheAccessor(b.source_index, /*fold=*/true)},
            {"module", fold}});
       if (!cache.ok()) return cache.error();
       caches.push_back(cache.value());
@@ -1316,10 +1360,21 @@ Result<Output> EmitPackage(const sema::ModulePlan& plan,
       if (!set.ok()) return set.error();
       sets.push_back(set.value());
       if (b.fold_kernels.empty()) continue;
+      std::vector<std::string> entries;
+      std::vector<const model::Kernel*> folded;
+      for (const std::string& k : b.fold_kernels) {
+        entries.push_back(Namer::CudaFoldEntry(k));
+        folded.push_back(m.FindKernel(k));
+      }
       set = image_set(b, namer.CudaFoldModuleSymbol(b.source_index),
-                      b.fold_images, b.fold_entries, /*fold=*/true);
+                      b.fold_images, entries, /*fold=*/true);
+      // The fold program for reading, as NVRTC compiled it but for the
+      // source's name.
+      Result<std::string> program = CudaFoldProgram(b.source, b.text, folded);
+      if (!program.ok()) return program.error();
       out.build[fmt::format("cuda/{}_{}.fold.cu", b.source_index,
-                            Stem(b.source))] = b.fold_program;
+                            Stem(b.source))] =
+          Banner(info, {b.source}, "//") + "\n" + program.value();
       if (!set.ok()) return set.error();
       sets.push_back(set.value());
     }
@@ -1460,7 +1515,7 @@ Result<Output> EmitPackage(const sema::ModulePlan& plan,
       bins.push_back(bin);
     }
     manifest["cuda"] = {{"archs", archs},
-                        {"nvrtc", info.cuda_nvrtc},
+                        {"nvrtc", CudaVersionText(info.cuda_version)},
                         {"fast_math", info.cuda_fast_math},
                         {"binaries", bins}};
   }

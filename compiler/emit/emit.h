@@ -33,12 +33,12 @@ struct CudaBinary {
   std::vector<std::string> lowered;  // their lowered (mangled) names
   std::vector<CudaImage> images;     // cubins by arch, then the PTX
   // The batch fold (kernelc/fold.h): the kernels with an entry in the fold
-  // program, source order, the names of those entries, and that program's
-  // images, as `images`. Empty when none folds.
+  // program (CudaFoldProgram), source order, and that program's images, as
+  // `images`. Empty when none folds; then `text` is empty too, else the
+  // source's text that NVRTC compiled.
   std::vector<std::string> fold_kernels;
-  std::vector<std::string> fold_entries;
   std::vector<CudaImage> fold_images;
-  std::string fold_program;  // its source, as NVRTC compiled it
+  std::string text;
 };
 
 struct BuildInfo {
@@ -52,8 +52,6 @@ struct BuildInfo {
   // binaries of each source that has __global__ kernels.
   std::vector<int> cuda_archs;
   bool cuda_fast_math = false;
-  std::string cuda_toolchain;  // "nvrtc 13.0"
-  std::string cuda_nvrtc;      // NVRTC's version, "13.0"
   // The same as CUDA counts versions (cuDriverGetVersion): 1000 * major +
   // 10 * minor, 13000 for 13.0.
   int cuda_version = 0;
@@ -69,6 +67,10 @@ struct Output {
 // build/<stem>.host.cc. `source_index` indexes module->sources.
 std::string HostSourceName(const std::string& source, int source_index);
 
+// A CUDA version as CUDA_VERSION writes it (13000) in the form people do
+// ("13.0").
+std::string CudaVersionText(int cuda_version);
+
 // Whether the build includes a target ("cpu", "cuda").
 bool HasTarget(const BuildInfo& info, std::string_view target);
 
@@ -78,6 +80,14 @@ bool HasTarget(const BuildInfo& info, std::string_view target);
 // program's source, <index>_<stem>.fold.cu.
 std::string CudaImageName(const CudaBinary& b, const CudaImage& im,
                           bool fold = false);
+
+// The fold program of a source (kernelc/fold.h): its text again, under a
+// #line naming it `source`, with its __global__ kernels made device
+// functions, and an entry for each of `kernels` that runs it for the batch
+// element of blockIdx.z.
+Result<std::string> CudaFoldProgram(
+    const std::string& source, std::string_view text,
+    const std::vector<const model::Kernel*>& kernels);
 
 Result<Output> EmitPackage(const sema::ModulePlan& plan, const BuildInfo& info);
 

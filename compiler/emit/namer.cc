@@ -46,6 +46,14 @@ std::string Namer::CudaFoldModuleSymbol(int source_index) const {
                      source_index);
 }
 
+std::string Namer::CudaFoldEntry(std::string_view kernel) {
+  return fmt::format("kc_fold_{}", kernel);
+}
+
+std::string Namer::CudaCacheAccessor(int source_index, bool fold) {
+  return fmt::format("kc_cuda_{}cache_{}", fold ? "fold_" : "", source_index);
+}
+
 std::string Namer::CpuEntrySymbol(std::string_view kernel) const {
   return fmt::format("kc_{}_{}_{}_cpu_entry", package_, kernel, short_hash_);
 }

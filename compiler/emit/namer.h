@@ -30,6 +30,11 @@ class Namer {
   std::string CudaModuleSymbol(int source_index) const;
   // Those of its fold program (kernelc/fold.h).
   std::string CudaFoldModuleSymbol(int source_index) const;
+  // The fold program's entry for a kernel (an extern "C" __global__).
+  static std::string CudaFoldEntry(std::string_view kernel);
+  // The shim's accessor of the module cache of the source at
+  // `source_index`, or of its fold program's (`fold`).
+  static std::string CudaCacheAccessor(int source_index, bool fold);
   // The CPU entry point that runs a kernel (grid loop or host call).
   std::string CpuEntrySymbol(std::string_view kernel) const;
   // A C++ identifier for handler-local variables derived from user names.

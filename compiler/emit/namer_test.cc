@@ -42,6 +42,16 @@ TEST_CASE("handler and entry symbols carry package, kernel and hash") {
   CHECK(other.FfiTarget("saxpy") != n.FfiTarget("saxpy"));
 }
 
+TEST_CASE("CUDA modules, their caches and fold entries") {
+  Namer n("mylib", kHash);
+  CHECK(n.CudaModuleSymbol(1) == "kc_mylib_0123456789ab_cuda_module_1");
+  CHECK(n.CudaFoldModuleSymbol(1) ==
+        "kc_mylib_0123456789ab_cuda_fold_module_1");
+  CHECK(Namer::CudaCacheAccessor(2, false) == "kc_cuda_cache_2");
+  CHECK(Namer::CudaCacheAccessor(2, true) == "kc_cuda_fold_cache_2");
+  CHECK(Namer::CudaFoldEntry("matmul") == "kc_fold_matmul");
+}
+
 TEST_CASE("C++ locals join a prefix and the user's name") {
   CHECK(Namer::CppLocal("arg", "x") == "arg_x");
   CHECK(Namer::CppLocal("dim", "n_rows") == "dim_n_rows");

@@ -466,8 +466,11 @@ class Consumer : public clang::DiagnosticConsumer {
   // right after that error, because nothing is reported after a fatal error
   // ("file not found") and Clang drops notes that follow a warning that -w
   // ignores.
+  bool HasToolkitInclude() const {
+    return toolkit_include_.isValid() || toolkit_reported_;
+  }
   void SetToolkitInclude(clang::SourceLocation loc, std::string header) {
-    if (toolkit_include_.isValid() || toolkit_reported_) return;
+    if (HasToolkitInclude()) return;
     toolkit_include_ = loc;
     toolkit_header_ = std::move(header);
   }
@@ -531,6 +534,8 @@ class ToolkitIncludeRecorder : public clang::PPCallbacks {
                           const clang::FileEntry* file, llvm::StringRef,
                           llvm::StringRef, const clang::Module*,
                           clang::SrcMgr::CharacteristicKind) override {
+    // Only the first one counts.
+    if (session_.consumer->HasToolkitInclude()) return;
     llvm::SmallString<256> real;
     bool in_toolkit = false;
     if (file != nullptr) {

@@ -71,6 +71,12 @@ const Param* Kernel::FindParam(std::string_view n) const {
   return nullptr;
 }
 
+int Kernel::IndexOf(std::string_view n) const {
+  for (size_t i = 0; i < params.size(); ++i)
+    if (params[i].name == n) return static_cast<int>(i);
+  return -1;
+}
+
 const Kernel* Module::FindKernel(std::string_view n) const {
   for (const Kernel& k : kernels)
     if (k.name == n) return &k;

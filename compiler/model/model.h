@@ -121,6 +121,8 @@ struct Kernel {
   SourceLoc loc;       // the kernel's name
 
   const Param* FindParam(std::string_view name) const;
+  // The index of the parameter `name` in `params`; -1 when there is none.
+  int IndexOf(std::string_view name) const;
 };
 
 struct Module {

@@ -103,11 +103,7 @@ class KernelAnalyzer {
     diags_.Error(loc, std::move(message));
   }
 
-  int IndexOf(std::string_view name) const {
-    for (size_t i = 0; i < k_.params.size(); ++i)
-      if (k_.params[i].name == name) return static_cast<int>(i);
-    return -1;
-  }
+  int IndexOf(std::string_view name) const { return k_.IndexOf(name); }
 
   void CheckParams() {
     if (!IsIdentifier(k_.name))
@@ -1151,11 +1147,7 @@ class ExtentModel {
     return e;
   }
 
-  int IndexOf(std::string_view name) const {
-    for (size_t i = 0; i < k_.params.size(); ++i)
-      if (k_.params[i].name == name) return static_cast<int>(i);
-    return -1;
-  }
+  int IndexOf(std::string_view name) const { return k_.IndexOf(name); }
 
   const KernelPlan& kp_;
   const Kernel& k_;

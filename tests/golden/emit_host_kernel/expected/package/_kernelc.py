@@ -50,14 +50,18 @@ def _registration_failed(target, platform, error):
         f"supports XLA FFI API {FFI_API}")
 
 
-def register(library, target, symbol, platform):
-    """Registers one XLA FFI handler exported by the package's library."""
+def _register(target, handler, platform):
+    # The handler's capsules are made before: a symbol missing from the
+    # library is the package's fault, not the jaxlib's.
     try:
-        jax.ffi.register_ffi_target(
-            target, jax.ffi.pycapsule(getattr(library, symbol)),
-            platform=platform)
+        jax.ffi.register_ffi_target(target, handler, platform=platform)
     except Exception as e:
         raise _registration_failed(target, platform, e) from e
+
+
+def register(library, target, symbol, platform):
+    """Registers one XLA FFI handler exported by the package's library."""
+    _register(target, jax.ffi.pycapsule(getattr(library, symbol)), platform)
 
 
 def register_cuda(library, target, initialize, execute):
@@ -67,14 +71,10 @@ def register_cuda(library, target, initialize, execute):
     platform the call runs on. Where jax has no CUDA backend the registration
     is kept for later and is harmless, so CPU-only processes import the
     package as usual."""
-    try:
-        jax.ffi.register_ffi_target(
-            target,
-            {"initialize": jax.ffi.pycapsule(getattr(library, initialize)),
-             "execute": jax.ffi.pycapsule(getattr(library, execute))},
-            platform="CUDA")
-    except Exception as e:
-        raise _registration_failed(target, "CUDA", e) from e
+    _register(target,
+              {"initialize": jax.ffi.pycapsule(getattr(library, initialize)),
+               "execute": jax.ffi.pycapsule(getattr(library, execute))},
+              "CUDA")
 
 
 def _shape_text(shape):
