@@ -313,7 +313,7 @@ class OutputNames {
  private:
   static bool Under(llvm::StringRef path, llvm::StringRef dir) {
     return path == dir || dir == "/" ||
-           (path.startswith(dir) && path.size() > dir.size() &&
+           (path.starts_with(dir) && path.size() > dir.size() &&
             path[dir.size()] == '/');
   }
 
@@ -678,7 +678,7 @@ std::vector<std::string> CudaToolkitHeaders(
     search_path.push_back(d);
   std::vector<std::string> headers;
   for (std::string& f : cache::IncludeClosure(sources, search_path))
-    if (llvm::StringRef(f).startswith(cuda_include + "/"))
+    if (llvm::StringRef(f).starts_with(cuda_include + "/"))
       headers.push_back(std::move(f));
   return headers;
 }

@@ -141,8 +141,11 @@
 #include "compiler/diag/diagnostic.h"
 #include "runtime/embedded_headers.h"
 
+// The LLVM installation whose clang driver and resource directory
+// (stddef.h, ...) the frontend parses with: the one it links against, which
+// @llvm//:clang_tooling names.
 #ifndef KERNELC_LLVM_PREFIX
-#define KERNELC_LLVM_PREFIX "/usr/lib/llvm-14"
+#error "KERNELC_LLVM_PREFIX must name the LLVM installation"
 #endif
 
 namespace kernelc::frontend {
@@ -218,7 +221,7 @@ std::vector<const clang::AnnotateAttr*> KcAnnotations(
     const clang::Decl* d, const clang::SourceManager& sm) {
   std::vector<const clang::AnnotateAttr*> out;
   for (const auto* a : d->specific_attrs<clang::AnnotateAttr>())
-    if (a->getAnnotation().startswith("kc.")) out.push_back(a);
+    if (a->getAnnotation().starts_with("kc.")) out.push_back(a);
   std::stable_sort(
       out.begin(), out.end(),
       [&sm](const clang::AnnotateAttr* a, const clang::AnnotateAttr* b) {
@@ -531,14 +534,14 @@ class ToolkitIncludeRecorder : public clang::PPCallbacks {
   void InclusionDirective(clang::SourceLocation, const clang::Token&,
                           llvm::StringRef name, bool,
                           clang::CharSourceRange range,
-                          const clang::FileEntry* file, llvm::StringRef,
-                          llvm::StringRef, const clang::Module*,
+                          clang::OptionalFileEntryRef file, llvm::StringRef,
+                          llvm::StringRef, const clang::Module*, bool,
                           clang::SrcMgr::CharacteristicKind) override {
     // Only the first one counts.
     if (session_.consumer->HasToolkitInclude()) return;
     llvm::SmallString<256> real;
     bool in_toolkit = false;
-    if (file != nullptr) {
+    if (file) {
       in_toolkit =
           !llvm::sys::fs::real_path(file->getName(), real) && InToolkit(real);
     } else {
@@ -553,7 +556,7 @@ class ToolkitIncludeRecorder : public clang::PPCallbacks {
  private:
   bool InToolkit(llvm::StringRef path) const {
     for (const std::string& dir : session_.toolkit_dirs)
-      if (path.startswith(dir + "/")) return true;
+      if (path.starts_with(dir + "/")) return true;
     return false;
   }
 
@@ -1449,7 +1452,7 @@ class QuietToolAction : public clang::tooling::ToolAction {
     // kernelc's own headers are on the path with -I, but are kernelc's
     // identity, not the user's files.
     for (const std::string& d : collector->getDependencies())
-      if (!llvm::StringRef(d).startswith(kVirtualRoot))
+      if (!llvm::StringRef(d).starts_with(kVirtualRoot))
         session_.dependencies.insert(d);
     files->clearStatCache();
     return ok;
@@ -1517,6 +1520,9 @@ Result<model::Module> ParseSources(const std::vector<std::string>& sources,
   llvm::raw_string_ostream os(text);
   auto diag_options = llvm::makeIntrusiveRefCnt<clang::DiagnosticOptions>();
   diag_options->ShowColors = false;
+  // Clang's own diagnostics look like kernelc's: the source line as it is,
+  // without the "  12 | " gutter Clang prints by default.
+  diag_options->ShowLineNumbers = false;
   Consumer printer(os, diag_options.get());
   // For what is reported before Clang runs.
   clang::DiagnosticsEngine early(
@@ -1552,7 +1558,8 @@ Result<model::Module> ParseSources(const std::vector<std::string>& sources,
     }
     args.insert(args.end(),
                 {"-std=c++17", "-D__KERNELC_FRONTEND__", "-resource-dir",
-                 resource_dir, "-fno-color-diagnostics", "-ferror-limit=0",
+                 resource_dir, "-fno-color-diagnostics",
+                 "-fno-diagnostics-show-line-numbers", "-ferror-limit=0",
                  // Warnings are the backends' to report, when they
                  // compile the source.
                  "-w"});
