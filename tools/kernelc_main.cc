@@ -107,8 +107,8 @@ frontend::Options FrontendOptions(const Options& o,
   if (targets == std::vector<std::string>{"cuda"} &&
       !fo.cuda_include_dirs.empty()) {
     fo.dialect = frontend::Options::Dialect::kCudaDevice;
-    // The oldest architecture asked for, within what Clang 14 knows (up to
-    // sm_86): __CUDA_ARCH__ selects code, but kernel signatures are what
+    // The oldest architecture asked for, within what Clang 19 knows (up to
+    // sm_90): __CUDA_ARCH__ selects code, but kernel signatures are what
     // the frontend reads.
     int arch = 0;
     for (llvm::StringRef a : llvm::split(o.cuda_arch, ',')) {
@@ -117,7 +117,7 @@ frontend::Options FrontendOptions(const Options& o,
           (arch == 0 || sm < arch))
         arch = sm;
     }
-    fo.cuda_arch = arch == 0 ? 80 : std::min(arch, 86);
+    fo.cuda_arch = arch == 0 ? 80 : std::min(arch, 90);
   }
   return fo;
 }

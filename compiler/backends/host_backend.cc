@@ -48,7 +48,7 @@ RunResult Run(const std::string& program, const std::vector<std::string>& args,
 
 std::string FindHostCxx() {
   if (const char* env = std::getenv("KERNELC_CXX"); env && *env) return env;
-  for (const char* c : {KERNELC_LLVM_PREFIX "/bin/clang++", "clang++-14"}) {
+  for (const char* c : {KERNELC_LLVM_PREFIX "/bin/clang++", "clang++-19"}) {
     if (llvm::sys::fs::can_execute(c)) return c;
     if (auto p = llvm::sys::findProgramByName(c)) return *p;
   }
@@ -60,7 +60,7 @@ Result<HostToolchain> FindHostToolchain() {
   tc.cxx = FindHostCxx();
   if (tc.cxx.empty())
     return Error::Internal(
-        "no C++ compiler for the CPU target: install clang-14 or set "
+        "no C++ compiler for the CPU target: install clang-19 or set "
         "KERNELC_CXX");
   llvm::SmallString<128> log;
   llvm::sys::fs::createTemporaryFile("kernelc-cxx-version", "txt", log);

@@ -1463,16 +1463,26 @@ class QuietToolAction : public clang::tooling::ToolAction {
   const std::string& source_;
 };
 
-// Clang 14's CUDA mode for the device side, made to read CUDA 12 and 13
-// headers, which are newer than it knows: the toolkit's directories are
-// given explicitly (-nocudainc: Clang's detection rejects the toolkit's
-// layout and version), and the SDK version Clang assumes is its newest, so
-// that device-side launches in the headers (CUB, Thrust) resolve as they do
-// since CUDA 9.2. CUDA 12 removed texture references, which Clang's texture
-// intrinsics header still names: it is left out, and kernelc's shim
-// directory stands in for the texture headers Clang's wrapper includes.
-// CCCL declares C-style variadic helpers for type traits that are never
-// called on the device; Clang 14 rejects their declarations unless allowed.
+// Clang's CUDA mode for the device side, made to read the CUDA toolkit that
+// NVRTC compiles with, which may be newer than Clang knows (Clang 19 knows
+// CUDA up to 12.5):
+// - The toolkit's directories are given explicitly (-nocudainc, and Clang's
+//   runtime wrapper included once they are on the path): they are where
+//   kernelc found NVRTC's headers ($CUDA_HOME, NVIDIA's pip wheels, conda),
+//   not all of them layouts that Clang's detection of an installation
+//   accepts.
+// - The SDK version is the newest Clang knows: with none, or one it does
+//   not know (13.0), Clang resolves the kernel launches in the headers
+//   (Thrust's, CUB's) through cudaConfigureCall, the API before CUDA 9.2.
+// - Clang's wrapper includes texture_fetch_functions.h, which CUDA 12
+//   removed together with texture references: kernelc's shim directory has
+//   an empty one.
+// - The cache-hinted loads and stores on built-in types (__ldcs, __stcs,
+//   ...) are declared by kernelc's shim (cache_hints.h): Clang's wrapper
+//   leaves out the toolkit header that has them.
+// Clang's detection still looks for a toolkit in the default places, and
+// warns when the one it finds is newer than it knows: -w drops that with
+// the other warnings.
 std::vector<std::string> CudaDeviceArgs(int arch) {
   return {"-x",
           "cuda",
@@ -1480,11 +1490,8 @@ std::vector<std::string> CudaDeviceArgs(int arch) {
           fmt::format("--cuda-gpu-arch=sm_{}", arch),
           "-nocudainc",
           "-nocudalib",
-          "-D__CLANG_CUDA_TEXTURE_INTRINSICS_H__",
           "-Xclang",
-          "-fcuda-allow-variadic-functions",
-          "-Xclang",
-          "-target-sdk-version=11.5"};
+          "-target-sdk-version=12.5"};
 }
 
 }  // namespace
@@ -1577,8 +1584,10 @@ Result<model::Module> ParseSources(const std::vector<std::string>& sources,
       for (const std::string& dir : options.cuda_include_dirs)
         args.insert(args.end(), {"-isystem", dir});
       // Clang's CUDA runtime wrapper, which -nocudainc leaves out, after
-      // the toolkit's directories are on the path.
-      args.insert(args.end(), {"-include", "__clang_cuda_runtime_wrapper.h"});
+      // the toolkit's directories are on the path; then what it lacks.
+      args.insert(args.end(), {"-include", "__clang_cuda_runtime_wrapper.h",
+                               "-include",
+                               options.cuda_shim_dir + "/cache_hints.h"});
     }
     for (const std::string& define : options.defines)
       args.push_back("-D" + define);

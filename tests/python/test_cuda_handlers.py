@@ -33,7 +33,7 @@ S = 0x10  # a stream of context 0xc0
 
 
 def cxx():
-    c = os.environ.get("KERNELC_CXX") or shutil.which("clang++-14") or \
+    c = os.environ.get("KERNELC_CXX") or shutil.which("clang++-19") or \
         shutil.which("clang++")
     if not c:
         pytest.fail("no clang++ to build the fake driver")

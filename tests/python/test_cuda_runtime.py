@@ -23,7 +23,7 @@ FAKE = ROOT / "tests" / "fake_cuda"
 
 @pytest.fixture(scope="module")
 def driver(tmp_path_factory):
-    cxx = os.environ.get("KERNELC_CXX") or shutil.which("clang++-14") or \
+    cxx = os.environ.get("KERNELC_CXX") or shutil.which("clang++-19") or \
         shutil.which("clang++")
     if not cxx:
         pytest.fail("no clang++ to build the fake driver")

@@ -352,8 +352,11 @@ inline long long clock64() {
 
 // The function that runs a kernel on the CPU. On x86-64 it is compiled
 // twice (AVX2/FMA and baseline) and the clone is chosen when the library
-// loads. Clang 14 gives the dispatcher a name other translation units cannot
-// link to, so each one is static and reached through a plain entry point.
+// loads. Each one is static and reached through a plain entry point: an
+// external multiversioned function would do without the entry point, but
+// Clang emits its resolver with default visibility whatever -fvisibility
+// says, so every kernel would add a "<name>.resolver" symbol to what the
+// library exports.
 #if defined(__x86_64__) && defined(__clang__)
 #define KC_HOST_CLONES_ \
   __attribute__((target_clones("arch=x86-64-v3", "default")))
