@@ -51,10 +51,10 @@ import os as _os
 from . import _kernelc as _kc
 
 _LIBRARY = _ctypes.CDLL(
-    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_kernelc_490726505a0e.so"))
+    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_kernelc_cd5968ca20f5.so"))
 
-_kc.register(_LIBRARY, "polar.polar.490726505a0e", "kc_polar_polar_490726505a0e_cpu", "cpu")
-_kc.register(_LIBRARY, "polar.accumulate.490726505a0e", "kc_polar_accumulate_490726505a0e_cpu", "cpu")
+_kc.register(_LIBRARY, "polar.polar.cd5968ca20f5", "kc_polar_polar_cd5968ca20f5_cpu", "cpu")
+_kc.register(_LIBRARY, "polar.accumulate.cd5968ca20f5", "kc_polar_accumulate_cd5968ca20f5_cpu", "cpu")
 __all__ = ["polar", "accumulate"]
 
 
@@ -75,7 +75,7 @@ def _polar_op(x, y):
     _kc.check_dim("polar", "x", x, 0, lambda: _d_n, "n")
     _kc.check_dim("polar", "y", y, 0, lambda: _d_n, "n")
     _results = _kc.call(
-        "polar.polar.490726505a0e",
+        "polar.polar.cd5968ca20f5",
         [_kc.out_shape("polar", "radius", "float32", lambda: (_d_n,), ("n",)),
          _kc.out_shape("polar", "angle", "float32", lambda: (_d_n,), ("n",))],
         [x, y],
@@ -119,7 +119,7 @@ def _accumulate_op(total, delta):
     _kc.check_dim("accumulate", "total", total, 0, lambda: _d_n, "n")
     _kc.check_dim("accumulate", "delta", delta, 0, lambda: _d_n, "n")
     _results = _kc.call(
-        "polar.accumulate.490726505a0e",
+        "polar.accumulate.cd5968ca20f5",
         [_kc.out_shape("accumulate", "total", "float32", lambda: total.shape, ())],
         [total, delta],
         {0: 0},
