@@ -199,7 +199,7 @@ def test_elementwise_grid_loop_vectorizes(tmp_path):
                          capture_output=True, text=True, check=True).stdout
     funcs = re.split(r"\n(?=[0-9a-f]+ <)", asm)
     v3 = [f for f in funcs
-          if re.match(r"[0-9a-f]+ <\w*kc_saxpy_saxpy_\w+_cpu_entry_run\w*\.arch_x86-64-v3", f)]
+          if re.match(r"[0-9a-f]+ <kc_saxpy_saxpy_\w+_cpu_entry\.arch_x86-64-v3", f)]
     assert v3, "no x86-64-v3 clone of the saxpy grid loop"
     assert re.search(r"vfmadd\w*ps\s+.*%ymm", v3[0]), "the x86-64-v3 loop is not vectorized"
 

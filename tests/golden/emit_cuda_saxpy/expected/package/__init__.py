@@ -51,10 +51,10 @@ import os as _os
 from . import _kernelc as _kc
 
 _LIBRARY = _ctypes.CDLL(
-    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_kernelc_fe29a46b0f39.so"))
+    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_kernelc_86e32bf4a3a5.so"))
 
-_kc.register(_LIBRARY, "saxpy.saxpy.fe29a46b0f39", "kc_saxpy_saxpy_fe29a46b0f39_cpu", "cpu")
-_kc.register_cuda(_LIBRARY, "saxpy.saxpy.fe29a46b0f39", "kc_saxpy_saxpy_fe29a46b0f39_cuda_init", "kc_saxpy_saxpy_fe29a46b0f39_cuda")
+_kc.register(_LIBRARY, "saxpy.saxpy.86e32bf4a3a5", "kc_saxpy_saxpy_86e32bf4a3a5_cpu", "cpu")
+_kc.register_cuda(_LIBRARY, "saxpy.saxpy.86e32bf4a3a5", "kc_saxpy_saxpy_86e32bf4a3a5_cuda_init", "kc_saxpy_saxpy_86e32bf4a3a5_cuda")
 __all__ = ["saxpy"]
 
 
@@ -76,7 +76,7 @@ def _saxpy_op(x, y, a):
     _kc.check_dim("saxpy", "x", x, 0, lambda: _d_n, "n")
     _kc.check_dim("saxpy", "y", y, 0, lambda: _d_n, "n")
     _results = _kc.call(
-        "saxpy.saxpy.fe29a46b0f39",
+        "saxpy.saxpy.86e32bf4a3a5",
         [_kc.out_shape("saxpy", "out", "float32", lambda: (x.shape[0],), ("x.shape[0]",))],
         [x, y],
         {},

@@ -51,9 +51,9 @@ import os as _os
 from . import _kernelc as _kc
 
 _LIBRARY = _ctypes.CDLL(
-    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_kernelc_b5e8aacae669.so"))
+    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_kernelc_10d060c0bea0.so"))
 
-_kc.register(_LIBRARY, "histogram.histogram.b5e8aacae669", "kc_histogram_histogram_b5e8aacae669_cpu", "cpu")
+_kc.register(_LIBRARY, "histogram.histogram.10d060c0bea0", "kc_histogram_histogram_10d060c0bea0_cpu", "cpu")
 __all__ = ["histogram"]
 
 
@@ -76,7 +76,7 @@ def _histogram_op(values, lo, hi, bins):
     _s_rows = values.shape[0]
     _s_cols = values.shape[1]
     _results = _kc.call(
-        "histogram.histogram.b5e8aacae669",
+        "histogram.histogram.10d060c0bea0",
         [_kc.out_shape("histogram", "counts", "int32", lambda: (_s_rows, int(bins)), ("rows", "bins"))],
         [values],
         {},

@@ -51,9 +51,9 @@ import os as _os
 from . import _kernelc as _kc
 
 _LIBRARY = _ctypes.CDLL(
-    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_kernelc_e78836890396.so"))
+    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_kernelc_8d9fee8f402d.so"))
 
-_kc.register(_LIBRARY, "scale.scale.e78836890396", "kc_scale_scale_e78836890396_cpu", "cpu")
+_kc.register(_LIBRARY, "scale.scale.8d9fee8f402d", "kc_scale_scale_8d9fee8f402d_cpu", "cpu")
 __all__ = ["scale"]
 
 
@@ -72,7 +72,7 @@ def _scale_op(x, s):
     _d_n = _kc.derived("scale", "n", lambda: x.size, "int64")
     _kc.check_dim("scale", "x", x, 0, lambda: _d_n, "n")
     _results = _kc.call(
-        "scale.scale.e78836890396",
+        "scale.scale.8d9fee8f402d",
         [_kc.out_shape("scale", "out", "float32", lambda: (x.shape[0],), ("x.shape[0]",))],
         [x],
         {},

@@ -51,9 +51,9 @@ import os as _os
 from . import _kernelc as _kc
 
 _LIBRARY = _ctypes.CDLL(
-    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_kernelc_acdbf158679f.so"))
+    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_kernelc_5f4467e3c7f9.so"))
 
-_kc.register(_LIBRARY, "saxpy.saxpy.acdbf158679f", "kc_saxpy_saxpy_acdbf158679f_cpu", "cpu")
+_kc.register(_LIBRARY, "saxpy.saxpy.5f4467e3c7f9", "kc_saxpy_saxpy_5f4467e3c7f9_cpu", "cpu")
 __all__ = ["saxpy"]
 
 
@@ -75,7 +75,7 @@ def _saxpy_op(x, y, a):
     _kc.check_dim("saxpy", "x", x, 0, lambda: _d_n, "n")
     _kc.check_dim("saxpy", "y", y, 0, lambda: _d_n, "n")
     _results = _kc.call(
-        "saxpy.saxpy.acdbf158679f",
+        "saxpy.saxpy.5f4467e3c7f9",
         [_kc.out_shape("saxpy", "out", "float32", lambda: (x.shape[0],), ("x.shape[0]",))],
         [x, y],
         {},

@@ -51,10 +51,10 @@ import os as _os
 from . import _kernelc as _kc
 
 _LIBRARY = _ctypes.CDLL(
-    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_kernelc_cd5968ca20f5.so"))
+    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_kernelc_1b68bb95e11f.so"))
 
-_kc.register(_LIBRARY, "polar.polar.cd5968ca20f5", "kc_polar_polar_cd5968ca20f5_cpu", "cpu")
-_kc.register(_LIBRARY, "polar.accumulate.cd5968ca20f5", "kc_polar_accumulate_cd5968ca20f5_cpu", "cpu")
+_kc.register(_LIBRARY, "polar.polar.1b68bb95e11f", "kc_polar_polar_1b68bb95e11f_cpu", "cpu")
+_kc.register(_LIBRARY, "polar.accumulate.1b68bb95e11f", "kc_polar_accumulate_1b68bb95e11f_cpu", "cpu")
 __all__ = ["polar", "accumulate"]
 
 
@@ -75,7 +75,7 @@ def _polar_op(x, y):
     _kc.check_dim("polar", "x", x, 0, lambda: _d_n, "n")
     _kc.check_dim("polar", "y", y, 0, lambda: _d_n, "n")
     _results = _kc.call(
-        "polar.polar.cd5968ca20f5",
+        "polar.polar.1b68bb95e11f",
         [_kc.out_shape("polar", "radius", "float32", lambda: (_d_n,), ("n",)),
          _kc.out_shape("polar", "angle", "float32", lambda: (_d_n,), ("n",))],
         [x, y],
@@ -119,7 +119,7 @@ def _accumulate_op(total, delta):
     _kc.check_dim("accumulate", "total", total, 0, lambda: _d_n, "n")
     _kc.check_dim("accumulate", "delta", delta, 0, lambda: _d_n, "n")
     _results = _kc.call(
-        "polar.accumulate.cd5968ca20f5",
+        "polar.accumulate.1b68bb95e11f",
         [_kc.out_shape("accumulate", "total", "float32", lambda: total.shape, ())],
         [total, delta],
         {0: 0},

@@ -51,9 +51,9 @@ import os as _os
 from . import _kernelc as _kc
 
 _LIBRARY = _ctypes.CDLL(
-    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_kernelc_d97087280a93.so"))
+    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_kernelc_5be6b54db35b.so"))
 
-_kc.register(_LIBRARY, "matmul.matmul.d97087280a93", "kc_matmul_matmul_d97087280a93_cpu", "cpu")
+_kc.register(_LIBRARY, "matmul.matmul.5be6b54db35b", "kc_matmul_matmul_5be6b54db35b_cpu", "cpu")
 __all__ = ["matmul"]
 
 
@@ -74,7 +74,7 @@ def _matmul_op(a, b):
     _s_n = b.shape[1]
     _kc.check_dim("matmul", "b", b, 0, lambda: _s_k, "k")
     _results = _kc.call(
-        "matmul.matmul.d97087280a93",
+        "matmul.matmul.5be6b54db35b",
         [_kc.out_shape("matmul", "c", "float32", lambda: (_s_m, _s_n), ("m", "n"))],
         [a, b],
         {},
