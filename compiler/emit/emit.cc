@@ -157,7 +157,8 @@ expr::Resolver PyResolver(const KernelPlan& kp) {
     const Param* p = param(n);
     if (!p) return Namer::PySymbol(n);
     if (p->role == Role::kDerived) return Namer::PyDerived(n);
-    return fmt::format("int({})", Namer::Python(n));
+    // As the handler reads it: a uint64 above INT64_MAX wraps.
+    return fmt::format("_kc.int64({})", Namer::Python(n));
   };
   r.size = [](std::string_view n) {
     return fmt::format("{}.size", Namer::Python(n));
@@ -751,8 +752,9 @@ class KernelEmitter {
                {{"var", Namer::PyDerived(p.name)},
                 {"kernel", k_.name},
                 {"param", p.name},
-                {"expr", expr::EmitPython(kp_.params[i].derived, r)},
-                {"dtype", std::string(model::DTypeName(p.dtype))}});
+                {"expr", expr::EmitPython(kp_.params[i].derived, r, "_kc")},
+                {"dtype", std::string(model::DTypeName(p.dtype))},
+                {"text", Quote(p.derived->text)}});
     }
     for (const sema::DimCheck& c : kp_.checks) {
       const Param& p = k_.params[c.param];
@@ -760,7 +762,7 @@ class KernelEmitter {
                                         {"param", p.name},
                                         {"var", Namer::Python(p.name)},
                                         {"dim", std::to_string(c.dim)},
-                                        {"expr", expr::EmitPython(c.expr, r)},
+                                        {"expr", expr::EmitPython(c.expr, r, "_kc")},
                                         {"text", Quote(c.text)}});
     }
     std::vector<std::string> results, operands, aliases, attrs;
@@ -793,7 +795,8 @@ class KernelEmitter {
       } else {
         std::vector<std::string> dims, texts;
         for (size_t d = 0; d < kp_.params[i].out_dims.size(); ++d) {
-          dims.push_back(expr::EmitPython(kp_.params[i].out_dims[d], r));
+          dims.push_back(
+              expr::EmitPython(kp_.params[i].out_dims[d], r, "_kc"));
           texts.push_back(Quote(kp_.params[i].out_dim_texts[d]));
         }
         v["shape"] = tuple(dims);
