@@ -58,12 +58,29 @@ Checked Expected(Op op, int64_t a64, int64_t b64) {
 }
 
 std::vector<int64_t> EdgeValues() {
-  std::vector<int64_t> v = {0, 1, -1, 2, -2, 3, -3, 7, -7,
-                            INT64_MAX, INT64_MAX - 1, INT64_MIN, INT64_MIN + 1,
-                            INT64_MAX / 2, INT64_MIN / 2,
-                            3037000499, 3037000500, -3037000499, -3037000500,
-                            int64_t{1} << 32, -(int64_t{1} << 32),
-                            int64_t{1} << 62, -(int64_t{1} << 62)};
+  std::vector<int64_t> v = {0,
+                            1,
+                            -1,
+                            2,
+                            -2,
+                            3,
+                            -3,
+                            7,
+                            -7,
+                            INT64_MAX,
+                            INT64_MAX - 1,
+                            INT64_MIN,
+                            INT64_MIN + 1,
+                            INT64_MAX / 2,
+                            INT64_MIN / 2,
+                            3037000499,
+                            3037000500,
+                            -3037000499,
+                            -3037000500,
+                            int64_t{1} << 32,
+                            -(int64_t{1} << 32),
+                            int64_t{1} << 62,
+                            -(int64_t{1} << 62)};
   std::mt19937_64 rng(7);
   for (int i = 0; i < 40; ++i) v.push_back(static_cast<int64_t>(rng()));
   for (int i = 0; i < 20; ++i)
@@ -71,7 +88,7 @@ std::vector<int64_t> EdgeValues() {
   return v;
 }
 
-const Op kOps[] = {Op::kAdd,      Op::kSub,      Op::kMul, Op::kFloorDiv,
+const Op kOps[] = {Op::kAdd,      Op::kSub,     Op::kMul, Op::kFloorDiv,
                    Op::kFloorMod, Op::kCeilDiv, Op::kMin, Op::kMax};
 
 TEST_CASE("every operation is exact or reports why not") {

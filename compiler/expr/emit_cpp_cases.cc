@@ -83,8 +83,9 @@ int main(int argc, char** argv) {
     functions += fmt::format(
         "inline int64_t Case{}(::kc::rt::Evaluator& ev, const Env& env) {{\n"
         "  return {};\n}}\n\n",
-        i, kernelc::expr::EmitCpp(std::get<kernelc::expr::NodePtr>(parsed), r,
-                                  "ev"));
+        i,
+        kernelc::expr::EmitCpp(std::get<kernelc::expr::NodePtr>(parsed), r,
+                               "ev"));
     table += fmt::format("    {{\"{}\", &Case{}}},\n", text, i);
     ++i;
   }
@@ -113,8 +114,8 @@ int main(int argc, char** argv) {
     std::perror(argv[1]);
     return 2;
   }
-  const bool ok = std::fwrite(header.data(), 1, header.size(), f) ==
-                      header.size() &&
-                  std::fclose(f) == 0;
+  const bool ok =
+      std::fwrite(header.data(), 1, header.size(), f) == header.size() &&
+      std::fclose(f) == 0;
   return ok ? 0 : 2;
 }

@@ -35,10 +35,18 @@ std::optional<int64_t> Binding(const emitted::Env& env, const Node& n) {
 }
 
 int64_t Pick(std::mt19937_64& rng) {
-  static const int64_t kEdges[] = {0,          1,          -1,
-                                   2,          -2,         7,
-                                   -7,         3037000500, -3037000500,
-                                   INT64_MAX,  INT64_MIN,  INT64_MAX - 1,
+  static const int64_t kEdges[] = {0,
+                                   1,
+                                   -1,
+                                   2,
+                                   -2,
+                                   7,
+                                   -7,
+                                   3037000500,
+                                   -3037000500,
+                                   INT64_MAX,
+                                   INT64_MIN,
+                                   INT64_MAX - 1,
                                    INT64_MIN + 1};
   switch (rng() % 3) {
     case 0:
@@ -55,9 +63,8 @@ TEST_CASE("emitted C++ computes what the fold computes") {
   std::vector<emitted::Env> envs;
   for (int i = 0; i < 2000; ++i) {
     emitted::Env env{};
-    for (int64_t* v : {&env.a, &env.b, &env.c, &env.n, &env.x_size,
-                       &env.x_rank, &env.x_shape[0], &env.x_shape[1],
-                       &env.x_shape[2]})
+    for (int64_t* v : {&env.a, &env.b, &env.c, &env.n, &env.x_size, &env.x_rank,
+                       &env.x_shape[0], &env.x_shape[1], &env.x_shape[2]})
       *v = Pick(rng);
     envs.push_back(env);
   }

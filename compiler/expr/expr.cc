@@ -546,9 +546,7 @@ struct EvalAlgebra {
 
   using T = Evaluation;
   T Int(int64_t v) const { return {v}; }
-  T Leaf(const Node& n) const {
-    return {leaves ? leaves(n) : std::nullopt};
-  }
+  T Leaf(const Node& n) const { return {leaves ? leaves(n) : std::nullopt}; }
   T Neg(const T& a) const {
     if (!a.value) return a;
     return Of(kc::arith::Neg(*a.value));

@@ -138,16 +138,18 @@ std::optional<int64_t> ConstantValue(const NodePtr& e);
 // or a tensor's member), or -1.
 int FirstUse(const NodePtr& e, std::string_view name);
 
-// --- Implementation of Fold ---------------------------------------------------
+// --- Implementation of Fold
+// ---------------------------------------------------
 
 namespace fold_detail {
 
 template <typename A, typename T, typename = void>
 struct HasDone : std::false_type {};
 template <typename A, typename T>
-struct HasDone<A, T,
-               std::void_t<decltype(std::declval<A&>().Done(
-                   std::declval<const T&>()))>> : std::true_type {};
+struct HasDone<
+    A, T,
+    std::void_t<decltype(std::declval<A&>().Done(std::declval<const T&>()))>>
+    : std::true_type {};
 
 template <typename T, typename Algebra>
 bool Done(Algebra& algebra, const T& value) {

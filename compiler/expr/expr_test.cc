@@ -396,7 +396,9 @@ TEST_CASE("Evaluate reports the first fault in evaluation order") {
     return std::nullopt;
   };
   using kc::arith::Fault;
-  auto eval = [&](const std::string& text) { return Evaluate(P(text), leaves); };
+  auto eval = [&](const std::string& text) {
+    return Evaluate(P(text), leaves);
+  };
   CHECK(eval("seven * x.shape[2] - 1").value == 139);
   CHECK(eval("big + 1").fault == Fault::kOverflow);
   CHECK(eval("seven / zero").fault == Fault::kDivisionByZero);
@@ -409,7 +411,8 @@ TEST_CASE("Evaluate reports the first fault in evaluation order") {
   CHECK(unknown.fault == Fault::kNone);
   CHECK(eval("n + seven / zero").fault == Fault::kDivisionByZero);
   // min and max never fail, whatever their operands.
-  CHECK(eval("min(big, -big - 1)").value == std::numeric_limits<int64_t>::min());
+  CHECK(eval("min(big, -big - 1)").value ==
+        std::numeric_limits<int64_t>::min());
 }
 
 TEST_CASE("FirstUse finds a name's first leaf") {

@@ -61,6 +61,33 @@ struct ParamPlan {
   std::optional<InitValue> init;
 };
 
+// What a parameter of a backward (KC_VJP) or tangent (KC_JVP) kernel is to
+// the kernel it differentiates, the forward kernel.
+struct PairedParam {
+  enum class Kind {
+    kComputed,    // a derived value, which its own kernel computes
+    kStatic,      // a scalar: the forward kernel's scalar `of`
+    kValue,       // an input receiving the value of `of`: a forward input, or
+                  // (KC_VJP) a forward output
+    kDerivative,  // an input: the cotangent (KC_VJP) or tangent (KC_JVP) of
+                  // output (resp. input) `of`; an output: the gradient
+                  // (KC_VJP) of input `of`, or the tangent (KC_JVP) of
+                  // output `of`
+  };
+  Kind kind = Kind::kComputed;
+  int of = -1;  // index into the forward kernel's params; -1 for kComputed
+};
+
+// KC_VJP or KC_JVP, checked (names, dtypes, ranks, and shapes where they are
+// comparable at build time): the kernel that differentiates this one and
+// what each of its parameters is.
+struct Pairing {
+  enum class Mode { kVjp, kJvp };
+  Mode mode = Mode::kVjp;
+  const model::Kernel* kernel = nullptr;
+  std::vector<PairedParam> params;  // parallel to kernel->params
+};
+
 struct KernelPlan {
   const model::Kernel* kernel = nullptr;
   std::vector<ParamPlan> params;  // parallel to kernel->params
@@ -71,12 +98,8 @@ struct KernelPlan {
   std::vector<expr::NodePtr> grid;
   std::vector<int64_t> block;  // resolved (defaults applied)
   expr::NodePtr shared_bytes;  // KC_SHARED_BYTES; null when not given
-  // KC_VJP: the backward kernel, checked against this one (names, dtypes,
-  // ranks, and shapes where they are comparable at build time); null
-  // without KC_VJP.
-  const model::Kernel* vjp = nullptr;
-  // KC_JVP: the tangent kernel, checked likewise; null without KC_JVP.
-  const model::Kernel* jvp = nullptr;
+  // KC_VJP or KC_JVP; none without either, or when the pairing is wrong.
+  std::optional<Pairing> pairing;
   // KC_PARALLEL: the shape symbols (or derived values), checked to be whole
   // dimensions of an input and of every output, with every dimension that
   // depends on one being that one.

@@ -213,6 +213,20 @@ Strings CheckStrs(const KernelPlan& p) {
   return out;
 }
 
+// Each parameter of a pairing kernel as "<kind> <index in the forward
+// kernel>".
+Strings Roles(const Pairing& pairing) {
+  Strings out;
+  for (const PairedParam& p : pairing.params) {
+    const char* kind = "computed";
+    if (p.kind == PairedParam::Kind::kStatic) kind = "static";
+    if (p.kind == PairedParam::Kind::kValue) kind = "value";
+    if (p.kind == PairedParam::Kind::kDerivative) kind = "derivative";
+    out.push_back(std::string(kind) + " " + std::to_string(p.of));
+  }
+  return out;
+}
+
 // --- A clean kernel ----------------------------------------------------------
 
 TEST_CASE("sema plans the saxpy kernel of the design") {
@@ -925,8 +939,15 @@ TEST_CASE("sema: a well-paired backward kernel") {
                         Scalar("a", DType::kF32, 25),
                         Derived("m", "x.size", 26), Out("d_x", "n", 27)})});
   REQUIRE(a.ok());
-  CHECK(a.plan(0).vjp == &a.result().value().module->kernels[1]);
-  CHECK(a.plan(1).vjp == nullptr);
+  REQUIRE(a.plan(0).pairing.has_value());
+  const Pairing& pairing = *a.plan(0).pairing;
+  CHECK(pairing.mode == Pairing::Mode::kVjp);
+  CHECK(pairing.kernel == &a.result().value().module->kernels[1]);
+  // x, y (an output: a residual), i, d_y, a, m, d_x.
+  CHECK(Roles(pairing) == Strings{"value 0", "value 3", "value 1",
+                                  "derivative 3", "static 2", "computed -1",
+                                  "derivative 0"});
+  CHECK_FALSE(a.plan(1).pairing.has_value());
 }
 
 TEST_CASE("sema: KC_VJP names a kernel that exists and is another") {
@@ -1075,7 +1096,13 @@ TEST_CASE("sema: KC_JVP pairs a tangent kernel") {
       20);
   Analysis ok({f, t});
   REQUIRE(ok.ok());
-  CHECK(ok.plan(0).jvp == &ok.result().value().module->kernels[1]);
+  REQUIRE(ok.plan(0).pairing.has_value());
+  const Pairing& pairing = *ok.plan(0).pairing;
+  CHECK(pairing.mode == Pairing::Mode::kJvp);
+  CHECK(pairing.kernel == &ok.result().value().module->kernels[1]);
+  // x, i, d_x (the tangent of input x), a, d_y (the tangent of output y).
+  CHECK(Roles(pairing) == Strings{"value 0", "value 1", "derivative 0",
+                                  "static 2", "derivative 3"});
 
   Kernel bad_t = Global(
       "tan", {"n"},
