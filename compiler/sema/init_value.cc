@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
@@ -53,26 +54,22 @@ std::optional<InitValue> ParseInit(const model::Param& p,
     v.real = d;
   }
   model::DType t = p.dtype;
+  auto does_not_fit = [&]() -> std::optional<InitValue> {
+    diags.Error(p.init->loc,
+                fmt::format("KC_INIT value {} does not fit output '{}' of type "
+                            "{}",
+                            s, p.name, model::DTypeName(t)));
+    return std::nullopt;
+  };
   if (model::IsFloat(t)) {
     double max = t == model::DType::kF16    ? 65504.0
                  : t == model::DType::kBF16 ? 3.3895313892515355e38
                  : t == model::DType::kF32  ? 3.4028234663852886e38
                                            : std::numeric_limits<double>::max();
-    if (std::isfinite(v.real) && std::fabs(v.real) > max) {
-      diags.Error(p.init->loc,
-                  fmt::format("KC_INIT value {} does not fit output "
-                              "'{}' of type {}",
-                              s, p.name, model::DTypeName(t)));
-      return std::nullopt;
-    }
+    if (std::isfinite(v.real) && std::fabs(v.real) > max) return does_not_fit();
     return v;
   }
-  if (!v.is_integer) {
-    diags.Error(p.init->loc, fmt::format("KC_INIT value {} does not fit output "
-                                         "'{}' of type {}",
-                                         s, p.name, model::DTypeName(t)));
-    return std::nullopt;
-  }
+  if (!v.is_integer) return does_not_fit();
   // Range of the integer type.
   __int128 lo = 0, hi = 1;
   switch (t) {
@@ -113,12 +110,7 @@ std::optional<InitValue> ParseInit(const model::Param& p,
   }
   __int128 x = v.is_unsigned_large ? static_cast<__int128>(v.unsigned_integer)
                                    : static_cast<__int128>(v.integer);
-  if (x < lo || x > hi) {
-    diags.Error(p.init->loc, fmt::format("KC_INIT value {} does not fit output "
-                                         "'{}' of type {}",
-                                         s, p.name, model::DTypeName(t)));
-    return std::nullopt;
-  }
+  if (x < lo || x > hi) return does_not_fit();
   return v;
 }
 
