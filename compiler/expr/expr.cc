@@ -11,7 +11,8 @@ namespace kernelc::expr {
 namespace {
 
 // Expressions nested deeper than this are rejected, so that the recursive
-// parser and the recursive walkers below cannot exhaust the stack.
+// parser and Fold, whose depth is the tree's height, cannot exhaust the
+// stack.
 constexpr int kMaxDepth = 1000;
 
 // Only the ASCII whitespace characters: the annotation text is bytes, and a
