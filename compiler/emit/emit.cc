@@ -602,16 +602,19 @@ class KernelEmitter {
     text += fmt::format(
         "if not _kc.traced({}):\n    return {}({})\nreturn {}({})", args,
         Namer::PyPrivate(k_.name, kp_.parallel.empty() ? "op" : "eager"), args,
-        Namer::PyPrivate(
-            k_.name, !kp_.pairing                                     ? "nodiff"
-                     : kp_.pairing->mode == sema::Pairing::Mode::kVjp ? "vjp"
-                                                                      : "jvp"),
-        args);
+        Namer::PyPrivate(k_.name, Autodiff()), args);
     return FillTemplate("py/function.py.tmpl",
                         {{"name", Namer::Python(k_.name)},
                          {"args", fmt::format("{}", fmt::join(PyArgs(), ", "))},
                          {"doc", Doc()},
                          {"body", text}});
+  }
+
+  // The autodiff wrapper, as sema paired the kernel: "vjp" (KC_VJP), "jvp"
+  // (KC_JVP), or "nodiff", which says that there is no derivative.
+  const char* Autodiff() const {
+    if (!kp_.pairing) return "nodiff";
+    return kp_.pairing->mode == sema::Pairing::Mode::kVjp ? "vjp" : "jvp";
   }
 
   // Module-level statements, after every function is defined, that build a
@@ -668,7 +671,7 @@ class KernelEmitter {
       for (const Param& p : k_.params)
         if (p.role == Role::kInMut) inplace.push_back(Quote(p.name));
       text += fmt::format("{} = _kc.without_vjp({}, {}, {}{})\n",
-                          Namer::PyPrivate(k_.name, "nodiff"), Quote(k_.name),
+                          Namer::PyPrivate(k_.name, Autodiff()), Quote(k_.name),
                           op, statics.empty() ? "()" : tuple(statics),
                           inplace.empty() ? "" : ", " + tuple(inplace));
       return text;
@@ -677,6 +680,7 @@ class KernelEmitter {
     // _kc.with_jvp(..., tangent kernel's parameters, output tangents).
     const sema::Pairing& pairing = *kp_.pairing;
     const bool vjp = pairing.mode == sema::Pairing::Mode::kVjp;
+    const std::string autodiff = Autodiff();
     const Kernel& d = *pairing.kernel;
     std::vector<std::string> params, derivatives;
     for (size_t i = 0; i < d.params.size(); ++i) {
@@ -696,8 +700,8 @@ class KernelEmitter {
     text += fmt::format(
         "{} = _kc.with_{}(\n    {}, {}, {}, {},\n    {}, {}, {},\n    "
         "{},\n    {})\n",
-        Namer::PyPrivate(k_.name, vjp ? "vjp" : "jvp"), vjp ? "vjp" : "jvp",
-        Quote(k_.name), Quote(d.name), op, Namer::Python(d.name), tuple(names),
+        Namer::PyPrivate(k_.name, autodiff), autodiff, Quote(k_.name),
+        Quote(d.name), op, Namer::Python(d.name), tuple(names),
         statics.empty() ? "()" : tuple(statics), tuple(results), tuple(params),
         tuple(derivatives));
     return text;
