@@ -1,8 +1,10 @@
 // Semantic analysis: checks a model and resolves what the emitters need for
 // each kernel (ranks, which input dimension binds each shape symbol, the
 // checks on the others, derived values in evaluation order, output shapes,
-// the grid). Both the C++ shim and the Python package are emitted from this
-// one plan, so trace-time and run-time checks cannot disagree.
+// the grid, the pairing of a kernel with the kernel that differentiates
+// it). Both the C++ shim and the Python package are emitted from this one
+// plan, so trace-time and run-time checks cannot disagree; emitters read
+// these decisions and never make them again from the model.
 #ifndef KERNELC_COMPILER_SEMA_SEMA_H_
 #define KERNELC_COMPILER_SEMA_SEMA_H_
 
