@@ -77,4 +77,6 @@ if [ ! -e "${CUDA_HOME:-/usr/local/cuda}/lib64/libnvrtc.so" ] &&
 fi
 
 echo "setup: building kernelc"
-bazel build //tools:kernelc
+# expr_eval: the compiler's expression evaluator, which the Python tests
+# hold the generated Python to.
+bazel build //tools:kernelc //compiler/expr:expr_eval

@@ -51,10 +51,10 @@ import os as _os
 from . import _kernelc as _kc
 
 _LIBRARY = _ctypes.CDLL(
-    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_kernelc_d2c184d14ac6.so"))
+    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_kernelc_8a7a81124ff9.so"))
 
-_kc.register(_LIBRARY, "saxpy.saxpy.d2c184d14ac6", "kc_saxpy_saxpy_d2c184d14ac6_cpu", "cpu")
-_kc.register_cuda(_LIBRARY, "saxpy.saxpy.d2c184d14ac6", "kc_saxpy_saxpy_d2c184d14ac6_cuda_init", "kc_saxpy_saxpy_d2c184d14ac6_cuda")
+_kc.register(_LIBRARY, "saxpy.saxpy.8a7a81124ff9", "kc_saxpy_saxpy_8a7a81124ff9_cpu", "cpu")
+_kc.register_cuda(_LIBRARY, "saxpy.saxpy.8a7a81124ff9", "kc_saxpy_saxpy_8a7a81124ff9_cuda_init", "kc_saxpy_saxpy_8a7a81124ff9_cuda")
 __all__ = ["saxpy"]
 
 
@@ -72,11 +72,11 @@ def _saxpy_op(x, y, a):
     x = _kc.tensor("saxpy", "x", x, "float32", 1)
     y = _kc.tensor("saxpy", "y", y, "float32", 1)
     a = _kc.scalar("saxpy", "a", a, "float32")
-    _d_n = _kc.derived("saxpy", "n", lambda: x.size, "int64")
+    _d_n = _kc.derived("saxpy", "n", lambda: x.size, "int64", "x.size")
     _kc.check_dim("saxpy", "x", x, 0, lambda: _d_n, "n")
     _kc.check_dim("saxpy", "y", y, 0, lambda: _d_n, "n")
     _results = _kc.call(
-        "saxpy.saxpy.d2c184d14ac6",
+        "saxpy.saxpy.8a7a81124ff9",
         [_kc.out_shape("saxpy", "out", "float32", lambda: (x.shape[0],), ("x.shape[0]",))],
         [x, y],
         {},

@@ -51,9 +51,9 @@ import os as _os
 from . import _kernelc as _kc
 
 _LIBRARY = _ctypes.CDLL(
-    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_kernelc_78929faa1271.so"))
+    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_kernelc_ddccfd768aeb.so"))
 
-_kc.register(_LIBRARY, "histogram.histogram.78929faa1271", "kc_histogram_histogram_78929faa1271_cpu", "cpu")
+_kc.register(_LIBRARY, "histogram.histogram.ddccfd768aeb", "kc_histogram_histogram_ddccfd768aeb_cpu", "cpu")
 __all__ = ["histogram"]
 
 
@@ -76,8 +76,8 @@ def _histogram_op(values, lo, hi, bins):
     _s_rows = values.shape[0]
     _s_cols = values.shape[1]
     _results = _kc.call(
-        "histogram.histogram.78929faa1271",
-        [_kc.out_shape("histogram", "counts", "int32", lambda: (_s_rows, int(bins)), ("rows", "bins"))],
+        "histogram.histogram.ddccfd768aeb",
+        [_kc.out_shape("histogram", "counts", "int32", lambda: (_s_rows, _kc.int64(bins)), ("rows", "bins"))],
         [values],
         {},
         {"lo": _kc.attr(lo), "hi": _kc.attr(hi), "bins": _kc.attr(bins)},

@@ -51,9 +51,9 @@ import os as _os
 from . import _kernelc as _kc
 
 _LIBRARY = _ctypes.CDLL(
-    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_kernelc_5ef4dac9421b.so"))
+    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_kernelc_20478c479408.so"))
 
-_kc.register(_LIBRARY, "scale.scale.5ef4dac9421b", "kc_scale_scale_5ef4dac9421b_cpu", "cpu")
+_kc.register(_LIBRARY, "scale.scale.20478c479408", "kc_scale_scale_20478c479408_cpu", "cpu")
 __all__ = ["scale"]
 
 
@@ -69,10 +69,10 @@ def _scale_op(x, s):
     """
     x = _kc.tensor("scale", "x", x, "float32", 1)
     s = _kc.scalar("scale", "s", s, "float32")
-    _d_n = _kc.derived("scale", "n", lambda: x.size, "int64")
+    _d_n = _kc.derived("scale", "n", lambda: x.size, "int64", "x.size")
     _kc.check_dim("scale", "x", x, 0, lambda: _d_n, "n")
     _results = _kc.call(
-        "scale.scale.5ef4dac9421b",
+        "scale.scale.20478c479408",
         [_kc.out_shape("scale", "out", "float32", lambda: (x.shape[0],), ("x.shape[0]",))],
         [x],
         {},

@@ -51,9 +51,9 @@ import os as _os
 from . import _kernelc as _kc
 
 _LIBRARY = _ctypes.CDLL(
-    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_kernelc_0873dd22b78d.so"))
+    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_kernelc_759cb520019e.so"))
 
-_kc.register(_LIBRARY, "saxpy.saxpy.0873dd22b78d", "kc_saxpy_saxpy_0873dd22b78d_cpu", "cpu")
+_kc.register(_LIBRARY, "saxpy.saxpy.759cb520019e", "kc_saxpy_saxpy_759cb520019e_cpu", "cpu")
 __all__ = ["saxpy"]
 
 
@@ -71,11 +71,11 @@ def _saxpy_op(x, y, a):
     x = _kc.tensor("saxpy", "x", x, "float32", 1)
     y = _kc.tensor("saxpy", "y", y, "float32", 1)
     a = _kc.scalar("saxpy", "a", a, "float32")
-    _d_n = _kc.derived("saxpy", "n", lambda: x.size, "int64")
+    _d_n = _kc.derived("saxpy", "n", lambda: x.size, "int64", "x.size")
     _kc.check_dim("saxpy", "x", x, 0, lambda: _d_n, "n")
     _kc.check_dim("saxpy", "y", y, 0, lambda: _d_n, "n")
     _results = _kc.call(
-        "saxpy.saxpy.0873dd22b78d",
+        "saxpy.saxpy.759cb520019e",
         [_kc.out_shape("saxpy", "out", "float32", lambda: (x.shape[0],), ("x.shape[0]",))],
         [x, y],
         {},

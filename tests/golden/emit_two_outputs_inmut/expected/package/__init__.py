@@ -51,10 +51,10 @@ import os as _os
 from . import _kernelc as _kc
 
 _LIBRARY = _ctypes.CDLL(
-    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_kernelc_490726505a0e.so"))
+    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_kernelc_500c08dfd88b.so"))
 
-_kc.register(_LIBRARY, "polar.polar.490726505a0e", "kc_polar_polar_490726505a0e_cpu", "cpu")
-_kc.register(_LIBRARY, "polar.accumulate.490726505a0e", "kc_polar_accumulate_490726505a0e_cpu", "cpu")
+_kc.register(_LIBRARY, "polar.polar.500c08dfd88b", "kc_polar_polar_500c08dfd88b_cpu", "cpu")
+_kc.register(_LIBRARY, "polar.accumulate.500c08dfd88b", "kc_polar_accumulate_500c08dfd88b_cpu", "cpu")
 __all__ = ["polar", "accumulate"]
 
 
@@ -71,11 +71,11 @@ def _polar_op(x, y):
     """
     x = _kc.tensor("polar", "x", x, "float32", 1)
     y = _kc.tensor("polar", "y", y, "float32", 1)
-    _d_n = _kc.derived("polar", "n", lambda: x.size, "int64")
+    _d_n = _kc.derived("polar", "n", lambda: x.size, "int64", "x.size")
     _kc.check_dim("polar", "x", x, 0, lambda: _d_n, "n")
     _kc.check_dim("polar", "y", y, 0, lambda: _d_n, "n")
     _results = _kc.call(
-        "polar.polar.490726505a0e",
+        "polar.polar.500c08dfd88b",
         [_kc.out_shape("polar", "radius", "float32", lambda: (_d_n,), ("n",)),
          _kc.out_shape("polar", "angle", "float32", lambda: (_d_n,), ("n",))],
         [x, y],
@@ -115,11 +115,11 @@ def _accumulate_op(total, delta):
     """
     total = _kc.tensor("accumulate", "total", total, "float32", 1)
     delta = _kc.tensor("accumulate", "delta", delta, "float32", 1)
-    _d_n = _kc.derived("accumulate", "n", lambda: total.size, "int64")
+    _d_n = _kc.derived("accumulate", "n", lambda: total.size, "int64", "total.size")
     _kc.check_dim("accumulate", "total", total, 0, lambda: _d_n, "n")
     _kc.check_dim("accumulate", "delta", delta, 0, lambda: _d_n, "n")
     _results = _kc.call(
-        "polar.accumulate.490726505a0e",
+        "polar.accumulate.500c08dfd88b",
         [_kc.out_shape("accumulate", "total", "float32", lambda: total.shape, ())],
         [total, delta],
         {0: 0},

@@ -51,9 +51,9 @@ import os as _os
 from . import _kernelc as _kc
 
 _LIBRARY = _ctypes.CDLL(
-    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_kernelc_00c0ce4f667f.so"))
+    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_kernelc_f39c31af63f2.so"))
 
-_kc.register(_LIBRARY, "matmul.matmul.00c0ce4f667f", "kc_matmul_matmul_00c0ce4f667f_cpu", "cpu")
+_kc.register(_LIBRARY, "matmul.matmul.f39c31af63f2", "kc_matmul_matmul_f39c31af63f2_cpu", "cpu")
 __all__ = ["matmul"]
 
 
@@ -74,7 +74,7 @@ def _matmul_op(a, b):
     _s_n = b.shape[1]
     _kc.check_dim("matmul", "b", b, 0, lambda: _s_k, "k")
     _results = _kc.call(
-        "matmul.matmul.00c0ce4f667f",
+        "matmul.matmul.f39c31af63f2",
         [_kc.out_shape("matmul", "c", "float32", lambda: (_s_m, _s_n), ("m", "n"))],
         [a, b],
         {},

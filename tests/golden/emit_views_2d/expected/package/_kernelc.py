@@ -170,25 +170,103 @@ def attr(value):
     return value
 
 
+# --- int64 expressions ------------------------------------------------------
+#
+# The generated functions evaluate shape, check and derived-value expressions
+# through these helpers (`_kc.add(_s_n, 1)`), which compute what the
+# handler's evaluator computes (kernelc/arith.h): the exact integer result,
+# failing where it lies outside int64 (INT64_MIN // -1 among them) or the
+# divisor is zero. Python's // and % round toward negative infinity already.
+# So a call that the handler would reject for its expressions fails at
+# trace time instead, with the same verdict.
+
+_INT64_MIN = -(1 << 63)
+_INT64_MAX = (1 << 63) - 1
+
+
+class ExpressionError(ArithmeticError):
+    """An expression overflows int64 or divides by zero."""
+
+
+def _checked(compute):
+    """`compute()`, checked to be an int64 value.
+
+    The one place that computes on expression values, which are Python ints
+    (concrete shapes and scalars). Were they symbolic (jax.export's shape
+    polymorphism), this is where they would be handled."""
+    try:
+        value = compute()
+    except ZeroDivisionError:
+        raise ExpressionError("divides by zero") from None
+    if not _INT64_MIN <= value <= _INT64_MAX:
+        raise ExpressionError("overflows int64")
+    return value
+
+
+def add(a, b):
+    return _checked(lambda: a + b)
+
+
+def sub(a, b):
+    return _checked(lambda: a - b)
+
+
+def mul(a, b):
+    return _checked(lambda: a * b)
+
+
+def neg(a):
+    return _checked(lambda: -a)
+
+
+def floor_div(a, b):
+    return _checked(lambda: a // b)
+
+
+def floor_mod(a, b):
+    return _checked(lambda: a % b)
+
+
+def ceil_div(a, b):
+    return _checked(lambda: -(-a // b))
+
+
+def minimum(a, b):
+    return _checked(lambda: min(a, b))
+
+
+def maximum(a, b):
+    return _checked(lambda: max(a, b))
+
+
+def int64(value):
+    """An integer scalar's value as the handler's expressions read it: a
+    uint64 above INT64_MAX wraps around, as its bit pattern travels (see
+    attr)."""
+    return int(attr(value))
+
+
 def _evaluate(kernel, what, fn):
     try:
         return fn()
-    except ZeroDivisionError:
-        raise ValueError(f"{kernel}: {what} divides by zero") from None
+    except ExpressionError as e:
+        raise ValueError(f"{kernel}: {what} {e}") from None
 
 
 def check_dim(kernel, param, arr, dim, expected_fn, text):
     """Checks that dimension `dim` of `arr` equals `expected_fn()` (`text`)."""
-    expected = _evaluate(kernel, f"the shape of '{param}'", expected_fn)
+    expected = _evaluate(kernel, f"dimension {dim} of '{param}' = {text}",
+                         expected_fn)
     if arr.shape[dim] != expected:
         raise ValueError(
             f"{kernel}: parameter '{param}' has shape {_shape_text(arr.shape)}, "
             f"but dimension {dim} must be {text} = {expected}")
 
 
-def derived(kernel, param, value_fn, dtype):
-    """Computes a derived value; checks that it fits its integer type."""
-    value = _evaluate(kernel, f"derived value '{param}'", value_fn)
+def derived(kernel, param, value_fn, dtype, text):
+    """Computes a derived value (`text`); checks that it fits its integer
+    type."""
+    value = _evaluate(kernel, f"derived value '{param}' = {text}", value_fn)
     info = np.iinfo(DTYPES[dtype])
     if not info.min <= value <= info.max:
         raise ValueError(
@@ -198,7 +276,9 @@ def derived(kernel, param, value_fn, dtype):
 
 def out_shape(kernel, param, dtype, shape_fn, texts):
     """The result type of an output, after checking its dimensions."""
-    shape = _evaluate(kernel, f"the shape of output '{param}'", shape_fn)
+    shape = _evaluate(
+        kernel, f"the shape of output '{param}' = {_shape_text(texts)}",
+        shape_fn)
     for d, (n, text) in enumerate(zip(shape, texts)):
         if n < 0:
             raise ValueError(

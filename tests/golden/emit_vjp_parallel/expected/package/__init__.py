@@ -51,10 +51,10 @@ import os as _os
 from . import _kernelc as _kc
 
 _LIBRARY = _ctypes.CDLL(
-    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_kernelc_fd8aa0e8a727.so"))
+    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_kernelc_77394fdc4fab.so"))
 
-_kc.register(_LIBRARY, "k.square_add.fd8aa0e8a727", "kc_k_square_add_fd8aa0e8a727_cpu", "cpu")
-_kc.register(_LIBRARY, "k.square_add_bwd.fd8aa0e8a727", "kc_k_square_add_bwd_fd8aa0e8a727_cpu", "cpu")
+_kc.register(_LIBRARY, "k.square_add.77394fdc4fab", "kc_k_square_add_77394fdc4fab_cpu", "cpu")
+_kc.register(_LIBRARY, "k.square_add_bwd.77394fdc4fab", "kc_k_square_add_bwd_77394fdc4fab_cpu", "cpu")
 __all__ = ["square_add", "square_add_bwd"]
 
 
@@ -77,7 +77,7 @@ def _square_add_op(x, y, a):
     _kc.check_dim("square_add", "y", y, 0, lambda: x.shape[0], "x.shape[0]")
     _kc.check_dim("square_add", "y", y, 1, lambda: x.shape[1], "x.shape[1]")
     _results = _kc.call(
-        "k.square_add.fd8aa0e8a727",
+        "k.square_add.77394fdc4fab",
         [_kc.out_shape("square_add", "out", "float32", lambda: (x.shape[0], x.shape[1]), ("x.shape[0]", "x.shape[1]"))],
         [x, y],
         {},
@@ -125,7 +125,7 @@ def _square_add_bwd_op(x, a, d_out):
     _kc.check_dim("square_add_bwd", "d_out", d_out, 0, lambda: _s_m, "m")
     _kc.check_dim("square_add_bwd", "d_out", d_out, 1, lambda: _s_n, "n")
     _results = _kc.call(
-        "k.square_add_bwd.fd8aa0e8a727",
+        "k.square_add_bwd.77394fdc4fab",
         [_kc.out_shape("square_add_bwd", "d_x", "float32", lambda: (_s_m, _s_n), ("m", "n")),
          _kc.out_shape("square_add_bwd", "d_y", "float32", lambda: (_s_m, _s_n), ("m", "n"))],
         [x, d_out],
