@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
-# Sets up (tools/setup.sh) and runs every test: the C++ unit tests with Bazel,
-# then the golden and end-to-end tests with pytest. Exits non-zero on any
-# failure, and when pytest finds no test to run.
+# Sets up (tools/setup.sh) and runs every test: the linter, the C++ unit tests
+# with Bazel, then the Python runtime's unit tests and the golden and
+# end-to-end tests with pytest. Exits non-zero on any failure, and when
+# pytest finds no test to run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh
 
+echo "== lint (ruff check: ruff.toml)"
+.venv/bin/ruff check --no-cache
+
 echo "== C++ unit tests (bazel test //...)"
 bazel test //...
 
-echo "== golden and end-to-end tests (pytest tests/python)"
+echo "== Python runtime unit tests and end-to-end tests (pytest)"
 set +e
-.venv/bin/python -m pytest tests/python -q -rs "$@"
+.venv/bin/python -m pytest runtime/python tests/python -q -rs "$@"
 rc=$?
 set -e
 if [ $rc -eq 5 ]; then

@@ -1,6 +1,7 @@
 """Generated files and diagnostics against the goldens in tests/golden/."""
 
 import difflib
+import subprocess
 
 import pytest
 
@@ -31,3 +32,11 @@ def test_golden(name):
 
 def test_there_are_golden_cases():
     assert len(golden_runner.cases()) >= 8
+
+
+def test_the_python_runtime_is_shipped_verbatim(tmp_path):
+    r = subprocess.run([str(golden_runner.KERNELC), "emit", "saxpy.cu", "-o",
+                        str(tmp_path)], cwd=golden_runner.GOLDEN / "emit_saxpy")
+    assert r.returncode == 0
+    assert (tmp_path / "package" / "_kernelc.py").read_bytes() == \
+        golden_runner.PYTHON_RUNTIME.read_bytes()

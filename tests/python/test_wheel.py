@@ -206,6 +206,28 @@ def test_import_checks_the_jaxlib_version(saxpy_pkg, fake, ok):
             "'jax>=0.8.1' 'jaxlib>=0.8.1'\n")
 
 
+def test_import_without_jaxlib_says_so_before_importing_jax(saxpy_pkg):
+    code = textwrap.dedent("""\
+        import sys
+        sys.modules["jaxlib"] = None  # as if not installed
+        sys.path.insert(0, sys.argv[1])
+        try:
+            import saxpy
+        except ImportError as e:
+            print(e)
+        else:
+            print("imported")
+        print(sorted(m for m in ("jax", "numpy") if m in sys.modules))
+        """)
+    r = subprocess.run([sys.executable, "-c", code, str(saxpy_pkg.parent)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == (
+        "saxpy needs jax and jaxlib 0.8.1 or newer (built against XLA FFI API "
+        "0.2), and jaxlib is not installed: pip install 'jax>=0.8.1' "
+        "'jaxlib>=0.8.1'\n[]\n")
+
+
 def test_an_unreadable_jaxlib_version_warns_and_imports(saxpy_pkg):
     code = textwrap.dedent("""\
         import sys, warnings

@@ -16,7 +16,7 @@ static_assert(sizeof(kc_cuda_image) == 24 && sizeof(kc_cuda_module) == 40 &&
 
 // saxpy.cu
 // 0_saxpy.sm_80.cubin (5800 bytes, sha256 e67ce697989da06d3665ca640b7747062e04473311d2c813dae89db320b348a3)
-alignas(64) static const unsigned char kc_saxpy_d2c184d14ac6_cuda_module_0_image_0[] = {
+alignas(64) static const unsigned char kc_saxpy_fb828bd3fec0_cuda_module_0_image_0[] = {
     0x7f, 0x45, 0x4c, 0x46, 0x02, 0x01, 0x01, 0x41, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
     0x02, 0x00, 0xbe, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
     0xc8, 0x15, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x88, 0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
@@ -382,7 +382,7 @@ alignas(64) static const unsigned char kc_saxpy_d2c184d14ac6_cuda_module_0_image
     0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
 };
 // 0_saxpy.sm_90.cubin (6712 bytes, sha256 3052e93096f015dcacced332223f643b90c02e26436fe92cc77b3b4ab238f322)
-alignas(64) static const unsigned char kc_saxpy_d2c184d14ac6_cuda_module_0_image_1[] = {
+alignas(64) static const unsigned char kc_saxpy_fb828bd3fec0_cuda_module_0_image_1[] = {
     0x7f, 0x45, 0x4c, 0x46, 0x02, 0x01, 0x01, 0x41, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
     0x02, 0x00, 0xbe, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
     0xe8, 0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x68, 0x13, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
@@ -805,7 +805,7 @@ alignas(64) static const unsigned char kc_saxpy_d2c184d14ac6_cuda_module_0_image
     0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
 };
 // 0_saxpy.compute_90.ptx (2225 bytes, sha256 85fce7c7d029667e400eb99a69fd81c12befcd34fcee932e176225baa9767286)
-alignas(64) static const unsigned char kc_saxpy_d2c184d14ac6_cuda_module_0_image_2[] = {
+alignas(64) static const unsigned char kc_saxpy_fb828bd3fec0_cuda_module_0_image_2[] = {
     0x2f, 0x2f, 0x0a, 0x2f, 0x2f, 0x20, 0x47, 0x65, 0x6e, 0x65, 0x72, 0x61, 0x74, 0x65, 0x64, 0x20,
     0x62, 0x79, 0x20, 0x4e, 0x56, 0x49, 0x44, 0x49, 0x41, 0x20, 0x4e, 0x56, 0x56, 0x4d, 0x20, 0x43,
     0x6f, 0x6d, 0x70, 0x69, 0x6c, 0x65, 0x72, 0x0a, 0x2f, 0x2f, 0x0a, 0x2f, 0x2f, 0x20, 0x43, 0x6f,
@@ -947,21 +947,21 @@ alignas(64) static const unsigned char kc_saxpy_d2c184d14ac6_cuda_module_0_image
     0x42, 0x42, 0x31, 0x5f, 0x32, 0x3a, 0x0a, 0x09, 0x72, 0x65, 0x74, 0x3b, 0x0a, 0x0a, 0x7d, 0x0a,
     0x0a, 0x00,
 };
-static const kc_cuda_image kc_saxpy_d2c184d14ac6_cuda_module_0_images[] = {
-    {80, 0, kc_saxpy_d2c184d14ac6_cuda_module_0_image_0, sizeof(kc_saxpy_d2c184d14ac6_cuda_module_0_image_0)},
-    {90, 0, kc_saxpy_d2c184d14ac6_cuda_module_0_image_1, sizeof(kc_saxpy_d2c184d14ac6_cuda_module_0_image_1)},
-    {90, 1, kc_saxpy_d2c184d14ac6_cuda_module_0_image_2, sizeof(kc_saxpy_d2c184d14ac6_cuda_module_0_image_2)},
+static const kc_cuda_image kc_saxpy_fb828bd3fec0_cuda_module_0_images[] = {
+    {80, 0, kc_saxpy_fb828bd3fec0_cuda_module_0_image_0, sizeof(kc_saxpy_fb828bd3fec0_cuda_module_0_image_0)},
+    {90, 0, kc_saxpy_fb828bd3fec0_cuda_module_0_image_1, sizeof(kc_saxpy_fb828bd3fec0_cuda_module_0_image_1)},
+    {90, 1, kc_saxpy_fb828bd3fec0_cuda_module_0_image_2, sizeof(kc_saxpy_fb828bd3fec0_cuda_module_0_image_2)},
 };
-static const char* const kc_saxpy_d2c184d14ac6_cuda_module_0_kernels[] = {
+static const char* const kc_saxpy_fb828bd3fec0_cuda_module_0_kernels[] = {
     "_Z5saxpyPKfS0_fxPf",
     "kc_fill_u64",
 };
-extern "C" const kc_cuda_module kc_saxpy_d2c184d14ac6_cuda_module_0 = {
-    "saxpy.cu", kc_saxpy_d2c184d14ac6_cuda_module_0_images, 3, kc_saxpy_d2c184d14ac6_cuda_module_0_kernels, 2, 13000};
+extern "C" const kc_cuda_module kc_saxpy_fb828bd3fec0_cuda_module_0 = {
+    "saxpy.cu", kc_saxpy_fb828bd3fec0_cuda_module_0_images, 3, kc_saxpy_fb828bd3fec0_cuda_module_0_kernels, 2, 13000};
 
 // saxpy.cu
 // 0_saxpy.fold.sm_80.cubin (21240 bytes, sha256 ac1919264631a655cd51dd1bfc727565d0a339541fc7183e0119ef4f3cb8d1b5)
-alignas(64) static const unsigned char kc_saxpy_d2c184d14ac6_cuda_fold_module_0_image_0[] = {
+alignas(64) static const unsigned char kc_saxpy_fb828bd3fec0_cuda_fold_module_0_image_0[] = {
     0x7f, 0x45, 0x4c, 0x46, 0x02, 0x01, 0x01, 0x41, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
     0x02, 0x00, 0xbe, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
     0x18, 0x52, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x98, 0x4d, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
@@ -2292,7 +2292,7 @@ alignas(64) static const unsigned char kc_saxpy_d2c184d14ac6_cuda_fold_module_0_
     0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
 };
 // 0_saxpy.fold.sm_90.cubin (22224 bytes, sha256 2a3512ecea4d74440783d51b004cf7f686ff777caeb9556f78ddef75d2694d16)
-alignas(64) static const unsigned char kc_saxpy_d2c184d14ac6_cuda_fold_module_0_image_1[] = {
+alignas(64) static const unsigned char kc_saxpy_fb828bd3fec0_cuda_fold_module_0_image_1[] = {
     0x7f, 0x45, 0x4c, 0x46, 0x02, 0x01, 0x01, 0x41, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
     0x02, 0x00, 0xbe, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
     0x80, 0x55, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x80, 0x50, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
@@ -3684,7 +3684,7 @@ alignas(64) static const unsigned char kc_saxpy_d2c184d14ac6_cuda_fold_module_0_
     0x68, 0x05, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
 };
 // 0_saxpy.fold.compute_90.ptx (15082 bytes, sha256 5e84c9237ed4aedebd018268aff3d16e6ad65fcf7022aeed928219ca386f3eb3)
-alignas(64) static const unsigned char kc_saxpy_d2c184d14ac6_cuda_fold_module_0_image_2[] = {
+alignas(64) static const unsigned char kc_saxpy_fb828bd3fec0_cuda_fold_module_0_image_2[] = {
     0x2f, 0x2f, 0x0a, 0x2f, 0x2f, 0x20, 0x47, 0x65, 0x6e, 0x65, 0x72, 0x61, 0x74, 0x65, 0x64, 0x20,
     0x62, 0x79, 0x20, 0x4e, 0x56, 0x49, 0x44, 0x49, 0x41, 0x20, 0x4e, 0x56, 0x56, 0x4d, 0x20, 0x43,
     0x6f, 0x6d, 0x70, 0x69, 0x6c, 0x65, 0x72, 0x0a, 0x2f, 0x2f, 0x0a, 0x2f, 0x2f, 0x20, 0x43, 0x6f,
@@ -4629,14 +4629,14 @@ alignas(64) static const unsigned char kc_saxpy_d2c184d14ac6_cuda_fold_module_0_
     0x34, 0x3b, 0x0a, 0x0a, 0x24, 0x4c, 0x5f, 0x5f, 0x42, 0x42, 0x30, 0x5f, 0x36, 0x38, 0x3a, 0x0a,
     0x09, 0x72, 0x65, 0x74, 0x3b, 0x0a, 0x0a, 0x7d, 0x0a, 0x0a, 0x00,
 };
-static const kc_cuda_image kc_saxpy_d2c184d14ac6_cuda_fold_module_0_images[] = {
-    {80, 0, kc_saxpy_d2c184d14ac6_cuda_fold_module_0_image_0, sizeof(kc_saxpy_d2c184d14ac6_cuda_fold_module_0_image_0)},
-    {90, 0, kc_saxpy_d2c184d14ac6_cuda_fold_module_0_image_1, sizeof(kc_saxpy_d2c184d14ac6_cuda_fold_module_0_image_1)},
-    {90, 1, kc_saxpy_d2c184d14ac6_cuda_fold_module_0_image_2, sizeof(kc_saxpy_d2c184d14ac6_cuda_fold_module_0_image_2)},
+static const kc_cuda_image kc_saxpy_fb828bd3fec0_cuda_fold_module_0_images[] = {
+    {80, 0, kc_saxpy_fb828bd3fec0_cuda_fold_module_0_image_0, sizeof(kc_saxpy_fb828bd3fec0_cuda_fold_module_0_image_0)},
+    {90, 0, kc_saxpy_fb828bd3fec0_cuda_fold_module_0_image_1, sizeof(kc_saxpy_fb828bd3fec0_cuda_fold_module_0_image_1)},
+    {90, 1, kc_saxpy_fb828bd3fec0_cuda_fold_module_0_image_2, sizeof(kc_saxpy_fb828bd3fec0_cuda_fold_module_0_image_2)},
 };
-static const char* const kc_saxpy_d2c184d14ac6_cuda_fold_module_0_kernels[] = {
+static const char* const kc_saxpy_fb828bd3fec0_cuda_fold_module_0_kernels[] = {
     "kc_fold_saxpy",
 };
-extern "C" const kc_cuda_module kc_saxpy_d2c184d14ac6_cuda_fold_module_0 = {
-    "saxpy.cu", kc_saxpy_d2c184d14ac6_cuda_fold_module_0_images, 3, kc_saxpy_d2c184d14ac6_cuda_fold_module_0_kernels, 1, 13000};
+extern "C" const kc_cuda_module kc_saxpy_fb828bd3fec0_cuda_fold_module_0 = {
+    "saxpy.cu", kc_saxpy_fb828bd3fec0_cuda_fold_module_0_images, 3, kc_saxpy_fb828bd3fec0_cuda_fold_module_0_kernels, 1, 13000};
 
