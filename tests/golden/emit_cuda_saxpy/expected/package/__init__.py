@@ -16,10 +16,10 @@ _PACKAGE = _kc.Package("saxpy", ffi_api="0.2", jaxlib_floor="0.8.1")
 _PACKAGE.check_jaxlib()
 
 _LIBRARY = _ctypes.CDLL(
-    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_kernelc_fb828bd3fec0.so"))
+    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_kernelc_<hash>.so"))
 
-_PACKAGE.register(_LIBRARY, "saxpy.saxpy.fb828bd3fec0", "kc_saxpy_saxpy_fb828bd3fec0_cpu", "cpu")
-_PACKAGE.register_cuda(_LIBRARY, "saxpy.saxpy.fb828bd3fec0", "kc_saxpy_saxpy_fb828bd3fec0_cuda_init", "kc_saxpy_saxpy_fb828bd3fec0_cuda")
+_PACKAGE.register(_LIBRARY, "saxpy.saxpy.<hash>", "kc_saxpy_saxpy_<hash>_cpu", "cpu")
+_PACKAGE.register_cuda(_LIBRARY, "saxpy.saxpy.<hash>", "kc_saxpy_saxpy_<hash>_cuda_init", "kc_saxpy_saxpy_<hash>_cuda")
 __all__ = ["saxpy"]
 
 
@@ -41,7 +41,7 @@ def _saxpy_op(x, y, a):
     _kc.check_dim("saxpy", "x", x, 0, lambda: _d_n, "n")
     _kc.check_dim("saxpy", "y", y, 0, lambda: _d_n, "n")
     _results = _kc.call(
-        "saxpy.saxpy.fb828bd3fec0",
+        "saxpy.saxpy.<hash>",
         [_kc.out_shape("saxpy", "out", "float32", lambda: (x.shape[0],), ("x.shape[0]",))],
         [x, y],
         {},

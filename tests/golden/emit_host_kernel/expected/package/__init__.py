@@ -16,9 +16,9 @@ _PACKAGE = _kc.Package("histogram", ffi_api="0.2", jaxlib_floor="0.8.1")
 _PACKAGE.check_jaxlib()
 
 _LIBRARY = _ctypes.CDLL(
-    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_kernelc_1f2f595b68cf.so"))
+    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_kernelc_<hash>.so"))
 
-_PACKAGE.register(_LIBRARY, "histogram.histogram.1f2f595b68cf", "kc_histogram_histogram_1f2f595b68cf_cpu", "cpu")
+_PACKAGE.register(_LIBRARY, "histogram.histogram.<hash>", "kc_histogram_histogram_<hash>_cpu", "cpu")
 __all__ = ["histogram"]
 
 
@@ -41,7 +41,7 @@ def _histogram_op(values, lo, hi, bins):
     _s_rows = values.shape[0]
     _s_cols = values.shape[1]
     _results = _kc.call(
-        "histogram.histogram.1f2f595b68cf",
+        "histogram.histogram.<hash>",
         [_kc.out_shape("histogram", "counts", "int32", lambda: (_s_rows, int(bins)), ("rows", "bins"))],
         [values],
         {},

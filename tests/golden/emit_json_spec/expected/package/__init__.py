@@ -16,9 +16,9 @@ _PACKAGE = _kc.Package("scale", ffi_api="0.2", jaxlib_floor="0.8.1")
 _PACKAGE.check_jaxlib()
 
 _LIBRARY = _ctypes.CDLL(
-    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_kernelc_22f3daf06914.so"))
+    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_kernelc_<hash>.so"))
 
-_PACKAGE.register(_LIBRARY, "scale.scale.22f3daf06914", "kc_scale_scale_22f3daf06914_cpu", "cpu")
+_PACKAGE.register(_LIBRARY, "scale.scale.<hash>", "kc_scale_scale_<hash>_cpu", "cpu")
 __all__ = ["scale"]
 
 
@@ -37,7 +37,7 @@ def _scale_op(x, s):
     _d_n = _kc.derived("scale", "n", lambda: x.size, "int64")
     _kc.check_dim("scale", "x", x, 0, lambda: _d_n, "n")
     _results = _kc.call(
-        "scale.scale.22f3daf06914",
+        "scale.scale.<hash>",
         [_kc.out_shape("scale", "out", "float32", lambda: (x.shape[0],), ("x.shape[0]",))],
         [x],
         {},

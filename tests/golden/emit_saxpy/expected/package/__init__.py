@@ -16,9 +16,9 @@ _PACKAGE = _kc.Package("saxpy", ffi_api="0.2", jaxlib_floor="0.8.1")
 _PACKAGE.check_jaxlib()
 
 _LIBRARY = _ctypes.CDLL(
-    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_kernelc_affc6aba264f.so"))
+    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_kernelc_<hash>.so"))
 
-_PACKAGE.register(_LIBRARY, "saxpy.saxpy.affc6aba264f", "kc_saxpy_saxpy_affc6aba264f_cpu", "cpu")
+_PACKAGE.register(_LIBRARY, "saxpy.saxpy.<hash>", "kc_saxpy_saxpy_<hash>_cpu", "cpu")
 __all__ = ["saxpy"]
 
 
@@ -40,7 +40,7 @@ def _saxpy_op(x, y, a):
     _kc.check_dim("saxpy", "x", x, 0, lambda: _d_n, "n")
     _kc.check_dim("saxpy", "y", y, 0, lambda: _d_n, "n")
     _results = _kc.call(
-        "saxpy.saxpy.affc6aba264f",
+        "saxpy.saxpy.<hash>",
         [_kc.out_shape("saxpy", "out", "float32", lambda: (x.shape[0],), ("x.shape[0]",))],
         [x, y],
         {},

@@ -16,10 +16,10 @@ _PACKAGE = _kc.Package("polar", ffi_api="0.2", jaxlib_floor="0.8.1")
 _PACKAGE.check_jaxlib()
 
 _LIBRARY = _ctypes.CDLL(
-    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_kernelc_f4cdbb71f0a8.so"))
+    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_kernelc_<hash>.so"))
 
-_PACKAGE.register(_LIBRARY, "polar.polar.f4cdbb71f0a8", "kc_polar_polar_f4cdbb71f0a8_cpu", "cpu")
-_PACKAGE.register(_LIBRARY, "polar.accumulate.f4cdbb71f0a8", "kc_polar_accumulate_f4cdbb71f0a8_cpu", "cpu")
+_PACKAGE.register(_LIBRARY, "polar.polar.<hash>", "kc_polar_polar_<hash>_cpu", "cpu")
+_PACKAGE.register(_LIBRARY, "polar.accumulate.<hash>", "kc_polar_accumulate_<hash>_cpu", "cpu")
 __all__ = ["polar", "accumulate"]
 
 
@@ -40,7 +40,7 @@ def _polar_op(x, y):
     _kc.check_dim("polar", "x", x, 0, lambda: _d_n, "n")
     _kc.check_dim("polar", "y", y, 0, lambda: _d_n, "n")
     _results = _kc.call(
-        "polar.polar.f4cdbb71f0a8",
+        "polar.polar.<hash>",
         [_kc.out_shape("polar", "radius", "float32", lambda: (_d_n,), ("n",)),
          _kc.out_shape("polar", "angle", "float32", lambda: (_d_n,), ("n",))],
         [x, y],
@@ -84,7 +84,7 @@ def _accumulate_op(total, delta):
     _kc.check_dim("accumulate", "total", total, 0, lambda: _d_n, "n")
     _kc.check_dim("accumulate", "delta", delta, 0, lambda: _d_n, "n")
     _results = _kc.call(
-        "polar.accumulate.f4cdbb71f0a8",
+        "polar.accumulate.<hash>",
         [_kc.out_shape("accumulate", "total", "float32", lambda: total.shape, ())],
         [total, delta],
         {0: 0},

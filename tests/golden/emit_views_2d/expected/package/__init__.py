@@ -16,9 +16,9 @@ _PACKAGE = _kc.Package("matmul", ffi_api="0.2", jaxlib_floor="0.8.1")
 _PACKAGE.check_jaxlib()
 
 _LIBRARY = _ctypes.CDLL(
-    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_kernelc_52c4b564080a.so"))
+    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_kernelc_<hash>.so"))
 
-_PACKAGE.register(_LIBRARY, "matmul.matmul.52c4b564080a", "kc_matmul_matmul_52c4b564080a_cpu", "cpu")
+_PACKAGE.register(_LIBRARY, "matmul.matmul.<hash>", "kc_matmul_matmul_<hash>_cpu", "cpu")
 __all__ = ["matmul"]
 
 
@@ -39,7 +39,7 @@ def _matmul_op(a, b):
     _s_n = b.shape[1]
     _kc.check_dim("matmul", "b", b, 0, lambda: _s_k, "k")
     _results = _kc.call(
-        "matmul.matmul.52c4b564080a",
+        "matmul.matmul.<hash>",
         [_kc.out_shape("matmul", "c", "float32", lambda: (_s_m, _s_n), ("m", "n"))],
         [a, b],
         {},

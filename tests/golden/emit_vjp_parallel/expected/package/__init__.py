@@ -16,10 +16,10 @@ _PACKAGE = _kc.Package("k", ffi_api="0.2", jaxlib_floor="0.8.1")
 _PACKAGE.check_jaxlib()
 
 _LIBRARY = _ctypes.CDLL(
-    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_kernelc_fab55aca3486.so"))
+    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_kernelc_<hash>.so"))
 
-_PACKAGE.register(_LIBRARY, "k.square_add.fab55aca3486", "kc_k_square_add_fab55aca3486_cpu", "cpu")
-_PACKAGE.register(_LIBRARY, "k.square_add_bwd.fab55aca3486", "kc_k_square_add_bwd_fab55aca3486_cpu", "cpu")
+_PACKAGE.register(_LIBRARY, "k.square_add.<hash>", "kc_k_square_add_<hash>_cpu", "cpu")
+_PACKAGE.register(_LIBRARY, "k.square_add_bwd.<hash>", "kc_k_square_add_bwd_<hash>_cpu", "cpu")
 __all__ = ["square_add", "square_add_bwd"]
 
 
@@ -42,7 +42,7 @@ def _square_add_op(x, y, a):
     _kc.check_dim("square_add", "y", y, 0, lambda: x.shape[0], "x.shape[0]")
     _kc.check_dim("square_add", "y", y, 1, lambda: x.shape[1], "x.shape[1]")
     _results = _kc.call(
-        "k.square_add.fab55aca3486",
+        "k.square_add.<hash>",
         [_kc.out_shape("square_add", "out", "float32", lambda: (x.shape[0], x.shape[1]), ("x.shape[0]", "x.shape[1]"))],
         [x, y],
         {},
@@ -90,7 +90,7 @@ def _square_add_bwd_op(x, a, d_out):
     _kc.check_dim("square_add_bwd", "d_out", d_out, 0, lambda: _s_m, "m")
     _kc.check_dim("square_add_bwd", "d_out", d_out, 1, lambda: _s_n, "n")
     _results = _kc.call(
-        "k.square_add_bwd.fab55aca3486",
+        "k.square_add_bwd.<hash>",
         [_kc.out_shape("square_add_bwd", "d_x", "float32", lambda: (_s_m, _s_n), ("m", "n")),
          _kc.out_shape("square_add_bwd", "d_y", "float32", lambda: (_s_m, _s_n), ("m", "n"))],
         [x, d_out],
