@@ -1,5 +1,6 @@
-# kernelc's Python runtime: kernelc copies this file verbatim into every
-# package it generates, as <package>/_kernelc.py. Do not edit the copy.
+# kernelc's Python runtime, runtime/python/_kernelc.py in kernelc's source:
+# kernelc copies it verbatim into every package it generates, as
+# <package>/_kernelc.py. Do not edit a copy.
 """Import-time and trace-time support shared by the functions of a package
 that kernelc generated.
 
