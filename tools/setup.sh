@@ -34,6 +34,7 @@ if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
 if ! .venv/bin/python -c 'import jax, numpy, pytest' >/dev/null 2>&1 ||
+   [ ! -x .venv/bin/ruff ] ||
    [ tools/requirements.txt -nt .venv/.requirements-stamp ]; then
   echo "setup: installing Python requirements"
   .venv/bin/pip install -q --disable-pip-version-check -r tools/requirements.txt

@@ -10,6 +10,7 @@
 #include "compiler/emit/namer.h"
 #include "compiler/model/json.h"
 #include "kernelc/launch.h"
+#include "runtime/embedded_python.h"
 
 namespace kernelc::emit {
 
@@ -555,7 +556,7 @@ class KernelEmitter {
     return doc;
   }
 
-  // How the FFI call batches under jax.vmap (see support.py's `call`):
+  // How the FFI call batches under jax.vmap (see _kernelc.py's `call`):
   // unbatched operands gain a size-1 batch dimension, except where the
   // handler needs every operand at the batch's full extent: an in-place
   // operand is aliased to its (batched) result, and an elementwise kernel
@@ -1161,18 +1162,6 @@ Status CheckPythonNames(const sema::ModulePlan& plan) {
 
 }  // namespace
 
-namespace {
-
-// "0.8.1" -> "0, 8, 1": a Python tuple's elements.
-std::string VersionTuple(const std::string& version) {
-  std::string out;
-  for (char c : version)
-    out += c == '.' ? std::string(", ") : std::string(1, c);
-  return out;
-}
-
-}  // namespace
-
 Result<Output> EmitPackage(const sema::ModulePlan& plan,
                            const BuildInfo& info) {
   const model::Module& m = *plan.module;
@@ -1206,7 +1195,7 @@ Result<Output> EmitPackage(const sema::ModulePlan& plan,
       if (!entry.ok()) return entry.error();
       entries_by_source[kp.kernel->source].push_back(entry.value());
       py_registrations.push_back(
-          fmt::format("_kc.register(_LIBRARY, {}, {}, \"cpu\")\n",
+          fmt::format("_PACKAGE.register(_LIBRARY, {}, {}, \"cpu\")\n",
                       Quote(namer.FfiTarget(name)),
                       Quote(namer.HandlerSymbol(name, "cpu"))));
     }
@@ -1240,7 +1229,7 @@ Result<Output> EmitPackage(const sema::ModulePlan& plan,
       if (!reg.ok()) return reg.error();
       registrations.push_back(reg.value());
       py_registrations.push_back(
-          fmt::format("_kc.register_cuda(_LIBRARY, {}, {}, {})\n",
+          fmt::format("_PACKAGE.register_cuda(_LIBRARY, {}, {}, {})\n",
                       Quote(namer.FfiTarget(name)),
                       Quote(namer.HandlerSymbol(name, "cuda_init")),
                       Quote(namer.HandlerSymbol(name, "cuda"))));
@@ -1402,18 +1391,12 @@ Result<Output> EmitPackage(const sema::ModulePlan& plan,
   std::vector<std::string> function_names;
   for (const KernelPlan& kp : plan.kernels)
     function_names.push_back(Namer::Python(kp.kernel->name));
-  Result<std::string> version_check =
-      FillTemplate("py/version_check.py.tmpl",
-                   {{"package", info.package},
-                    {"ffi_api", info.ffi_api},
-                    {"jaxlib_floor", info.jaxlib_floor},
-                    {"jaxlib_floor_tuple", VersionTuple(info.jaxlib_floor)}});
-  if (!version_check.ok()) return version_check.error();
   Result<std::string> init = FillTemplate(
       "py/init.py.tmpl",
       {{"banner", Banner(info, m.sources, "#")},
-       {"version_check", version_check.value()},
        {"package", info.package},
+       {"ffi_api", info.ffi_api},
+       {"jaxlib_floor", info.jaxlib_floor},
        {"function_list", fmt::format("{}", fmt::join(function_names, ", "))},
        {"library", namer.LibraryFile()},
        {"registrations", fmt::format("{}", fmt::join(py_registrations, ""))},
@@ -1438,13 +1421,12 @@ Result<Output> EmitPackage(const sema::ModulePlan& plan,
   if (!pyi.ok()) return pyi.error();
   out.package["__init__.pyi"] = pyi.value();
 
-  Result<std::string> support = FillTemplate(
-      "py/support.py.tmpl", {{"banner", Banner(info, m.sources, "#")},
-                             {"package", info.package},
-                             {"ffi_api", info.ffi_api},
-                             {"jaxlib_floor", info.jaxlib_floor}});
-  if (!support.ok()) return support.error();
-  out.package["_kernelc.py"] = support.value();
+  // The package's Python runtime (runtime/python/_kernelc.py), verbatim:
+  // the same bytes in every package, so it is linted and tested as itself.
+  const std::vector<EmbeddedFile>& runtime = embedded::PythonRuntime();
+  if (runtime.size() != 1)
+    return Error::Internal("kernelc embeds no Python runtime");
+  out.package["_kernelc.py"] = std::string(runtime.front().contents);
 
   // The manifest: what was built, from what, for which targets.
   nlohmann::json kernels = nlohmann::json::array();
