@@ -42,6 +42,7 @@
 #include "compiler/util/file_io.h"
 #include "compiler/wheel/wheel.h"
 #include "runtime/embedded_headers.h"
+#include "runtime/embedded_python.h"
 #include "runtime/embedded_xla_ffi.h"
 #include "templates/embedded_templates.h"
 
@@ -320,16 +321,17 @@ class OutputNames {
   std::string base_;
 };
 
-// A digest of every file compiled into kernelc: the templates, kernelc's
-// headers and the XLA FFI headers all shape a package, and a kernelc rebuilt
-// with other ones keeps its version string. Computed once per process (some
-// 300 KB of SHA-256, about a millisecond), for the content hash; only a
-// build that misses the cache computes it.
+// A digest of every file compiled into kernelc: the templates, the Python
+// runtime, kernelc's headers and the XLA FFI headers all shape a package,
+// and a kernelc rebuilt with other ones keeps its version string. Computed
+// once per process (some 300 KB of SHA-256, about a millisecond), for the
+// content hash; only a build that misses the cache computes it.
 const std::string& EmbeddedFilesDigest() {
   static const std::string digest = [] {
     cache::KeyBuilder key;
     const std::pair<const char*, const std::vector<EmbeddedFile>*> sets[] = {
         {"templates", &embedded::Templates()},
+        {"python-runtime", &embedded::PythonRuntime()},
         {"headers", &embedded::UserHeaders()},
         {"xla-ffi", &embedded::XlaFfiHeaders()}};
     for (const auto& [set, files] : sets) {

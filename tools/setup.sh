@@ -34,6 +34,7 @@ if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
 if ! .venv/bin/python -c 'import jax, numpy, pytest' >/dev/null 2>&1 ||
+   [ ! -x .venv/bin/ruff ] ||
    [ tools/requirements.txt -nt .venv/.requirements-stamp ]; then
   echo "setup: installing Python requirements"
   .venv/bin/pip install -q --disable-pip-version-check -r tools/requirements.txt
@@ -77,4 +78,6 @@ if [ ! -e "${CUDA_HOME:-/usr/local/cuda}/lib64/libnvrtc.so" ] &&
 fi
 
 echo "setup: building kernelc"
-bazel build //tools:kernelc
+# expr_eval: the compiler's expression evaluator, which the Python tests
+# hold the generated Python to.
+bazel build //tools:kernelc //compiler/expr:expr_eval

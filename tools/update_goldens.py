@@ -1,28 +1,27 @@
 """Regenerates the expected outputs of every golden case in tests/golden/.
 
 Usage: .venv/bin/python tools/update_goldens.py [CASE...]
-Run it after an intended change to generated code or diagnostics, and
-review the diff before committing.
+Builds kernelc with Bazel first, so the goldens come from the kernelc that
+`bazel test //tests/golden:golden_test` checks them with. Run it after an
+intended change to generated code or diagnostics, and review the diff
+before committing.
 """
 
 import pathlib
-import shutil
+import subprocess
 import sys
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests" / "python"))
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "golden"))
 
-import golden_runner  # noqa: E402
+import golden_runner  # noqa: E402  (found through the path above)
 
 
 def main(argv):
-    names = argv or golden_runner.cases()
-    for name in names:
-        out = golden_runner.GOLDEN / name / "expected"
-        shutil.rmtree(out, ignore_errors=True)
-        for rel, data in golden_runner.run_case(name).items():
-            path = out / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(data)
+    subprocess.run(["bazel", "build", "//tools:kernelc"], cwd=ROOT, check=True)
+    tree = golden_runner.Tree(ROOT)
+    for name in argv or tree.cases():
+        tree.write_expected(name, tree.run_case(name))
         print(f"updated {name}")
     return 0
 

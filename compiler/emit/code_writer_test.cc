@@ -112,10 +112,10 @@ TEST_CASE("Template finds the embedded templates") {
   CHECK(shim.value().rfind("$banner$\n", 0) == 0);
   CHECK(shim.value().find("$registrations$") != std::string_view::npos);
 
-  Result<std::string_view> support = Template("py/support.py.tmpl");
-  REQUIRE(support.ok());
-  CHECK(support.value().rfind("$banner$\n", 0) == 0);
-  CHECK(support.value().find("import jax\n") != std::string_view::npos);
+  Result<std::string_view> stub = Template("py/init.pyi.tmpl");
+  REQUIRE(stub.ok());
+  CHECK(stub.value().rfind("$banner$\n", 0) == 0);
+  CHECK(stub.value().find("import jax\n") != std::string_view::npos);
 
   for (const char* name :
        {"cpp/grid_entry.cc.tmpl", "cpp/handler.cc.tmpl",
@@ -142,33 +142,30 @@ TEST_CASE("Template fails for unknown names") {
 
 TEST_CASE("FillTemplate fills an embedded template") {
   Result<std::string> r =
-      FillTemplate("py/support.py.tmpl", {{"banner", "# BANNER"},
-                                          {"package", "pkg"},
-                                          {"ffi_api", "0.2"},
-                                          {"jaxlib_floor", "0.8.1"}});
+      FillTemplate("py/init.pyi.tmpl", {{"banner", "# BANNER"},
+                                        {"package", "pkg"},
+                                        {"functions", "def f(): ..."}});
   REQUIRE(r.ok());
-  CHECK(r.value().rfind("# BANNER\n\"\"\"Trace-time support", 0) == 0);
+  CHECK(r.value().rfind("# BANNER\n\"\"\"pkg: JAX functions", 0) == 0);
   CHECK(r.value().find('$') == std::string::npos);
-  CHECK(r.value().find("PACKAGE = \"pkg\"\nFFI_API = \"0.2\"\n") !=
-        std::string::npos);
+  CHECK(r.value().find("\ndef f(): ...") != std::string::npos);
 }
 
 TEST_CASE("FillTemplate names the template in its errors") {
-  Result<std::string> missing = FillTemplate("py/support.py.tmpl", {});
+  Result<std::string> missing = FillTemplate("py/init.pyi.tmpl", {});
   REQUIRE_FALSE(missing.ok());
   CHECK(missing.error().kind == ErrorKind::kInternal);
   CHECK(missing.error().message ==
-        "template py/support.py.tmpl: no value for $banner$");
+        "template py/init.pyi.tmpl: no value for $banner$");
 
   Result<std::string> unused =
-      FillTemplate("py/support.py.tmpl", {{"banner", "#"},
-                                          {"package", "pkg"},
-                                          {"ffi_api", "0.2"},
-                                          {"jaxlib_floor", "0.8.1"},
-                                          {"extra", "x"}});
+      FillTemplate("py/init.pyi.tmpl", {{"banner", "#"},
+                                        {"package", "pkg"},
+                                        {"functions", ""},
+                                        {"extra", "x"}});
   REQUIRE_FALSE(unused.ok());
   CHECK(unused.error().message ==
-        "template py/support.py.tmpl: value $extra$ is not used");
+        "template py/init.pyi.tmpl: value $extra$ is not used");
 
   Result<std::string> unknown = FillTemplate("py/nope.py.tmpl", {});
   REQUIRE_FALSE(unknown.ok());

@@ -10,11 +10,14 @@
 #include "compiler/emit/namer.h"
 #include "compiler/model/json.h"
 #include "kernelc/launch.h"
+#include "runtime/embedded_python.h"
 
 namespace kernelc::emit {
 
 using model::Access;
 using model::DType;
+using model::IsInput;
+using model::IsResult;
 using model::Kernel;
 using model::Param;
 using model::Role;
@@ -104,15 +107,12 @@ class Snippets {
   std::string error_;
 };
 
-bool IsInput(Role r) { return r == Role::kIn || r == Role::kInMut; }
-
 // The C++ type a scalar attribute is decoded as. jax lowers integer
 // attributes through a signed 64-bit MLIR integer, so uint64 values travel as
 // their int64 bit pattern and are reinterpreted in the handler.
 std::string_view AttrCppType(DType t) {
   return t == DType::kU64 ? "int64_t" : model::DTypeCppName(t);
 }
-bool IsResult(Role r) { return r == Role::kOut || r == Role::kInMut; }
 
 // The handler-local C++ name of a parameter's buffer: inputs are the bound
 // arguments (b_), results the dereferenced results (o_). An InMut is read
@@ -157,7 +157,8 @@ expr::Resolver PyResolver(const KernelPlan& kp) {
     const Param* p = param(n);
     if (!p) return Namer::PySymbol(n);
     if (p->role == Role::kDerived) return Namer::PyDerived(n);
-    return fmt::format("int({})", Namer::Python(n));
+    // As the handler reads it: a uint64 above INT64_MAX wraps.
+    return fmt::format("_kc.int64({})", Namer::Python(n));
   };
   r.size = [](std::string_view n) {
     return fmt::format("{}.size", Namer::Python(n));
@@ -549,7 +550,7 @@ class KernelEmitter {
     return doc;
   }
 
-  // How the FFI call batches under jax.vmap (see support.py's `call`):
+  // How the FFI call batches under jax.vmap (see _kernelc.py's `call`):
   // unbatched operands gain a size-1 batch dimension, except where the
   // handler needs every operand at the batch's full extent: an in-place
   // operand is aliased to its (batched) result, and an elementwise kernel
@@ -596,15 +597,19 @@ class KernelEmitter {
     text += fmt::format(
         "if not _kc.traced({}):\n    return {}({})\nreturn {}({})", args,
         Namer::PyPrivate(k_.name, kp_.parallel.empty() ? "op" : "eager"), args,
-        Namer::PyPrivate(k_.name, kp_.vjp   ? "vjp"
-                                  : kp_.jvp ? "jvp"
-                                            : "nodiff"),
-        args);
+        Namer::PyPrivate(k_.name, Autodiff()), args);
     return FillTemplate("py/function.py.tmpl",
                         {{"name", Namer::Python(k_.name)},
                          {"args", fmt::format("{}", fmt::join(PyArgs(), ", "))},
                          {"doc", Doc()},
                          {"body", text}});
+  }
+
+  // The autodiff wrapper, as sema paired the kernel: "vjp" (KC_VJP), "jvp"
+  // (KC_JVP), or "nodiff", which says that there is no derivative.
+  const char* Autodiff() const {
+    if (!kp_.pairing) return "nodiff";
+    return kp_.pairing->mode == sema::Pairing::Mode::kVjp ? "vjp" : "jvp";
   }
 
   // Module-level statements, after every function is defined, that build a
@@ -655,66 +660,45 @@ class KernelEmitter {
                           Namer::PyPrivate(k_.name, "eager"), op,
                           statics.empty() ? "()" : tuple(statics));
     }
-    if (kp_.jvp) {
-      const Kernel& t = *kp_.jvp;
-      std::vector<std::string> jvp_params, outs;
-      for (const Param& q : t.params) {
-        if (q.role == Role::kScalar) {
-          jvp_params.push_back(fmt::format("(\"static\", {})", Quote(q.name)));
-        } else if (q.role == Role::kIn) {
-          const Param* p = k_.FindParam(q.name);
-          bool value = p && p->role == Role::kIn;
-          jvp_params.push_back(
-              value
-                  ? fmt::format("(\"value\", {})", Quote(q.name))
-                  : fmt::format("(\"tangent\", {})", Quote(q.name.substr(2))));
-        } else if (q.role == Role::kOut) {
-          outs.push_back(Quote(q.name.substr(2)));
-        }
-      }
-      text += fmt::format(
-          "{} = _kc.with_jvp(\n    {}, {}, {}, {},\n    {}, {}, {},\n    "
-          "{},\n    {})\n",
-          Namer::PyPrivate(k_.name, "jvp"), Quote(k_.name), Quote(t.name), op,
-          Namer::Python(t.name), tuple(names),
-          statics.empty() ? "()" : tuple(statics), tuple(results),
-          tuple(jvp_params), tuple(outs));
-    }
-    if (!kp_.vjp && !kp_.jvp) {
+    if (!kp_.pairing) {
       // In-place parameters, named in the error that differentiating gives.
       std::vector<std::string> inplace;
       for (const Param& p : k_.params)
         if (p.role == Role::kInMut) inplace.push_back(Quote(p.name));
       text += fmt::format("{} = _kc.without_vjp({}, {}, {}{})\n",
-                          Namer::PyPrivate(k_.name, "nodiff"), Quote(k_.name),
+                          Namer::PyPrivate(k_.name, Autodiff()), Quote(k_.name),
                           op, statics.empty() ? "()" : tuple(statics),
                           inplace.empty() ? "" : ", " + tuple(inplace));
+      return text;
     }
-    if (kp_.vjp) {
-      const Kernel& b = *kp_.vjp;
-      std::vector<std::string> bwd_params, grads;
-      for (const Param& q : b.params) {
-        if (q.role == Role::kScalar) {
-          bwd_params.push_back(fmt::format("(\"static\", {})", Quote(q.name)));
-        } else if (q.role == Role::kIn) {
-          const Param* p = k_.FindParam(q.name);
-          bool value = p && (p->role == Role::kIn || p->role == Role::kOut);
-          bwd_params.push_back(
-              value ? fmt::format("(\"value\", {})", Quote(q.name))
-                    : fmt::format("(\"cotangent\", {})",
-                                  Quote(q.name.substr(2))));
-        } else if (q.role == Role::kOut) {
-          grads.push_back(Quote(q.name.substr(2)));
-        }
-      }
-      text += fmt::format(
-          "{} = _kc.with_vjp(\n    {}, {}, {}, {},\n    {}, {}, {},\n    "
-          "{},\n    {})\n",
-          Namer::PyPrivate(k_.name, "vjp"), Quote(k_.name), Quote(b.name), op,
-          Namer::Python(b.name), tuple(names),
-          statics.empty() ? "()" : tuple(statics), tuple(results),
-          tuple(bwd_params), tuple(grads));
+    // KC_VJP: _kc.with_vjp(..., backward's parameters, gradients); KC_JVP:
+    // _kc.with_jvp(..., tangent kernel's parameters, output tangents).
+    const sema::Pairing& pairing = *kp_.pairing;
+    const bool vjp = pairing.mode == sema::Pairing::Mode::kVjp;
+    const std::string autodiff = Autodiff();
+    const Kernel& d = *pairing.kernel;
+    std::vector<std::string> params, derivatives;
+    for (size_t i = 0; i < d.params.size(); ++i) {
+      const sema::PairedParam& q = pairing.params[i];
+      if (q.kind == sema::PairedParam::Kind::kComputed) continue;
+      const std::string of = Quote(k_.params[q.of].name);
+      if (q.kind == sema::PairedParam::Kind::kStatic)
+        params.push_back(fmt::format("(\"static\", {})", of));
+      else if (q.kind == sema::PairedParam::Kind::kValue)
+        params.push_back(fmt::format("(\"value\", {})", of));
+      else if (IsInput(d.params[i].role))
+        params.push_back(
+            fmt::format("(\"{}\", {})", vjp ? "cotangent" : "tangent", of));
+      else
+        derivatives.push_back(of);
     }
+    text += fmt::format(
+        "{} = _kc.with_{}(\n    {}, {}, {}, {},\n    {}, {}, {},\n    "
+        "{},\n    {})\n",
+        Namer::PyPrivate(k_.name, autodiff), autodiff, Quote(k_.name),
+        Quote(d.name), op, Namer::Python(d.name), tuple(names),
+        statics.empty() ? "()" : tuple(statics), tuple(results), tuple(params),
+        tuple(derivatives));
     return text;
   }
 
@@ -745,17 +729,19 @@ class KernelEmitter {
                {{"var", Namer::PyDerived(p.name)},
                 {"kernel", k_.name},
                 {"param", p.name},
-                {"expr", expr::EmitPython(kp_.params[i].derived, r)},
-                {"dtype", std::string(model::DTypeName(p.dtype))}});
+                {"expr", expr::EmitPython(kp_.params[i].derived, r, "_kc")},
+                {"dtype", std::string(model::DTypeName(p.dtype))},
+                {"text", Quote(p.derived->text)}});
     }
     for (const sema::DimCheck& c : kp_.checks) {
       const Param& p = k_.params[c.param];
-      body.Add("py/check_dim.py.tmpl", {{"kernel", k_.name},
-                                        {"param", p.name},
-                                        {"var", Namer::Python(p.name)},
-                                        {"dim", std::to_string(c.dim)},
-                                        {"expr", expr::EmitPython(c.expr, r)},
-                                        {"text", Quote(c.text)}});
+      body.Add("py/check_dim.py.tmpl",
+               {{"kernel", k_.name},
+                {"param", p.name},
+                {"var", Namer::Python(p.name)},
+                {"dim", std::to_string(c.dim)},
+                {"expr", expr::EmitPython(c.expr, r, "_kc")},
+                {"text", Quote(c.text)}});
     }
     std::vector<std::string> results, operands, aliases, attrs;
     std::map<std::string, int> operand_of;
@@ -787,7 +773,7 @@ class KernelEmitter {
       } else {
         std::vector<std::string> dims, texts;
         for (size_t d = 0; d < kp_.params[i].out_dims.size(); ++d) {
-          dims.push_back(expr::EmitPython(kp_.params[i].out_dims[d], r));
+          dims.push_back(expr::EmitPython(kp_.params[i].out_dims[d], r, "_kc"));
           texts.push_back(Quote(kp_.params[i].out_dim_texts[d]));
         }
         v["shape"] = tuple(dims);
@@ -1170,18 +1156,6 @@ Status CheckPythonNames(const sema::ModulePlan& plan) {
 
 }  // namespace
 
-namespace {
-
-// "0.8.1" -> "0, 8, 1": a Python tuple's elements.
-std::string VersionTuple(const std::string& version) {
-  std::string out;
-  for (char c : version)
-    out += c == '.' ? std::string(", ") : std::string(1, c);
-  return out;
-}
-
-}  // namespace
-
 Result<Output> EmitPackage(const sema::ModulePlan& plan,
                            const BuildInfo& info) {
   const model::Module& m = *plan.module;
@@ -1215,7 +1189,7 @@ Result<Output> EmitPackage(const sema::ModulePlan& plan,
       if (!entry.ok()) return entry.error();
       entries_by_source[kp.kernel->source].push_back(entry.value());
       py_registrations.push_back(
-          fmt::format("_kc.register(_LIBRARY, {}, {}, \"cpu\")\n",
+          fmt::format("_PACKAGE.register(_LIBRARY, {}, {}, \"cpu\")\n",
                       Quote(namer.FfiTarget(name)),
                       Quote(namer.HandlerSymbol(name, "cpu"))));
     }
@@ -1249,7 +1223,7 @@ Result<Output> EmitPackage(const sema::ModulePlan& plan,
       if (!reg.ok()) return reg.error();
       registrations.push_back(reg.value());
       py_registrations.push_back(
-          fmt::format("_kc.register_cuda(_LIBRARY, {}, {}, {})\n",
+          fmt::format("_PACKAGE.register_cuda(_LIBRARY, {}, {}, {})\n",
                       Quote(namer.FfiTarget(name)),
                       Quote(namer.HandlerSymbol(name, "cuda_init")),
                       Quote(namer.HandlerSymbol(name, "cuda"))));
@@ -1411,18 +1385,12 @@ Result<Output> EmitPackage(const sema::ModulePlan& plan,
   std::vector<std::string> function_names;
   for (const KernelPlan& kp : plan.kernels)
     function_names.push_back(Namer::Python(kp.kernel->name));
-  Result<std::string> version_check =
-      FillTemplate("py/version_check.py.tmpl",
-                   {{"package", info.package},
-                    {"ffi_api", info.ffi_api},
-                    {"jaxlib_floor", info.jaxlib_floor},
-                    {"jaxlib_floor_tuple", VersionTuple(info.jaxlib_floor)}});
-  if (!version_check.ok()) return version_check.error();
   Result<std::string> init = FillTemplate(
       "py/init.py.tmpl",
       {{"banner", Banner(info, m.sources, "#")},
-       {"version_check", version_check.value()},
        {"package", info.package},
+       {"ffi_api", info.ffi_api},
+       {"jaxlib_floor", info.jaxlib_floor},
        {"function_list", fmt::format("{}", fmt::join(function_names, ", "))},
        {"library", namer.LibraryFile()},
        {"registrations", fmt::format("{}", fmt::join(py_registrations, ""))},
@@ -1447,13 +1415,12 @@ Result<Output> EmitPackage(const sema::ModulePlan& plan,
   if (!pyi.ok()) return pyi.error();
   out.package["__init__.pyi"] = pyi.value();
 
-  Result<std::string> support = FillTemplate(
-      "py/support.py.tmpl", {{"banner", Banner(info, m.sources, "#")},
-                             {"package", info.package},
-                             {"ffi_api", info.ffi_api},
-                             {"jaxlib_floor", info.jaxlib_floor}});
-  if (!support.ok()) return support.error();
-  out.package["_kernelc.py"] = support.value();
+  // The package's Python runtime (runtime/python/_kernelc.py), verbatim:
+  // the same bytes in every package, so it is linted and tested as itself.
+  const std::vector<EmbeddedFile>& runtime = embedded::PythonRuntime();
+  if (runtime.size() != 1)
+    return Error::Internal("kernelc embeds no Python runtime");
+  out.package["_kernelc.py"] = std::string(runtime.front().contents);
 
   // The manifest: what was built, from what, for which targets.
   nlohmann::json kernels = nlohmann::json::array();

@@ -11,7 +11,8 @@ namespace kernelc::expr {
 namespace {
 
 // Expressions nested deeper than this are rejected, so that the recursive
-// parser and the recursive walkers below cannot exhaust the stack.
+// parser and Fold, whose depth is the tree's height, cannot exhaust the
+// stack.
 constexpr int kMaxDepth = 1000;
 
 // Only the ASCII whitespace characters: the annotation text is bytes, and a
@@ -26,8 +27,38 @@ bool IsNameStart(char c) {
 }
 bool IsNameChar(char c) { return IsNameStart(c) || IsDigit(c); }
 
+// How each operation is written: in the expression language (an operator
+// or a function), and as the name of the C++ evaluator's method and of the
+// Python support module's helper that compute it.
+struct Spelling {
+  Op op;
+  char symbol;           // the operator, or 0 for a function
+  const char* function;  // the function, or nullptr for an operator
+  const char* cpp;
+  const char* python;
+};
+
+constexpr Spelling kSpellings[] = {
+    {Op::kAdd, '+', nullptr, "Add", "add"},
+    {Op::kSub, '-', nullptr, "Sub", "sub"},
+    {Op::kMul, '*', nullptr, "Mul", "mul"},
+    {Op::kFloorDiv, '/', nullptr, "FloorDiv", "floor_div"},
+    {Op::kFloorMod, '%', nullptr, "FloorMod", "floor_mod"},
+    {Op::kCeilDiv, 0, "ceil_div", "CeilDiv", "ceil_div"},
+    {Op::kMin, 0, "min", "Min", "minimum"},
+    {Op::kMax, 0, "max", "Max", "maximum"},
+};
+
+const Spelling& SpellingOf(Op op) {
+  for (const Spelling& s : kSpellings)
+    if (s.op == op) return s;
+  return kSpellings[0];
+}
+
 bool IsFunction(std::string_view name) {
-  return name == "ceil_div" || name == "min" || name == "max";
+  for (const Spelling& s : kSpellings)
+    if (s.function && name == s.function) return true;
+  return false;
 }
 
 struct Token {
@@ -374,305 +405,195 @@ class Parser {
   std::optional<ParseError> error_;
 };
 
-// Binding strength, for ToString's parentheses: sum < product < unary <
+// Canonical text, with the binding strength of its outermost operation for
+// the parentheses of the operation around it: sum < product < unary <
 // primary.
-int Precedence(const Node& n) {
-  switch (n.kind) {
-    case Node::Kind::kBinary:
-      return n.op == '+' || n.op == '-' ? 1 : 2;
-    case Node::Kind::kNeg:
-      return 3;
-    case Node::Kind::kInt:
-      return n.value < 0 ? 3 : 4;  // only built by hand, never parsed
-    default:
-      return 4;
-  }
-}
-
-void Write(const Node& n, std::string& out);
-
-void WriteWrapped(const Node& n, bool parens, std::string& out) {
-  if (parens) out += '(';
-  Write(n, out);
-  if (parens) out += ')';
-}
-
-void Write(const Node& n, std::string& out) {
-  switch (n.kind) {
-    case Node::Kind::kInt:
-      out += std::to_string(n.value);
-      return;
-    case Node::Kind::kName:
-      out += n.name;
-      return;
-    case Node::Kind::kSize:
-      out += n.name + ".size";
-      return;
-    case Node::Kind::kRank:
-      out += n.name + ".rank";
-      return;
-    case Node::Kind::kShape:
-      out += fmt::format("{}.shape[{}]", n.name, n.value);
-      return;
-    case Node::Kind::kNeg:
-      out += '-';
-      // "-(-a)" rather than "--a", which reads like a decrement.
-      WriteWrapped(*n.args[0], Precedence(*n.args[0]) <= 3, out);
-      return;
-    case Node::Kind::kBinary: {
-      const int p = Precedence(n);
-      // Left-associative: a right operand of equal precedence keeps its
-      // parentheses ("a - (b - c)"), a left one does not need them.
-      WriteWrapped(*n.args[0], Precedence(*n.args[0]) < p, out);
-      out += ' ';
-      out += n.op;
-      out += ' ';
-      WriteWrapped(*n.args[1], Precedence(*n.args[1]) <= p, out);
-      return;
-    }
-    case Node::Kind::kCall:
-      out += n.name;
-      out += '(';
-      Write(*n.args[0], out);
-      out += ", ";
-      Write(*n.args[1], out);
-      out += ')';
-      return;
-  }
-}
-
-enum class Target { kCpp, kPython };
-
-class Emitter {
- public:
-  Emitter(const Resolver& r, Target target, std::string_view evaluator)
-      : r_(r), target_(target), ev_(evaluator) {}
-
-  std::string Emit(const Node& n) const {
-    switch (n.kind) {
-      case Node::Kind::kInt:
-        return Literal(n.value);
-      case Node::Kind::kName:
-        return r_.value ? r_.value(n.name) : n.name;
-      case Node::Kind::kSize:
-        return r_.size ? r_.size(n.name) : ToString(n);
-      case Node::Kind::kRank:
-        return r_.rank ? r_.rank(n.name) : ToString(n);
-      case Node::Kind::kShape:
-        return r_.dim ? r_.dim(n.name, n.value) : ToString(n);
-      case Node::Kind::kNeg: {
-        const std::string a = Emit(*n.args[0]);
-        if (target_ == Target::kCpp) return fmt::format("{}.Neg({})", ev_, a);
-        return "(-" + a + ")";
-      }
-      case Node::Kind::kBinary:
-        return Binary(n.op, Emit(*n.args[0]), Emit(*n.args[1]));
-      case Node::Kind::kCall:
-        return Call(n.name, Emit(*n.args[0]), Emit(*n.args[1]));
-    }
-    return "";
-  }
-
- private:
-  static std::string ToString(const Node& n) {
-    std::string s;
-    Write(n, s);
-    return s;
-  }
-
-  std::string Literal(int64_t v) const {
-    if (target_ == Target::kPython) {
-      return v < 0 ? fmt::format("({})", v) : std::to_string(v);
-    }
-    // -9223372036854775808 is not a C++ literal: it is minus a value that
-    // does not fit int64_t.
-    if (v == std::numeric_limits<int64_t>::min()) {
-      return "(-int64_t{9223372036854775807} - 1)";
-    }
-    return fmt::format("int64_t{{{}}}", v);
-  }
-
-  std::string Binary(char op, const std::string& a,
-                     const std::string& b) const {
-    if (target_ == Target::kPython) {
-      if (op == '/') return fmt::format("({} // {})", a, b);
-      return fmt::format("({} {} {})", a, op, b);
-    }
-    switch (op) {
-      case '/':
-        return fmt::format("{}.FloorDiv({}, {})", ev_, a, b);
-      case '%':
-        return fmt::format("{}.FloorMod({}, {})", ev_, a, b);
-      case '+':
-        return fmt::format("{}.Add({}, {})", ev_, a, b);
-      case '-':
-        return fmt::format("{}.Sub({}, {})", ev_, a, b);
-      default:
-        return fmt::format("{}.Mul({}, {})", ev_, a, b);
-    }
-  }
-
-  std::string Call(const std::string& fn, const std::string& a,
-                   const std::string& b) const {
-    if (target_ == Target::kPython) {
-      if (fn == "ceil_div") return fmt::format("(-((-{}) // {}))", a, b);
-      return fmt::format("{}({}, {})", fn, a, b);
-    }
-    if (fn == "ceil_div") return fmt::format("{}.CeilDiv({}, {})", ev_, a, b);
-    return fmt::format("std::{}<int64_t>({}, {})", fn, a, b);
-  }
-
-  const Resolver& r_;
-  Target target_;
-  std::string_view ev_;
+struct Text {
+  std::string text;
+  int precedence = 4;
 };
 
-std::optional<ParseError> CheckNode(const Node& n, const Scope& scope) {
-  auto kind_of = [&](const std::string& name) {
-    return scope.kind ? scope.kind(name) : NameKind::kUnknown;
-  };
-  switch (n.kind) {
-    case Node::Kind::kInt:
-      return std::nullopt;
-    case Node::Kind::kName:
-      switch (kind_of(n.name)) {
-        case NameKind::kUnknown:
-          return ParseError{n.begin, fmt::format("unknown name '{}'", n.name)};
-        case NameKind::kTensor:
-          return ParseError{n.begin,
-                            fmt::format("'{0}' is a tensor; use {0}.size, "
-                                        "{0}.shape[i] or {0}.rank",
-                                        n.name)};
-        case NameKind::kFloatValue:
-          return ParseError{n.begin,
-                            fmt::format("'{}' is a float scalar; expressions "
-                                        "are integer",
-                                        n.name)};
-        case NameKind::kSymbol:
-        case NameKind::kIntValue:
-          return std::nullopt;
-      }
-      return std::nullopt;
-    case Node::Kind::kSize:
-    case Node::Kind::kRank:
-    case Node::Kind::kShape: {
-      const NameKind kind = kind_of(n.name);
-      if (kind == NameKind::kUnknown) {
-        return ParseError{n.begin, fmt::format("unknown name '{}'", n.name)};
-      }
-      if (kind != NameKind::kTensor) {
-        return ParseError{n.begin, fmt::format("'{}' is not a tensor", n.name)};
-      }
-      if (n.kind == Node::Kind::kShape) {
-        const int rank = scope.tensor_rank ? scope.tensor_rank(n.name) : -1;
-        if (rank >= 0 && n.value >= rank) {
-          return ParseError{
-              n.begin, fmt::format("{0}.shape[{1}] is out of range: '{0}' has "
-                                   "rank {2}",
-                                   n.name, n.value, rank)};
-        }
-      }
-      return std::nullopt;
-    }
-    case Node::Kind::kNeg:
-    case Node::Kind::kBinary:
-    case Node::Kind::kCall:
-      for (const NodePtr& a : n.args) {
-        if (auto err = CheckNode(*a, scope)) return err;
-      }
-      return std::nullopt;
-  }
-  return std::nullopt;
+std::string Wrapped(const Text& t, bool parens) {
+  return parens ? "(" + t.text + ")" : t.text;
 }
 
-void CollectNames(const Node& n, std::vector<std::string>& names) {
+struct TextAlgebra {
+  Text Int(int64_t v) {
+    // Negative literals are only built by hand, never parsed.
+    return {std::to_string(v), v < 0 ? 3 : 4};
+  }
+  Text Leaf(const Node& n) {
+    switch (n.kind) {
+      case Node::Kind::kSize:
+        return {n.name + ".size"};
+      case Node::Kind::kRank:
+        return {n.name + ".rank"};
+      case Node::Kind::kShape:
+        return {fmt::format("{}.shape[{}]", n.name, n.value)};
+      default:
+        return {n.name};
+    }
+  }
+  Text Neg(Text a) {
+    // "-(-a)" rather than "--a", which reads like a decrement.
+    return {"-" + Wrapped(a, a.precedence <= 3), 3};
+  }
+  Text Binary(Op op, Text a, Text b) {
+    const Spelling& s = SpellingOf(op);
+    if (s.function)
+      return {fmt::format("{}({}, {})", s.function, a.text, b.text)};
+    const int p = s.symbol == '+' || s.symbol == '-' ? 1 : 2;
+    // Left-associative: a right operand of equal precedence keeps its
+    // parentheses ("a - (b - c)"), a left one does not need them.
+    return {fmt::format("{} {} {}", Wrapped(a, a.precedence < p), s.symbol,
+                        Wrapped(b, b.precedence <= p)),
+            p};
+  }
+};
+
+// The text of a leaf through the resolver, or canonical without one.
+std::string ResolvedLeaf(const Node& n, const Resolver& r) {
   switch (n.kind) {
     case Node::Kind::kName:
+      if (r.value) return r.value(n.name);
+      break;
     case Node::Kind::kSize:
+      if (r.size) return r.size(n.name);
+      break;
     case Node::Kind::kRank:
+      if (r.rank) return r.rank(n.name);
+      break;
     case Node::Kind::kShape:
-      if (std::find(names.begin(), names.end(), n.name) == names.end()) {
-        names.push_back(n.name);
-      }
-      return;
+      if (r.dim) return r.dim(n.name, n.value);
+      break;
     default:
-      for (const NodePtr& a : n.args) CollectNames(*a, names);
-      return;
-  }
-}
-
-// Floor division and modulo as the runtime evaluator computes them; nullopt
-// where it would report failure.
-std::optional<int64_t> FloorDiv(int64_t a, int64_t b) {
-  if (b == 0 || (a == std::numeric_limits<int64_t>::min() && b == -1)) {
-    return std::nullopt;
-  }
-  int64_t q = a / b;
-  if (a % b != 0 && ((a < 0) != (b < 0))) --q;
-  return q;
-}
-
-std::optional<int64_t> FloorMod(int64_t a, int64_t b) {
-  if (b == 0 || (a == std::numeric_limits<int64_t>::min() && b == -1)) {
-    return std::nullopt;
-  }
-  int64_t r = a % b;
-  if (r != 0 && ((r < 0) != (b < 0))) r += b;
-  return r;
-}
-
-std::optional<int64_t> Evaluate(const Node& n) {
-  switch (n.kind) {
-    case Node::Kind::kInt:
-      return n.value;
-    case Node::Kind::kName:
-    case Node::Kind::kSize:
-    case Node::Kind::kRank:
-    case Node::Kind::kShape:
-      return std::nullopt;
-    case Node::Kind::kNeg: {
-      const std::optional<int64_t> a = Evaluate(*n.args[0]);
-      if (!a || *a == std::numeric_limits<int64_t>::min()) return std::nullopt;
-      return -*a;
-    }
-    case Node::Kind::kBinary:
-    case Node::Kind::kCall:
       break;
   }
-  const std::optional<int64_t> a = Evaluate(*n.args[0]);
-  if (!a) return std::nullopt;
-  const std::optional<int64_t> b = Evaluate(*n.args[1]);
-  if (!b) return std::nullopt;
-  int64_t r = 0;
-  if (n.kind == Node::Kind::kCall) {
-    if (n.name == "min") return std::min(*a, *b);
-    if (n.name == "max") return std::max(*a, *b);
-    // ceil(a / b) == -floor(-a / b); -a overflows only for INT64_MIN.
-    if (*a == std::numeric_limits<int64_t>::min()) return std::nullopt;
-    const std::optional<int64_t> q = FloorDiv(-*a, *b);
-    if (!q || *q == std::numeric_limits<int64_t>::min()) return std::nullopt;
-    return -*q;
+  return TextAlgebra().Leaf(n).text;
+}
+
+// Both targets spell every operation as a call: `ev.Add(a, b)`,
+// `_kc.add(a, b)`. Only the literals differ.
+struct CallAlgebra {
+  const Resolver& r;
+  std::string_view object;  // the evaluator or the support module
+  bool python;
+
+  std::string Int(int64_t v) const {
+    // -9223372036854775808 is not a C++ literal: it is minus a value that
+    // does not fit int64_t.
+    if (python) return std::to_string(v);
+    if (v == std::numeric_limits<int64_t>::min())
+      return "(-int64_t{9223372036854775807} - 1)";
+    return fmt::format("int64_t{{{}}}", v);
   }
-  switch (n.op) {
-    case '+':
-      if (__builtin_add_overflow(*a, *b, &r)) return std::nullopt;
-      return r;
-    case '-':
-      if (__builtin_sub_overflow(*a, *b, &r)) return std::nullopt;
-      return r;
-    case '*':
-      if (__builtin_mul_overflow(*a, *b, &r)) return std::nullopt;
-      return r;
-    case '/':
-      return FloorDiv(*a, *b);
-    case '%':
-      return FloorMod(*a, *b);
-    default:
+  std::string Leaf(const Node& n) const { return ResolvedLeaf(n, r); }
+  std::string Neg(const std::string& a) const {
+    return fmt::format("{}.{}({})", object, python ? "neg" : "Neg", a);
+  }
+  std::string Binary(Op op, const std::string& a, const std::string& b) const {
+    const Spelling& s = SpellingOf(op);
+    return fmt::format("{}.{}({}, {})", object, python ? s.python : s.cpp, a,
+                       b);
+  }
+};
+
+// Check: the first misuse of a name.
+struct CheckAlgebra {
+  const Scope& scope;
+
+  using T = std::optional<ParseError>;
+  T Int(int64_t) const { return std::nullopt; }
+  T Neg(T a) const { return a; }
+  T Binary(Op, T a, T b) const { return a ? a : b; }
+  bool Done(const T& a) const { return a.has_value(); }
+
+  NameKind KindOf(const std::string& name) const {
+    return scope.kind ? scope.kind(name) : NameKind::kUnknown;
+  }
+
+  T Leaf(const Node& n) const {
+    const NameKind kind = KindOf(n.name);
+    if (kind == NameKind::kUnknown)
+      return ParseError{n.begin, fmt::format("unknown name '{}'", n.name)};
+    if (n.kind == Node::Kind::kName) {
+      if (kind == NameKind::kTensor)
+        return ParseError{n.begin, fmt::format("'{0}' is a tensor; use "
+                                               "{0}.size, {0}.shape[i] or "
+                                               "{0}.rank",
+                                               n.name)};
+      if (kind == NameKind::kFloatValue)
+        return ParseError{n.begin, fmt::format("'{}' is a float scalar; "
+                                               "expressions are integer",
+                                               n.name)};
       return std::nullopt;
+    }
+    if (kind != NameKind::kTensor)
+      return ParseError{n.begin, fmt::format("'{}' is not a tensor", n.name)};
+    if (n.kind == Node::Kind::kShape) {
+      const int rank = scope.tensor_rank ? scope.tensor_rank(n.name) : -1;
+      if (rank >= 0 && n.value >= rank)
+        return ParseError{n.begin, fmt::format("{0}.shape[{1}] is out of "
+                                               "range: '{0}' has rank {2}",
+                                               n.name, n.value, rank)};
+    }
+    return std::nullopt;
   }
+};
+
+// Evaluate: int64 values, the first fault, or unknown.
+struct EvalAlgebra {
+  const LeafValues& leaves;
+
+  using T = Evaluation;
+  T Int(int64_t v) const { return {v}; }
+  T Leaf(const Node& n) const { return {leaves ? leaves(n) : std::nullopt}; }
+  T Neg(const T& a) const {
+    if (!a.value) return a;
+    return Of(kc::arith::Neg(*a.value));
+  }
+  T Binary(Op op, const T& a, const T& b) const {
+    if (!a.value || !b.value) return {};
+    return Of(kc::arith::Apply(op, *a.value, *b.value));
+  }
+  bool Done(const T& a) const { return a.fault != kc::arith::Fault::kNone; }
+
+  static T Of(kc::arith::Checked c) {
+    if (!c.ok()) return {std::nullopt, c.fault};
+    return {c.value};
+  }
+};
+
+// Visits the leaves in order, for walks that only read names.
+template <typename F>
+struct LeafVisitor {
+  F f;
+
+  struct Unit {};
+  Unit Int(int64_t) { return {}; }
+  Unit Leaf(const Node& n) {
+    f(n);
+    return {};
+  }
+  Unit Neg(Unit) { return {}; }
+  Unit Binary(Op, Unit, Unit) { return {}; }
+};
+
+template <typename F>
+void ForEachLeaf(const Node& e, F f) {
+  Fold(e, LeafVisitor<F>{std::move(f)});
 }
 
 }  // namespace
+
+Op OpOf(const Node& n) {
+  for (const Spelling& s : kSpellings) {
+    if (n.kind == Node::Kind::kBinary && s.symbol == n.op) return s.op;
+    if (n.kind == Node::Kind::kCall && s.function && n.name == s.function)
+      return s.op;
+  }
+  return Op::kAdd;  // not an operation: callers fold only parsed trees
+}
 
 Parsed<NodePtr> Parse(std::string_view text) {
   Parser p(text);
@@ -727,30 +648,48 @@ Parsed<std::vector<Dim>> ParseShape(std::string_view text) {
 }
 
 std::optional<ParseError> Check(const NodePtr& e, const Scope& scope) {
-  return CheckNode(*e, scope);
+  return Fold(*e, CheckAlgebra{scope});
 }
 
 std::vector<std::string> NamesUsed(const NodePtr& e) {
   std::vector<std::string> names;
-  CollectNames(*e, names);
+  ForEachLeaf(*e, [&names](const Node& n) {
+    if (std::find(names.begin(), names.end(), n.name) == names.end())
+      names.push_back(n.name);
+  });
   return names;
+}
+
+int FirstUse(const NodePtr& e, std::string_view name) {
+  struct Algebra {
+    std::string_view name;
+    int Int(int64_t) const { return -1; }
+    int Leaf(const Node& n) const { return n.name == name ? n.begin : -1; }
+    int Neg(int a) const { return a; }
+    int Binary(Op, int a, int b) const { return a >= 0 ? a : b; }
+    bool Done(int a) const { return a >= 0; }
+  };
+  return Fold(*e, Algebra{name});
 }
 
 std::string EmitCpp(const NodePtr& e, const Resolver& r,
                     std::string_view evaluator) {
-  return Emitter(r, Target::kCpp, evaluator).Emit(*e);
+  return Fold(*e, CallAlgebra{r, evaluator, /*python=*/false});
 }
 
-std::string EmitPython(const NodePtr& e, const Resolver& r) {
-  return Emitter(r, Target::kPython, "").Emit(*e);
+std::string EmitPython(const NodePtr& e, const Resolver& r,
+                       std::string_view module) {
+  return Fold(*e, CallAlgebra{r, module, /*python=*/true});
 }
 
-std::string ToString(const NodePtr& e) {
-  std::string s;
-  Write(*e, s);
-  return s;
+std::string ToString(const NodePtr& e) { return Fold(*e, TextAlgebra()).text; }
+
+Evaluation Evaluate(const NodePtr& e, const LeafValues& leaves) {
+  return Fold(*e, EvalAlgebra{leaves});
 }
 
-std::optional<int64_t> ConstantValue(const NodePtr& e) { return Evaluate(*e); }
+std::optional<int64_t> ConstantValue(const NodePtr& e) {
+  return Evaluate(e, nullptr).value;
+}
 
 }  // namespace kernelc::expr

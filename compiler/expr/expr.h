@@ -1,8 +1,10 @@
 // The expression language of shapes, grids and derived values:
 //   integers, names, t.size, t.rank, t.shape[i], + - * / % (floor division
 //   and modulo), unary -, ceil_div(a, b), min(a, b), max(a, b), parentheses.
-// All values are int64. One parser and checker; emitters for C++ (the
-// handler) and Python (trace-time checks and output shapes).
+// All values are int64, computed as kernelc/arith.h defines. One parser and
+// checker, one fold over the tree (see Fold) on which every evaluation, walk
+// and emitter is built: C++ (the handler) and Python (trace-time checks and
+// output shapes).
 #ifndef KERNELC_COMPILER_EXPR_EXPR_H_
 #define KERNELC_COMPILER_EXPR_EXPR_H_
 
@@ -12,8 +14,12 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 #include <variant>
 #include <vector>
+
+#include "kernelc/arith.h"
 
 namespace kernelc::expr {
 
@@ -64,6 +70,27 @@ std::optional<ParseError> Check(const NodePtr& e, const Scope& scope);
 // Names (plain and tensor names) in first-use order, without repeats.
 std::vector<std::string> NamesUsed(const NodePtr& e);
 
+// The operation of a kBinary or kCall node (kernelc/arith.h names them).
+// The compiler reads this header of the runtime as it reads the launch ABI:
+// the arithmetic is the runtime's, so that build-time folding computes what
+// the handlers compute.
+using Op = kc::arith::Op;
+Op OpOf(const Node& n);
+
+// A fold over an expression tree, bottom-up: the value of each node comes
+// from the values of its operands, which are folded first, left to right.
+// `algebra` supplies, for values of some type T:
+//   T Int(int64_t value)          an integer literal
+//   T Leaf(const Node& n)         a name, t.size, t.rank or t.shape[i]
+//   T Neg(T a)                    unary minus
+//   T Binary(Op op, T a, T b)     + - * / %, ceil_div, min, max
+// and may supply `bool Done(const T& a)`: true when `a` is the value of
+// every operation over it (a fault, the first name found, ...); then the
+// remaining operands are not folded and `a` is the result. Recursion depth
+// is the tree's height, which Parse bounds.
+template <typename Algebra>
+auto Fold(const Node& n, Algebra&& algebra);
+
 struct Resolver {
   std::function<std::string(std::string_view name)> value;
   std::function<std::string(std::string_view tensor)> size;
@@ -71,22 +98,102 @@ struct Resolver {
   std::function<std::string(std::string_view tensor, int64_t dim)> dim;
 };
 
-// C++ int64_t arithmetic. Division, modulo and ceil_div go through the
-// evaluator object (`evaluator`.FloorDiv/FloorMod/CeilDiv), which neither
-// traps nor has undefined behaviour; so do + - * and unary minus
-// (Add/Sub/Mul/Neg), which check for overflow.
+// C++ evaluating with the arithmetic of kernelc/arith.h: every operation is
+// a call on the kc::rt::Evaluator object `evaluator` (`ev.Add(a, b)`,
+// `ev.FloorDiv(a, b)`, `ev.Min(a, b)`, ...), which neither traps nor has
+// undefined behaviour and records a failure.
 std::string EmitCpp(const NodePtr& e, const Resolver& r,
                     std::string_view evaluator);
 
-// Python: // and % are floor operations already; ceil_div(a, b) becomes
-// (-((-a) // b)).
-std::string EmitPython(const NodePtr& e, const Resolver& r);
+// Python with the same arithmetic: every operation is a call of the checked
+// helper of that name in the support module `module` (`_kc.add(a, b)`,
+// `_kc.floor_div(a, b)`, `_kc.minimum(a, b)`, ...), which fails exactly
+// where the C++ evaluator does.
+std::string EmitPython(const NodePtr& e, const Resolver& r,
+                       std::string_view module);
 
 // Canonical text: "a + b * c", "ceil_div(n, 2)", "x.shape[0]".
 std::string ToString(const NodePtr& e);
 
-// The value of an expression without names.
+// The outcome of evaluating an expression: its value; or the first fault,
+// in evaluation order (operands left to right, before their operation),
+// which is the order of the generated C++ and Python; or neither, when a
+// leaf whose value is unknown reaches the result.
+struct Evaluation {
+  std::optional<int64_t> value;
+  kc::arith::Fault fault = kc::arith::Fault::kNone;
+};
+
+// The value of each leaf (a name, t.size, t.rank, t.shape[i]); nullopt
+// where unknown.
+using LeafValues = std::function<std::optional<int64_t>(const Node& leaf)>;
+
+Evaluation Evaluate(const NodePtr& e, const LeafValues& leaves);
+
+// The value of an expression without names; nullopt when it has names or
+// fails.
 std::optional<int64_t> ConstantValue(const NodePtr& e);
+
+// The byte offset of the first leaf of `e` that names `name` (a plain name
+// or a tensor's member), or -1.
+int FirstUse(const NodePtr& e, std::string_view name);
+
+// --- Implementation of Fold
+// ---------------------------------------------------
+
+namespace fold_detail {
+
+template <typename A, typename T, typename = void>
+struct HasDone : std::false_type {};
+template <typename A, typename T>
+struct HasDone<
+    A, T,
+    std::void_t<decltype(std::declval<A&>().Done(std::declval<const T&>()))>>
+    : std::true_type {};
+
+template <typename T, typename Algebra>
+bool Done(Algebra& algebra, const T& value) {
+  if constexpr (HasDone<Algebra, T>::value) {
+    return algebra.Done(value);
+  } else {
+    return false;
+  }
+}
+
+template <typename Algebra>
+auto FoldNode(const Node& n, Algebra& algebra)
+    -> decltype(algebra.Int(int64_t{0})) {
+  using T = decltype(algebra.Int(int64_t{0}));
+  switch (n.kind) {
+    case Node::Kind::kInt:
+      return algebra.Int(n.value);
+    case Node::Kind::kName:
+    case Node::Kind::kSize:
+    case Node::Kind::kRank:
+    case Node::Kind::kShape:
+      return algebra.Leaf(n);
+    case Node::Kind::kNeg: {
+      T a = FoldNode(*n.args[0], algebra);
+      if (Done(algebra, a)) return a;
+      return algebra.Neg(std::move(a));
+    }
+    case Node::Kind::kBinary:
+    case Node::Kind::kCall:
+      break;
+  }
+  T a = FoldNode(*n.args[0], algebra);
+  if (Done(algebra, a)) return a;
+  T b = FoldNode(*n.args[1], algebra);
+  if (Done(algebra, b)) return b;
+  return algebra.Binary(OpOf(n), std::move(a), std::move(b));
+}
+
+}  // namespace fold_detail
+
+template <typename Algebra>
+auto Fold(const Node& n, Algebra&& algebra) {
+  return fold_detail::FoldNode(n, algebra);
+}
 
 }  // namespace kernelc::expr
 

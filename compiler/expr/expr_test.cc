@@ -299,8 +299,8 @@ TEST_CASE("EmitCpp goes through the evaluator for every operation") {
       {"-7 / 2", "ev.FloorDiv(ev.Neg(int64_t{7}), int64_t{2})"},
       {"a % 3", "ev.FloorMod(a, int64_t{3})"},
       {"ceil_div(x.size, 256)", "ev.CeilDiv(size(x), int64_t{256})"},
-      {"min(x.shape[0], y.rank)", "std::min<int64_t>(dim(x, 0), rank(y))"},
-      {"max(1, n)", "std::max<int64_t>(int64_t{1}, n)"},
+      {"min(x.shape[0], y.rank)", "ev.Min(dim(x, 0), rank(y))"},
+      {"max(1, n)", "ev.Max(int64_t{1}, n)"},
   };
   for (const auto& [text, cpp] : cases) {
     INFO(text);
@@ -318,28 +318,108 @@ TEST_CASE("EmitCpp goes through the evaluator for every operation") {
   CHECK(EmitCpp(min, r, "ev") == "(-int64_t{9223372036854775807} - 1)");
 }
 
-TEST_CASE("EmitPython is fully parenthesized with floor semantics") {
+TEST_CASE("EmitPython calls the support module's checked helpers") {
   const Resolver r = PythonResolver();
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"5", "5"},
-      {"a + b * c", "(a + (b * c))"},
-      {"a - b - c", "((a - b) - c)"},
-      {"a / b * c", "((a // b) * c)"},
-      {"-a", "(-a)"},
-      // Python evaluates ((-7) // 2) to -4 and ((-7) % 2) to 1: floor
-      // semantics, the same as ConstantValue and the C++ evaluator.
-      {"-7 / 2", "((-7) // 2)"},
-      {"-7 % 2", "((-7) % 2)"},
-      // ceil_div(7, 2): -((-7) // 2) == -(-4) == 4.
-      {"ceil_div(n, 2)", "(-((-n) // 2))"},
-      {"ceil_div(x.size + 1, 4)", "(-((-(x.size + 1)) // 4))"},
-      {"min(a, b)", "min(a, b)"},
-      {"max(x.shape[0], y.rank)", "max(x.shape[0], y.ndim)"},
+      {"n", "n"},
+      {"a + b * c", "_kc.add(a, _kc.mul(b, c))"},
+      {"a - b - c", "_kc.sub(_kc.sub(a, b), c)"},
+      {"a / b * c", "_kc.mul(_kc.floor_div(a, b), c)"},
+      {"-a", "_kc.neg(a)"},
+      {"-7 % 2", "_kc.floor_mod(_kc.neg(7), 2)"},
+      {"ceil_div(x.size + 1, 4)", "_kc.ceil_div(_kc.add(x.size, 1), 4)"},
+      {"min(a, b)", "_kc.minimum(a, b)"},
+      {"max(x.shape[0], y.rank)", "_kc.maximum(x.shape[0], y.ndim)"},
   };
   for (const auto& [text, py] : cases) {
     INFO(text);
-    CHECK(EmitPython(P(text), r) == py);
+    CHECK(EmitPython(P(text), r, "_kc") == py);
   }
+  auto min = std::make_shared<Node>();
+  min->kind = Node::Kind::kInt;
+  min->value = std::numeric_limits<int64_t>::min();
+  CHECK(EmitPython(min, r, "m") == "-9223372036854775808");
+}
+
+TEST_CASE("Fold visits operands left to right, before their operation") {
+  struct Trace {
+    std::vector<std::string>& log;
+    int Int(int64_t v) {
+      log.push_back(std::to_string(v));
+      return 0;
+    }
+    int Leaf(const Node& n) {
+      log.push_back(n.name);
+      return 0;
+    }
+    int Neg(int) {
+      log.push_back("neg");
+      return 0;
+    }
+    int Binary(Op op, int, int) {
+      log.push_back("op" + std::to_string(static_cast<int>(op)));
+      return 0;
+    }
+  };
+  std::vector<std::string> log;
+  Fold(*P("a * -b + min(c, 2)"), Trace{log});
+  CHECK(log == std::vector<std::string>{"a", "b", "neg", "op2", "c", "2", "op6",
+                                        "op0"});
+}
+
+TEST_CASE("Fold stops at a value that Done marks final") {
+  struct FirstLeaf {
+    int leaves = 0;
+    std::string Int(int64_t) { return ""; }
+    std::string Leaf(const Node& n) {
+      ++leaves;
+      return n.name;
+    }
+    std::string Neg(std::string a) { return a; }
+    std::string Binary(Op, std::string a, std::string b) {
+      return a.empty() ? b : a;
+    }
+    bool Done(const std::string& a) const { return !a.empty(); }
+  };
+  FirstLeaf f;
+  CHECK(Fold(*P("1 + -(a * b) + c"), f) == "a");
+  CHECK(f.leaves == 1);
+}
+
+TEST_CASE("Evaluate reports the first fault in evaluation order") {
+  const LeafValues leaves = [](const Node& n) -> std::optional<int64_t> {
+    if (n.kind == Node::Kind::kShape) return n.value * 10;
+    if (n.name == "big") return std::numeric_limits<int64_t>::max();
+    if (n.name == "zero") return 0;
+    if (n.name == "seven") return 7;
+    return std::nullopt;
+  };
+  using kc::arith::Fault;
+  auto eval = [&](const std::string& text) {
+    return Evaluate(P(text), leaves);
+  };
+  CHECK(eval("seven * x.shape[2] - 1").value == 139);
+  CHECK(eval("big + 1").fault == Fault::kOverflow);
+  CHECK(eval("seven / zero").fault == Fault::kDivisionByZero);
+  // The left operand fails first; then the right one is not evaluated.
+  CHECK(eval("(big + 1) / zero").fault == Fault::kOverflow);
+  CHECK(eval("seven % zero + (big + 1)").fault == Fault::kDivisionByZero);
+  // An unknown leaf makes the value unknown, but does not hide a fault.
+  const Evaluation unknown = eval("n + seven");
+  CHECK_FALSE(unknown.value.has_value());
+  CHECK(unknown.fault == Fault::kNone);
+  CHECK(eval("n + seven / zero").fault == Fault::kDivisionByZero);
+  // min and max never fail, whatever their operands.
+  CHECK(eval("min(big, -big - 1)").value ==
+        std::numeric_limits<int64_t>::min());
+}
+
+TEST_CASE("FirstUse finds a name's first leaf") {
+  CHECK(FirstUse(P("1 + x.size + n * x.shape[0]"), "x") == 4);
+  CHECK(FirstUse(P("ceil_div(m, n) + n"), "n") == 12);
+  CHECK(FirstUse(P("min(a, b)"), "min") == -1);
+  CHECK(FirstUse(P("a + b"), "c") == -1);
 }
 
 TEST_CASE("ConstantValue folds with floor semantics") {
@@ -356,6 +436,9 @@ TEST_CASE("ConstantValue folds with floor semantics") {
       {"ceil_div(8, 2)", 4},
       {"min(3, -4) + max(1, 2)", -2},
       {"-9223372036854775807 - 1", std::numeric_limits<int64_t>::min()},
+      // The exact results, which fit, where C++'s operators are undefined.
+      {"(-9223372036854775807 - 1) % -1", 0},
+      {"ceil_div(-9223372036854775807 - 1, 2)", -4611686018427387904},
   };
   for (const auto& [text, value] : cases) {
     INFO(text);
@@ -367,7 +450,8 @@ TEST_CASE("ConstantValue folds with floor semantics") {
   for (const char* text :
        {"n + 1", "x.size", "1 / 0", "1 % 0", "ceil_div(1, 0)",
         "9223372036854775807 + 1", "3037000500 * 3037000500",
-        "(-9223372036854775807 - 1) / -1", "-(-9223372036854775807 - 1)"}) {
+        "(-9223372036854775807 - 1) / -1", "-(-9223372036854775807 - 1)",
+        "ceil_div(-9223372036854775807 - 1, -1)"}) {
     INFO(text);
     CHECK_FALSE(ConstantValue(P(text)).has_value());
   }

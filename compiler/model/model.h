@@ -56,6 +56,10 @@ std::optional<Role> RoleFromName(std::string_view name);
 inline bool IsTensor(Role r) {
   return r == Role::kIn || r == Role::kInMut || r == Role::kOut;
 }
+// The tensors a call passes in (In, InMut) and those it returns (Out,
+// InMut): an InMut is both.
+inline bool IsInput(Role r) { return r == Role::kIn || r == Role::kInMut; }
+inline bool IsResult(Role r) { return r == Role::kOut || r == Role::kInMut; }
 
 // How a tensor reaches the kernel: a raw data pointer, or a kc::In/InMut/Out
 // view that also carries the shape.

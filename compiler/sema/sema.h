@@ -1,8 +1,10 @@
 // Semantic analysis: checks a model and resolves what the emitters need for
 // each kernel (ranks, which input dimension binds each shape symbol, the
 // checks on the others, derived values in evaluation order, output shapes,
-// the grid). Both the C++ shim and the Python package are emitted from this
-// one plan, so trace-time and run-time checks cannot disagree.
+// the grid, the pairing of a kernel with the kernel that differentiates
+// it). Both the C++ shim and the Python package are emitted from this one
+// plan, so trace-time and run-time checks cannot disagree; emitters read
+// these decisions and never make them again from the model.
 #ifndef KERNELC_COMPILER_SEMA_SEMA_H_
 #define KERNELC_COMPILER_SEMA_SEMA_H_
 
@@ -61,6 +63,33 @@ struct ParamPlan {
   std::optional<InitValue> init;
 };
 
+// What a parameter of a backward (KC_VJP) or tangent (KC_JVP) kernel is to
+// the kernel it differentiates, the forward kernel.
+struct PairedParam {
+  enum class Kind {
+    kComputed,    // a derived value, which its own kernel computes
+    kStatic,      // a scalar: the forward kernel's scalar `of`
+    kValue,       // an input receiving the value of `of`: a forward input, or
+                  // (KC_VJP) a forward output
+    kDerivative,  // an input: the cotangent (KC_VJP) or tangent (KC_JVP) of
+                  // output (resp. input) `of`; an output: the gradient
+                  // (KC_VJP) of input `of`, or the tangent (KC_JVP) of
+                  // output `of`
+  };
+  Kind kind = Kind::kComputed;
+  int of = -1;  // index into the forward kernel's params; -1 for kComputed
+};
+
+// KC_VJP or KC_JVP, checked (names, dtypes, ranks, and shapes where they are
+// comparable at build time): the kernel that differentiates this one and
+// what each of its parameters is.
+struct Pairing {
+  enum class Mode { kVjp, kJvp };
+  Mode mode = Mode::kVjp;
+  const model::Kernel* kernel = nullptr;
+  std::vector<PairedParam> params;  // parallel to kernel->params
+};
+
 struct KernelPlan {
   const model::Kernel* kernel = nullptr;
   std::vector<ParamPlan> params;  // parallel to kernel->params
@@ -71,12 +100,8 @@ struct KernelPlan {
   std::vector<expr::NodePtr> grid;
   std::vector<int64_t> block;  // resolved (defaults applied)
   expr::NodePtr shared_bytes;  // KC_SHARED_BYTES; null when not given
-  // KC_VJP: the backward kernel, checked against this one (names, dtypes,
-  // ranks, and shapes where they are comparable at build time); null
-  // without KC_VJP.
-  const model::Kernel* vjp = nullptr;
-  // KC_JVP: the tangent kernel, checked likewise; null without KC_JVP.
-  const model::Kernel* jvp = nullptr;
+  // KC_VJP or KC_JVP; none without either, or when the pairing is wrong.
+  std::optional<Pairing> pairing;
   // KC_PARALLEL: the shape symbols (or derived values), checked to be whole
   // dimensions of an input and of every output, with every dimension that
   // depends on one being that one.

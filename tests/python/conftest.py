@@ -26,6 +26,19 @@ os.environ["KERNELC_CACHE_DIR"] = _CACHE_DIR
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 KERNELC = ROOT / "bazel-bin" / "tools" / "kernelc"
 EXAMPLES = ROOT / "examples"
+# The fake-CUDA tier (tests/fake_cuda), built by Bazel.
+FAKE_CUDA = ROOT / "bazel-bin" / "tests" / "fake_cuda"
+
+
+def fake_cuda(name):
+    """The path of a Bazel-built artifact of the fake-CUDA tier:
+    "libcuda.so.1" (its directory goes on LD_LIBRARY_PATH),
+    "runtime_driver" or "handler_driver"."""
+    path = FAKE_CUDA / name
+    if not path.exists():
+        pytest.fail(f"{path} is missing: run `bazel build //tests/fake_cuda/...` "
+                    "(tools/test.sh does)")
+    return path
 
 
 def run_kernelc(*args, cwd=None, check=False):

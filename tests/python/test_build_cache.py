@@ -109,23 +109,24 @@ def test_warm_rebuild_runs_no_compiler(project):
 
 
 def test_a_kernelc_with_other_embedded_files_misses(project, tmp_path):
-    # The same kernelc version with one byte of one embedded template
-    # changed, as a rebuilt kernelc would have: its entries are its own.
+    # The same kernelc version with one byte of one embedded file (the
+    # packages' Python runtime) changed, as a rebuilt kernelc would have:
+    # its entries are its own.
     binary = KERNELC.read_bytes()
-    template = (pathlib.Path(__file__).resolve().parents[2] / "templates" /
-                "py" / "support.py.tmpl").read_bytes()
-    assert binary.count(template) == 1
-    old = b"Every check here"
-    assert template.count(old) == 1
+    embedded = (pathlib.Path(__file__).resolve().parents[2] / "runtime" /
+                "python" / "_kernelc.py").read_bytes()
+    assert binary.count(embedded) == 1
+    old = b"Every trace-time check"
+    assert embedded.count(old) == 1
     other = tmp_path / "kernelc-other"
     other.write_bytes(binary.replace(
-        template, template.replace(old, b"Every check Here")))
+        embedded, embedded.replace(old, b"Every trace-time Check")))
     other.chmod(0o755)
     project.build("a")
     calls = project.compiler_calls()
     project.build("b", kernelc=other)
     assert project.compiler_calls() > calls
-    assert "Every check Here" in (
+    assert "Every trace-time Check" in (
         project.root / "b" / "scaled" / "_kernelc.py").read_text()
     calls = project.compiler_calls()
     project.build("c")

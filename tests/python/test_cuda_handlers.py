@@ -7,7 +7,8 @@ shim's use of the runtime is checked end to end: the batch plan's launches
 and pointer offsets, folding (into dimension 0, or into the grid's z axis
 through the fold entries of kernelc/fold.h), fills, copies, shared memory,
 module loads per context, and errors that name the kernel. The kernels run on a GPU in
-tests/gpu."""
+tests/gpu. The driver and the fake libcuda are built by Bazel
+(tests/fake_cuda/BUILD.bazel)."""
 
 import json
 import os
@@ -18,7 +19,7 @@ import subprocess
 
 import pytest
 
-from conftest import EXAMPLES, ROOT, run_kernelc
+from conftest import EXAMPLES, ROOT, fake_cuda, run_kernelc
 
 FAKE = ROOT / "tests" / "fake_cuda"
 SOURCES = [EXAMPLES / "saxpy.cu", EXAMPLES / "polar.cu", EXAMPLES / "matmul.cu",
@@ -26,17 +27,19 @@ SOURCES = [EXAMPLES / "saxpy.cu", EXAMPLES / "polar.cu", EXAMPLES / "matmul.cu",
 # How the package names SOURCES[0]: relative to the directory that holds
 # all the sources (the checkout).
 SAXPY_NAME = "examples/saxpy.cu"
-FFI_HEADERS = ROOT / ".cache" / "xla_ffi"
 
 INVALID_ARGUMENT, INTERNAL = 3, 13
 S = 0x10  # a stream of context 0xc0
 
 
 def cxx():
+    # For fold_host_driver.cc, which includes fold programs that kernelc
+    # generates at test time, so it is compiled here (the rest of the tier
+    # is built by Bazel: tests/fake_cuda/BUILD.bazel).
     c = os.environ.get("KERNELC_CXX") or shutil.which("clang++-19") or \
         shutil.which("clang++")
     if not c:
-        pytest.fail("no clang++ to build the fake driver")
+        pytest.fail("no clang++ to build the fold driver")
     return c
 
 
@@ -44,16 +47,8 @@ class Tier:
     """The built package, the fake libcuda and the handler driver."""
 
     def __init__(self, out):
-        subprocess.run([cxx(), "-std=c++17", "-shared", "-fPIC",
-                        str(FAKE / "fake_libcuda.cc"), "-o",
-                        str(out / "libcuda.so.1")], check=True)
-        if not (FFI_HEADERS / "xla" / "ffi" / "api" / "c_api.h").exists():
-            pytest.fail(f"no XLA FFI headers in {FFI_HEADERS}: run "
-                        "tools/setup.sh")
-        subprocess.run([cxx(), "-std=c++17", "-Wall", "-Werror",
-                        f"-I{FFI_HEADERS}", str(FAKE / "handler_driver.cc"),
-                        "-o", str(out / "handler_driver"), "-ldl"],
-                       check=True)
+        self.driver = fake_cuda("handler_driver")
+        self.libcuda_dir = fake_cuda("libcuda.so.1").parent
         options = ["--name", "fake_ops", "--target", "cuda", "--cuda-arch",
                    "sm_80,sm_90"]
         r = run_kernelc("build", *SOURCES, "-o", out, *options)
@@ -62,7 +57,6 @@ class Tier:
         # tell which image was loaded.
         r = run_kernelc("emit", *SOURCES, "-o", out / "emit", *options)
         assert r.returncode == 0, r.stderr
-        self.out = out
         self.cuda = out / "emit" / "build" / "cuda"
         self.manifest = json.loads((out / "fake_ops" / "kernelc.json")
                                    .read_text())
@@ -81,11 +75,11 @@ class Tier:
     def run(self, *calls, **env):
         """Runs the calls (lines for handler_driver) in one process; returns
         one Call per line, each with the driver calls it made."""
-        e = {"PATH": "/usr/bin:/bin", "LD_LIBRARY_PATH": str(self.out),
+        e = {"PATH": "/usr/bin:/bin", "LD_LIBRARY_PATH": str(self.libcuda_dir),
              "FAKE_CUDA_PTX": ":".join(
                  str(p) for p in sorted(self.cuda.glob("*.ptx")))}
         e.update(env)
-        p = subprocess.run([str(self.out / "handler_driver"),
+        p = subprocess.run([str(self.driver),
                             str(self.library)], input="\n".join(calls) + "\n",
                            capture_output=True, text=True, env=e)
         assert p.returncode == 0, p.stdout + p.stderr

@@ -7,40 +7,26 @@ captured, and unloaded again when a kernel is missing), launch parameters,
 the dynamic shared memory opt-in (only when it grows), the fill chosen per
 element width, the driver's version against NVRTC's, and every failure as a
 message. The generated handlers run against the same fake in
-test_cuda_handlers.py."""
+test_cuda_handlers.py. The fake and the driver (runtime_driver.cc) are built
+by Bazel (tests/fake_cuda/BUILD.bazel)."""
 
-import os
-import pathlib
-import shutil
 import subprocess
 
 import pytest
 
-from conftest import ROOT
-
-FAKE = ROOT / "tests" / "fake_cuda"
+from conftest import fake_cuda
 
 
 @pytest.fixture(scope="module")
-def driver(tmp_path_factory):
-    cxx = os.environ.get("KERNELC_CXX") or shutil.which("clang++-19") or \
-        shutil.which("clang++")
-    if not cxx:
-        pytest.fail("no clang++ to build the fake driver")
-    out = tmp_path_factory.mktemp("fake_cuda")
-    subprocess.run([cxx, "-std=c++17", "-shared", "-fPIC",
-                    str(FAKE / "fake_libcuda.cc"), "-o",
-                    str(out / "libcuda.so.1")], check=True)
-    subprocess.run([cxx, "-std=c++17", "-Wall", "-Werror",
-                    f"-I{ROOT / 'runtime' / 'include'}",
-                    str(FAKE / "runtime_driver.cc"), "-o", str(out / "drv"),
-                    "-ldl"], check=True)
+def driver():
+    drv = fake_cuda("runtime_driver")
+    libcuda_dir = fake_cuda("libcuda.so.1").parent
 
     def run(*args, fake=True, **env):
         e = {"PATH": "/usr/bin:/bin",
-             "LD_LIBRARY_PATH": str(out) if fake else ""}
+             "LD_LIBRARY_PATH": str(libcuda_dir) if fake else ""}
         e.update(env)
-        return subprocess.run([str(out / "drv"), *args], capture_output=True,
+        return subprocess.run([str(drv), *args], capture_output=True,
                               text=True, env=e)
     return run
 

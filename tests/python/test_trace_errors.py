@@ -64,6 +64,22 @@ KC_KERNEL void split(KC_SHAPE("n") kc::In<float, 1> x, int64_t parts,
   for (int64_t i = 0; i < out.shape[0] * out.shape[1]; ++i) out[i] = x(i);
 }
 
+// Expressions that leave int64 for large scalars: a derived value, a
+// checked input dimension, and an output dimension that min() would bring
+// back into range, were it not for the overflow before it.
+KC_KERNEL void huge(KC_SHAPE("n") kc::In<float, 1> x, int64_t k,
+                    KC_SHAPE("n * k") kc::In<float, 1> y,
+                    KC_DERIVED("-x.size * k") int64_t m,
+                    KC_SHAPE("min(k * k, n)") kc::Out<float, 1> out) {
+  for (int64_t i = 0; i < out.shape[0]; ++i) out(i) = 0.0f;
+}
+
+// A uint64 scalar sizes an output: as the handler reads it, int64.
+KC_KERNEL void counted(KC_SHAPE("_") kc::In<float, 1> x, uint64_t k,
+                       KC_SHAPE("k") kc::Out<float, 1> out) {
+  for (int64_t i = 0; i < out.shape[0]; ++i) out(i) = 0.0f;
+}
+
 // A derived value with a narrow type.
 KC_GRID("n")
 __global__ void narrow(KC_IN("_") const float* x,
@@ -270,8 +286,42 @@ def test_negative_scalar_sizing_an_output(te):
 
 
 def test_shape_division_by_zero_names_the_output(te):
-    with pytest.raises(ValueError, match=r"^split: .*'out'"):
+    with raises(ValueError, "split: the shape of output 'out' = (parts, n / parts) "
+                            "divides by zero"):
         te.split(np.zeros(4, F32), 0)
+    with raises(ValueError, "split: the shape of output 'out' = (parts, n / parts) "
+                            "divides by zero"):
+        jax.jit(lambda v: te.split(v, 0))(np.zeros(4, F32))
+
+
+def test_int64_overflow_names_the_expression(te):
+    # The handler computes in int64 and rejects these calls; the trace-time
+    # checks compute the same, rather than with Python's unbounded ints.
+    def spec(n):  # eval_shape needs no memory
+        return jax.ShapeDtypeStruct((n,), F32)
+
+    with raises(ValueError, "huge: derived value 'm' = -x.size * k overflows int64"):
+        te.huge(np.zeros(4, F32), 2**62, np.zeros(4, F32))
+    # -2 * 2**62 is INT64_MIN; 2 * 2**62 is one more than INT64_MAX.
+    with raises(ValueError, "huge: dimension 0 of 'y' = n * k overflows int64"):
+        te.huge(np.zeros(2, F32), 2**62, np.zeros(2, F32))
+    # min(k * k, n) overflows in k * k, whatever min would give.
+    with raises(ValueError, "huge: the shape of output 'out' = (min(k * k, n),) "
+                            "overflows int64"):
+        jax.eval_shape(lambda a, b: te.huge(a, 2**32, b), spec(1), spec(2**32))
+    # Within range, the same expressions give the values.
+    assert te.huge(np.zeros(4, F32), 3, np.zeros(12, F32)).shape == (4,)
+    assert jax.eval_shape(lambda a, b: te.huge(a, 2**31, b), spec(2**31),
+                          spec(2**62)).shape == (2**31,)
+
+
+def test_uint64_scalars_read_as_int64(te):
+    # 2**63 travels as its bit pattern, INT64_MIN: a negative dimension, as
+    # the handler would see it.
+    with raises(ValueError, "counted: output 'out' would have dimension 0 = k = "
+                            "-9223372036854775808"):
+        te.counted(np.zeros(2, F32), 2**63)
+    assert te.counted(np.zeros(2, F32), 3).shape == (3,)
 
 
 def test_errors_name_the_kernel_of_an_example(build_package):

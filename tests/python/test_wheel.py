@@ -173,18 +173,11 @@ def test_pip_installs_the_wheel_into_a_fresh_venv(tmp_path):
     assert "Version: 0.3.0" in r.stdout
 
 
-@pytest.mark.parametrize("fake, ok", [("0.7.2", False), ("0.8.0", False),
-                                      ("0.8.0rc1", False), ("0.8.1", True),
-                                      ("0.11.2", True), ("1.0.0", True),
-                                      ("0.8", False), ("1.0", True), ("1", True)])
-def test_import_checks_the_jaxlib_version(saxpy_pkg, fake, ok):
-    code = textwrap.dedent(f"""\
-        import sys
-        # jax checks its own jaxlib when first imported: import it with the
-        # real version, then fake the version the package sees.
-        import jax
-        import jaxlib.version
-        jaxlib.version.__version__ = "{fake}"
+def import_saxpy(saxpy_pkg, setup, after=""):
+    """Imports the package in a new Python process after `setup` (code);
+    returns what it printed: the ImportError's message or "imported", then
+    what `after` (code) prints."""
+    code = textwrap.dedent(setup) + textwrap.dedent("""\
         sys.path.insert(0, sys.argv[1])
         try:
             import saxpy
@@ -192,18 +185,47 @@ def test_import_checks_the_jaxlib_version(saxpy_pkg, fake, ok):
             print(e)
         else:
             print("imported")
-        """)
+        """) + textwrap.dedent(after)
     r = subprocess.run([sys.executable, "-c", code, str(saxpy_pkg.parent)],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+@pytest.mark.parametrize("fake, ok", [("0.7.2", False), ("0.8.0", False),
+                                      ("0.8.0rc1", False), ("0.8.1", True),
+                                      ("0.11.2", True), ("1.0.0", True),
+                                      ("0.8", False), ("1.0", True), ("1", True)])
+def test_import_checks_the_jaxlib_version(saxpy_pkg, fake, ok):
+    out = import_saxpy(saxpy_pkg, f"""\
+        import sys
+        # jax checks its own jaxlib when first imported: import it with the
+        # real version, then fake the version the package sees.
+        import jax
+        import jaxlib.version
+        jaxlib.version.__version__ = "{fake}"
+        """)
     if ok:
-        assert r.stdout == "imported\n"
+        assert out == "imported\n"
     else:
-        assert r.stdout == (
+        assert out == (
             "saxpy was built against XLA FFI API 0.2 (the headers of jaxlib "
             "0.8.1) and works with jax and jaxlib 0.8.1 or newer; this "
             f"environment has jaxlib {fake}. Upgrade with: pip install "
             "'jax>=0.8.1' 'jaxlib>=0.8.1'\n")
+
+
+def test_import_without_jaxlib_says_so_before_importing_jax(saxpy_pkg):
+    out = import_saxpy(saxpy_pkg, """\
+        import sys
+        sys.modules["jaxlib"] = None  # as if not installed
+        """, after="""\
+        print(sorted(m for m in ("jax", "numpy") if m in sys.modules))
+        """)
+    assert out == (
+        "saxpy needs jax and jaxlib 0.8.1 or newer (built against XLA FFI API "
+        "0.2), and jaxlib is not installed: pip install 'jax>=0.8.1' "
+        "'jaxlib>=0.8.1'\n[]\n")
 
 
 def test_an_unreadable_jaxlib_version_warns_and_imports(saxpy_pkg):

@@ -12,50 +12,32 @@
 #include <string>
 #include <string_view>
 
+#include "kernelc/arith.h"
 #include "kernelc/launch.h"
 
 namespace kc::rt {
 
-// Evaluates shape and grid expressions with int64 arithmetic. Division or
-// modulo by zero and overflow do not trap: they set failed() and yield 0,
-// and the handler turns that into an error.
+// Evaluates shape and grid expressions with the int64 arithmetic of
+// kernelc/arith.h. Division or modulo by zero and overflow do not trap: they
+// set failed() and yield 0, and the handler turns that into an error after
+// evaluating every expression.
 class Evaluator {
  public:
-  int64_t FloorDiv(int64_t a, int64_t b) {
-    if (b == 0 || (a == INT64_MIN && b == -1)) return Fail();
-    int64_t q = a / b;
-    if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-    return q;
-  }
-  int64_t FloorMod(int64_t a, int64_t b) {
-    if (b == 0 || (a == INT64_MIN && b == -1)) return Fail();
-    int64_t r = a % b;
-    if (r != 0 && ((r < 0) != (b < 0))) r += b;
-    return r;
-  }
-  int64_t CeilDiv(int64_t a, int64_t b) {
-    if (b == 0 || (a == INT64_MIN && b == -1)) return Fail();
-    return -FloorDiv(-a, b);
-  }
-  int64_t Add(int64_t a, int64_t b) {
-    int64_t r;
-    return __builtin_add_overflow(a, b, &r) ? Fail() : r;
-  }
-  int64_t Sub(int64_t a, int64_t b) {
-    int64_t r;
-    return __builtin_sub_overflow(a, b, &r) ? Fail() : r;
-  }
-  int64_t Mul(int64_t a, int64_t b) {
-    int64_t r;
-    return __builtin_mul_overflow(a, b, &r) ? Fail() : r;
-  }
-  int64_t Neg(int64_t a) { return a == INT64_MIN ? Fail() : -a; }
+  int64_t Add(int64_t a, int64_t b) { return Take(arith::Add(a, b)); }
+  int64_t Sub(int64_t a, int64_t b) { return Take(arith::Sub(a, b)); }
+  int64_t Mul(int64_t a, int64_t b) { return Take(arith::Mul(a, b)); }
+  int64_t Neg(int64_t a) { return Take(arith::Neg(a)); }
+  int64_t FloorDiv(int64_t a, int64_t b) { return Take(arith::FloorDiv(a, b)); }
+  int64_t FloorMod(int64_t a, int64_t b) { return Take(arith::FloorMod(a, b)); }
+  int64_t CeilDiv(int64_t a, int64_t b) { return Take(arith::CeilDiv(a, b)); }
+  int64_t Min(int64_t a, int64_t b) { return Take(arith::Min(a, b)); }
+  int64_t Max(int64_t a, int64_t b) { return Take(arith::Max(a, b)); }
   bool failed() const { return failed_; }
 
  private:
-  int64_t Fail() {
-    failed_ = true;
-    return 0;
+  int64_t Take(arith::Checked r) {
+    failed_ = failed_ || !r.ok();
+    return r.value;
   }
   bool failed_ = false;
 };

@@ -19,21 +19,21 @@
 
 // The CUDA binaries of each kernel source, in cuda_images.cc.
 extern "C" {
-extern const kc_cuda_module kc_saxpy_86e32bf4a3a5_cuda_module_0;
-extern const kc_cuda_module kc_saxpy_86e32bf4a3a5_cuda_fold_module_0;
+extern const kc_cuda_module kc_saxpy_<hash>_cuda_module_0;
+extern const kc_cuda_module kc_saxpy_<hash>_cuda_fold_module_0;
 }  // extern "C"
 
 namespace {
 
 // The kernels of saxpy.cu, loaded once per CUDA context.
 ::kc::cuda::ModuleCache& kc_cuda_cache_0() {
-  static ::kc::cuda::ModuleCache* cache = new ::kc::cuda::ModuleCache(&kc_saxpy_86e32bf4a3a5_cuda_module_0);
+  static ::kc::cuda::ModuleCache* cache = new ::kc::cuda::ModuleCache(&kc_saxpy_<hash>_cuda_module_0);
   return *cache;
 }
 
 // The kernels of saxpy.cu (fold program), loaded once per CUDA context.
 ::kc::cuda::ModuleCache& kc_cuda_fold_cache_0() {
-  static ::kc::cuda::ModuleCache* cache = new ::kc::cuda::ModuleCache(&kc_saxpy_86e32bf4a3a5_cuda_fold_module_0);
+  static ::kc::cuda::ModuleCache* cache = new ::kc::cuda::ModuleCache(&kc_saxpy_<hash>_cuda_fold_module_0);
   return *cache;
 }
 }  // namespace
@@ -48,7 +48,7 @@ namespace ffi = xla::ffi;
 
 // CPU entry points, compiled together with the kernel sources.
 extern "C" {
-void kc_saxpy_saxpy_86e32bf4a3a5_cpu_entry(const kc_launch*, void*, void*, float, int64_t, void*);
+void kc_saxpy_saxpy_<hash>_cpu_entry(const kc_launch*, void*, void*, float, int64_t, void*);
 }  // extern "C"
 
 namespace {
@@ -79,7 +79,7 @@ ffi::Error saxpy_cpu_impl_element(
     return ffi::Error::InvalidArgument(::kc::rt::Str("saxpy: parameter 'out' expects rank 1, got rank ", o_out.dimensions().size()));
   }
   const int64_t d_n = static_cast<int64_t>(b_x.element_count());
-  if (!::kc::rt::Fits<int64_t>(d_n)) {
+  if (!ev.failed() && !::kc::rt::Fits<int64_t>(d_n)) {
     return ffi::Error::InvalidArgument(::kc::rt::Str("saxpy: derived value 'n' = ", d_n, " does not fit int64"));
   }
   {
@@ -112,7 +112,7 @@ ffi::Error saxpy_cpu_impl_element(
     return ffi::Error::InvalidArgument(::kc::rt::Str("saxpy: ", kc_grid_error));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
-  kc_saxpy_saxpy_86e32bf4a3a5_cpu_entry(&kc_launch_, b_x.untyped_data(), b_y.untyped_data(), a_a, static_cast<int64_t>(d_n), o_out.untyped_data());
+  kc_saxpy_saxpy_<hash>_cpu_entry(&kc_launch_, b_x.untyped_data(), b_y.untyped_data(), a_a, static_cast<int64_t>(d_n), o_out.untyped_data());
   return ffi::Error::Success();
 }
 
@@ -217,7 +217,7 @@ ffi::Error saxpy_cuda_impl_element(
     return ffi::Error::InvalidArgument(::kc::rt::Str("saxpy: parameter 'out' expects rank 1, got rank ", o_out.dimensions().size()));
   }
   const int64_t d_n = static_cast<int64_t>(b_x.element_count());
-  if (!::kc::rt::Fits<int64_t>(d_n)) {
+  if (!ev.failed() && !::kc::rt::Fits<int64_t>(d_n)) {
     return ffi::Error::InvalidArgument(::kc::rt::Str("saxpy: derived value 'n' = ", d_n, " does not fit int64"));
   }
   {
@@ -342,9 +342,9 @@ ffi::Error saxpy_cuda_impl(
 
 // The only symbol the library exports for 'saxpy': everything else is
 // hidden.
-extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_saxpy_saxpy_86e32bf4a3a5_cpu(
+extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_saxpy_saxpy_<hash>_cpu(
     XLA_FFI_CallFrame* call_frame);
-XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_saxpy_saxpy_86e32bf4a3a5_cpu, saxpy_cpu_impl,
+XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_saxpy_saxpy_<hash>_cpu, saxpy_cpu_impl,
                               ffi::Ffi::Bind()
         .Ctx<ffi::ThreadPool>()
         .Arg<ffi::AnyBuffer>()
@@ -354,18 +354,18 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_saxpy_saxpy_86e32bf4a3a5_cpu, saxpy_cpu_impl,
 
 // The CUDA handlers of 'saxpy': an initialize stage that loads the module
 // and an execute stage that only launches, marked command-buffer compatible.
-extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_saxpy_saxpy_86e32bf4a3a5_cuda_init(
+extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_saxpy_saxpy_<hash>_cuda_init(
     XLA_FFI_CallFrame* call_frame);
-XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_saxpy_saxpy_86e32bf4a3a5_cuda_init, saxpy_cuda_init_impl,
+XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_saxpy_saxpy_<hash>_cuda_init, saxpy_cuda_init_impl,
                               ffi::Ffi::Bind<ffi::ExecutionStage::kInitialize>()
                                   .Ctx<ffi::PlatformStream<CUstream>>()
         .Arg<ffi::AnyBuffer>()
         .Arg<ffi::AnyBuffer>()
         .Attr<float>("a")
         .Ret<ffi::AnyBuffer>());
-extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_saxpy_saxpy_86e32bf4a3a5_cuda(
+extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_saxpy_saxpy_<hash>_cuda(
     XLA_FFI_CallFrame* call_frame);
-XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_saxpy_saxpy_86e32bf4a3a5_cuda, saxpy_cuda_impl,
+XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_saxpy_saxpy_<hash>_cuda, saxpy_cuda_impl,
                               ffi::Ffi::Bind()
                                   .Ctx<ffi::PlatformStream<CUstream>>()
         .Arg<ffi::AnyBuffer>()

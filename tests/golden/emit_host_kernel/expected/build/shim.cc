@@ -25,7 +25,7 @@ namespace ffi = xla::ffi;
 
 // CPU entry points, compiled together with the kernel sources.
 extern "C" {
-void kc_histogram_histogram_10d060c0bea0_cpu_entry(void*, const int64_t*, float, float, int64_t, void*, const int64_t*);
+void kc_histogram_histogram_<hash>_cpu_entry(void*, const int64_t*, float, float, int64_t, void*, const int64_t*);
 }  // extern "C"
 
 namespace {
@@ -68,7 +68,7 @@ ffi::Error histogram_cpu_impl_element(
     return ffi::Error::InvalidArgument("histogram: a shape or grid expression divides by zero or overflows");
   }
   ::kc::rt::Fill<int32_t>(o_counts.untyped_data(), static_cast<int64_t>(o_counts.element_count()), static_cast<int32_t>(INT64_C(0)));
-  kc_histogram_histogram_10d060c0bea0_cpu_entry(b_values.untyped_data(), b_values.dimensions().begin(), a_lo, a_hi, a_bins, o_counts.untyped_data(), o_counts.dimensions().begin());
+  kc_histogram_histogram_<hash>_cpu_entry(b_values.untyped_data(), b_values.dimensions().begin(), a_lo, a_hi, a_bins, o_counts.untyped_data(), o_counts.dimensions().begin());
   return ffi::Error::Success();
 }
 
@@ -119,9 +119,9 @@ ffi::Error histogram_cpu_impl(
 
 // The only symbol the library exports for 'histogram': everything else is
 // hidden.
-extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_histogram_histogram_10d060c0bea0_cpu(
+extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_histogram_histogram_<hash>_cpu(
     XLA_FFI_CallFrame* call_frame);
-XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_histogram_histogram_10d060c0bea0_cpu, histogram_cpu_impl,
+XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_histogram_histogram_<hash>_cpu, histogram_cpu_impl,
                               ffi::Ffi::Bind()
         .Ctx<ffi::ThreadPool>()
         .Arg<ffi::AnyBuffer>()

@@ -4,56 +4,21 @@
 Functions: histogram.
 """
 
-def _check_jaxlib():
-    # The library was compiled against the XLA FFI API 0.2 headers of
-    # jaxlib 0.8.1. jaxlib registers handlers of its own FFI API or
-    # an older one, and only an exact match before 0.8.1: so jaxlib
-    # 0.8.1 and newer work, and an older one would reject the
-    # handlers at the first call. Say so at import instead. A version that
-    # does not start with a number ("1.0" reads as 1.0.0) is not guessed at:
-    # a warning says it could not be checked, and registration, which
-    # reports its own failure, decides.
-    import re
-    import warnings
-
-    try:
-        from jaxlib import version as jaxlib_version
-        found = jaxlib_version.__version__
-    except ImportError as e:
-        raise ImportError(
-            "histogram needs jax and jaxlib 0.8.1 or newer "
-            "(built against XLA FFI API 0.2), and jaxlib is not "
-            "installed: pip install 'jax>=0.8.1' 'jaxlib>=0.8.1'"
-        ) from e
-    match = re.match(r"(\d+)(?:\.(\d+))?(?:\.(\d+))?", str(found))
-    if not match:
-        warnings.warn(
-            f"histogram cannot read the version of jaxlib ({found!r}) to "
-            f"check it; it needs jax and jaxlib 0.8.1 or newer "
-            f"(built against XLA FFI API 0.2)", RuntimeWarning,
-            stacklevel=3)
-        return
-    if tuple(int(p or 0) for p in match.groups()) < (0, 8, 1):
-        raise ImportError(
-            f"histogram was built against XLA FFI API 0.2 (the headers "
-            f"of jaxlib 0.8.1) and works with jax and jaxlib "
-            f"0.8.1 or newer; this environment has jaxlib {found}. "
-            f"Upgrade with: pip install 'jax>=0.8.1' "
-            f"'jaxlib>=0.8.1'")
-
-
-_check_jaxlib()
-del _check_jaxlib
-
 import ctypes as _ctypes
 import os as _os
 
 from . import _kernelc as _kc
 
-_LIBRARY = _ctypes.CDLL(
-    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_kernelc_10d060c0bea0.so"))
+# The XLA FFI API of the headers the library was compiled against, and the
+# jaxlib they come from: the oldest that the package works with. jaxlib is
+# checked before anything imports jax (_kernelc imports it where it is used).
+_PACKAGE = _kc.Package("histogram", ffi_api="0.2", jaxlib_floor="0.8.1")
+_PACKAGE.check_jaxlib()
 
-_kc.register(_LIBRARY, "histogram.histogram.10d060c0bea0", "kc_histogram_histogram_10d060c0bea0_cpu", "cpu")
+_LIBRARY = _ctypes.CDLL(
+    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_kernelc_<hash>.so"))
+
+_PACKAGE.register(_LIBRARY, "histogram.histogram.<hash>", "kc_histogram_histogram_<hash>_cpu", "cpu")
 __all__ = ["histogram"]
 
 
@@ -76,8 +41,8 @@ def _histogram_op(values, lo, hi, bins):
     _s_rows = values.shape[0]
     _s_cols = values.shape[1]
     _results = _kc.call(
-        "histogram.histogram.10d060c0bea0",
-        [_kc.out_shape("histogram", "counts", "int32", lambda: (_s_rows, int(bins)), ("rows", "bins"))],
+        "histogram.histogram.<hash>",
+        [_kc.out_shape("histogram", "counts", "int32", lambda: (_s_rows, _kc.int64(bins)), ("rows", "bins"))],
         [values],
         {},
         {"lo": _kc.attr(lo), "hi": _kc.attr(hi), "bins": _kc.attr(bins)},

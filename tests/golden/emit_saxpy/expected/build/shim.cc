@@ -25,7 +25,7 @@ namespace ffi = xla::ffi;
 
 // CPU entry points, compiled together with the kernel sources.
 extern "C" {
-void kc_saxpy_saxpy_5f4467e3c7f9_cpu_entry(const kc_launch*, void*, void*, float, int64_t, void*);
+void kc_saxpy_saxpy_<hash>_cpu_entry(const kc_launch*, void*, void*, float, int64_t, void*);
 }  // extern "C"
 
 namespace {
@@ -56,7 +56,7 @@ ffi::Error saxpy_cpu_impl_element(
     return ffi::Error::InvalidArgument(::kc::rt::Str("saxpy: parameter 'out' expects rank 1, got rank ", o_out.dimensions().size()));
   }
   const int64_t d_n = static_cast<int64_t>(b_x.element_count());
-  if (!::kc::rt::Fits<int64_t>(d_n)) {
+  if (!ev.failed() && !::kc::rt::Fits<int64_t>(d_n)) {
     return ffi::Error::InvalidArgument(::kc::rt::Str("saxpy: derived value 'n' = ", d_n, " does not fit int64"));
   }
   {
@@ -89,7 +89,7 @@ ffi::Error saxpy_cpu_impl_element(
     return ffi::Error::InvalidArgument(::kc::rt::Str("saxpy: ", kc_grid_error));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
-  kc_saxpy_saxpy_5f4467e3c7f9_cpu_entry(&kc_launch_, b_x.untyped_data(), b_y.untyped_data(), a_a, static_cast<int64_t>(d_n), o_out.untyped_data());
+  kc_saxpy_saxpy_<hash>_cpu_entry(&kc_launch_, b_x.untyped_data(), b_y.untyped_data(), a_a, static_cast<int64_t>(d_n), o_out.untyped_data());
   return ffi::Error::Success();
 }
 
@@ -142,9 +142,9 @@ ffi::Error saxpy_cpu_impl(
 
 // The only symbol the library exports for 'saxpy': everything else is
 // hidden.
-extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_saxpy_saxpy_5f4467e3c7f9_cpu(
+extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_saxpy_saxpy_<hash>_cpu(
     XLA_FFI_CallFrame* call_frame);
-XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_saxpy_saxpy_5f4467e3c7f9_cpu, saxpy_cpu_impl,
+XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_saxpy_saxpy_<hash>_cpu, saxpy_cpu_impl,
                               ffi::Ffi::Bind()
         .Ctx<ffi::ThreadPool>()
         .Arg<ffi::AnyBuffer>()

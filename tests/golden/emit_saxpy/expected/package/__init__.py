@@ -4,56 +4,21 @@
 Functions: saxpy.
 """
 
-def _check_jaxlib():
-    # The library was compiled against the XLA FFI API 0.2 headers of
-    # jaxlib 0.8.1. jaxlib registers handlers of its own FFI API or
-    # an older one, and only an exact match before 0.8.1: so jaxlib
-    # 0.8.1 and newer work, and an older one would reject the
-    # handlers at the first call. Say so at import instead. A version that
-    # does not start with a number ("1.0" reads as 1.0.0) is not guessed at:
-    # a warning says it could not be checked, and registration, which
-    # reports its own failure, decides.
-    import re
-    import warnings
-
-    try:
-        from jaxlib import version as jaxlib_version
-        found = jaxlib_version.__version__
-    except ImportError as e:
-        raise ImportError(
-            "saxpy needs jax and jaxlib 0.8.1 or newer "
-            "(built against XLA FFI API 0.2), and jaxlib is not "
-            "installed: pip install 'jax>=0.8.1' 'jaxlib>=0.8.1'"
-        ) from e
-    match = re.match(r"(\d+)(?:\.(\d+))?(?:\.(\d+))?", str(found))
-    if not match:
-        warnings.warn(
-            f"saxpy cannot read the version of jaxlib ({found!r}) to "
-            f"check it; it needs jax and jaxlib 0.8.1 or newer "
-            f"(built against XLA FFI API 0.2)", RuntimeWarning,
-            stacklevel=3)
-        return
-    if tuple(int(p or 0) for p in match.groups()) < (0, 8, 1):
-        raise ImportError(
-            f"saxpy was built against XLA FFI API 0.2 (the headers "
-            f"of jaxlib 0.8.1) and works with jax and jaxlib "
-            f"0.8.1 or newer; this environment has jaxlib {found}. "
-            f"Upgrade with: pip install 'jax>=0.8.1' "
-            f"'jaxlib>=0.8.1'")
-
-
-_check_jaxlib()
-del _check_jaxlib
-
 import ctypes as _ctypes
 import os as _os
 
 from . import _kernelc as _kc
 
-_LIBRARY = _ctypes.CDLL(
-    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_kernelc_5f4467e3c7f9.so"))
+# The XLA FFI API of the headers the library was compiled against, and the
+# jaxlib they come from: the oldest that the package works with. jaxlib is
+# checked before anything imports jax (_kernelc imports it where it is used).
+_PACKAGE = _kc.Package("saxpy", ffi_api="0.2", jaxlib_floor="0.8.1")
+_PACKAGE.check_jaxlib()
 
-_kc.register(_LIBRARY, "saxpy.saxpy.5f4467e3c7f9", "kc_saxpy_saxpy_5f4467e3c7f9_cpu", "cpu")
+_LIBRARY = _ctypes.CDLL(
+    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_kernelc_<hash>.so"))
+
+_PACKAGE.register(_LIBRARY, "saxpy.saxpy.<hash>", "kc_saxpy_saxpy_<hash>_cpu", "cpu")
 __all__ = ["saxpy"]
 
 
@@ -71,11 +36,11 @@ def _saxpy_op(x, y, a):
     x = _kc.tensor("saxpy", "x", x, "float32", 1)
     y = _kc.tensor("saxpy", "y", y, "float32", 1)
     a = _kc.scalar("saxpy", "a", a, "float32")
-    _d_n = _kc.derived("saxpy", "n", lambda: x.size, "int64")
+    _d_n = _kc.derived("saxpy", "n", lambda: x.size, "int64", "x.size")
     _kc.check_dim("saxpy", "x", x, 0, lambda: _d_n, "n")
     _kc.check_dim("saxpy", "y", y, 0, lambda: _d_n, "n")
     _results = _kc.call(
-        "saxpy.saxpy.5f4467e3c7f9",
+        "saxpy.saxpy.<hash>",
         [_kc.out_shape("saxpy", "out", "float32", lambda: (x.shape[0],), ("x.shape[0]",))],
         [x, y],
         {},

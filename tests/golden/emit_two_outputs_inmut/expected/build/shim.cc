@@ -25,8 +25,8 @@ namespace ffi = xla::ffi;
 
 // CPU entry points, compiled together with the kernel sources.
 extern "C" {
-void kc_polar_polar_1b68bb95e11f_cpu_entry(const kc_launch*, void*, void*, int64_t, void*, void*);
-void kc_polar_accumulate_1b68bb95e11f_cpu_entry(const kc_launch*, void*, void*, int64_t);
+void kc_polar_polar_<hash>_cpu_entry(const kc_launch*, void*, void*, int64_t, void*, void*);
+void kc_polar_accumulate_<hash>_cpu_entry(const kc_launch*, void*, void*, int64_t);
 }  // extern "C"
 
 namespace {
@@ -63,7 +63,7 @@ ffi::Error polar_cpu_impl_element(
     return ffi::Error::InvalidArgument(::kc::rt::Str("polar: parameter 'angle' expects rank 1, got rank ", o_angle.dimensions().size()));
   }
   const int64_t d_n = static_cast<int64_t>(b_x.element_count());
-  if (!::kc::rt::Fits<int64_t>(d_n)) {
+  if (!ev.failed() && !::kc::rt::Fits<int64_t>(d_n)) {
     return ffi::Error::InvalidArgument(::kc::rt::Str("polar: derived value 'n' = ", d_n, " does not fit int64"));
   }
   {
@@ -102,7 +102,7 @@ ffi::Error polar_cpu_impl_element(
     return ffi::Error::InvalidArgument(::kc::rt::Str("polar: ", kc_grid_error));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
-  kc_polar_polar_1b68bb95e11f_cpu_entry(&kc_launch_, b_x.untyped_data(), b_y.untyped_data(), static_cast<int64_t>(d_n), o_radius.untyped_data(), o_angle.untyped_data());
+  kc_polar_polar_<hash>_cpu_entry(&kc_launch_, b_x.untyped_data(), b_y.untyped_data(), static_cast<int64_t>(d_n), o_radius.untyped_data(), o_angle.untyped_data());
   return ffi::Error::Success();
 }
 
@@ -181,7 +181,7 @@ ffi::Error accumulate_cpu_impl_element(
     return ffi::Error::InvalidArgument(::kc::rt::Str("accumulate: parameter 'delta' expects rank 1, got rank ", b_delta.dimensions().size()));
   }
   const int64_t d_n = static_cast<int64_t>(o_total.element_count());
-  if (!::kc::rt::Fits<int64_t>(d_n)) {
+  if (!ev.failed() && !::kc::rt::Fits<int64_t>(d_n)) {
     return ffi::Error::InvalidArgument(::kc::rt::Str("accumulate: derived value 'n' = ", d_n, " does not fit int64"));
   }
   {
@@ -211,7 +211,7 @@ ffi::Error accumulate_cpu_impl_element(
     return ffi::Error::InvalidArgument(::kc::rt::Str("accumulate: ", kc_grid_error));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
-  kc_polar_accumulate_1b68bb95e11f_cpu_entry(&kc_launch_, o_total.untyped_data(), b_delta.untyped_data(), static_cast<int64_t>(d_n));
+  kc_polar_accumulate_<hash>_cpu_entry(&kc_launch_, o_total.untyped_data(), b_delta.untyped_data(), static_cast<int64_t>(d_n));
   return ffi::Error::Success();
 }
 
@@ -262,9 +262,9 @@ ffi::Error accumulate_cpu_impl(
 
 // The only symbol the library exports for 'polar': everything else is
 // hidden.
-extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_polar_polar_1b68bb95e11f_cpu(
+extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_polar_polar_<hash>_cpu(
     XLA_FFI_CallFrame* call_frame);
-XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_polar_polar_1b68bb95e11f_cpu, polar_cpu_impl,
+XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_polar_polar_<hash>_cpu, polar_cpu_impl,
                               ffi::Ffi::Bind()
         .Ctx<ffi::ThreadPool>()
         .Arg<ffi::AnyBuffer>()
@@ -274,9 +274,9 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_polar_polar_1b68bb95e11f_cpu, polar_cpu_impl,
 
 // The only symbol the library exports for 'accumulate': everything else is
 // hidden.
-extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_polar_accumulate_1b68bb95e11f_cpu(
+extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_polar_accumulate_<hash>_cpu(
     XLA_FFI_CallFrame* call_frame);
-XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_polar_accumulate_1b68bb95e11f_cpu, accumulate_cpu_impl,
+XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_polar_accumulate_<hash>_cpu, accumulate_cpu_impl,
                               ffi::Ffi::Bind()
         .Ctx<ffi::ThreadPool>()
         .Arg<ffi::AnyBuffer>()

@@ -4,57 +4,22 @@
 Functions: polar, accumulate.
 """
 
-def _check_jaxlib():
-    # The library was compiled against the XLA FFI API 0.2 headers of
-    # jaxlib 0.8.1. jaxlib registers handlers of its own FFI API or
-    # an older one, and only an exact match before 0.8.1: so jaxlib
-    # 0.8.1 and newer work, and an older one would reject the
-    # handlers at the first call. Say so at import instead. A version that
-    # does not start with a number ("1.0" reads as 1.0.0) is not guessed at:
-    # a warning says it could not be checked, and registration, which
-    # reports its own failure, decides.
-    import re
-    import warnings
-
-    try:
-        from jaxlib import version as jaxlib_version
-        found = jaxlib_version.__version__
-    except ImportError as e:
-        raise ImportError(
-            "polar needs jax and jaxlib 0.8.1 or newer "
-            "(built against XLA FFI API 0.2), and jaxlib is not "
-            "installed: pip install 'jax>=0.8.1' 'jaxlib>=0.8.1'"
-        ) from e
-    match = re.match(r"(\d+)(?:\.(\d+))?(?:\.(\d+))?", str(found))
-    if not match:
-        warnings.warn(
-            f"polar cannot read the version of jaxlib ({found!r}) to "
-            f"check it; it needs jax and jaxlib 0.8.1 or newer "
-            f"(built against XLA FFI API 0.2)", RuntimeWarning,
-            stacklevel=3)
-        return
-    if tuple(int(p or 0) for p in match.groups()) < (0, 8, 1):
-        raise ImportError(
-            f"polar was built against XLA FFI API 0.2 (the headers "
-            f"of jaxlib 0.8.1) and works with jax and jaxlib "
-            f"0.8.1 or newer; this environment has jaxlib {found}. "
-            f"Upgrade with: pip install 'jax>=0.8.1' "
-            f"'jaxlib>=0.8.1'")
-
-
-_check_jaxlib()
-del _check_jaxlib
-
 import ctypes as _ctypes
 import os as _os
 
 from . import _kernelc as _kc
 
-_LIBRARY = _ctypes.CDLL(
-    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_kernelc_1b68bb95e11f.so"))
+# The XLA FFI API of the headers the library was compiled against, and the
+# jaxlib they come from: the oldest that the package works with. jaxlib is
+# checked before anything imports jax (_kernelc imports it where it is used).
+_PACKAGE = _kc.Package("polar", ffi_api="0.2", jaxlib_floor="0.8.1")
+_PACKAGE.check_jaxlib()
 
-_kc.register(_LIBRARY, "polar.polar.1b68bb95e11f", "kc_polar_polar_1b68bb95e11f_cpu", "cpu")
-_kc.register(_LIBRARY, "polar.accumulate.1b68bb95e11f", "kc_polar_accumulate_1b68bb95e11f_cpu", "cpu")
+_LIBRARY = _ctypes.CDLL(
+    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_kernelc_<hash>.so"))
+
+_PACKAGE.register(_LIBRARY, "polar.polar.<hash>", "kc_polar_polar_<hash>_cpu", "cpu")
+_PACKAGE.register(_LIBRARY, "polar.accumulate.<hash>", "kc_polar_accumulate_<hash>_cpu", "cpu")
 __all__ = ["polar", "accumulate"]
 
 
@@ -71,11 +36,11 @@ def _polar_op(x, y):
     """
     x = _kc.tensor("polar", "x", x, "float32", 1)
     y = _kc.tensor("polar", "y", y, "float32", 1)
-    _d_n = _kc.derived("polar", "n", lambda: x.size, "int64")
+    _d_n = _kc.derived("polar", "n", lambda: x.size, "int64", "x.size")
     _kc.check_dim("polar", "x", x, 0, lambda: _d_n, "n")
     _kc.check_dim("polar", "y", y, 0, lambda: _d_n, "n")
     _results = _kc.call(
-        "polar.polar.1b68bb95e11f",
+        "polar.polar.<hash>",
         [_kc.out_shape("polar", "radius", "float32", lambda: (_d_n,), ("n",)),
          _kc.out_shape("polar", "angle", "float32", lambda: (_d_n,), ("n",))],
         [x, y],
@@ -115,11 +80,11 @@ def _accumulate_op(total, delta):
     """
     total = _kc.tensor("accumulate", "total", total, "float32", 1)
     delta = _kc.tensor("accumulate", "delta", delta, "float32", 1)
-    _d_n = _kc.derived("accumulate", "n", lambda: total.size, "int64")
+    _d_n = _kc.derived("accumulate", "n", lambda: total.size, "int64", "total.size")
     _kc.check_dim("accumulate", "total", total, 0, lambda: _d_n, "n")
     _kc.check_dim("accumulate", "delta", delta, 0, lambda: _d_n, "n")
     _results = _kc.call(
-        "polar.accumulate.1b68bb95e11f",
+        "polar.accumulate.<hash>",
         [_kc.out_shape("accumulate", "total", "float32", lambda: total.shape, ())],
         [total, delta],
         {0: 0},

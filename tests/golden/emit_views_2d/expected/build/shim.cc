@@ -25,7 +25,7 @@ namespace ffi = xla::ffi;
 
 // CPU entry points, compiled together with the kernel sources.
 extern "C" {
-void kc_matmul_matmul_5be6b54db35b_cpu_entry(const kc_launch*, void*, const int64_t*, void*, const int64_t*, void*, const int64_t*);
+void kc_matmul_matmul_<hash>_cpu_entry(const kc_launch*, void*, const int64_t*, void*, const int64_t*, void*, const int64_t*);
 }  // extern "C"
 
 namespace {
@@ -87,7 +87,7 @@ ffi::Error matmul_cpu_impl_element(
     return ffi::Error::InvalidArgument(::kc::rt::Str("matmul: ", kc_grid_error));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
-  kc_matmul_matmul_5be6b54db35b_cpu_entry(&kc_launch_, b_a.untyped_data(), b_a.dimensions().begin(), b_b.untyped_data(), b_b.dimensions().begin(), o_c.untyped_data(), o_c.dimensions().begin());
+  kc_matmul_matmul_<hash>_cpu_entry(&kc_launch_, b_a.untyped_data(), b_a.dimensions().begin(), b_b.untyped_data(), b_b.dimensions().begin(), o_c.untyped_data(), o_c.dimensions().begin());
   return ffi::Error::Success();
 }
 
@@ -138,9 +138,9 @@ ffi::Error matmul_cpu_impl(
 
 // The only symbol the library exports for 'matmul': everything else is
 // hidden.
-extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_matmul_matmul_5be6b54db35b_cpu(
+extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_matmul_matmul_<hash>_cpu(
     XLA_FFI_CallFrame* call_frame);
-XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_matmul_matmul_5be6b54db35b_cpu, matmul_cpu_impl,
+XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_matmul_matmul_<hash>_cpu, matmul_cpu_impl,
                               ffi::Ffi::Bind()
         .Ctx<ffi::ThreadPool>()
         .Arg<ffi::AnyBuffer>()

@@ -25,8 +25,8 @@ namespace ffi = xla::ffi;
 
 // CPU entry points, compiled together with the kernel sources.
 extern "C" {
-void kc_k_square_add_e66aeb41d963_cpu_entry(const kc_launch*, void*, void*, float, void*);
-void kc_k_square_add_bwd_e66aeb41d963_cpu_entry(void*, const int64_t*, float, void*, const int64_t*, void*, const int64_t*, void*, const int64_t*);
+void kc_k_square_add_<hash>_cpu_entry(const kc_launch*, void*, void*, float, void*);
+void kc_k_square_add_bwd_<hash>_cpu_entry(void*, const int64_t*, float, void*, const int64_t*, void*, const int64_t*, void*, const int64_t*);
 }  // extern "C"
 
 namespace {
@@ -94,7 +94,7 @@ ffi::Error square_add_cpu_impl_element(
     return ffi::Error::InvalidArgument(::kc::rt::Str("square_add: ", kc_grid_error));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
-  kc_k_square_add_e66aeb41d963_cpu_entry(&kc_launch_, b_x.untyped_data(), b_y.untyped_data(), a_a, o_out.untyped_data());
+  kc_k_square_add_<hash>_cpu_entry(&kc_launch_, b_x.untyped_data(), b_y.untyped_data(), a_a, o_out.untyped_data());
   return ffi::Error::Success();
 }
 
@@ -222,7 +222,7 @@ ffi::Error square_add_bwd_cpu_impl_element(
   if (ev.failed()) {
     return ffi::Error::InvalidArgument("square_add_bwd: a shape or grid expression divides by zero or overflows");
   }
-  kc_k_square_add_bwd_e66aeb41d963_cpu_entry(b_x.untyped_data(), b_x.dimensions().begin(), a_a, b_d_out.untyped_data(), b_d_out.dimensions().begin(), o_d_x.untyped_data(), o_d_x.dimensions().begin(), o_d_y.untyped_data(), o_d_y.dimensions().begin());
+  kc_k_square_add_bwd_<hash>_cpu_entry(b_x.untyped_data(), b_x.dimensions().begin(), a_a, b_d_out.untyped_data(), b_d_out.dimensions().begin(), o_d_x.untyped_data(), o_d_x.dimensions().begin(), o_d_y.untyped_data(), o_d_y.dimensions().begin());
   return ffi::Error::Success();
 }
 
@@ -282,9 +282,9 @@ ffi::Error square_add_bwd_cpu_impl(
 
 // The only symbol the library exports for 'square_add': everything else is
 // hidden.
-extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_k_square_add_e66aeb41d963_cpu(
+extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_k_square_add_<hash>_cpu(
     XLA_FFI_CallFrame* call_frame);
-XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_k_square_add_e66aeb41d963_cpu, square_add_cpu_impl,
+XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_k_square_add_<hash>_cpu, square_add_cpu_impl,
                               ffi::Ffi::Bind()
         .Ctx<ffi::ThreadPool>()
         .Arg<ffi::AnyBuffer>()
@@ -294,9 +294,9 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_k_square_add_e66aeb41d963_cpu, square_add_cpu_i
 
 // The only symbol the library exports for 'square_add_bwd': everything else is
 // hidden.
-extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_k_square_add_bwd_e66aeb41d963_cpu(
+extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_k_square_add_bwd_<hash>_cpu(
     XLA_FFI_CallFrame* call_frame);
-XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_k_square_add_bwd_e66aeb41d963_cpu, square_add_bwd_cpu_impl,
+XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_k_square_add_bwd_<hash>_cpu, square_add_bwd_cpu_impl,
                               ffi::Ffi::Bind()
         .Ctx<ffi::ThreadPool>()
         .Arg<ffi::AnyBuffer>()

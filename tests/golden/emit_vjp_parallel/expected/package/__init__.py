@@ -4,57 +4,22 @@
 Functions: square_add, square_add_bwd.
 """
 
-def _check_jaxlib():
-    # The library was compiled against the XLA FFI API 0.2 headers of
-    # jaxlib 0.8.1. jaxlib registers handlers of its own FFI API or
-    # an older one, and only an exact match before 0.8.1: so jaxlib
-    # 0.8.1 and newer work, and an older one would reject the
-    # handlers at the first call. Say so at import instead. A version that
-    # does not start with a number ("1.0" reads as 1.0.0) is not guessed at:
-    # a warning says it could not be checked, and registration, which
-    # reports its own failure, decides.
-    import re
-    import warnings
-
-    try:
-        from jaxlib import version as jaxlib_version
-        found = jaxlib_version.__version__
-    except ImportError as e:
-        raise ImportError(
-            "k needs jax and jaxlib 0.8.1 or newer "
-            "(built against XLA FFI API 0.2), and jaxlib is not "
-            "installed: pip install 'jax>=0.8.1' 'jaxlib>=0.8.1'"
-        ) from e
-    match = re.match(r"(\d+)(?:\.(\d+))?(?:\.(\d+))?", str(found))
-    if not match:
-        warnings.warn(
-            f"k cannot read the version of jaxlib ({found!r}) to "
-            f"check it; it needs jax and jaxlib 0.8.1 or newer "
-            f"(built against XLA FFI API 0.2)", RuntimeWarning,
-            stacklevel=3)
-        return
-    if tuple(int(p or 0) for p in match.groups()) < (0, 8, 1):
-        raise ImportError(
-            f"k was built against XLA FFI API 0.2 (the headers "
-            f"of jaxlib 0.8.1) and works with jax and jaxlib "
-            f"0.8.1 or newer; this environment has jaxlib {found}. "
-            f"Upgrade with: pip install 'jax>=0.8.1' "
-            f"'jaxlib>=0.8.1'")
-
-
-_check_jaxlib()
-del _check_jaxlib
-
 import ctypes as _ctypes
 import os as _os
 
 from . import _kernelc as _kc
 
-_LIBRARY = _ctypes.CDLL(
-    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_kernelc_e66aeb41d963.so"))
+# The XLA FFI API of the headers the library was compiled against, and the
+# jaxlib they come from: the oldest that the package works with. jaxlib is
+# checked before anything imports jax (_kernelc imports it where it is used).
+_PACKAGE = _kc.Package("k", ffi_api="0.2", jaxlib_floor="0.8.1")
+_PACKAGE.check_jaxlib()
 
-_kc.register(_LIBRARY, "k.square_add.e66aeb41d963", "kc_k_square_add_e66aeb41d963_cpu", "cpu")
-_kc.register(_LIBRARY, "k.square_add_bwd.e66aeb41d963", "kc_k_square_add_bwd_e66aeb41d963_cpu", "cpu")
+_LIBRARY = _ctypes.CDLL(
+    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_kernelc_<hash>.so"))
+
+_PACKAGE.register(_LIBRARY, "k.square_add.<hash>", "kc_k_square_add_<hash>_cpu", "cpu")
+_PACKAGE.register(_LIBRARY, "k.square_add_bwd.<hash>", "kc_k_square_add_bwd_<hash>_cpu", "cpu")
 __all__ = ["square_add", "square_add_bwd"]
 
 
@@ -77,7 +42,7 @@ def _square_add_op(x, y, a):
     _kc.check_dim("square_add", "y", y, 0, lambda: x.shape[0], "x.shape[0]")
     _kc.check_dim("square_add", "y", y, 1, lambda: x.shape[1], "x.shape[1]")
     _results = _kc.call(
-        "k.square_add.e66aeb41d963",
+        "k.square_add.<hash>",
         [_kc.out_shape("square_add", "out", "float32", lambda: (x.shape[0], x.shape[1]), ("x.shape[0]", "x.shape[1]"))],
         [x, y],
         {},
@@ -125,7 +90,7 @@ def _square_add_bwd_op(x, a, d_out):
     _kc.check_dim("square_add_bwd", "d_out", d_out, 0, lambda: _s_m, "m")
     _kc.check_dim("square_add_bwd", "d_out", d_out, 1, lambda: _s_n, "n")
     _results = _kc.call(
-        "k.square_add_bwd.e66aeb41d963",
+        "k.square_add_bwd.<hash>",
         [_kc.out_shape("square_add_bwd", "d_x", "float32", lambda: (_s_m, _s_n), ("m", "n")),
          _kc.out_shape("square_add_bwd", "d_y", "float32", lambda: (_s_m, _s_n), ("m", "n"))],
         [x, d_out],

@@ -1,0 +1,496 @@
+#include "compiler/sema/kernel_analyzer.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <utility>
+
+#include "compiler/sema/init_value.h"
+#include "compiler/sema/parallel.h"
+
+namespace kernelc::sema {
+
+using model::IsInput;
+using model::Kernel;
+using model::Param;
+using model::Role;
+using model::Text;
+
+namespace {
+
+bool IsIdentifier(const std::string& s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  for (char c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  return true;
+}
+
+expr::NodePtr ShapeRef(const std::string& tensor, int dim) {
+  auto n = std::make_shared<expr::Node>();
+  n->kind = expr::Node::Kind::kShape;
+  n->name = tensor;
+  n->value = dim;
+  return n;
+}
+
+class KernelAnalyzer {
+ public:
+  KernelAnalyzer(const Kernel& k, diag::DiagnosticSink& diags)
+      : k_(k), diags_(diags) {
+    plan_.kernel = &k;
+    plan_.params.resize(k.params.size());
+  }
+
+  KernelPlan Run() {
+    CheckParams();
+    if (!params_ok_) return std::move(plan_);
+    ResolveShapes();
+    BindSymbols();
+    AnalyzeDerived();
+    AnalyzeChecks();
+    AnalyzeOutputs();
+    AnalyzeGrid();
+    AnalyzeSharedBytes();
+    AnalyzeInits();
+    AnalyzeParallel();
+    AnalyzeElementwise();
+    return std::move(plan_);
+  }
+
+ private:
+  void Error(const diag::SourceLoc& loc, std::string message) {
+    diags_.Error(loc, std::move(message));
+  }
+
+  int IndexOf(std::string_view name) const { return k_.IndexOf(name); }
+
+  void CheckParams() {
+    if (!IsIdentifier(k_.name))
+      Error(k_.loc,
+            fmt::format("kernel name '{}' is not an identifier", k_.name));
+    std::map<std::string, int> seen;
+    for (size_t i = 0; i < k_.params.size(); ++i) {
+      const Param& p = k_.params[i];
+      if (!IsIdentifier(p.name)) {
+        Error(p.loc, fmt::format("parameter name '{}' of kernel '{}' is not "
+                                 "an identifier",
+                                 p.name, k_.name));
+        params_ok_ = false;
+        continue;
+      }
+      if (!seen.emplace(p.name, static_cast<int>(i)).second) {
+        Error(p.loc, fmt::format("parameter '{}' of kernel '{}' is declared "
+                                 "twice",
+                                 p.name, k_.name));
+        params_ok_ = false;
+      }
+      if (p.role == Role::kScalar &&
+          (p.dtype == model::DType::kF16 || p.dtype == model::DType::kBF16)) {
+        Error(p.loc, fmt::format("scalar '{}' has type {}: XLA attributes "
+                                 "cannot carry 16-bit floats; use float",
+                                 p.name, model::DTypeName(p.dtype)));
+      }
+      if (p.role == Role::kDerived) {
+        if (!model::IsInteger(p.dtype))
+          Error(p.loc, fmt::format("derived parameter '{}' must have an "
+                                   "integer type, not {}",
+                                   p.name, model::DTypeName(p.dtype)));
+        if (!p.derived) {
+          Error(p.loc, fmt::format("derived parameter '{}' has no expression",
+                                   p.name));
+          params_ok_ = false;
+        }
+      }
+      if (p.init && p.role != Role::kOut)
+        Error(p.init->loc, fmt::format("KC_INIT applies to outputs; '{}' is "
+                                       "not one",
+                                       p.name));
+      if (model::IsTensor(p.role) && p.access == model::Access::kView &&
+          p.rank < 0) {
+        Error(p.loc, fmt::format("view parameter '{}' of kernel '{}' needs a "
+                                 "rank",
+                                 p.name, k_.name));
+        params_ok_ = false;
+        continue;
+      }
+      if (model::IsTensor(p.role) && !p.shape &&
+          (p.access == model::Access::kPointer || p.role == Role::kOut)) {
+        Error(p.loc, fmt::format("tensor parameter '{}' of kernel '{}' needs "
+                                 "a shape",
+                                 p.name, k_.name));
+        params_ok_ = false;
+      }
+    }
+    if (k_.kind == model::KernelKind::kGlobal) {
+      if (k_.grid.empty() || k_.grid.size() > 3)
+        Error(k_.loc, fmt::format("__global__ kernel '{}' needs a grid of 1 "
+                                  "to 3 expressions, has {}",
+                                  k_.name, k_.grid.size()));
+      if (!k_.block.empty()) {
+        // Each factor is capped first, so the product cannot overflow.
+        int64_t threads = 1;
+        bool positive = true;
+        for (int64_t b : k_.block) {
+          positive = positive && b >= 1;
+          threads *= std::min<int64_t>(b >= 1 ? b : 1, 1025);
+        }
+        if (k_.block.size() != k_.grid.size())
+          Error(k_.loc, fmt::format("kernel '{}' has a {}-dimensional grid "
+                                    "but a {}-dimensional block",
+                                    k_.name, k_.grid.size(), k_.block.size()));
+        else if (!positive || threads > 1024)
+          Error(k_.loc, fmt::format("kernel '{}': block dimensions must be "
+                                    "positive with at most 1024 threads in "
+                                    "all",
+                                    k_.name));
+      }
+      plan_.block = k_.block.empty()
+                        ? model::DefaultBlock(static_cast<int>(k_.grid.size()))
+                        : k_.block;
+      plan_.block.resize(std::min<size_t>(plan_.block.size(), 3));
+    } else if (!k_.grid.empty() || !k_.block.empty()) {
+      Error(k_.loc, fmt::format("host kernel '{}' runs once per call and "
+                                "takes no grid or block",
+                                k_.name));
+    }
+  }
+
+  // Parses every tensor's shape and resolves "same shape as tensor t"
+  // references, so each tensor has a rank and one DimSpec per dimension.
+  void ResolveShapes() {
+    shapes_.dims.resize(k_.params.size());
+    state_.assign(k_.params.size(), Resolution::kPending);
+    for (size_t i = 0; i < k_.params.size(); ++i)
+      if (model::IsTensor(k_.params[i].role)) Resolve(static_cast<int>(i));
+    for (Resolution r : state_)
+      shapes_.resolved.push_back(r == Resolution::kResolved);
+  }
+
+  bool Resolved(size_t i) const { return shapes_.Resolved(i); }
+
+  bool Resolve(int i) {
+    if (state_[i] == Resolution::kResolved) return true;
+    if (state_[i] == Resolution::kFailed) return false;
+    const Param& p = k_.params[i];
+    if (state_[i] == Resolution::kInProgress) {
+      Error(p.shape->loc, fmt::format("the shape of '{}' refers to itself "
+                                      "through other tensors' shapes",
+                                      p.name));
+      return false;
+    }
+    state_[i] = Resolution::kInProgress;
+    bool ok = ResolveOne(i);
+    state_[i] = ok ? Resolution::kResolved : Resolution::kFailed;
+    if (ok) plan_.params[i].rank = static_cast<int>(shapes_.dims[i].size());
+    return ok;
+  }
+
+  bool ResolveOne(int i) {
+    const Param& p = k_.params[i];
+    std::vector<DimSpec>& out = shapes_.dims[i];
+    std::vector<std::string>& symbols = plan_.params[i].dim_symbols;
+    if (!p.shape) {  // an input view without KC_SHAPE: any extents
+      out.assign(p.rank, DimSpec{true, nullptr, "_", p.loc, p.loc});
+      symbols.assign(p.rank, "");
+      plan_.params[i].dim_texts.assign(p.rank, "_");
+      return true;
+    }
+    auto parsed = expr::ParseShape(p.shape->text);
+    if (auto* err = std::get_if<expr::ParseError>(&parsed)) {
+      Error(p.shape->loc.Shifted(err->offset),
+            fmt::format("in the shape of '{}': {}", p.name, err->message));
+      return false;
+    }
+    const std::vector<expr::Dim>& dims =
+        std::get<std::vector<expr::Dim>>(parsed);
+    // A shape that is the bare name of another tensor: the same shape.
+    if (dims.size() == 1 && !dims[0].any &&
+        dims[0].expr->kind == expr::Node::Kind::kName) {
+      int ref = IndexOf(dims[0].expr->name);
+      if (ref >= 0 && model::IsTensor(k_.params[ref].role)) {
+        if (ref == i) {
+          Error(p.shape->loc,
+                fmt::format("the shape of '{}' refers to itself", p.name));
+          return false;
+        }
+        if (!Resolve(ref)) return false;
+        const Param& r = k_.params[ref];
+        int rank = static_cast<int>(shapes_.dims[ref].size());
+        symbols = plan_.params[ref].dim_symbols;
+        plan_.params[i].dim_texts = plan_.params[ref].dim_texts;
+        for (int d = 0; d < rank; ++d) {
+          // Outputs have no array at trace time: take the dimension
+          // expressions of an output; an input's dimensions are read off it.
+          if (r.role == Role::kOut && !shapes_.dims[ref][d].any) {
+            out.push_back(shapes_.dims[ref][d]);
+          } else {
+            out.push_back(DimSpec{false, ShapeRef(r.name, d),
+                                  fmt::format("{}.shape[{}]", r.name, d),
+                                  p.shape->loc, p.shape->loc});
+          }
+          out.back().copied = true;
+        }
+        return CheckViewRank(p, rank);
+      }
+    }
+    for (const expr::Dim& d : dims) {
+      DimSpec s;
+      s.any = d.any;
+      s.expr = d.expr;
+      s.text = p.shape->text.substr(d.begin, d.end - d.begin);
+      s.loc = p.shape->loc.Shifted(d.begin);
+      s.text_loc = p.shape->loc;
+      symbols.push_back(!s.any && s.expr->kind == expr::Node::Kind::kName &&
+                                !IsScalarName(s.expr->name)
+                            ? s.expr->name
+                            : "");
+      plan_.params[i].dim_texts.push_back(s.any ? "_" : expr::ToString(s.expr));
+      out.push_back(std::move(s));
+    }
+    return CheckViewRank(p, static_cast<int>(dims.size()));
+  }
+
+  bool CheckViewRank(const Param& p, int rank) {
+    if (p.access == model::Access::kView && p.rank >= 0 && p.rank != rank) {
+      Error(p.shape->loc,
+            fmt::format("the shape of '{}' has {} dimension{} "
+                        "but its type has rank {}",
+                        p.name, rank, rank == 1 ? "" : "s", p.rank));
+      return false;
+    }
+    return true;
+  }
+
+  bool IsParamName(std::string_view n) const { return IndexOf(n) >= 0; }
+  bool IsScalarName(std::string_view n) const {
+    int i = IndexOf(n);
+    return i >= 0 && k_.params[i].role == Role::kScalar;
+  }
+
+  void BindSymbols() {
+    std::set<std::string> bound;
+    for (size_t i = 0; i < k_.params.size(); ++i) {
+      const Param& p = k_.params[i];
+      if (!IsInput(p.role) || !Resolved(i)) continue;
+      ParamPlan& pp = plan_.params[i];
+      for (size_t d = 0; d < shapes_.dims[i].size(); ++d) {
+        const DimSpec& s = shapes_.dims[i][d];
+        pp.any_dim.push_back(s.any);
+        if (s.any) continue;
+        if (s.expr->kind == expr::Node::Kind::kName &&
+            !IsParamName(s.expr->name) && !bound.count(s.expr->name)) {
+          bound.insert(s.expr->name);
+          plan_.symbols.push_back(
+              {s.expr->name, static_cast<int>(i), static_cast<int>(d)});
+          continue;
+        }
+        pending_checks_.push_back({static_cast<int>(i), static_cast<int>(d)});
+      }
+    }
+  }
+
+  // Checks an expression against the kernel's names. `inputs_only`: tensors
+  // it reads must be inputs (the Python side has no output arrays).
+  bool CheckExpr(const expr::NodePtr& e, const diag::SourceLoc& loc,
+                 const std::string& what, bool inputs_only) {
+    expr::Scope scope;
+    scope.kind = [this](std::string_view n) { return plan_.KindOf(n); };
+    scope.tensor_rank = [this](std::string_view n) {
+      int i = IndexOf(n);
+      return i >= 0 ? plan_.params[i].rank : -1;
+    };
+    if (auto err = expr::Check(e, scope)) {
+      std::string message = err->message;
+      if (message.rfind("unknown name", 0) == 0)
+        message += ": not a parameter, and no input shape binds it";
+      Error(loc.Shifted(err->offset), fmt::format("{}: {}", what, message));
+      return false;
+    }
+    if (inputs_only) {
+      for (const std::string& n : expr::NamesUsed(e)) {
+        int i = IndexOf(n);
+        if (i >= 0 && k_.params[i].role == Role::kOut) {
+          Error(loc.Shifted(std::max(0, expr::FirstUse(e, n))),
+                fmt::format("{}: '{}' is an output; only inputs, "
+                            "symbols and scalars can be used here",
+                            what, n));
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+
+  void AnalyzeDerived() {
+    std::vector<int> derived;
+    for (size_t i = 0; i < k_.params.size(); ++i) {
+      const Param& p = k_.params[i];
+      if (p.role != Role::kDerived) continue;
+      auto parsed = expr::Parse(p.derived->text);
+      if (auto* err = std::get_if<expr::ParseError>(&parsed)) {
+        Error(p.derived->loc.Shifted(err->offset),
+              fmt::format("in derived value '{}': {}", p.name, err->message));
+        continue;
+      }
+      expr::NodePtr e = std::get<expr::NodePtr>(parsed);
+      if (!CheckExpr(e, p.derived->loc,
+                     fmt::format("in derived value '{}'", p.name),
+                     /*inputs_only=*/true))
+        continue;
+      plan_.params[i].derived = e;
+      derived.push_back(static_cast<int>(i));
+    }
+    // Derived values may use each other: evaluate in dependency order.
+    std::vector<int> state(k_.params.size(), 0);
+    std::function<bool(int)> visit = [&](int i) -> bool {
+      if (state[i] == 2) return true;
+      if (state[i] == 1) {
+        Error(k_.params[i].derived->loc,
+              fmt::format("derived value '{}' depends on itself",
+                          k_.params[i].name));
+        return false;
+      }
+      state[i] = 1;
+      for (const std::string& n : expr::NamesUsed(plan_.params[i].derived)) {
+        int j = IndexOf(n);
+        if (j >= 0 && k_.params[j].role == Role::kDerived &&
+            plan_.params[j].derived && !visit(j))
+          return false;
+      }
+      state[i] = 2;
+      plan_.derived_order.push_back(i);
+      return true;
+    };
+    for (int i : derived)
+      if (!visit(i)) break;
+  }
+
+  void AnalyzeChecks() {
+    for (auto [i, d] : pending_checks_) {
+      const DimSpec& s = shapes_.dims[i][d];
+      std::string what = fmt::format("in the shape of '{}'", k_.params[i].name);
+      if (!CheckExpr(s.expr, s.text_loc, what, /*inputs_only=*/true)) continue;
+      plan_.checks.push_back({i, d, s.expr, s.text});
+    }
+  }
+
+  void AnalyzeOutputs() {
+    for (size_t i = 0; i < k_.params.size(); ++i) {
+      const Param& p = k_.params[i];
+      if (p.role != Role::kOut || !Resolved(i)) continue;
+      ParamPlan& pp = plan_.params[i];
+      for (const DimSpec& s : shapes_.dims[i]) {
+        if (s.any) {
+          Error(s.loc, fmt::format("the shape of output '{}' cannot contain "
+                                   "'_': its dimensions must be computable "
+                                   "from inputs and scalars",
+                                   p.name));
+          continue;
+        }
+        if (!CheckExpr(s.expr, s.text_loc,
+                       fmt::format("in the shape of output '{}'", p.name),
+                       /*inputs_only=*/true))
+          continue;
+        pp.out_dims.push_back(s.expr);
+        pp.out_dim_texts.push_back(s.text);
+      }
+    }
+  }
+
+  void AnalyzeGrid() {
+    for (size_t g = 0; g < k_.grid.size() && g < 3; ++g) {
+      const Text& t = k_.grid[g];
+      auto parsed = expr::Parse(t.text);
+      if (auto* err = std::get_if<expr::ParseError>(&parsed)) {
+        Error(t.loc.Shifted(err->offset),
+              fmt::format("in the grid of '{}': {}", k_.name, err->message));
+        continue;
+      }
+      expr::NodePtr e = std::get<expr::NodePtr>(parsed);
+      if (CheckExpr(e, t.loc, fmt::format("in the grid of '{}'", k_.name),
+                    /*inputs_only=*/false))
+        plan_.grid.push_back(e);
+    }
+  }
+
+  void AnalyzeSharedBytes() {
+    if (!k_.shared_bytes) return;
+    const Text& t = *k_.shared_bytes;
+    std::string what = fmt::format("in KC_SHARED_BYTES of '{}'", k_.name);
+    auto parsed = expr::Parse(t.text);
+    if (auto* err = std::get_if<expr::ParseError>(&parsed)) {
+      Error(t.loc.Shifted(err->offset),
+            fmt::format("{}: {}", what, err->message));
+      return;
+    }
+    expr::NodePtr e = std::get<expr::NodePtr>(parsed);
+    if (CheckExpr(e, t.loc, what, /*inputs_only=*/false))
+      plan_.shared_bytes = e;
+  }
+
+  void AnalyzeInits() {
+    for (size_t i = 0; i < k_.params.size(); ++i) {
+      const Param& p = k_.params[i];
+      if (!p.init || p.role != Role::kOut) continue;
+      if (auto v = ParseInit(p, diags_)) plan_.params[i].init = *v;
+    }
+  }
+
+  void AnalyzeParallel() { sema::AnalyzeParallel(k_, shapes_, plan_, diags_); }
+
+  // KC_ELEMENTWISE: every tensor has the first tensor's shape, of rank 1 or
+  // more and with no "_" dimension, so that a batch folds into dimension 0.
+  void AnalyzeElementwise() {
+    if (!k_.elementwise) return;
+    const Param* first = nullptr;
+    const std::vector<std::string>* shape = nullptr;
+    for (size_t i = 0; i < k_.params.size(); ++i) {
+      const Param& p = k_.params[i];
+      if (!model::IsTensor(p.role) || !Resolved(i)) continue;
+      const std::vector<std::string>& dims = plan_.params[i].dim_texts;
+      std::string text = fmt::format("({})", fmt::join(dims, ", "));
+      if (dims.empty() ||
+          std::find(dims.begin(), dims.end(), "_") != dims.end()) {
+        Error(p.loc, fmt::format("KC_ELEMENTWISE kernel '{}' needs tensors "
+                                 "of known extents and rank 1 or more; '{}' "
+                                 "has shape {}",
+                                 k_.name, p.name, text));
+        return;
+      }
+      if (!first) {
+        first = &p;
+        shape = &dims;
+      } else if (dims != *shape) {
+        Error(p.loc,
+              fmt::format("KC_ELEMENTWISE kernel '{}' needs every tensor to "
+                          "have one shape: '{}' has shape {}, '{}' has ({})",
+                          k_.name, p.name, text, first->name,
+                          fmt::join(*shape, ", ")));
+        return;
+      }
+    }
+  }
+
+  const Kernel& k_;
+  diag::DiagnosticSink& diags_;
+  KernelPlan plan_;
+  bool params_ok_ = true;
+  Shapes shapes_;
+  // Shape resolution per parameter; non-tensors stay kPending.
+  enum class Resolution { kPending, kInProgress, kResolved, kFailed };
+  std::vector<Resolution> state_;
+  std::vector<std::pair<int, int>> pending_checks_;
+};
+
+}  // namespace
+
+KernelPlan AnalyzeKernel(const Kernel& k, diag::DiagnosticSink& diags) {
+  return KernelAnalyzer(k, diags).Run();
+}
+
+}  // namespace kernelc::sema

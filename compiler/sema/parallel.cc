@@ -1,0 +1,208 @@
+#include "compiler/sema/parallel.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kernelc::sema {
+
+using model::Kernel;
+using model::Param;
+using model::Role;
+using model::Text;
+
+namespace {
+
+// Which parallel symbol an expression depends on: directly, through a
+// tensor's size or a dimension of its shape (a dimension that is a
+// parallel symbol, or is checked against an expression that depends on
+// one), or through derived values.
+class ParallelDeps {
+ public:
+  ParallelDeps(const Kernel& k, const Shapes& shapes, const KernelPlan& plan,
+               const std::set<std::string>& parallel)
+      : k_(k), shapes_(shapes), plan_(plan), parallel_(parallel) {}
+
+  // The first parallel symbol `e` depends on, in evaluation order, or "".
+  std::string OfExpr(const expr::NodePtr& e) {
+    return expr::Fold(*e, Algebra{*this});
+  }
+
+ private:
+  // A dependency passes through every operation; the first one found is
+  // the answer.
+  struct Algebra {
+    ParallelDeps& deps;
+    std::string Int(int64_t) const { return ""; }
+    std::string Leaf(const expr::Node& n) const { return deps.OfLeaf(n); }
+    std::string Neg(std::string a) const { return a; }
+    std::string Binary(expr::Op, std::string a, std::string b) const {
+      return a.empty() ? b : a;
+    }
+    bool Done(const std::string& a) const { return !a.empty(); }
+  };
+
+  std::string OfLeaf(const expr::Node& n) {
+    using Kind = expr::Node::Kind;
+    const int j = k_.IndexOf(n.name);
+    switch (n.kind) {
+      case Kind::kName: {
+        if (parallel_.count(n.name)) return n.name;
+        if (j < 0 || k_.params[j].role != Role::kDerived ||
+            !plan_.params[j].derived)
+          return "";
+        auto [it, fresh] = derived_.emplace(j, "");
+        if (fresh) it->second = OfExpr(plan_.params[j].derived);
+        return it->second;
+      }
+      case Kind::kSize:
+        if (j < 0 || !shapes_.Resolved(j)) return "";
+        for (size_t d = 0; d < shapes_.dims[j].size(); ++d) {
+          std::string dep = OfDim(j, static_cast<int>(d));
+          if (!dep.empty()) return dep;
+        }
+        return "";
+      case Kind::kShape:
+        if (j < 0 || !shapes_.Resolved(j) || n.value < 0 ||
+            n.value >= static_cast<int64_t>(shapes_.dims[j].size()))
+          return "";
+        return OfDim(j, static_cast<int>(n.value));
+      default:
+        return "";
+    }
+  }
+
+  std::string OfDim(int i, int d) {
+    const std::string& label = plan_.params[i].dim_symbols[d];
+    if (parallel_.count(label)) return label;
+    const DimSpec& s = shapes_.dims[i][d];
+    if (s.any) return "";
+    // A dimension checked against an expression that reaches the
+    // dimension again ("n" with derived n = x.size) adds nothing.
+    auto [it, fresh] = dims_.emplace(std::make_pair(i, d), "");
+    if (fresh) it->second = OfExpr(s.expr);
+    return it->second;
+  }
+
+  const Kernel& k_;
+  const Shapes& shapes_;
+  const KernelPlan& plan_;
+  const std::set<std::string>& parallel_;
+  std::map<int, std::string> derived_;
+  std::map<std::pair<int, int>, std::string> dims_;
+};
+
+}  // namespace
+
+// Under sharding each device runs the kernel on its shard, and everything
+// computed from shapes (symbols, derived values, output shapes, the grid) is
+// computed from the shard's extents. The local results are slices of the
+// whole ones only when:
+//  - each name is a whole dimension of an input (a shard of it is a shard
+//    of the inputs, and its local value comes from a local shape), and at
+//    most one dimension of any tensor;
+//  - every output has each name as a whole dimension: a device writes
+//    only its slice of every output, so an output without the dimension
+//    would hold one device's partial result;
+//  - a dimension that depends on a name, directly or through sizes,
+//    shapes and derived values, is that name: every other dimension is
+//    replicated and must have its whole extent on each shard;
+//  - a named derived value depends on a parallel dimension, or it would
+//    keep its whole value on a shard whose dimensions it sizes.
+void AnalyzeParallel(const Kernel& k, const Shapes& shapes, KernelPlan& plan,
+                     diag::DiagnosticSink& diags) {
+  // The names that are whole dimensions of inputs, shape symbols or
+  // derived values: dependencies are traced to these.
+  std::set<std::string> parallel;
+  for (const Text& t : k.parallel)
+    for (size_t i = 0; i < k.params.size(); ++i)
+      if (model::IsInput(k.params[i].role) && shapes.Resolved(i))
+        for (const std::string& s : plan.params[i].dim_symbols)
+          if (s == t.text) parallel.insert(s);
+  ParallelDeps deps(k, shapes, plan, parallel);
+  std::set<std::string> seen;
+  for (const Text& t : k.parallel) {
+    if (!seen.insert(t.text).second) {
+      diags.Error(t.loc,
+                  fmt::format("KC_PARALLEL of kernel '{}' names '{}' twice",
+                              k.name, t.text));
+      continue;
+    }
+    if (!parallel.count(t.text)) {
+      diags.Error(
+          t.loc, fmt::format("KC_PARALLEL of kernel '{}' names '{}', which is "
+                             "not a dimension of an input: name a shape symbol "
+                             "or derived value that an input shape uses",
+                             k.name, t.text));
+      continue;
+    }
+    bool ok = true;
+    auto fail = [&](std::string message) {
+      diags.Error(t.loc, fmt::format("KC_PARALLEL of kernel '{}' names '{}'{}",
+                                     k.name, t.text, message));
+      ok = false;
+    };
+    for (size_t i = 0; i < k.params.size(); ++i) {
+      if (!shapes.Resolved(i)) continue;
+      const Param& p = k.params[i];
+      const std::vector<std::string>& labels = plan.params[i].dim_symbols;
+      // Dimensions that use the name, or depend on it, without being it.
+      bool uses = false;
+      for (size_t d = 0; d < shapes.dims[i].size(); ++d) {
+        const DimSpec& s = shapes.dims[i][d];
+        if (s.any || s.copied || parallel.count(labels[d])) continue;
+        std::vector<std::string> used = expr::NamesUsed(s.expr);
+        if (std::find(used.begin(), used.end(), t.text) != used.end()) {
+          fail(
+              fmt::format(", but the shape of '{}' uses it in '{}'; a "
+                          "parallel symbol must be a whole dimension",
+                          p.name, s.text));
+          uses = true;
+          continue;
+        }
+        bool direct = false;  // on another parallel name: reported there
+        for (const std::string& n : used) direct |= parallel.count(n) > 0;
+        if (direct || deps.OfExpr(s.expr) != t.text) continue;
+        fail(
+            fmt::format(", and dimension '{}' of '{}' depends on it, so "
+                        "each device would compute that dimension from "
+                        "its own shard; a dimension that depends on a "
+                        "parallel symbol must be that symbol",
+                        s.text, p.name));
+        uses = true;
+      }
+      long count = std::count(labels.begin(), labels.end(), t.text);
+      if (count > 1)
+        fail(
+            fmt::format(", which is {} dimensions of '{}'; a parallel "
+                        "symbol can be at most one dimension of each "
+                        "tensor",
+                        count, p.name));
+      if (model::IsResult(p.role) && count == 0 && !uses)
+        fail(
+            fmt::format(", but {} '{}' has no dimension '{}'; each device "
+                        "writes only its slice of every output, so every "
+                        "output needs each parallel symbol as a whole "
+                        "dimension",
+                        p.role == Role::kOut ? "output" : "in-place output",
+                        p.name, t.text));
+    }
+    int j = k.IndexOf(t.text);
+    if (j >= 0 && k.params[j].role == Role::kDerived &&
+        plan.params[j].derived && deps.OfExpr(plan.params[j].derived).empty())
+      fail(
+          fmt::format(", a derived value ('{}') that depends on no "
+                      "parallel dimension; on a shard it would keep its "
+                      "whole value: derive it from a tensor that '{}' is "
+                      "a dimension of",
+                      k.params[j].derived->text, t.text));
+    if (ok) plan.parallel.push_back(t.text);
+  }
+}
+
+}  // namespace kernelc::sema

@@ -1,0 +1,490 @@
+"""Unit tests of the generated packages' Python runtime (_kernelc.py), on its
+own: no kernelc, no built package. Plain jax functions stand in for the
+kernels' ops; the packages' use of it is tested end to end in tests/python.
+"""
+
+import ctypes
+import pathlib
+import subprocess
+import sys
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import _kernelc as kc
+
+HERE = pathlib.Path(__file__).resolve().parent
+
+
+@pytest.fixture(params=[False, True], ids=["x32", "x64"])
+def x64(request):
+    with jax.enable_x64(request.param):
+        yield request.param
+
+
+@pytest.fixture
+def enable_x64():
+    with jax.enable_x64(True):
+        yield
+
+
+# --- import order and the jaxlib check ---------------------------------------
+
+
+def test_importing_the_module_imports_neither_jax_nor_numpy():
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import _kernelc; "
+            "print(sorted(m for m in ('jax', 'jaxlib', 'numpy') "
+            "if m in sys.modules))")
+    r = subprocess.run([sys.executable, "-c", code, str(HERE)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "[]\n"
+
+
+PACKAGE = kc.Package("pkg", ffi_api="0.2", jaxlib_floor="0.8.1")
+TOO_OLD = ("pkg was built against XLA FFI API 0.2 (the headers of jaxlib "
+           "0.8.1) and works with jax and jaxlib 0.8.1 or newer; this "
+           "environment has jaxlib {}. Upgrade with: pip install "
+           "'jax>=0.8.1' 'jaxlib>=0.8.1'")
+
+
+@pytest.mark.parametrize("version, ok", [
+    ("0.7.2", False), ("0.8.0", False), ("0.8.0rc1", False), ("0.8", False),
+    ("0.8.1", True), ("0.8.1.dev20250101", True), ("0.11.2", True),
+    ("1", True), ("1.0", True), ("10.0.0", True)])
+def test_check_jaxlib_compares_with_the_floor(monkeypatch, version, ok):
+    import jaxlib.version
+    monkeypatch.setattr(jaxlib.version, "__version__", version)
+    if ok:
+        PACKAGE.check_jaxlib()
+    else:
+        with pytest.raises(ImportError) as e:
+            PACKAGE.check_jaxlib()
+        assert str(e.value) == TOO_OLD.format(version)
+
+
+def test_check_jaxlib_without_jaxlib_says_what_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "jaxlib", None)
+    with pytest.raises(ImportError) as e:
+        PACKAGE.check_jaxlib()
+    assert str(e.value) == (
+        "pkg needs jax and jaxlib 0.8.1 or newer (built against XLA FFI API "
+        "0.2), and jaxlib is not installed: pip install 'jax>=0.8.1' "
+        "'jaxlib>=0.8.1'")
+    assert isinstance(e.value.__cause__, ImportError)
+
+
+def test_check_jaxlib_warns_on_a_version_it_cannot_read(monkeypatch):
+    import jaxlib.version
+    monkeypatch.setattr(jaxlib.version, "__version__", "nightly")
+    with pytest.warns(RuntimeWarning) as caught:
+        PACKAGE.check_jaxlib()
+    assert [str(w.message) for w in caught] == [
+        "pkg cannot read the version of jaxlib ('nightly') to check it; it "
+        "needs jax and jaxlib 0.8.1 or newer (built against XLA FFI API 0.2)"]
+
+
+# --- registration --------------------------------------------------------------
+
+
+class _Library:
+    """A stand-in for the package's ctypes.CDLL: any C function will do as
+    a handler, since nothing calls it."""
+
+    def __init__(self, *symbols):
+        libc = ctypes.CDLL(None)
+        for s in symbols:
+            setattr(self, s, libc.abs)
+
+
+def test_register_passes_the_handler_capsules_to_jax(monkeypatch):
+    calls = []
+    monkeypatch.setattr(jax.ffi, "register_ffi_target",
+                        lambda *a, **kw: calls.append((a, kw)))
+    lib = _Library("h_cpu", "h_init", "h_cuda")
+    PACKAGE.register(lib, "pkg.k.0123", "h_cpu", "cpu")
+    PACKAGE.register_cuda(lib, "pkg.k.0123", "h_init", "h_cuda")
+    assert [(a[0], kw) for a, kw in calls] == [
+        ("pkg.k.0123", {"platform": "cpu"}),
+        ("pkg.k.0123", {"platform": "CUDA"})]
+    capsule = type(jax.ffi.pycapsule(lib.h_cpu))
+    assert isinstance(calls[0][0][1], capsule)
+    stages = calls[1][0][1]
+    assert sorted(stages) == ["execute", "initialize"]
+    assert all(isinstance(c, capsule) for c in stages.values())
+
+
+def test_a_registration_failure_names_package_target_and_api(monkeypatch):
+    def reject(*_, **__):
+        raise ValueError("unsupported XLA FFI API version 0.2")
+    monkeypatch.setattr(jax.ffi, "register_ffi_target", reject)
+    import jaxlib.version
+    monkeypatch.setattr(jaxlib.version, "__version__", "9.1.0")
+    with pytest.raises(ImportError) as e:
+        PACKAGE.register_cuda(_Library("i", "x"), "pkg.k.0123", "i", "x")
+    assert str(e.value) == (
+        "pkg: jax could not register the XLA FFI handler of target "
+        "'pkg.k.0123' (CUDA): ValueError: unsupported XLA FFI API version 0.2. "
+        "The package's library was built against XLA FFI API 0.2 (the headers "
+        "of jaxlib 0.8.1) and needs a jaxlib that accepts handlers of that "
+        "API; this environment has jaxlib 9.1.0. Rebuild the package with "
+        "kernelc for this jaxlib, or install a jaxlib that supports XLA FFI "
+        "API 0.2")
+    assert isinstance(e.value.__cause__, ValueError)
+
+
+def test_a_missing_symbol_is_not_blamed_on_jaxlib(monkeypatch):
+    monkeypatch.setattr(jax.ffi, "register_ffi_target",
+                        lambda *a, **kw: pytest.fail("registered"))
+    with pytest.raises(AttributeError):
+        PACKAGE.register(ctypes.CDLL(None), "pkg.k.0123",
+                         "kc_no_such_handler_symbol", "cpu")
+
+
+# --- tensors and scalars ---------------------------------------------------------
+
+
+def test_tensor_converts_python_and_numpy_values(x64):
+    a = kc.tensor("k", "x", [1, 2, 3], "float32", 1)
+    assert isinstance(a, jax.Array) and a.dtype == np.float32
+    np.testing.assert_array_equal(a, [1, 2, 3])
+    b = kc.tensor("k", "x", np.zeros((2, 3), np.int16), "int16", 2)
+    assert b.dtype == np.int16 and b.shape == (2, 3)
+    c = kc.tensor("k", "x", jnp.ones(4, jnp.bfloat16), "bfloat16", 1)
+    assert c.dtype == jnp.bfloat16
+
+
+def test_tensor_passes_arrays_and_tracers_as_they_are():
+    x = jnp.arange(3.0, dtype=jnp.float32)
+    assert kc.tensor("k", "x", x, "float32", 1) is x
+    seen = []
+
+    @jax.jit
+    def f(t):
+        seen.append(kc.tensor("k", "x", t, "float32", 1) is t)
+        return t
+    f(x)
+    assert seen == [True]
+
+
+def test_tensor_dtype_and_rank_errors(x64):
+    with pytest.raises(TypeError) as e:
+        kc.tensor("saxpy", "x", np.zeros(3, np.float64), "float32", 1)
+    assert str(e.value) == ("saxpy: parameter 'x' expects float32 elements, "
+                            "got float64")
+    with pytest.raises(ValueError) as e:
+        kc.tensor("saxpy", "x", np.zeros((2, 1), np.float32), "float32", 1)
+    assert str(e.value) == ("saxpy: parameter 'x' expects rank 1, got rank 2 "
+                            "(shape (2, 1))")
+    with pytest.raises(ValueError) as e:
+        kc.tensor("saxpy", "x", np.zeros(5, np.float32), "float32", 0)
+    assert str(e.value) == ("saxpy: parameter 'x' expects rank 0, got rank 1 "
+                            "(shape (5,))")
+
+
+@pytest.mark.filterwarnings("ignore:Explicitly requested dtype int64")
+def test_tensor_of_a_64_bit_type_needs_x64():
+    with jax.enable_x64(False), pytest.raises(TypeError) as e:
+        kc.tensor("k", "n", [1, 2], "int64", 1)
+    assert str(e.value) == ("k: parameter 'n' expects int64 elements, which "
+                            "need 64-bit types: enable jax_enable_x64")
+    with jax.enable_x64(True):
+        assert kc.tensor("k", "n", [1, 2], "int64", 1).dtype == np.int64
+
+
+@pytest.mark.parametrize("value, dtype, want", [
+    (True, "bool", True),
+    (np.bool_(False), "bool", False),
+    (7, "int8", np.int8(7)),
+    (np.int64(-128), "int8", np.int8(-128)),
+    (2**64 - 1, "uint64", np.uint64(2**64 - 1)),
+    (3, "float32", np.float32(3)),
+    (0.1, "float32", np.float32(0.1)),
+    (float("-inf"), "float32", np.float32("-inf")),
+    (np.float16(1.5), "float64", np.float64(1.5)),
+    (np.array(2.5, np.float32), "float64", np.float64(2.5)),
+    (jnp.array(4, jnp.int32), "int64", np.int64(4)),
+    (jnp.array(0.5, jnp.bfloat16), "float32", np.float32(0.5)),
+])
+def test_scalar_gives_the_parameter_s_exact_type(value, dtype, want):
+    got = kc.scalar("k", "a", value, dtype)
+    assert type(got) is type(want)
+    assert got == want
+
+
+@pytest.mark.parametrize("value, dtype, error, message", [
+    (1, "bool", TypeError, "k: scalar 'a' expects a bool, got int"),
+    (np.array(1.0), "bool", TypeError,
+     "k: scalar 'a' expects a bool, got a 0-d float64 array"),
+    (True, "int32", TypeError,
+     "k: scalar 'a' expects an integer (int32), got bool"),
+    (1.0, "int32", TypeError,
+     "k: scalar 'a' expects an integer (int32), got float"),
+    (128, "int8", ValueError, "k: scalar 'a' = 128 does not fit int8"),
+    (-1, "uint32", ValueError, "k: scalar 'a' = -1 does not fit uint32"),
+    (1j, "float32", TypeError,
+     "k: scalar 'a' expects a number (float32), got complex"),
+    (np.bool_(True), "float32", TypeError,
+     "k: scalar 'a' expects a number (float32), got bool"),
+    ("1", "float64", TypeError,
+     "k: scalar 'a' expects a number (float64), got str"),
+    (1e39, "float32", ValueError,
+     "k: scalar 'a' = 1e+39 does not fit float32"),
+    (10**400, "float64", ValueError,
+     "k: scalar 'a' = " + str(10**400) + " does not fit float64"),
+])
+def test_scalar_errors(value, dtype, error, message):
+    with pytest.raises(error) as e:
+        kc.scalar("k", "a", value, dtype)
+    assert str(e.value) == message
+
+
+def test_a_traced_scalar_is_an_error_that_says_what_to_do():
+    with pytest.raises(TypeError) as e:
+        jax.jit(lambda a: kc.scalar("k", "a", a, "float32"))(1.0)
+    assert str(e.value) == (
+        "k: scalar 'a' is a static attribute and needs a concrete Python or "
+        "NumPy number, got a traced value; mark the argument static "
+        "(jax.jit's static_argnums), or declare the parameter as a 0-d "
+        "tensor (KC_IN(\"\") or kc::In<T, 0>) to pass a traced value")
+
+
+def test_attr_passes_uint64_as_its_int64_bit_pattern():
+    got = kc.attr(np.uint64(2**64 - 1))
+    assert type(got) is np.int64 and got == -1
+    assert type(kc.attr(np.uint32(5))) is np.uint32
+    assert kc.attr(np.float32(0.5)) == np.float32(0.5)
+
+
+# --- shapes and derived values -------------------------------------------------
+
+
+def test_check_dim():
+    x = np.zeros((4, 3), np.float32)
+    kc.check_dim("k", "x", x, 1, lambda: 3, "m")
+    with pytest.raises(ValueError) as e:
+        kc.check_dim("k", "x", x, 0, lambda: 2 * 3, "n * 2")
+    assert str(e.value) == ("k: parameter 'x' has shape (4, 3), but dimension "
+                            "0 must be n * 2 = 6")
+    with pytest.raises(ValueError) as e:
+        kc.check_dim("k", "x", x, 0, lambda: kc.floor_div(4, 0), "n / m")
+    assert str(e.value) == "k: dimension 0 of 'x' = n / m divides by zero"
+    assert e.value.__cause__ is None and e.value.__suppress_context__
+
+
+def test_derived_checks_its_integer_type():
+    assert kc.derived("k", "n", lambda: 2**31 - 1, "int32", "m") == 2**31 - 1
+    with pytest.raises(ValueError) as e:
+        kc.derived("k", "n", lambda: 2**31, "int32", "m")
+    assert str(e.value) == "k: derived value 'n' = 2147483648 does not fit int32"
+    with pytest.raises(ValueError) as e:
+        kc.derived("k", "n", lambda: kc.floor_mod(1, 0), "int64", "m % 0")
+    assert str(e.value) == "k: derived value 'n' = m % 0 divides by zero"
+    with pytest.raises(ValueError) as e:
+        kc.derived("k", "n", lambda: kc.mul(2**62, 2), "int64", "m * 2")
+    assert str(e.value) == "k: derived value 'n' = m * 2 overflows int64"
+
+
+def test_out_shape():
+    s = kc.out_shape("k", "out", "bfloat16", lambda: (2, np.int64(3)),
+                     ("n", "m"))
+    assert s == jax.ShapeDtypeStruct((2, 3), jnp.bfloat16)
+    assert all(type(d) is int for d in s.shape)
+    with pytest.raises(ValueError) as e:
+        kc.out_shape("k", "out", "float32", lambda: (4, 2 - 5), ("n", "m - 5"))
+    assert str(e.value) == "k: output 'out' would have dimension 1 = m - 5 = -3"
+    with pytest.raises(ValueError) as e:
+        kc.out_shape("k", "out", "float32", lambda: (kc.floor_div(4, 0),),
+                     ("n / 0",))
+    assert str(e.value) == ("k: the shape of output 'out' = (n / 0,) divides "
+                            "by zero")
+
+
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+@pytest.mark.parametrize("op, a, b, want", [
+    ("add", INT64_MAX, 0, INT64_MAX),
+    ("add", INT64_MAX, 1, "overflows int64"),
+    ("sub", INT64_MIN, 1, "overflows int64"),
+    ("mul", 2**32, 2**31, "overflows int64"),
+    ("mul", -(2**32), 2**31, INT64_MIN),
+    ("floor_div", -7, 2, -4),
+    ("floor_div", INT64_MIN, -1, "overflows int64"),
+    ("floor_div", 1, 0, "divides by zero"),
+    ("floor_mod", -7, 2, 1),
+    ("floor_mod", 7, -2, -1),
+    ("floor_mod", INT64_MIN, -1, 0),
+    ("floor_mod", 1, 0, "divides by zero"),
+    ("ceil_div", 7, 2, 4),
+    ("ceil_div", -7, 2, -3),
+    ("ceil_div", INT64_MIN, -1, "overflows int64"),
+    ("ceil_div", 1, 0, "divides by zero"),
+    ("minimum", -3, 2, -3),
+    ("maximum", -3, 2, 2),
+])
+def test_checked_int64_arithmetic(op, a, b, want):
+    """The operations of kernelc/arith.h: exact, or failing as the handler
+    does."""
+    if isinstance(want, str):
+        with pytest.raises(kc.ExpressionError, match=want):
+            getattr(kc, op)(a, b)
+    else:
+        assert getattr(kc, op)(a, b) == want
+
+
+def test_negation_and_uint64_scalars():
+    assert kc.neg(INT64_MAX) == -INT64_MAX
+    with pytest.raises(kc.ExpressionError, match="overflows int64"):
+        kc.neg(INT64_MIN)
+    # A uint64 scalar above INT64_MAX travels as its bit pattern.
+    assert kc.int64(np.uint64(2**64 - 1)) == -1
+    assert kc.int64(np.int32(-5)) == -5
+
+
+def test_traced_and_jit():
+    assert not kc.traced(1.0, np.ones(2), jnp.ones(2))
+    seen = []
+
+    def f(x, a):
+        seen.append((kc.traced(x), kc.traced(a)))
+        return x * a
+    g = kc.jit(f, (1,))
+    np.testing.assert_array_equal(g(jnp.ones(2), 3.0), [3.0, 3.0])
+    assert seen == [(True, False)]
+
+
+# --- autodiff ----------------------------------------------------------------
+
+
+def _scale(x, a):
+    return x * a
+
+
+def _scale_vjp(backward=lambda d_out, a: d_out * a):
+    return kc.with_vjp("scale", "scale_bwd", _scale, backward,
+                       args=("x", "a"), static=(1,), results=("out",),
+                       bwd_params=(("cotangent", "out"), ("static", "a")),
+                       grads=("x",))
+
+
+def test_with_vjp_runs_the_backward_function():
+    f = _scale_vjp()
+    x = jnp.arange(4.0, dtype=jnp.float32)
+    np.testing.assert_array_equal(f(x, 3.0), x * 3)
+    grad = jax.grad(lambda x: f(x, 3.0).sum())
+    np.testing.assert_array_equal(grad(x), np.full(4, 3.0))
+    np.testing.assert_array_equal(jax.jit(grad)(x), np.full(4, 3.0))
+    batched = jax.vmap(jax.grad(lambda x: (f(x, 2.0) ** 2).sum()))(
+        jnp.ones((2, 4), jnp.float32))
+    np.testing.assert_array_equal(batched, np.full((2, 4), 8.0))
+
+
+def test_with_vjp_passes_residuals_and_leaves_integer_inputs_without_gradient():
+    # out = x * y with an integer input k that gets no gradient.
+    def forward(x, k, y):
+        return x * y + k
+
+    def backward(x, y, d_out):
+        return d_out * y, d_out * x
+
+    f = kc.with_vjp("mul", "mul_bwd", forward, backward,
+                    args=("x", "k", "y"), static=(), results=("out",),
+                    bwd_params=(("value", "x"), ("value", "y"),
+                                ("cotangent", "out")),
+                    grads=("x", "y"))
+    x, y = jnp.float32(2.0), jnp.float32(5.0)
+    _, vjp = jax.vjp(lambda x, y: f(x, jnp.int32(1), y), x, y)
+    assert vjp(jnp.float32(1.0)) == (5.0, 2.0)
+
+
+def test_with_vjp_checks_the_gradient_shapes_at_trace_time():
+    f = _scale_vjp(backward=lambda d_out, a: d_out[:-1] * a)
+    with pytest.raises(ValueError) as e:
+        jax.grad(lambda x: f(x, 3.0).sum())(jnp.ones(4, jnp.float32))
+    assert str(e.value) == (
+        "scale: backward kernel 'scale_bwd' returns 'd_x' with shape (3,) and "
+        "dtype float32, but it is the gradient of input 'x', which has shape "
+        "(4,) and dtype float32")
+
+
+def test_without_vjp_passes_calls_and_names_the_kernel_when_differentiated():
+    f = kc.without_vjp("scale", _scale, (1,))
+    x = jnp.ones(3, jnp.float32)
+    np.testing.assert_array_equal(f(x, 2.0), x * 2)
+    np.testing.assert_array_equal(jax.jit(f, static_argnums=1)(x, 2.0), x * 2)
+    with pytest.raises(TypeError) as e:
+        jax.grad(lambda x: f(x, 2.0).sum())(x)
+    assert str(e.value) == ("scale: cannot differentiate: the kernel declares "
+                            "no backward kernel; name one with KC_VJP(\"...\")")
+    g = kc.without_vjp("acc", _scale, (1,), inplace=("total",))
+    with pytest.raises(TypeError) as e:
+        jax.jvp(lambda x: g(x, 2.0), (x,), (x,))
+    assert str(e.value).startswith(
+        "acc: cannot differentiate: the kernel updates 'total' in place "
+        "(KC_INMUT), and an in-place update has no derivative")
+
+
+def _scale_jvp(tangent=lambda d_x, a: d_x * a):
+    return kc.with_jvp("scale", "scale_jvp", _scale, tangent,
+                       args=("x", "a"), static=(1,), results=("out",),
+                       jvp_params=(("tangent", "x"), ("static", "a")),
+                       outs=("out",))
+
+
+def test_with_jvp_gives_forward_mode_only():
+    f = _scale_jvp()
+    x = jnp.arange(3.0, dtype=jnp.float32)
+    out, dot = jax.jvp(lambda x: f(x, 2.0), (x,), (jnp.ones(3, jnp.float32),))
+    np.testing.assert_array_equal(out, x * 2)
+    np.testing.assert_array_equal(dot, np.full(3, 2.0))
+    np.testing.assert_array_equal(
+        jax.jit(jax.jacfwd(lambda x: f(x, 2.0)))(x), 2 * np.eye(3))
+    with pytest.raises(TypeError) as e:
+        jax.grad(lambda x: f(x, 2.0).sum())(x)
+    assert str(e.value) == (
+        "scale: cannot differentiate in reverse mode (jax.grad, jax.vjp, "
+        "jax.jacrev): the kernel declares a tangent kernel ('scale_jvp', "
+        "KC_JVP), which gives forward mode (jax.jvp, jax.jacfwd), and a kernel "
+        "cannot be transposed; reverse mode needs a backward kernel: name one "
+        "with KC_VJP(\"...\") instead")
+
+
+def test_with_jvp_checks_the_tangent_shapes(enable_x64):
+    f = _scale_jvp(tangent=lambda d_x, a: (d_x * a).astype(jnp.float64))
+    x = jnp.ones(2, jnp.float32)
+    with pytest.raises(ValueError) as e:
+        jax.jvp(lambda x: f(x, 2.0), (x,), (x,))
+    assert str(e.value) == (
+        "scale: tangent kernel 'scale_jvp' returns 'd_out' with shape (2,) and "
+        "dtype float64, but it is the tangent of output 'out', which has "
+        "shape (2,) and dtype float32")
+
+
+# --- sharding ------------------------------------------------------------------
+
+
+def _sharded_scale():
+    # out[n] = x[n] * a: "p_n" is the parallel factor, "k" must be replicated.
+    return kc.sharded(lambda x, w, a: x * a + w.sum(), (2,),
+                      operands=(("p_n",), ("k",)), results=(("p_n",),))
+
+
+def test_sharded_runs_the_op_eagerly_under_jit_and_vmap():
+    f = _sharded_scale()
+    x = jnp.arange(4.0, dtype=jnp.float32)
+    w = jnp.ones(3, jnp.float32)
+    want = x * 2 + 3
+    np.testing.assert_array_equal(f(x, w, 2.0), want)
+    np.testing.assert_array_equal(
+        jax.jit(f, static_argnums=2)(x, w, 2.0), want)
+    xs = jnp.stack([x, x + 1])
+    np.testing.assert_array_equal(
+        jax.vmap(lambda x: f(x, w, 2.0))(xs), xs * 2 + 3)
+    # An unbatched operand under vmap: seen once, not broadcast.
+    ws = jnp.stack([w, 2 * w])
+    np.testing.assert_array_equal(
+        jax.jit(jax.vmap(lambda x, w: f(x, w, 2.0)))(xs, ws),
+        xs * 2 + np.array([[3.0], [6.0]], np.float32))
