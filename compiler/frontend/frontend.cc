@@ -1504,7 +1504,7 @@ Result<model::Module> ParseSources(const std::vector<std::string>& sources,
       clang::driver::Driver::GetResourcesPath(clang_path);
   if (!llvm::sys::fs::is_directory(resource_dir + "/include"))
     return Error::Internal(fmt::format(
-        "Clang's resource directory '{}' is missing; is libclang-14-dev "
+        "Clang's resource directory '{}' is missing; is libclang-19-dev "
         "installed?",
         resource_dir));
 
