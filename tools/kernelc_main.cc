@@ -108,8 +108,8 @@ frontend::Options FrontendOptions(const Options& o,
   if (targets == std::vector<std::string>{"cuda"} &&
       !fo.cuda_include_dirs.empty()) {
     fo.dialect = frontend::Options::Dialect::kCudaDevice;
-    // The oldest architecture asked for, within what Clang 14 knows (up to
-    // sm_86): __CUDA_ARCH__ selects code, but kernel signatures are what
+    // The oldest architecture asked for, within what Clang 19 knows (up to
+    // sm_90): __CUDA_ARCH__ selects code, but kernel signatures are what
     // the frontend reads.
     int arch = 0;
     for (llvm::StringRef a : llvm::split(o.cuda_arch, ',')) {
@@ -118,7 +118,7 @@ frontend::Options FrontendOptions(const Options& o,
           (arch == 0 || sm < arch))
         arch = sm;
     }
-    fo.cuda_arch = arch == 0 ? 80 : std::min(arch, 86);
+    fo.cuda_arch = arch == 0 ? 80 : std::min(arch, 90);
   }
   return fo;
 }
@@ -314,7 +314,7 @@ class OutputNames {
  private:
   static bool Under(llvm::StringRef path, llvm::StringRef dir) {
     return path == dir || dir == "/" ||
-           (path.startswith(dir) && path.size() > dir.size() &&
+           (path.starts_with(dir) && path.size() > dir.size() &&
             path[dir.size()] == '/');
   }
 
@@ -680,7 +680,7 @@ std::vector<std::string> CudaToolkitHeaders(
     search_path.push_back(d);
   std::vector<std::string> headers;
   for (std::string& f : cache::IncludeClosure(sources, search_path))
-    if (llvm::StringRef(f).startswith(cuda_include + "/"))
+    if (llvm::StringRef(f).starts_with(cuda_include + "/"))
       headers.push_back(std::move(f));
   return headers;
 }

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <set>
 
 #include "compiler/cache/build_cache.h"
@@ -31,13 +32,13 @@ RunResult Run(const std::string& program, const std::vector<std::string>& args,
               const std::string& log_path) {
   std::vector<llvm::StringRef> argv = {program};
   for (const std::string& a : args) argv.push_back(a);
-  llvm::Optional<llvm::StringRef> redirects[3] = {llvm::StringRef(""),
-                                                  llvm::StringRef(log_path),
-                                                  llvm::StringRef(log_path)};
+  std::optional<llvm::StringRef> redirects[3] = {llvm::StringRef(""),
+                                                 llvm::StringRef(log_path),
+                                                 llvm::StringRef(log_path)};
   RunResult r;
   bool failed = false;
-  r.code = llvm::sys::ExecuteAndWait(program, argv, llvm::None, redirects, 0, 0,
-                                     &r.error, &failed);
+  r.code = llvm::sys::ExecuteAndWait(program, argv, std::nullopt, redirects, 0,
+                                     0, &r.error, &failed);
   if (failed) r.code = -1;
   r.output = ReadFile(log_path).value_or("");
   return r;
@@ -47,7 +48,7 @@ RunResult Run(const std::string& program, const std::vector<std::string>& args,
 
 std::string FindHostCxx() {
   if (const char* env = std::getenv("KERNELC_CXX"); env && *env) return env;
-  for (const char* c : {KERNELC_LLVM_PREFIX "/bin/clang++", "clang++-14"}) {
+  for (const char* c : {KERNELC_LLVM_PREFIX "/bin/clang++", "clang++-19"}) {
     if (llvm::sys::fs::can_execute(c)) return c;
     if (auto p = llvm::sys::findProgramByName(c)) return *p;
   }
@@ -59,7 +60,7 @@ Result<HostToolchain> FindHostToolchain() {
   tc.cxx = FindHostCxx();
   if (tc.cxx.empty())
     return Error::Internal(
-        "no C++ compiler for the CPU target: install clang-14 or set "
+        "no C++ compiler for the CPU target: install clang-19 or set "
         "KERNELC_CXX");
   llvm::SmallString<128> log;
   llvm::sys::fs::createTemporaryFile("kernelc-cxx-version", "txt", log);
@@ -181,7 +182,7 @@ Status BuildHostLibrary(const HostToolchain& tc, const model::Module& module,
         llvm::sys::path::remove_dots(path, /*remove_dot_dot=*/true);
         // The generated entry points and kernelc's headers live in the
         // scratch directory.
-        if (!llvm::StringRef(path).startswith(work + "/"))
+        if (!llvm::StringRef(path).starts_with(work + "/"))
           dependencies.insert(std::string(path));
       }
     }

@@ -20,7 +20,7 @@ struct HostToolchain {
   std::string version;  // its --version first line, part of the content hash
 };
 
-// Finds clang++: $KERNELC_CXX, else LLVM 14's clang++. Internal error when
+// Finds clang++: $KERNELC_CXX, else LLVM 19's clang++. Internal error when
 // there is none.
 Result<HostToolchain> FindHostToolchain();
 

@@ -292,7 +292,7 @@ struct Headers {
     for (const EmbeddedFile& f : embedded::UserHeaders()) {
       llvm::StringRef path(f.path.data(), f.path.size());
       for (llvm::StringRef prefix : {"include/", "device_include/"}) {
-        if (path.startswith(prefix)) {
+        if (path.starts_with(prefix)) {
           names.push_back(path.substr(prefix.size()).str());
           texts.push_back(std::string(f.contents));
         }
@@ -433,7 +433,7 @@ PtxFunctions ParsePtxFunctions(std::string_view ptx) {
        llvm::split(llvm::StringRef(ptx.data(), ptx.size()), '\n')) {
     llvm::StringRef t = line.trim();
     if (!in_body && depth == 0 &&
-        (t.contains(".entry ") || t.contains(".func ")) && !t.endswith(";")) {
+        (t.contains(".entry ") || t.contains(".func ")) && !t.ends_with(";")) {
       llvm::StringRef head = t.substr(0, t.rfind('(')).rtrim();
       current = head.rsplit(' ').second.str();
       if (current.empty()) current = head.str();

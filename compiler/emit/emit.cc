@@ -473,19 +473,14 @@ class KernelEmitter {
   // --- CPU entry point ------------------------------------------------------
 
   Result<std::string> Entry() const {
-    std::vector<std::string> params, args, forward;
+    std::vector<std::string> params, args;
     bool grid = k_.kind == model::KernelKind::kGlobal;
-    if (grid) {
-      params.push_back("const kc_launch* kc_launch_");
-      forward.push_back("kc_launch_");
-    }
+    if (grid) params.push_back("const kc_launch* kc_launch_");
     for (const Param& p : k_.params) {
       std::string v = "p_" + p.name;
-      forward.push_back(v);
       if (model::IsTensor(p.role)) {
         params.push_back("void* " + v);
         if (p.access == Access::kView) {
-          forward.push_back(v + "_shape");
           params.push_back(fmt::format("const int64_t* {}_shape", v));
           std::vector<std::string> dims;
           int rank = kp_.params[&p - &k_.params[0]].rank;
@@ -506,7 +501,6 @@ class KernelEmitter {
         {{"kernel", k_.name},
          {"symbol", namer_.CpuEntrySymbol(k_.name)},
          {"params", fmt::format("{}", fmt::join(params, ", "))},
-         {"forward", fmt::format("{}", fmt::join(forward, ", "))},
          {"args", fmt::format("{}", fmt::join(args, ", "))}});
   }
 

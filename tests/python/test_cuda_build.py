@@ -24,6 +24,10 @@ CUDA_SOURCES = (sorted(EXAMPLES.glob("*.cu")) + sorted(GPU_KERNELS.glob("*.cu"))
                 + sorted((ROOT / "bench" / "kernels").glob("*.cu")))
 CUDA_HOME = pathlib.Path("/usr/local/cuda")
 TOOLKIT_HEADERS = ROOT / "tests" / "cuda_sources" / "toolkit_headers.cu"
+WARP_STATS = ROOT / "tests" / "cuda_sources" / "warp_stats.cu"
+# Sources that only a CUDA compiler reads (toolkit headers, intrinsics that
+# kernelc's CPU stand-ins lack): they build for the cuda target alone.
+CUDA_ONLY_SOURCES = [TOOLKIT_HEADERS, WARP_STATS]
 
 
 def toolkit_include():
@@ -48,8 +52,11 @@ def ptxas():
     return None
 
 
-@pytest.mark.parametrize("source", CUDA_SOURCES, ids=lambda p: p.name)
+@pytest.mark.parametrize("source", CUDA_SOURCES + CUDA_ONLY_SOURCES,
+                         ids=lambda p: p.name)
 def test_every_cuda_source_compiles_for_sm80_sm90(source, tmp_path):
+    if source in CUDA_ONLY_SOURCES:
+        toolkit_include()
     r = run_kernelc("emit", source, "-o", tmp_path, "--target", "cuda",
                     "--cuda-arch", "sm_90,sm_80")
     assert r.returncode == 0, r.stderr
@@ -91,8 +98,11 @@ def test_every_cuda_source_compiles_for_sm80_sm90(source, tmp_path):
             assert f".entry kc_fold_{kernel}(" in ptx
 
 
-@pytest.mark.parametrize("source", CUDA_SOURCES, ids=lambda p: p.name)
+@pytest.mark.parametrize("source", CUDA_SOURCES + CUDA_ONLY_SOURCES,
+                         ids=lambda p: p.name)
 def test_ptxas_accepts_the_ptx(source, tmp_path):
+    if source in CUDA_ONLY_SOURCES:
+        toolkit_include()
     tool = ptxas()
     if tool is None:
         pytest.skip("no ptxas (CUDA toolkit) on this machine")
@@ -398,6 +408,33 @@ def test_cuda_target_reads_the_toolkits_own_headers(tmp_path):
     r = run_kernelc("build", TOOLKIT_HEADERS, "-o", tmp_path / "pkg",
                     "--target", "cuda")
     assert r.returncode == 0, r.stderr
+
+
+def test_cuda_target_reads_cooperative_groups_and_cache_hints(tmp_path):
+    """Warp tiles and cg::reduce, __reduce_add_sync and the cache-hinted
+    loads and stores on float: the frontend reads them in Clang's CUDA mode
+    with nothing to say (not that the toolkit is newer than Clang knows),
+    and NVRTC compiles them to the instructions they name."""
+    toolkit_include()
+    r = run_kernelc("inspect", WARP_STATS, "--target", "cuda")
+    assert r.returncode == 0, r.stderr
+    assert r.stderr == ""
+    (k,) = json.loads(r.stdout)["kernels"]
+    assert [(p["name"], p["dtype"]) for p in k["params"]] == [
+        ("x", "float32"), ("flags", "int32"), ("n", "int64"),
+        ("sums", "float32"), ("mins", "float32"), ("maxs", "float32"),
+        ("counts", "int32"), ("copy", "float32")]
+    assert [f["what"] for f in k["block_features"]] == ["__shfl_xor_sync"]
+
+    r = run_kernelc("emit", WARP_STATS, "-o", tmp_path, "--target", "cuda",
+                    "--cuda-arch", "sm_80")
+    assert r.returncode == 0, r.stderr
+    assert r.stderr == ""
+    ptx = (tmp_path / "build" / "cuda" / "0_warp_stats.compute_80.ptx").read_text()
+    for instruction in ("ld.global.cs.f32", "ld.global.cs.s32",
+                        "st.global.cs.f32", "st.global.cg.f32",
+                        "st.global.wt.f32", "redux.sync.add.u32"):
+        assert instruction in ptx, instruction
 
 
 def test_cpu_target_names_the_toolkit_header_it_cannot_read(tmp_path):
