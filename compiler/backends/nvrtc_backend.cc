@@ -221,6 +221,7 @@ std::vector<std::string> NvrtcFlags(const CudaBuild& build, int arch) {
       // they are CPU functions for the CPU target: one source for both.
       "-default-device"};
   if (build.fast_math) flags.push_back("--use_fast_math");
+  if (build.lineinfo) flags.push_back("--generate-line-info");
   for (const std::string& d : build.defines) flags.push_back("-D" + d);
   return flags;
 }

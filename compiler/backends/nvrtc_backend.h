@@ -85,6 +85,9 @@ using FoldProgramGenerator = std::function<Result<std::string>(
 struct CudaBuild {
   std::vector<int> archs;
   bool fast_math = false;
+  // Line information for profilers (--generate-line-info): the binaries
+  // name the files as NVRTC read them.
+  bool lineinfo = false;
   std::vector<std::string> include_dirs;  // user -I, absolute
   std::vector<std::string> defines;       // user -D
   // Unset: no kernel's batch folds.

@@ -159,6 +159,8 @@ TEST_CASE("Option errors are results, with their messages") {
        [](Options& o) { o.cuda_arch = "sm_80"; }},
       {"--use-fast-math needs the cuda target",
        [](Options& o) { o.use_fast_math = true; }},
+      {"--lineinfo needs the cuda target",
+       [](Options& o) { o.lineinfo = true; }},
       {"'2bad' is not a valid Python package name: use --name",
        [](Options& o) { o.name = "2bad"; }},
   };
@@ -320,6 +322,32 @@ TEST_CASE("A build for the cuda target compiles with NVRTC") {
       nlohmann::json::parse(*ReadFile(o.out_dir + "/package/kernelc.json"));
   CHECK(manifest["targets"] == nlohmann::json::array({"cpu", "cuda"}));
   CHECK(manifest["cuda"]["archs"] == nlohmann::json::array({"sm_80"}));
+}
+
+TEST_CASE("--lineinfo reaches NVRTC: the PTX maps to source lines") {
+  if (!HaveNvrtc()) return;
+  TempDir t;
+  Options o = SaxpyOptions(t, t.WriteSaxpy());
+  o.targets = {model::Target::kCuda};
+  o.cuda_arch = "sm_80";
+  std::string hash[2];
+  for (bool lineinfo : {false, true}) {
+    o.lineinfo = lineinfo;
+    o.out_dir = t.path() + (lineinfo ? "/lines" : "/plain");
+    Diagnostics d;
+    Result<EmitResult> r = Emit(o, d);
+    INFO(d.text());
+    REQUIRE(r.ok());
+    hash[lineinfo] = r.value().content_hash;
+    std::optional<std::string> ptx =
+        ReadFile(o.out_dir + "/build/cuda/0_saxpy.compute_80.ptx");
+    REQUIRE(ptx);
+    CHECK((ptx->find("\t.loc\t") != std::string::npos) == lineinfo);
+    CHECK((ptx->find("\t.file\t") != std::string::npos) == lineinfo);
+    if (lineinfo) CHECK(ptx->find("saxpy.cu") != std::string::npos);
+  }
+  // The images stand for it in the content hash.
+  CHECK(hash[0] != hash[1]);
 }
 
 }  // namespace

@@ -26,6 +26,7 @@ targets::BuildSettings TargetSettings(const Options& o) {
   settings.defines = o.defines;
   settings.cuda_archs = o.cuda_arch;
   settings.use_fast_math = o.use_fast_math;
+  settings.lineinfo = o.lineinfo;
   return settings;
 }
 

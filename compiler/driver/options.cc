@@ -77,6 +77,13 @@ const std::vector<OptionSpec>& OptionTable() {
        &Options::use_fast_math,
        {"fast-math", KeyUse::kValue, HashUse::kIndirect},
        Target::kCuda},
+      {"--lineinfo",
+       "line information in the CUDA binaries (NVRTC's "
+       "--generate-line-info), so that profilers map kernels to source lines",
+       kBuilding,
+       &Options::lineinfo,
+       {"lineinfo", KeyUse::kValue, HashUse::kIndirect},
+       Target::kCuda},
       {"-D",
        "define a macro: NAME or NAME=VALUE",
        kAll,

@@ -46,6 +46,7 @@ struct Options {
   std::vector<model::Target> targets = {model::Target::kCpu};
   std::string cuda_arch;  // "sm_80,sm_90"; empty: the cuda target's default
   bool use_fast_math = false;
+  bool lineinfo = false;  // line information in the CUDA binaries
   std::vector<std::string> defines;       // "NAME" or "NAME=VALUE"
   std::vector<std::string> include_dirs;  // as given
   bool no_cache = false;

@@ -42,6 +42,7 @@ Status CudaTarget::CompileKernels(const model::Module& module,
   backends::CudaBuild cb;
   cb.archs = archs.value();
   cb.fast_math = settings.use_fast_math;
+  cb.lineinfo = settings.lineinfo;
   cb.include_dirs = settings.include_dirs;
   cb.defines = settings.defines;
   cb.fold_program = emit::CudaFoldProgram;

@@ -28,9 +28,10 @@ struct BuildSettings {
   std::vector<std::string> include_dirs;  // user -I, absolute
   std::vector<std::string> defines;       // user -D
   // The cuda target: "sm_80,sm_90" (empty: its default), and NVRTC's
-  // --use_fast_math.
+  // --use_fast_math and --generate-line-info.
   std::string cuda_archs;
   bool use_fast_math = false;
+  bool lineinfo = false;
 };
 
 // Named fields of a digest, in order.

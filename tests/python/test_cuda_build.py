@@ -199,6 +199,23 @@ def test_fast_math_changes_the_binaries_and_is_recorded(tmp_path):
     assert "sqrt.approx" in ptx_fast and "sqrt.approx" not in ptx_plain
 
 
+def test_lineinfo_maps_the_binaries_to_source_lines(tmp_path):
+    src = EXAMPLES / "polar.cu"
+    plain = run_kernelc("emit", src, "-o", tmp_path / "plain", "--target",
+                        "cuda", "--cuda-arch", "sm_80")
+    lines = run_kernelc("emit", src, "-o", tmp_path / "lines", "--target",
+                        "cuda", "--cuda-arch", "sm_80", "--lineinfo")
+    assert plain.returncode == 0 and lines.returncode == 0, lines.stderr
+    ptx_plain = (tmp_path / "plain/build/cuda/0_polar.compute_80.ptx").read_text()
+    ptx_lines = (tmp_path / "lines/build/cuda/0_polar.compute_80.ptx").read_text()
+    assert "\t.loc\t" not in ptx_plain and "\t.file\t" not in ptx_plain
+    assert "\t.loc\t" in ptx_lines
+    assert re.search(r'\t\.file\t\d+ ".*polar\.cu"', ptx_lines)
+    m_plain = json.loads((tmp_path / "plain/package/kernelc.json").read_text())
+    m_lines = json.loads((tmp_path / "lines/package/kernelc.json").read_text())
+    assert m_plain["content_hash"] != m_lines["content_hash"]
+
+
 def test_include_dirs_and_defines_reach_nvrtc(tmp_path):
     inc = tmp_path / "inc"
     inc.mkdir()
@@ -228,6 +245,7 @@ def test_include_dirs_and_defines_reach_nvrtc(tmp_path):
     (["--target", "gpu"], "unknown target 'gpu' (expected cpu or cuda)"),
     (["--cuda-arch", "sm_80"], "--cuda-arch needs the cuda target"),
     (["--use-fast-math"], "--use-fast-math needs the cuda target"),
+    (["--lineinfo"], "--lineinfo needs the cuda target"),
     (["--target", "cuda", "--cuda-arch", "80"],
      "--cuda-arch: '80' is not an architecture like sm_80"),
     (["--target", "cuda", "--cuda-arch", "sm_80,compute_90"],
