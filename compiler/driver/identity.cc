@@ -1,6 +1,5 @@
 #include "compiler/driver/identity.h"
 
-#include <clang/Basic/Version.h>
 #include <fmt/format.h>
 #include <llvm/ADT/SmallString.h>
 #include <llvm/ADT/StringExtras.h>
@@ -15,6 +14,7 @@
 #include "compiler/cache/build_cache.h"
 #include "compiler/driver/paths.h"
 #include "compiler/driver/version.h"
+#include "compiler/frontend/frontend.h"
 #include "compiler/model/json.h"
 #include "compiler/util/file_io.h"
 #include "runtime/embedded_headers.h"
@@ -85,7 +85,7 @@ const Fact kToolchain[] = {
     {{"kernelc-executable", KeyUse::kFileIdentity, HashUse::kNone},
      [](const Inputs&) { return One("/proc/self/exe"); }},
     {{"clang", KeyUse::kValue, HashUse::kValue},
-     [](const Inputs&) { return One(CLANG_VERSION_STRING); }},
+     [](const Inputs&) { return One(frontend::ClangVersion()); }},
     {{"jaxlib-headers", KeyUse::kValue, HashUse::kValue},
      [](const Inputs&) { return One(kJaxlibFloor); }},
     // The hash has the headers themselves among the embedded files.
