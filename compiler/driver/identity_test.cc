@@ -1,5 +1,8 @@
 #include "compiler/driver/identity.h"
 
+#include <llvm/ADT/SmallString.h>
+#include <llvm/Support/FileSystem.h>
+
 #include <catch2/catch.hpp>
 #include <utility>
 #include <variant>
@@ -76,6 +79,14 @@ TEST_CASE(
   t.Write("src/saxpy.cu", std::string(testing::kSaxpy) + "// edited\n");
   CHECK(Key(base) != key);
   t.Write("src/saxpy.cu", testing::kSaxpy);
+  CHECK(Key(base) == key);
+  // Relative paths mean something else elsewhere.
+  llvm::SmallString<256> cwd;
+  REQUIRE(!llvm::sys::fs::current_path(cwd));
+  REQUIRE(!llvm::sys::fs::set_current_path(t.path()));
+  std::string elsewhere = Key(base);
+  REQUIRE(!llvm::sys::fs::set_current_path(cwd));
+  CHECK(elsewhere != key);
   CHECK(Key(base) == key);
   // A source that cannot be read: no key, and the build goes uncached.
   Options missing = base;
