@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <deque>
 #include <exception>
 #include <string>
 #include <string_view>
@@ -41,24 +42,29 @@ struct Subcommand {
 // An option whose text the driver parses (--target): CLI11 collects the
 // text, and a parse error is reported as kernelc reports errors.
 struct TextOption {
-  const driver::OptionSpec* spec;
+  const driver::OptionSpec* spec = nullptr;
   std::string text;
-  std::vector<CLI::Option*> declared;
+  CLI::Option* option = nullptr;
 };
 
+// Declares `spec` on `cmd`, setting its member of `o`; a deque, since
+// CLI11 keeps the text's address.
 void Declare(CLI::App* cmd, const driver::OptionSpec& spec, driver::Options& o,
-             TextOption* text) {
+             std::deque<TextOption>& texts) {
   std::string name(spec.name), help(spec.help);
   CLI::Option* opt = std::visit(
       [&](auto member) -> CLI::Option* {
         using T = std::decay_t<decltype(o.*member)>;
-        if constexpr (std::is_same_v<T, bool>)
+        if constexpr (std::is_same_v<T, bool>) {
           return cmd->add_flag(name, o.*member, help);
-        else if constexpr (std::is_same_v<T, std::vector<model::Target>>)
-          return text->declared.emplace_back(
-              cmd->add_option(name, text->text, help));
-        else
+        } else if constexpr (std::is_same_v<T, std::vector<model::Target>>) {
+          TextOption& text = texts.emplace_back();
+          text.spec = &spec;
+          text.option = cmd->add_option(name, text.text, help);
+          return text.option;
+        } else {
           return cmd->add_option(name, o.*member, help);
+        }
       },
       spec.member);
   if (spec.required) opt->required();
@@ -92,15 +98,12 @@ int Main(int argc, char** argv) {
        "compiling them"},
   };
   driver::Options o;
-  std::vector<TextOption> texts;
-  texts.reserve(driver::OptionTable().size());
+  std::deque<TextOption> texts;
   for (Subcommand& sub : subcommands)
     sub.app = app.add_subcommand(sub.name, sub.help);
-  for (const driver::OptionSpec& spec : driver::OptionTable()) {
-    TextOption* text = &texts.emplace_back(TextOption{&spec, "", {}});
+  for (const driver::OptionSpec& spec : driver::OptionTable())
     for (Subcommand& sub : subcommands)
-      if (spec.commands.Has(sub.command)) Declare(sub.app, spec, o, text);
-  }
+      if (spec.commands.Has(sub.command)) Declare(sub.app, spec, o, texts);
 
   // CLI11 would only say that a subcommand is required.
   if (argc > 1 && argv[1][0] != '-') {
@@ -126,9 +129,7 @@ int Main(int argc, char** argv) {
     return kUserError;
   }
   for (const TextOption& text : texts) {
-    bool given = false;
-    for (const CLI::Option* opt : text.declared) given = given || opt->count();
-    if (!given) continue;
+    if (text.option->count() == 0) continue;
     Result<std::vector<model::Target>> targets =
         driver::ParseTargets(text.text);
     if (!targets.ok()) {
