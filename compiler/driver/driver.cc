@@ -229,8 +229,7 @@ bool IsOneDirectory(const std::vector<std::string>& sources) {
   return sources.size() == 1 && llvm::sys::fs::is_directory(sources[0]);
 }
 
-Result<InspectResult> InspectSources(const Options& o,
-                                     Diagnostics& diagnostics) {
+Result<InspectResult> InspectSources(Options o, Diagnostics& diagnostics) {
   if (IsOneDirectory(o.sources)) return InspectPackage(o.sources[0]);
   if (Status s = CheckOptions(o); !s.ok()) return s.error();
   model::Module m;

@@ -161,7 +161,12 @@ Result<std::vector<Target>> ParseTargets(std::string_view text) {
   return targets;
 }
 
-Status CheckOptions(const Options& o) {
+Status CheckOptions(Options& o) {
+  std::sort(o.targets.begin(), o.targets.end());
+  o.targets.erase(std::unique(o.targets.begin(), o.targets.end()),
+                  o.targets.end());
+  if (o.targets.empty())
+    return Error::User("no target: build for cpu, cuda or both");
   for (const OptionSpec& spec : OptionTable())
     if (spec.needs && IsSet(o, spec) &&
         std::find(o.targets.begin(), o.targets.end(), *spec.needs) ==

@@ -46,8 +46,8 @@ struct Options {
   std::vector<model::Target> targets = {model::Target::kCpu};
   std::string cuda_arch;  // "sm_80,sm_90"; empty: the cuda target's default
   bool use_fast_math = false;
-  bool lineinfo = false;  // line information in the CUDA binaries
-  std::vector<std::string> defines;       // "NAME" or "NAME=VALUE"
+  bool lineinfo = false;             // line information in the CUDA binaries
+  std::vector<std::string> defines;  // "NAME" or "NAME=VALUE"
   std::vector<std::string> include_dirs;  // as given
   bool no_cache = false;
   std::string cache_dir;  // empty: cache::DefaultDirectory()
@@ -127,9 +127,11 @@ std::vector<std::string> OptionValues(const Options& o, const OptionSpec& spec);
 // Parses --target: comma-separated target names, sorted and each once.
 Result<std::vector<model::Target>> ParseTargets(std::string_view text);
 
-// Checks the options of a command that reads sources: each option that
-// needs a target the build lacks ("--cuda-arch needs the cuda target").
-Status CheckOptions(const Options& o);
+// Checks the options of a command that reads sources, and sorts the
+// targets (each once), as ParseTargets gives them: a user error for no
+// target, or for an option that needs a target the build lacks
+// ("--cuda-arch needs the cuda target").
+Status CheckOptions(Options& o);
 
 // Fills in the default package name (the first source's stem, up to its
 // first dot) and checks that the name is a Python package name.

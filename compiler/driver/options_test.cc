@@ -57,6 +57,16 @@ TEST_CASE("An option that needs a target is an error without it") {
   CHECK(needing >= 2);  // --cuda-arch, --use-fast-math, ...
 }
 
+TEST_CASE("CheckOptions sorts the targets, and wants one") {
+  Options o;
+  o.targets = {Target::kCuda, Target::kCpu, Target::kCuda};
+  REQUIRE(CheckOptions(o).ok());
+  CHECK(o.targets == std::vector<Target>{Target::kCpu, Target::kCuda});
+  o.targets.clear();
+  CHECK(CheckOptions(o).error().message ==
+        "no target: build for cpu, cuda or both");
+}
+
 TEST_CASE("The package name defaults to the first source's stem") {
   Options o;
   o.sources = {"dir/saxpy.kernels.cu", "other.cu"};
