@@ -109,6 +109,7 @@
 #include <clang/Basic/DiagnosticOptions.h>
 #include <clang/Basic/FileManager.h>
 #include <clang/Basic/SourceManager.h>
+#include <clang/Basic/Version.h>
 #include <clang/Driver/Driver.h>
 #include <clang/Frontend/CompilerInstance.h>
 #include <clang/Frontend/CompilerInvocation.h>
@@ -1637,5 +1638,7 @@ Options DefaultOptions() {
   o.cuda_shim_dir = std::string(kVirtualRoot) + "cuda_shim";
   return o;
 }
+
+std::string ClangVersion() { return CLANG_VERSION_STRING; }
 
 }  // namespace kernelc::frontend

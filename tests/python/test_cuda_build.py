@@ -191,22 +191,33 @@ def test_library_has_no_libcuda_dependency_and_cpu_ops_run_without_it(
     assert "CPU-OPS-OK" in p.stdout, p.stdout + p.stderr
 
 
+def emit_polar_for_sm_80(out, *flags):
+    """Emits examples/polar.cu for the cuda target (sm_80) into out; returns
+    the manifest and the PTX."""
+    r = run_kernelc("emit", EXAMPLES / "polar.cu", "-o", out, "--target",
+                    "cuda", "--cuda-arch", "sm_80", *flags)
+    assert r.returncode == 0, r.stderr
+    return (json.loads((out / "package/kernelc.json").read_text()),
+            (out / "build/cuda/0_polar.compute_80.ptx").read_text())
+
+
 def test_fast_math_changes_the_binaries_and_is_recorded(tmp_path):
-    src = EXAMPLES / "polar.cu"
-    plain = run_kernelc("emit", src, "-o", tmp_path / "plain", "--target",
-                        "cuda", "--cuda-arch", "sm_80")
-    fast = run_kernelc("emit", src, "-o", tmp_path / "fast", "--target",
-                       "cuda", "--cuda-arch", "sm_80", "--use-fast-math")
-    assert plain.returncode == 0 and fast.returncode == 0, fast.stderr
-    m_plain = json.loads((tmp_path / "plain/package/kernelc.json").read_text())
-    m_fast = json.loads((tmp_path / "fast/package/kernelc.json").read_text())
+    m_plain, ptx_plain = emit_polar_for_sm_80(tmp_path / "plain")
+    m_fast, ptx_fast = emit_polar_for_sm_80(tmp_path / "fast", "--use-fast-math")
     assert m_plain["cuda"]["fast_math"] is False
     assert m_fast["cuda"]["fast_math"] is True
     assert m_plain["content_hash"] != m_fast["content_hash"]
-    ptx_plain = (tmp_path / "plain/build/cuda/0_polar.compute_80.ptx").read_text()
-    ptx_fast = (tmp_path / "fast/build/cuda/0_polar.compute_80.ptx").read_text()
     assert ptx_plain != ptx_fast
     assert "sqrt.approx" in ptx_fast and "sqrt.approx" not in ptx_plain
+
+
+def test_lineinfo_maps_the_binaries_to_source_lines(tmp_path):
+    m_plain, ptx_plain = emit_polar_for_sm_80(tmp_path / "plain")
+    m_lines, ptx_lines = emit_polar_for_sm_80(tmp_path / "lines", "--lineinfo")
+    assert "\t.loc\t" not in ptx_plain and "\t.file\t" not in ptx_plain
+    assert "\t.loc\t" in ptx_lines
+    assert re.search(r'\t\.file\t\d+ ".*polar\.cu"', ptx_lines)
+    assert m_plain["content_hash"] != m_lines["content_hash"]
 
 
 def test_include_dirs_and_defines_reach_nvrtc(tmp_path):
@@ -238,6 +249,7 @@ def test_include_dirs_and_defines_reach_nvrtc(tmp_path):
     (["--target", "gpu"], "unknown target 'gpu' (expected cpu or cuda)"),
     (["--cuda-arch", "sm_80"], "--cuda-arch needs the cuda target"),
     (["--use-fast-math"], "--use-fast-math needs the cuda target"),
+    (["--lineinfo"], "--lineinfo needs the cuda target"),
     (["--target", "cuda", "--cuda-arch", "80"],
      "--cuda-arch: '80' is not an architecture like sm_80"),
     (["--target", "cuda", "--cuda-arch", "sm_80,compute_90"],
