@@ -96,15 +96,19 @@ class ReadyQueue {
   }
   void Clear() { head_ = count_ = 0; }
   bool empty() const { return count_ == 0; }
-  void PushBack(int32_t f) { slots_[(head_ + count_++) % capacity_] = f; }
+  void PushBack(int32_t f) {
+    uint32_t tail = head_ + count_++;
+    if (tail >= capacity_) tail -= capacity_;
+    slots_[tail] = f;
+  }
   void PushFront(int32_t f) {
-    head_ = (head_ + capacity_ - 1) % capacity_;
+    head_ = head_ == 0 ? capacity_ - 1 : head_ - 1;
     slots_[head_] = f;
     ++count_;
   }
   int32_t PopFront() {
     const int32_t f = slots_[head_];
-    head_ = (head_ + 1) % capacity_;
+    if (++head_ == capacity_) head_ = 0;
     --count_;
     return f;
   }
@@ -488,11 +492,14 @@ void Worker::Collective(const WarpRequest& request, void* out,
   slot.a = request.a;
   slot.b = request.b;
   warp.waiting |= 1u << lane;
+  // Complete when every lane of the mask waits, and waits in this call.
   bool complete = (warp.waiting & mask) == mask;
-  detail::ForLanes(mask, [&](int other) {
-    complete = complete && warp.op[other] == request.op &&
-               warp.mask[other] == mask && warp.size[other] == request.size;
-  });
+  if (complete) {
+    detail::ForLanes(mask, [&](int other) {
+      complete = complete && warp.op[other] == request.op &&
+                 warp.mask[other] == mask && warp.size[other] == request.size;
+    });
+  }
   if (complete) {
     request.op->compute(mask, request.size, warp.lanes, request.context);
     warp.waiting &= ~mask;
