@@ -25,13 +25,13 @@ uint64_t Covered(const GridSplit& s) {
 }
 
 TEST_CASE("a small launch stays on the calling thread", "[split]") {
-  // 64 Ki threads of the loop, 2 Ki of the block executor: under two
-  // workers' worth.
-  const GridSplit loop = SplitGrid({{256, 1, 1}, {256, 1, 1}}, false, 16);
+  // Under two workers' worth: 64 Ki threads of the loop, 512 of the block
+  // executor.
+  const GridSplit loop = SplitGrid({{255, 1, 1}, {256, 1, 1}}, false, 16);
   CHECK(loop.helpers == 0);
   CHECK(loop.ranges == 1);
-  CHECK(Covered(loop) == 256);
-  const GridSplit fiber = SplitGrid({{15, 1, 1}, {256, 1, 1}}, true, 16);
+  CHECK(Covered(loop) == 255);
+  const GridSplit fiber = SplitGrid({{3, 1, 1}, {128, 1, 1}}, true, 16);
   CHECK(fiber.helpers == 0);
   CHECK(fiber.ranges == 1);
   const GridSplit no_pool = SplitGrid({{1 << 20, 1, 1}, {256, 1, 1}}, false, 0);
@@ -43,10 +43,10 @@ TEST_CASE("a small launch stays on the calling thread", "[split]") {
 TEST_CASE("a large launch spreads over the pool in ranges", "[split]") {
   SECTION("as many workers as the work pays for") {
     // 4 workers' worth of loop threads, on a pool of 16.
-    const GridSplit s = SplitGrid({{1024, 1, 1}, {256, 1, 1}}, false, 16);
+    const GridSplit s = SplitGrid({{512, 1, 1}, {256, 1, 1}}, false, 16);
     CHECK(s.helpers == 3);
     CHECK(s.ranges == 16);
-    CHECK(Covered(s) == 1024);
+    CHECK(Covered(s) == 512);
   }
   SECTION("at most the pool and the caller") {
     const GridSplit s = SplitGrid({{1 << 16, 1, 1}, {256, 1, 1}}, false, 3);
@@ -62,7 +62,7 @@ TEST_CASE("a large launch spreads over the pool in ranges", "[split]") {
   }
   SECTION("never more ranges than blocks") {
     const GridSplit s = SplitGrid({{5, 1, 1}, {1024, 1, 1}}, true, 7);
-    CHECK(s.helpers == 1);
+    CHECK(s.helpers == 4);
     CHECK(s.ranges == 5);
     CHECK(Covered(s) == 5);
   }

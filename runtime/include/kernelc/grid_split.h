@@ -13,14 +13,18 @@
 namespace kc::rt {
 
 // The fewest threads of a launch (blocks times threads per block) that make
-// handing blocks to another OS thread pay, per OS thread: fewer, and waking
-// a pool thread costs more than the work it takes over. A launch with less
-// than twice this runs on the calling thread. One figure for kernels that
-// run in the plain loop, where a thread costs about a nanosecond, one for
-// kernels under the block executor, where it costs tens (a fiber's start and
-// its switches). From bench/cpu_blocks (see its README section).
-constexpr uint64_t kMinLoopThreadsPerWorker = uint64_t{1} << 16;
-constexpr uint64_t kMinFiberThreadsPerWorker = uint64_t{1} << 11;
+// handing blocks to another OS thread pay, per OS thread. Waking a sleeping
+// pool thread takes some 20 us (bench/cpu_blocks on the 2-core development
+// machine), so each thread's share should take about as long: 32 Ki threads
+// of an elementwise kernel in the plain loop (half a nanosecond to a few per
+// thread: a saxpy of 64 Ki elements ran 1.8 times as fast on two threads, of
+// 16 Ki no faster), 256 under the block executor (a hundred nanoseconds and
+// more per thread: a softmax of 4 rows of 128 threads ran 1.6 times as fast,
+// of 2 rows no faster). A launch with less than twice this runs on the
+// calling thread. Splitting early costs little: the caller claims ranges
+// too, and never waits for a pool thread that has not started.
+constexpr uint64_t kMinLoopThreadsPerWorker = uint64_t{1} << 15;
+constexpr uint64_t kMinFiberThreadsPerWorker = uint64_t{1} << 8;
 // Ranges per OS thread: threads that finish early take more, so uneven
 // blocks (or a busy pool thread) do not hold the launch up.
 constexpr int64_t kRangesPerWorker = 4;
