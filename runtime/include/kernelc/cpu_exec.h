@@ -54,16 +54,16 @@
 // Memory: each OS thread that runs blocks keeps, for the largest block it
 // has run, one stack of kFiberStackBytes (64 KiB) per thread with a guard
 // page below it, so that an overflow faults rather than corrupting another
-// thread's stack, and about 2.3 KiB of state per warp. The stacks are
-// reserved address space: only the pages a thread touches are committed
-// (two or three for typical kernels), so a 1024-thread block reserves 68 MiB
-// and commits about 12 MiB. Each stack is two memory mappings: with Linux's
-// default vm.max_map_count of 65530, some 30 OS threads can run 1024-thread
-// blocks at once, 120 can run 256-thread blocks; past that RunBlocks
-// reports that it cannot map the stacks. Shared memory is thread_local
-// (kernelc/block.h): each OS thread that runs a kernel holds one copy of
-// every __shared__ variable of the library and kMaxDynamicSharedBytes per
-// `extern __shared__` name.
+// thread's stack, and about 3 KiB of state per warp. The stacks are
+// reserved address space: only the pages a thread touches are committed, so
+// a 1024-thread block reserves 68 MiB and, for a kernel with small frames,
+// commits about 4 MiB (bench/cpu_blocks). Each stack is two memory
+// mappings: with Linux's default vm.max_map_count of 65530, some 30 OS
+// threads can run 1024-thread blocks at once, 120 can run 256-thread
+// blocks; past that RunBlocks reports that it cannot map the stacks. Shared
+// memory is thread_local (kernelc/block.h): each OS thread that runs a
+// kernel holds one copy of every __shared__ variable of the library and
+// kMaxDynamicSharedBytes per `extern __shared__` name.
 //
 // Integration contract
 // --------------------
