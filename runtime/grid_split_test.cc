@@ -107,14 +107,14 @@ TEST_CASE("the loop runs each thread of a range once, in order", "[loop]") {
 TEST_CASE("a loop kernel gives the same results split over the pool",
           "[loop]") {
   kc::testing::StdPool pool(3);
-  const int64_t n = 1 << 22;
+  constexpr int64_t n = 1 << 22;
   std::vector<float> x(n), y(n), alone(n), spread(n);
   for (int64_t i = 0; i < n; ++i) {
     x[i] = static_cast<float>(i % 1000);
     y[i] = static_cast<float>(i % 7);
   }
   auto saxpy = [&](float* out) {
-    return [&x, &y, out, n] {
+    return [&x, &y, out] {
       const int64_t i =
           blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
       if (i < n) out[i] = 2.0f * x[i] + y[i];

@@ -14,7 +14,7 @@
 // It prints times and ratios. Build and run it as kernelc builds kernels:
 //   bazel run -c opt //bench/cpu_blocks:cpu_blocks_bench
 // or with clang, which compiles generated libraries:
-//   clang++-14 -std=c++17 -O3 -fPIC -D__KERNELC_HOST__ -I. -Iruntime/include \
+//   clang++-19 -std=c++17 -O3 -fPIC -D__KERNELC_HOST__ -I. -Iruntime/include \
 //     -Iruntime/host_include bench/cpu_blocks/cpu_blocks_bench.cc \
 //     runtime/src/block_exec.cc /usr/lib/x86_64-linux-gnu/libboost_context.a \
 //     -lpthread -o /tmp/cpu_blocks_bench && /tmp/cpu_blocks_bench
@@ -109,11 +109,13 @@ __global__ void barriers(int rounds, int* sink) {
   if (threadIdx.x == 0) sink[blockIdx.x] = v;
 }
 
-// The whole-grid loop of today's generated CPU entry (templates/cpp/
+}  // namespace
+
+// The whole-grid loop of a generated CPU entry today (templates/cpp/
 // grid_entry.cc.tmpl), for comparison.
-KC_HOST_CLONES_ void SaxpyWholeGrid(const kc_launch* launch, const float* x,
-                                    const float* y, float a, int64_t n,
-                                    float* out) {
+extern "C" KC_HOST_CLONES_ void kc_bench_saxpy_whole_grid(
+    const kc_launch* launch, const float* x, const float* y, float a, int64_t n,
+    float* out) {
   using ::kc::host::Index;
   ::kc::host::GridState& state = ::kc::host::grid_state;
   const kc_dim3 grid = launch->grid;
@@ -142,13 +144,16 @@ KC_HOST_CLONES_ void SaxpyWholeGrid(const kc_launch* launch, const float* x,
 }
 
 // The entry of the plain loop over a range of blocks, as the integration
-// generates it.
-KC_HOST_CLONES_ void SaxpyRange(const kc_block_range* r, const float* x,
-                                const float* y, float a, int64_t n,
-                                float* out) {
+// generates it (kernelc/cpu_exec.h).
+extern "C" KC_HOST_CLONES_ void kc_bench_saxpy_range(const kc_block_range* r,
+                                                     const float* x,
+                                                     const float* y, float a,
+                                                     int64_t n, float* out) {
   kc::host::RunThreadLoop(r->launch, r->block_begin, r->block_end,
                           [&]() KC_HOST_INLINE_ { saxpy(x, y, a, n, out); });
 }
+
+namespace {
 
 // Runs `launch` split for `pool` (null: the calling thread), each range
 // through `entry`.
@@ -222,13 +227,13 @@ void ElementwiseKernel(int threads) {
   double whole = 1e30, range = 1e30;
   for (int r = 0; r < 3 * reps; ++r) {
     whole = std::min(whole, Best(1, [&] {
-                       SaxpyWholeGrid(&launch, x.data(), y.data(), 3.0f, n,
-                                      out.data());
+                       kc_bench_saxpy_whole_grid(&launch, x.data(), y.data(),
+                                                 3.0f, n, out.data());
                      }));
-    range =
-        std::min(range, Best(1, [&] {
-                   SaxpyRange(&all, x.data(), y.data(), 3.0f, n, out.data());
-                 }));
+    range = std::min(range, Best(1, [&] {
+                       kc_bench_saxpy_range(&all, x.data(), y.data(), 3.0f, n,
+                                            out.data());
+                     }));
   }
   printf("whole-grid loop (today's entry): %8.2f ms\n", whole * 1e3);
   printf(
@@ -236,7 +241,7 @@ void ElementwiseKernel(int threads) {
       "loop's time)\n",
       range * 1e3, range / whole);
   auto entry = [&](const kc_block_range& r) {
-    SaxpyRange(&r, x.data(), y.data(), 3.0f, n, out.data());
+    kc_bench_saxpy_range(&r, x.data(), y.data(), 3.0f, n, out.data());
   };
   for (int t = 2; t <= threads; t *= 2) {
     StdPool pool(t - 1);
@@ -254,7 +259,7 @@ void ElementwiseKernel(int threads) {
     for (int64_t m = int64_t{1} << 12; m <= (int64_t{1} << 22); m *= 4) {
       const kc_launch l{{static_cast<uint32_t>(m / 256), 1, 1}, {256, 1, 1}};
       auto e = [&](const kc_block_range& r) {
-        SaxpyRange(&r, x.data(), y.data(), 3.0f, m, out.data());
+        kc_bench_saxpy_range(&r, x.data(), y.data(), 3.0f, m, out.data());
       };
       const kc_block_range r{l, 0, l.grid.x, 0};
       const double one = Best(201, [&] { e(r); });

@@ -68,27 +68,28 @@
 // Integration contract
 // --------------------
 // Generated host file (one per source, compiled with -D__KERNELC_HOST__,
-// -I<include> -I<host_include> as today), per kernel:
+// -I<include> -I<host_include> as today), per kernel, after
+// `#include KC_USER_SOURCE`:
 //
-//   // block kernel: uses a kc.block_feature
+//   // a kernel that uses a kc.block_feature
 //   extern "C" int32_t SYMBOL(const kc_block_range* r, kc_error* e, PARAMS) {
 //     return ::kc::host::RunBlocks(*r, "KERNEL", e, [&] { KERNEL(ARGS); });
 //   }
-//   // any other kernel
-//   static KC_HOST_CLONES_ void SYMBOL_run(const kc_block_range* r, PARAMS) {
+//   // any other kernel: the entry is the multiversioned function, as today
+//   extern "C" KC_HOST_CLONES_ int32_t SYMBOL(const kc_block_range* r,
+//                                             kc_error*, PARAMS) {
 //     ::kc::host::RunThreadLoop(r->launch, r->block_begin, r->block_end,
 //                               [&]() KC_HOST_INLINE_ { KERNEL(ARGS); });
-//   }
-//   extern "C" int32_t SYMBOL(const kc_block_range* r, kc_error*, PARAMS) {
-//     SYMBOL_run(r, ARGS_FORWARDED);
 //     return 0;
 //   }
 //
-// and after `#include KC_USER_SOURCE`, for every `extern __shared__ T name[]`
-// the frontend recorded, in the declaration's namespace:
+// and for every `extern __shared__ T name[]` the frontend recorded, in the
+// declaration's namespace (an unnamed one included):
 //   KC_HOST_EXTERN_SHARED(T, name);
-// A block kernel's own thread function may carry KC_HOST_CLONES_ too: call
-// the non-template RunBlocks with a static function of that kind.
+// A block kernel's threads run the baseline instruction set: a lambda
+// inside a multiversioned function is not cloned, and each thread's code is
+// scalar anyway. To clone it too, pass the non-template RunBlocks a thread
+// function of external linkage that carries KC_HOST_CLONES_.
 //
 // Shim, per batch element, after sizing the grid (kc::rt::SizeGrid):
 //   const kc::rt::GridSplit split =
@@ -113,10 +114,11 @@
 // position independent: the library needs no Boost at run time) with
 // -Wl,--exclude-libs,libboost_context.a, which keeps its three functions
 // out of the library's exports. Kernel sources are best compiled with
-// `-Xclang -disable-noundef-analysis` too: CUDA code passes values that only
-// some threads set through its own functions (`int v; if (lane == 0) v =
-// ...; v = broadcast(v);`), which clang 14 otherwise treats as undefined
-// behaviour and may compile away (the intrinsics here are immune).
+// `-Xclang -no-enable-noundef-analysis` too: CUDA code passes values that
+// only some threads set through its own functions (`int v; if (lane == 0)
+// v = atomicAdd(...); v = broadcast(v);`), which clang otherwise treats as
+// undefined behaviour and compiles into every thread doing the atomicAdd
+// (seen with clang 19; the intrinsics here are not affected).
 //
 // Frontend: block kernels are those with block_features (the marks of
 // kernelc/block.h). Record each `extern __shared__` declaration (namespace,

@@ -14,7 +14,7 @@ namespace kc::rt {
 
 // The fewest threads of a launch (blocks times threads per block) that make
 // handing blocks to another OS thread pay, per OS thread. Waking a sleeping
-// pool thread takes some 20 us (bench/cpu_blocks on the 2-core development
+// pool thread takes 3 to 20 us (bench/cpu_blocks on the 2-core development
 // machine), so each thread's share should take about as long: 32 Ki threads
 // of an elementwise kernel in the plain loop (half a nanosecond to a few per
 // thread: a saxpy of 64 Ki elements ran 1.8 times as fast on two threads, of
