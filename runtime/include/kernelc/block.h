@@ -351,7 +351,13 @@ inline int32_t ShuffleClamp(int width, bool up) {
   alignas(64) alignas(T) inline thread_local T \
       name[::kc::host::kMaxDynamicSharedBytes / sizeof(T)]
 
-#define __shared__ KC_HOST_MARK_("kc.block_feature", "__shared__") thread_local
+#if defined(__KERNELC_FRONTEND__)
+// The frontend reads the mark, and itself reports a __shared__ where CUDA
+// allows none (on a parameter, say).
+#define __shared__ KC_HOST_MARK_("kc.block_feature", "__shared__")
+#else
+#define __shared__ thread_local
+#endif
 
 // The intrinsics are inlined into the kernel before the optimizer looks at
 // their arguments. CUDA code passes values that only some lanes set (`int
