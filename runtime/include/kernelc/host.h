@@ -443,6 +443,9 @@ inline double max(double a, double b) { return fmax(a, b); }
 inline void __threadfence_block() { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
 inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 inline void __threadfence_system() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+// printf is stdio's (included above, as nvcc includes it): each call writes
+// its text under the stream's lock, so blocks running on several threads do
+// not mix within one call's output.
 // A counter that never goes back, in nanoseconds (CLOCK_MONOTONIC) rather
 // than a GPU's cycles: differences of it time code, as on a GPU.
 inline long long clock64() {
