@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "runtime/std_pool.h"
+#include "runtime/testdata/softmax.cu"
 
 namespace {
 
@@ -56,45 +57,6 @@ __global__ void saxpy(const float* x, const float* y, float a, int64_t n,
                       float* out) {
   const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (i < n) out[i] = a * x[i] + y[i];
-}
-
-template <typename A>
-__device__ A WarpMax(A v) {
-  for (int m = 16; m > 0; m >>= 1)
-    v = max(v, __shfl_xor_sync(0xffffffffu, v, m));
-  return v;
-}
-template <typename A>
-__device__ A WarpSum(A v) {
-  for (int m = 16; m > 0; m >>= 1) v += __shfl_xor_sync(0xffffffffu, v, m);
-  return v;
-}
-
-// One block per row; warps reduce with shuffles, then across warps in
-// shared memory: 5 shuffles and a barrier for each of the two reductions.
-__global__ void softmax_rows(const float* x, float* y, int cols) {
-  __shared__ float slots[32];
-  const float* row = x + static_cast<int64_t>(blockIdx.x) * cols;
-  float* out = y + static_cast<int64_t>(blockIdx.x) * cols;
-  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const unsigned warps = blockDim.x / 32;
-  float m = -INFINITY;
-  for (int j = threadIdx.x; j < cols; j += blockDim.x) m = max(m, row[j]);
-  m = WarpMax(m);
-  if (lane == 0) slots[warp] = m;
-  __syncthreads();
-  m = slots[0];
-  for (unsigned w = 1; w < warps; ++w) m = max(m, slots[w]);
-  __syncthreads();
-  float s = 0;
-  for (int j = threadIdx.x; j < cols; j += blockDim.x) s += expf(row[j] - m);
-  s = WarpSum(s);
-  if (lane == 0) slots[warp] = s;
-  __syncthreads();
-  s = slots[0];
-  for (unsigned w = 1; w < warps; ++w) s += slots[w];
-  for (int j = threadIdx.x; j < cols; j += blockDim.x)
-    out[j] = expf(row[j] - m) / s;
 }
 
 // A block of threads that only meet at barriers.
@@ -295,8 +257,9 @@ void BlockKernel(int threads) {
     const kc_block_range all{launch, 0, static_cast<uint64_t>(rows), 0};
     kc_error error;
     const double fibers = Best(reps, [&] {
-      kc::host::RunBlocks(all, "softmax", &error,
-                          [&] { softmax_rows(x.data(), y.data(), cols); });
+      kc::host::RunBlocks(all, "softmax", &error, [&] {
+        softmax_rows<float, float>(x.data(), y.data(), cols);
+      });
     });
     const double plain =
         Best(reps, [&] { SoftmaxReference(x.data(), y.data(), rows, cols); });
@@ -308,8 +271,9 @@ void BlockKernel(int threads) {
       for (int t = 2; t <= threads; t *= 2) {
         StdPool pool(t - 1);
         auto entry = [&](const kc_block_range& r) {
-          kc::host::RunBlocks(r, "softmax", &error,
-                              [&] { softmax_rows(x.data(), y.data(), cols); });
+          kc::host::RunBlocks(r, "softmax", &error, [&] {
+            softmax_rows<float, float>(x.data(), y.data(), cols);
+          });
         };
         const double split =
             Best(reps, [&] { Split(launch, true, &pool, entry); });
@@ -343,8 +307,9 @@ void BlockKernel(int threads) {
       const kc_launch l{{static_cast<uint32_t>(rows), 1, 1}, {128, 1, 1}};
       kc_error error;
       auto e = [&](const kc_block_range& r) {
-        kc::host::RunBlocks(r, "softmax", &error,
-                            [&] { softmax_rows(x.data(), y.data(), cols); });
+        kc::host::RunBlocks(r, "softmax", &error, [&] {
+          softmax_rows<float, float>(x.data(), y.data(), cols);
+        });
       };
       const double one = Best(101, [&] {
         e(kc_block_range{l, 0, l.grid.x, 0});

@@ -330,17 +330,21 @@ __attribute__((always_inline)) inline R Collective(
   static_assert(std::is_trivially_copyable_v<R> && sizeof(R) <= kMaxLaneBytes,
                 "a warp collective returns trivially copyable values of at "
                 "most 32 bytes");
+  constexpr uint32_t kSize = sizeof(T);
   R out;
-  const WarpRequest request{&op, mask,   static_cast<uint32_t>(sizeof(T)), a, b,
-                            &in, context};
+  const WarpRequest request{&op, mask, kSize, a, b, &in, context};
   WarpCall(request, &out, sizeof out);
   return out;
 }
 
-// The clamp operand CUDA's shuffles pass for `width`.
-inline int32_t ShuffleClamp(int width, bool up) {
+// A shuffle of mode M, with the clamp operand CUDA's __shfl_*_sync pass for
+// `width`.
+template <ShuffleMode M, typename T>
+__attribute__((always_inline)) inline T Shuffle(unsigned mask, const T& var,
+                                                int32_t lane, int width) {
   const int32_t segment = (kWarpSize - width) << 8;
-  return up ? segment : segment | 0x1f;
+  return Collective<T>(kShuffle<M>, mask, var, lane,
+                       M == ShuffleMode::kUp ? segment : segment | 0x1f);
 }
 
 }  // namespace detail
@@ -429,39 +433,29 @@ template <typename T>
 KC_BLOCK_FEATURE_(__shfl_sync)
 KC_HOST_INTRINSIC_ T
     __shfl_sync(unsigned mask, T var, int src_lane, int width = 32) {
-  using ::kc::host::detail::ShuffleMode;
-  return ::kc::host::detail::Collective<T>(
-      ::kc::host::detail::kShuffle<ShuffleMode::kIdx>, mask, var, src_lane,
-      ::kc::host::detail::ShuffleClamp(width, false));
+  return ::kc::host::detail::Shuffle<::kc::host::detail::ShuffleMode::kIdx>(
+      mask, var, src_lane, width);
 }
 template <typename T>
 KC_BLOCK_FEATURE_(__shfl_up_sync)
 KC_HOST_INTRINSIC_ T
     __shfl_up_sync(unsigned mask, T var, unsigned delta, int width = 32) {
-  using ::kc::host::detail::ShuffleMode;
-  return ::kc::host::detail::Collective<T>(
-      ::kc::host::detail::kShuffle<ShuffleMode::kUp>, mask, var,
-      static_cast<int32_t>(delta),
-      ::kc::host::detail::ShuffleClamp(width, true));
+  return ::kc::host::detail::Shuffle<::kc::host::detail::ShuffleMode::kUp>(
+      mask, var, static_cast<int32_t>(delta), width);
 }
 template <typename T>
 KC_BLOCK_FEATURE_(__shfl_down_sync)
 KC_HOST_INTRINSIC_ T
     __shfl_down_sync(unsigned mask, T var, unsigned delta, int width = 32) {
-  using ::kc::host::detail::ShuffleMode;
-  return ::kc::host::detail::Collective<T>(
-      ::kc::host::detail::kShuffle<ShuffleMode::kDown>, mask, var,
-      static_cast<int32_t>(delta),
-      ::kc::host::detail::ShuffleClamp(width, false));
+  return ::kc::host::detail::Shuffle<::kc::host::detail::ShuffleMode::kDown>(
+      mask, var, static_cast<int32_t>(delta), width);
 }
 template <typename T>
 KC_BLOCK_FEATURE_(__shfl_xor_sync)
 KC_HOST_INTRINSIC_ T
     __shfl_xor_sync(unsigned mask, T var, int lane_mask, int width = 32) {
-  using ::kc::host::detail::ShuffleMode;
-  return ::kc::host::detail::Collective<T>(
-      ::kc::host::detail::kShuffle<ShuffleMode::kBfly>, mask, var, lane_mask,
-      ::kc::host::detail::ShuffleClamp(width, false));
+  return ::kc::host::detail::Shuffle<::kc::host::detail::ShuffleMode::kBfly>(
+      mask, var, lane_mask, width);
 }
 // The lanes of `mask` whose `value` equals this lane's (bit for bit).
 template <typename T>
