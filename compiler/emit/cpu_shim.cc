@@ -23,7 +23,8 @@ std::string Impl(const model::Kernel& k) {
 // EmitCpuEntry, unnamed.
 std::string EntryDeclaration(const Namer& namer, const model::Kernel& k) {
   std::vector<std::string> params;
-  if (k.kind == model::KernelKind::kGlobal) params.push_back("const kc_launch*");
+  if (k.kind == model::KernelKind::kGlobal)
+    params.push_back("const kc_launch*");
   for (const Param& p : k.params) {
     if (model::IsTensor(p.role)) {
       params.push_back("void*");
@@ -48,11 +49,11 @@ void EmitBody(const EmitRequest& request, const HandlerParts& h, Printer& p) {
     if (param.role == Role::kInMut)
       p.Emit({{"result", HandlerParts::BufferVar(param)},
               {"arg", Namer::CppLocal("b", param.name)}},
-             R"cc(
+             R"code(
                if ($result$.untyped_data() != $arg$.untyped_data() && $result$.size_bytes() > 0) {
                  memcpy($result$.untyped_data(), $arg$.untyped_data(), $result$.size_bytes());
                }
-             )cc");
+             )code");
   std::vector<std::string> args;
   for (size_t i = 0; i < k.params.size(); ++i) {
     for (std::string& arg : h.KernelArgs(i)) args.push_back(std::move(arg));
@@ -60,17 +61,17 @@ void EmitBody(const EmitRequest& request, const HandlerParts& h, Printer& p) {
     p.Emit({{"ctype", model::DTypeCppName(k.params[i].dtype)},
             {"buffer", HandlerParts::BufferVar(k.params[i])},
             {"value", h.InitValue(i)}},
-           R"cc(
+           R"code(
              ::kc::rt::Fill<$ctype$>($buffer$.untyped_data(), static_cast<int64_t>($buffer$.element_count()), $value$);
-           )cc");
+           )code");
   }
   h.EmitLaunchGrid(p);
   if (h.grid()) args.insert(args.begin(), "&kc_launch_");
   p.Emit({{"entry", request.namer().CpuEntrySymbol(k.name)},
           {"args", fmt::format("{}", fmt::join(args, ", "))}},
-         R"cc(
+         R"code(
            $entry$($args$);
-         )cc");
+         )code");
 }
 
 }  // namespace
@@ -80,13 +81,13 @@ void CpuShim::EmitDeclarations(const EmitRequest& request, Printer& p) const {
   for (const sema::KernelPlan& kp : request.plan().kernels)
     declarations.push_back(EntryDeclaration(request.namer(), *kp.kernel));
   p.Emit({{"declarations", fmt::format("{}", fmt::join(declarations, "\n"))}},
-         R"cc(
+         R"code(
            // CPU entry points, compiled together with the kernel sources.
            extern "C" {
            $declarations$
            }  // extern "C"
 
-         )cc");
+         )code");
 }
 
 // Runs the kernel once per batch element, all in the one call (see
@@ -101,30 +102,29 @@ void CpuShim::EmitHandlers(const EmitRequest& request,
   std::vector<std::string> operands = h.Operands();
   auto helpers = [&] {
     // How many pool threads share the batch.
-    p.Emit({{"element_bytes", h.ElementBytes()}}, R"cc(
+    p.Emit({{"element_bytes", h.ElementBytes()}}, R"code(
       const int64_t kc_helpers = ::kc::rt::BatchHelpers(kc_pool.num_threads(), kc_batch, $element_bytes$);
-    )cc");
+    )code");
     if (!k.elementwise) return;
     p.Emit({{"operands", fmt::format("{}", fmt::join(operands, ", "))},
             {"count", operands.size()}},
-           R"cc(
+           R"code(
              // Elementwise, and on one thread: the whole batch as one element, folded
              // into dimension 0.
              if (kc_helpers == 0) {
                ::kc::rt::Operand<ffi::DataType>* const kc_operands[] = {$operands$};
                ::kc::rt::FoldBatch(&kc_batch, kc_operands, $count$);
              }
-           )cc");
+           )code");
   };
   p.Emit({{"kernel", k.name},
           {"impl", Impl(k)},
           {"impl_params", ParamLines(h.ImplParams("ffi::ThreadPool kc_pool"))},
           {"batch", [&] { h.EmitBatchPlan(p); }},
           {"helpers", helpers},
-          {"element_args",
-           fmt::format("{}", fmt::join(h.ElementArgs("kc_i"),
-                                       ",\n            "))}},
-         R"cc(
+          {"element_args", fmt::format("{}", fmt::join(h.ElementArgs("kc_i"),
+                                                       ",\n            "))}},
+         R"code(
            // The handler of '$kernel$': runs the kernel once per batch element, all in
            // this one call (one element outside vmap). Large batches spread over XLA's
            // intra-op thread pool; each element writes only its own results.
@@ -146,7 +146,7 @@ void CpuShim::EmitHandlers(const EmitRequest& request,
              return kc_first;
            }
 
-         )cc");
+         )code");
 }
 
 void CpuShim::EmitRegistration(const EmitRequest& request,
@@ -157,14 +157,14 @@ void CpuShim::EmitRegistration(const EmitRequest& request,
           {"impl", Impl(k)},
           {"bindings",
            "\n        .Ctx<ffi::ThreadPool>()" + HandlerParts(kp).Bindings()}},
-         R"cc(
+         R"code(
            // The only symbol the library exports for '$kernel$': everything else is
            // hidden.
            extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* $symbol$(
                XLA_FFI_CallFrame* call_frame);
            XLA_FFI_DEFINE_HANDLER_SYMBOL($symbol$, $impl$,
                                          ffi::Ffi::Bind()$bindings$);
-         )cc");
+         )code");
 }
 
 void CpuShim::EmitPyRegistration(const EmitRequest& request,
@@ -208,22 +208,21 @@ void EmitCpuEntry(const EmitRequest& request, const sema::KernelPlan& kp,
       args.push_back(fmt::format("::kc::host::AnyPtr{{{}}}", v));
     }
   }
-  Printer::Subs subs = {
-      {"kernel", k.name},
-      {"symbol", request.namer().CpuEntrySymbol(k.name)},
-      {"params", fmt::format("{}", fmt::join(params, ", "))},
-      {"args", fmt::format("{}", fmt::join(args, ", "))}};
+  Printer::Subs subs = {{"kernel", k.name},
+                        {"symbol", request.namer().CpuEntrySymbol(k.name)},
+                        {"params", fmt::format("{}", fmt::join(params, ", "))},
+                        {"args", fmt::format("{}", fmt::join(args, ", "))}};
   if (!grid) {
-    p.Emit(subs, R"cc(
+    p.Emit(subs, R"code(
       // Calls host kernel '$kernel$' once with whole tensors.
       extern "C" KC_HOST_CLONES_ void $symbol$($params$) {
         $kernel$($args$);
       }
 
-    )cc");
+    )code");
     return;
   }
-  p.Emit(subs, R"cc(
+  p.Emit(subs, R"code(
     // Runs '$kernel$' over its grid: blocks in order, the threads of each block
     // in order, the kernel inlined into the innermost loop so that it
     // vectorizes. One clone per instruction set, chosen when the library loads.
@@ -258,7 +257,7 @@ void EmitCpuEntry(const EmitRequest& request, const sema::KernelPlan& kp,
       }
     }
 
-  )cc");
+  )code");
 }
 
 }  // namespace kernelc::emit

@@ -19,8 +19,7 @@ class CpuShim : public PlatformShim {
   void EmitSupport(const EmitRequest& /*request*/,
                    Printer& /*p*/) const override {}
   // The entry points' declarations.
-  void EmitDeclarations(const EmitRequest& request,
-                        Printer& p) const override;
+  void EmitDeclarations(const EmitRequest& request, Printer& p) const override;
   void EmitHandlers(const EmitRequest& request, const sema::KernelPlan& kp,
                     Printer& p) const override;
   void EmitRegistration(const EmitRequest& request, const sema::KernelPlan& kp,

@@ -22,7 +22,8 @@ Status EmitModule(const EmitRequest& request, const CudaBinary& b,
     for (size_t i = 0; i < images.size(); ++i) {
       const CudaImage& im = images[i];
       std::string bytes = im.data;
-      if (im.is_ptx) bytes.push_back('\0');  // cuModuleLoadData reads a C string
+      if (im.is_ptx)
+        bytes.push_back('\0');  // cuModuleLoadData reads a C string
       std::string hex;
       for (size_t j = 0; j < bytes.size(); ++j)
         hex += fmt::format("{}0x{:02x},", j % 16 == 0 ? "\n    " : " ",
@@ -34,11 +35,11 @@ Status EmitModule(const EmitRequest& request, const CudaBinary& b,
               {"sha256", im.sha256},
               {"array", fmt::format("{}_image_{}", symbol, i)},
               {"bytes", hex}},
-             R"cc(
+             R"code(
                // $name$ ($size$ bytes, sha256 $sha256$)
                alignas(64) static const unsigned char $array$[] = {$bytes$
                };
-             )cc");
+             )code");
     }
   };
   auto entries = [&] {
@@ -46,15 +47,15 @@ Status EmitModule(const EmitRequest& request, const CudaBinary& b,
       p.Emit({{"sm", images[i].sm},
               {"ptx", images[i].is_ptx ? 1 : 0},
               {"array", fmt::format("{}_image_{}", symbol, i)}},
-             R"cc(
+             R"code(
                {$sm$, $ptx$, $array$, sizeof($array$)},
-             )cc");
+             )code");
   };
   auto names = [&] {
     for (const std::string& name : kernels)
-      p.Emit({{"name", Quote(name)}}, R"cc(
+      p.Emit({{"name", Quote(name)}}, R"code(
         $name$,
-      )cc");
+      )code");
   };
   p.Emit({{"source", Escape(b.source)},
           {"symbol", symbol},
@@ -64,7 +65,7 @@ Status EmitModule(const EmitRequest& request, const CudaBinary& b,
           {"num_images", images.size()},
           {"num_kernels", kernels.size()},
           {"cuda_version", request.info().cuda_version}},
-         R"cc(
+         R"code(
            // $source$
            $arrays$
            static const kc_cuda_image $symbol$_images[] = {
@@ -76,7 +77,7 @@ Status EmitModule(const EmitRequest& request, const CudaBinary& b,
            extern "C" const kc_cuda_module $symbol$ = {
                "$source$", $symbol$_images, $num_images$, $symbol$_kernels, $num_kernels$, $cuda_version$};
 
-         )cc");
+         )code");
   for (const CudaImage& im : images)
     if (Status s = context.Write(GeneratorContext::Tree::kBuild,
                                  "cuda/" + CudaImageName(b, im, fold), im.data);
@@ -114,9 +115,9 @@ Status CudaImagesGenerator::Generate(const EmitRequest& request,
       std::vector<std::string> entries;
       for (const std::string& k : b.fold_kernels)
         entries.push_back(Namer::CudaFoldEntry(k));
-      status = EmitModule(request, b,
-                          namer.CudaFoldModuleSymbol(b.source_index),
-                          b.fold_images, entries, /*fold=*/true, p, context);
+      status =
+          EmitModule(request, b, namer.CudaFoldModuleSymbol(b.source_index),
+                     b.fold_images, entries, /*fold=*/true, p, context);
       if (!status.ok()) return;
     }
   };

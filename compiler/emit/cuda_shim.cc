@@ -40,9 +40,9 @@ std::optional<Slot> FindSlot(const EmitRequest& request,
     if (b.source != k.source) continue;
     Slot slot;
     slot.cache = Namer::CudaCacheAccessor(b.source_index, /*fold=*/false);
-    slot.slot = static_cast<int>(
-        std::find(b.kernels.begin(), b.kernels.end(), k.name) -
-        b.kernels.begin());
+    slot.slot =
+        static_cast<int>(std::find(b.kernels.begin(), b.kernels.end(), k.name) -
+                         b.kernels.begin());
     slot.fill_slot = static_cast<int>(b.kernels.size());
     auto fold = std::find(b.fold_kernels.begin(), b.fold_kernels.end(), k.name);
     if (fold != b.fold_kernels.end()) {
@@ -60,11 +60,11 @@ std::string Impl(const model::Kernel& k, std::string_view stage) {
 
 // Fails the handler when a call of the CUDA runtime left an error in
 // kc_error.
-constexpr std::string_view kReturnError = R"cc(
+constexpr std::string_view kReturnError = R"code(
   if (!kc_error.empty()) {
     return ffi::Error::Internal(::kc::rt::Str("$kernel$: ", kc_error));
   }
-)cc";
+)code";
 
 // The element's statements after the checks: in-place copies and fills on
 // the stream, then the launch. A folded batch (kc_fold set) is one
@@ -76,54 +76,55 @@ void EmitBody(const sema::KernelPlan& kp, const Slot& slot,
   h.EmitChecks(p);
   // Dynamic shared memory, evaluated with the other expressions.
   if (kp.shared_bytes)
-    p.Emit({{"expr", h.Cpp(kp.shared_bytes)}}, R"cc(
+    p.Emit({{"expr", h.Cpp(kp.shared_bytes)}}, R"code(
       const int64_t kc_shared_bytes = $expr$;
-    )cc");
+    )code");
   h.EmitExpressionsOk(p);
-  if (slot.folds()) p.Emit(R"cc(
-    const int64_t kc_copies = kc_fold != nullptr ? kc_fold->count : 1;
-  )cc");
+  if (slot.folds())
+    p.Emit(R"code(
+      const int64_t kc_copies = kc_fold != nullptr ? kc_fold->count : 1;
+    )code");
   for (const Param& param : k.params) {
     if (param.role != Role::kInMut) continue;
     const std::string result = HandlerParts::BufferVar(param);
-    p.Emit({{"result", result},
-            {"arg", Namer::CppLocal("b", param.name)},
-            {"bytes", fmt::format("{}.size_bytes(){}", result,
-                                  slot.folds()
-                                      ? " * static_cast<size_t>(kc_copies)"
-                                      : "")},
-            {"kernel", k.name},
-            {"param", param.name}},
-           R"cc(
+    p.Emit(
+        {{"result", result},
+         {"arg", Namer::CppLocal("b", param.name)},
+         {"bytes",
+          fmt::format("{}.size_bytes(){}", result,
+                      slot.folds() ? " * static_cast<size_t>(kc_copies)" : "")},
+         {"kernel", k.name},
+         {"param", param.name}},
+        R"code(
              if ($result$.untyped_data() != $arg$.untyped_data() && $bytes$ > 0) {
                const std::string kc_error = ::kc::cuda::CopyAsync($result$.untyped_data(), $arg$.untyped_data(), $bytes$, kc_stream);
                if (!kc_error.empty()) {
                  return ffi::Error::Internal(::kc::rt::Str("$kernel$: copying '$param$': ", kc_error));
                }
              }
-           )cc");
+           )code");
   }
   std::vector<std::string> decls, refs;
   for (size_t i = 0; i < k.params.size(); ++i) {
     const Param& param = k.params[i];
     const std::string buffer = HandlerParts::BufferVar(param);
     if (h.Fills(i))
-      p.Emit({{"ctype", model::DTypeCppName(param.dtype)},
-              {"buffer", buffer},
-              {"value", h.InitValue(i)},
-              {"kernel", k.name},
-              {"param", param.name},
-              {"count",
-               fmt::format("static_cast<int64_t>({}.element_count()){}", buffer,
-                           slot.folds() ? " * kc_copies" : "")}},
-             R"cc(
+      p.Emit(
+          {{"ctype", model::DTypeCppName(param.dtype)},
+           {"buffer", buffer},
+           {"value", h.InitValue(i)},
+           {"kernel", k.name},
+           {"param", param.name},
+           {"count", fmt::format("static_cast<int64_t>({}.element_count()){}",
+                                 buffer, slot.folds() ? " * kc_copies" : "")}},
+          R"code(
                {
                  const std::string kc_error = ::kc::cuda::Fill($buffer$.untyped_data(), $count$, static_cast<int>(sizeof($ctype$)), ::kc::cuda::Bits<$ctype$>($value$), kc_stream, kc_fill64);
                  if (!kc_error.empty()) {
                    return ffi::Error::Internal(::kc::rt::Str("$kernel$: filling '$param$': ", kc_error));
                  }
                }
-             )cc");
+             )code");
     // Each argument in a local of the kernel parameter's type; the launch
     // passes their addresses.
     const std::string local = Namer::CppLocal("kc_arg", param.name);
@@ -136,28 +137,27 @@ void EmitBody(const sema::KernelPlan& kp, const Slot& slot,
     else if (model::IsTensor(param.role))
       decls.push_back(fmt::format("void* {} = {};", local, arg));
     else
-      decls.push_back(fmt::format("{} {} = {};",
-                                  model::DTypeCppName(param.dtype), local,
-                                  arg));
+      decls.push_back(fmt::format(
+          "{} {} = {};", model::DTypeCppName(param.dtype), local, arg));
     refs.push_back("&" + local);
   }
   h.EmitLaunchGrid(p);
   const std::string shared_bytes = kp.shared_bytes ? "kc_shared_bytes" : "0";
   std::function<void()> launch = [&] {
-    p.Emit({{"shared_bytes", shared_bytes}}, R"cc(
+    p.Emit({{"shared_bytes", shared_bytes}}, R"code(
       const std::string kc_error = ::kc::cuda::Launch(kc_function, kc_grid_dims, kc_block_dims, $shared_bytes$, kc_stream, kc_params);
-    )cc");
+    )code");
   };
   if (slot.folds()) {
     // The fold entry's last parameter, the batch, set by LaunchFold.
     launch = [&, batch_param = refs.size()] {
       p.Emit({{"shared_bytes", shared_bytes}, {"batch_param", batch_param}},
-             R"cc(
+             R"code(
                const std::string kc_error =
                    kc_fold == nullptr
                        ? ::kc::cuda::Launch(kc_function, kc_grid_dims, kc_block_dims, $shared_bytes$, kc_stream, kc_params)
                        : ::kc::cuda::LaunchFold(kc_fold_function, kc_grid_dims, kc_block_dims, $shared_bytes$, kc_stream, kc_params, $batch_param$, *kc_fold);
-             )cc");
+             )code");
     };
     refs.push_back("nullptr");
   }
@@ -165,34 +165,39 @@ void EmitBody(const sema::KernelPlan& kp, const Slot& slot,
   p.Emit({{"arg_decls", fmt::format("{}", fmt::join(decls, "\n"))},
           {"arg_refs", fmt::format("{}", fmt::join(refs, ", "))},
           {"launch", launch},
-          {"check", [&] { p.Emit({{"kernel", k.name}}, kReturnError); }}},
-         R"cc(
+          {"check",
+           [&] {
+             p.Emit({{"kernel", k.name}}, kReturnError);
+           }}},
+         R"code(
            $arg_decls$
            void* kc_params[] = {$arg_refs$};
            const unsigned kc_grid_dims[3] = {kc_launch_.grid.x, kc_launch_.grid.y, kc_launch_.grid.z};
            const unsigned kc_block_dims[3] = {kc_launch_.block.x, kc_launch_.block.y, kc_launch_.block.z};
            $launch$
            $check$
-         )cc");
+         )code");
 }
 
 // Loads the kernel's modules in the initialize stage, so that the execute
 // stage only launches (and can be captured into a CUDA graph).
-void EmitInitHandler(const sema::KernelPlan& kp, const Slot& slot,
-                     Printer& p) {
+void EmitInitHandler(const sema::KernelPlan& kp, const Slot& slot, Printer& p) {
   const model::Kernel& k = *kp.kernel;
   auto loads = [&] {
     auto load = [&](const std::string& cache, int index) {
       p.Emit({{"module", cache + "()"},
               {"slot", index},
-              {"check", [&] { p.Emit({{"kernel", k.name}}, kReturnError); }}},
-             R"cc(
+              {"check",
+               [&] {
+                 p.Emit({{"kernel", k.name}}, kReturnError);
+               }}},
+             R"code(
                {
                  ::kc::cuda::Function* kc_function = nullptr;
                  const std::string kc_error = $module$.Get(kc_stream, $slot$, &kc_function);
                  $check$
                }
-             )cc");
+             )code");
     };
     load(slot.cache, slot.slot);
     if (slot.folds()) load(slot.fold_cache, slot.fold_slot);
@@ -202,7 +207,7 @@ void EmitInitHandler(const sema::KernelPlan& kp, const Slot& slot,
           {"impl_params",
            ParamLines(HandlerParts(kp).ImplParams("CUstream kc_stream"))},
           {"loads", loads}},
-         R"cc(
+         R"code(
            // Kernel '$kernel$', platform CUDA, initialize stage: loads the module into
            // the stream's context, so that the execute stage only launches (and can be
            // captured into a CUDA graph).
@@ -211,7 +216,7 @@ void EmitInitHandler(const sema::KernelPlan& kp, const Slot& slot,
              return ffi::Error::Success();
            }
 
-         )cc");
+         )code");
 }
 
 // The execute stage: the kernels looked up once, then one launch per batch
@@ -256,19 +261,22 @@ void EmitExecuteHandler(const sema::KernelPlan& kp, const Slot& slot,
     if (!k.elementwise) return;
     p.Emit({{"operands", fmt::format("{}", fmt::join(operands, ", "))},
             {"count", operands.size()}},
-           R"cc(
+           R"code(
              // Elementwise: the whole batch as one element, folded into dimension 0, so
              // one launch covers it.
              ::kc::rt::Operand<ffi::DataType>* const kc_operands[] = {$operands$};
              ::kc::rt::FoldBatch(&kc_batch, kc_operands, $count$);
-           )cc");
+           )code");
   };
   auto functions = [&] {
     p.Emit({{"module", slot.cache + "()"},
             {"count", slots.size()},
             {"slots", fmt::format("{}", fmt::join(slots, ", "))},
-            {"check", [&] { p.Emit({{"kernel", k.name}}, kReturnError); }}},
-           R"cc(
+            {"check",
+             [&] {
+               p.Emit({{"kernel", k.name}}, kReturnError);
+             }}},
+           R"code(
              // The kernels this call launches, looked up once for every batch element.
              ::kc::cuda::Function* kc_functions[$count$] = {};
              {
@@ -276,35 +284,37 @@ void EmitExecuteHandler(const sema::KernelPlan& kp, const Slot& slot,
                const std::string kc_error = $module$.Get(kc_stream, kc_slots, $count$, kc_functions);
                $check$
              }
-           )cc");
+           )code");
     if (!slot.folds()) return;
     // The tensors in declaration order, as the fold entry numbers them; an
     // in-place argument is copied into its result as a whole.
     std::vector<std::string> tensors, dense;
     for (const Param& param : k.params) {
       if (model::IsTensor(param.role))
-        tensors.push_back("&" + Namer::CppLocal("e", (IsResult(param.role)
-                                                          ? "o_"
-                                                          : "b_") +
-                                                         param.name));
+        tensors.push_back(
+            "&" + Namer::CppLocal(
+                      "e", (IsResult(param.role) ? "o_" : "b_") + param.name));
       if (param.role == Role::kInMut)
         dense.push_back("&" + Namer::CppLocal("e", "b_" + param.name));
     }
-    p.Emit({{"tensors", fmt::format("{}", fmt::join(tensors, ", "))},
-            {"count", tensors.size()},
-            // Never an empty array.
-            {"dense", dense.empty()
-                          ? std::string("nullptr")
-                          : fmt::format("{}", fmt::join(dense, ", "))},
-            {"dense_count", dense.size()},
-            {"module", slot.fold_cache + "()"},
-            {"slot", slot.fold_slot},
-            {"impl", impl},
-            {"args", fmt::format("{}", fmt::join(with(fold_prefix,
-                                                      h.ElementArgs("0")),
-                                                 ",\n                "))},
-            {"check", [&] { p.Emit({{"kernel", k.name}}, kReturnError); }}},
-           R"cc(
+    p.Emit(
+        {{"tensors", fmt::format("{}", fmt::join(tensors, ", "))},
+         {"count", tensors.size()},
+         // Never an empty array.
+         {"dense", dense.empty() ? std::string("nullptr")
+                                 : fmt::format("{}", fmt::join(dense, ", "))},
+         {"dense_count", dense.size()},
+         {"module", slot.fold_cache + "()"},
+         {"slot", slot.fold_slot},
+         {"impl", impl},
+         {"args",
+          fmt::format("{}", fmt::join(with(fold_prefix, h.ElementArgs("0")),
+                                      ",\n                "))},
+         {"check",
+          [&] {
+            p.Emit({{"kernel", k.name}}, kReturnError);
+          }}},
+        R"code(
              // A batch of several elements folds into the grid's z axis: one element's
              // checks, one launch of the fold entry for all (kernelc/fold.h).
              if (kc_batch.count > 1) {
@@ -318,7 +328,7 @@ void EmitExecuteHandler(const sema::KernelPlan& kp, const Slot& slot,
                  return $impl$_element(kc_stream, $args$);
                }
              }
-           )cc");
+           )code");
   };
   p.Emit({{"kernel", k.name},
           {"impl", impl},
@@ -328,7 +338,7 @@ void EmitExecuteHandler(const sema::KernelPlan& kp, const Slot& slot,
           {"element_args",
            fmt::format("{}", fmt::join(with(prefix, h.ElementArgs("kc_i")),
                                        ",\n            "))}},
-         R"cc(
+         R"code(
            // The CUDA handler of '$kernel$': launches the kernel once per batch element
            // on XLA's stream, all within this one call (one element outside vmap). It
            // only launches, so XLA may capture it into a CUDA graph.
@@ -342,7 +352,7 @@ void EmitExecuteHandler(const sema::KernelPlan& kp, const Slot& slot,
              return ffi::Error::Success();
            }
 
-         )cc");
+         )code");
 }
 
 }  // namespace
@@ -358,13 +368,13 @@ void CudaShim::EmitSupport(const EmitRequest& request, Printer& p) const {
       if (!first) p.PrintRaw("\n");
       first = false;
       p.Emit({{"source", source}, {"cache", accessor}, {"module", module}},
-             R"cc(
+             R"code(
                // The kernels of $source$, loaded once per CUDA context.
                ::kc::cuda::ModuleCache& $cache$() {
                  static ::kc::cuda::ModuleCache* cache = new ::kc::cuda::ModuleCache(&$module$);
                  return *cache;
                }
-             )cc");
+             )code");
     };
     for (const CudaBinary& b : info.cuda_binaries) {
       cache(b.source, Namer::CudaCacheAccessor(b.source_index, /*fold=*/false),
@@ -376,8 +386,9 @@ void CudaShim::EmitSupport(const EmitRequest& request, Printer& p) const {
     }
   };
   for (const CudaBinary& b : info.cuda_binaries) {
-    decls.push_back(fmt::format("extern const kc_cuda_module {};",
-                                request.namer().CudaModuleSymbol(b.source_index)));
+    decls.push_back(
+        fmt::format("extern const kc_cuda_module {};",
+                    request.namer().CudaModuleSymbol(b.source_index)));
     if (!b.fold_kernels.empty())
       decls.push_back(
           fmt::format("extern const kc_cuda_module {};",
@@ -385,7 +396,7 @@ void CudaShim::EmitSupport(const EmitRequest& request, Printer& p) const {
   }
   p.Emit({{"decls", fmt::format("{}", fmt::join(decls, "\n"))},
           {"caches", caches}},
-         R"cc(
+         R"code(
 
            #include "kernelc/cuda.h"
 
@@ -398,7 +409,7 @@ void CudaShim::EmitSupport(const EmitRequest& request, Printer& p) const {
 
            $caches$
            }  // namespace
-         )cc");
+         )code");
 }
 
 void CudaShim::EmitHandlers(const EmitRequest& request,
@@ -422,7 +433,7 @@ void CudaShim::EmitRegistration(const EmitRequest& request,
           {"symbol", HandlerSymbol(request.namer(), k)},
           {"impl", Impl(k, "")},
           {"bindings", HandlerParts(kp).Bindings()}},
-         R"cc(
+         R"code(
            // The CUDA handlers of '$kernel$': an initialize stage that loads the module
            // and an execute stage that only launches, marked command-buffer compatible.
            extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* $init_symbol$(
@@ -436,7 +447,7 @@ void CudaShim::EmitRegistration(const EmitRequest& request,
                                          ffi::Ffi::Bind()
                                              .Ctx<ffi::PlatformStream<CUstream>>()$bindings$,
                                          {ffi::Traits::kCmdBufferCompatible});
-         )cc");
+         )code");
 }
 
 void CudaShim::EmitPyRegistration(const EmitRequest& request,

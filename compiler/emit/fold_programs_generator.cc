@@ -21,17 +21,17 @@ void EmitEntry(const sema::KernelPlan& kp, Printer& p) {
     args.push_back(fmt::format("a{}", i));
   auto params = [&] {
     for (size_t i = 0; i < k.params.size(); ++i)
-      p.Emit({{"kernel", k.name}, {"i", i}}, R"cu(
+      p.Emit({{"kernel", k.name}, {"i", i}}, R"code(
         ::kc::fold::Param<decltype($kernel$), $i$> a$i$,
-      )cu");
+      )code");
   };
   auto shifts = [&] {
     int tensor = 0;
     for (size_t i = 0; i < k.params.size(); ++i)
       if (model::IsTensor(k.params[i].role))
-        p.Emit({{"i", i}, {"tensor", tensor++}}, R"cu(
+        p.Emit({{"i", i}, {"tensor", tensor++}}, R"code(
           ::kc::fold::Shift(a$i$, ::kc::fold::Offset(kc_batch, $tensor$));
-        )cu");
+        )code");
   };
   p.Emit({{"kernel", k.name},
           {"entry", Namer::CudaFoldEntry(k.name)},
@@ -39,7 +39,7 @@ void EmitEntry(const sema::KernelPlan& kp, Printer& p) {
           {"params", params},
           {"shifts", shifts},
           {"args", fmt::format("{}", fmt::join(args, ", "))}},
-         R"cu(
+         R"code(
            // Kernel '$kernel$', one batch element per blockIdx.z.
            extern "C" __attribute__((global)) __attribute__((launch_bounds($threads$))) void $entry$(
                $params$
@@ -48,7 +48,7 @@ void EmitEntry(const sema::KernelPlan& kp, Printer& p) {
              $kernel$($args$);
            }
 
-         )cu");
+         )code");
 }
 
 }  // namespace
@@ -62,26 +62,25 @@ Result<std::string> CudaFoldProgram(
     for (const sema::KernelPlan& kp : plan.kernels)
       if (kp.kernel == k) found = &kp;
     if (!found)
-      return Error::Internal(fmt::format(
-          "fold program of {}: kernel '{}' is not in the plan", source,
-          k->name));
+      return Error::Internal(
+          fmt::format("fold program of {}: kernel '{}' is not in the plan",
+                      source, k->name));
     entries.push_back(found);
   }
   Printer p;
-  p.EmitTemplate("cpp/cuda_fold_program.cu.tmpl",
-                 {{"source", source},
-                  {"text", text},
-                  {"entries", [&] {
-                     for (const sema::KernelPlan* kp : entries)
-                       EmitEntry(*kp, p);
-                   }}});
+  p.EmitTemplate(
+      "cpp/cuda_fold_program.cu.tmpl",
+      {{"source", source}, {"text", text}, {"entries", [&] {
+                                              for (const sema::KernelPlan* kp :
+                                                   entries)
+                                                EmitEntry(*kp, p);
+                                            }}});
   return p.Finish();
 }
 
 Status FoldProgramsGenerator::Generate(const EmitRequest& request,
                                        GeneratorContext& context) const {
-  if (!model::HasTarget(request.info(), model::Target::kCuda))
-    return Status();
+  if (!model::HasTarget(request.info(), model::Target::kCuda)) return Status();
   for (const model::CudaBinary& b : request.info().cuda_binaries) {
     if (b.fold_kernels.empty()) continue;
     std::vector<const model::Kernel*> kernels;

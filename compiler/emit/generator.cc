@@ -42,8 +42,7 @@ std::string EmitRequest::Banner(const std::vector<std::string>& sources,
 
 Status GeneratorContext::Write(Tree tree, const std::string& path,
                                std::string contents) {
-  FileMap& files =
-      tree == Tree::kPackage ? output_.package : output_.build;
+  FileMap& files = tree == Tree::kPackage ? output_.package : output_.build;
   if (!files.emplace(path, std::move(contents)).second)
     return Error::Internal(fmt::format("'{}{}' is generated twice",
                                        tree == Tree::kBuild ? "build/" : "",

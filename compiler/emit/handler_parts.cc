@@ -226,7 +226,7 @@ void HandlerParts::EmitElementFunction(
           {"impl", impl},
           {"params", ParamLines(all)},
           {"body", body}},
-         R"cc(
+         R"code(
            // Kernel '$kernel$' ($source$), platform $platform$: one batch element.
            ffi::Error $impl$_element($params$) {
              ::kc::rt::Evaluator ev;
@@ -234,7 +234,7 @@ void HandlerParts::EmitElementFunction(
              return ffi::Error::Success();
            }
 
-         )cc");
+         )code");
 }
 
 void HandlerParts::EmitBatchPlan(Printer& p) const {
@@ -243,9 +243,9 @@ void HandlerParts::EmitBatchPlan(Printer& p) const {
     if (IsResult(param.role)) {
       p.Emit({{"buffer", BufferVar(param)},
               {"result", Namer::CppLocal("r", param.name)}},
-             R"cc(
+             R"code(
                ffi::AnyBuffer $buffer$ = *$result$;
-             )cc");
+             )code");
       if (!first) first = &param;
     }
   if (!first) {
@@ -259,24 +259,24 @@ void HandlerParts::EmitBatchPlan(Printer& p) const {
   p.Emit({{"buffer", BufferVar(*first)},
           {"rank", rank(*first)},
           {"kernel", k_.name}},
-         R"cc(
+         R"code(
            ::kc::rt::Batch kc_batch;
            if (const std::string kc_error = ::kc::rt::PlanBatch($buffer$, $rank$, &kc_batch); !kc_error.empty()) {
              return ffi::Error::InvalidArgument(::kc::rt::Str("$kernel$: ", kc_error));
            }
-         )cc");
+         )code");
   auto operand = [&](const Param& param, bool result) {
     p.Emit({{"operand", OperandVar(param, result)},
             {"buffer", Namer::CppLocal(result ? "o" : "b", param.name)},
             {"rank", rank(param)},
             {"kernel", k_.name},
             {"param", param.name}},
-           R"cc(
+           R"code(
              ::kc::rt::Operand<ffi::DataType> $operand$;
              if (const std::string kc_error = ::kc::rt::MakeOperand($buffer$, $rank$, ffi::ByteWidth($buffer$.element_type()), kc_batch, &$operand$); !kc_error.empty()) {
                return ffi::Error::InvalidArgument(::kc::rt::Str("$kernel$: parameter '$param$' ", kc_error));
              }
-           )cc");
+           )code");
   };
   for (const Param& param : k_.params)
     if (IsInput(param.role)) operand(param, /*result=*/false);
@@ -300,22 +300,22 @@ void HandlerParts::EmitChecks(Printer& p) const {
               {"param", param.name},
               {"dtype", model::DTypeName(param.dtype)},
               {"rank", kp_.params[i].rank}},
-             R"cc(
+             R"code(
                if ($buffer$.element_type() != ffi::DataType::$ffi_dtype$) {
                  return ffi::Error::InvalidArgument("$kernel$: parameter '$param$' expects $dtype$ elements");
                }
                if ($buffer$.dimensions().size() != $rank$) {
                  return ffi::Error::InvalidArgument(::kc::rt::Str("$kernel$: parameter '$param$' expects rank $rank$, got rank ", $buffer$.dimensions().size()));
                }
-             )cc");
+             )code");
   }
   for (const sema::Symbol& sym : kp_.symbols)
     p.Emit({{"symbol", Namer::CppLocal("s", sym.name)},
             {"buffer", BufferVar(k_.params[sym.param])},
             {"dim", sym.dim}},
-           R"cc(
+           R"code(
              const int64_t $symbol$ = $buffer$.dimensions()[$dim$];
-           )cc");
+           )code");
   for (int i : kp_.derived_order) {
     const Param& param = k_.params[i];
     p.Emit({{"var", Namer::CppLocal("d", param.name)},
@@ -324,12 +324,12 @@ void HandlerParts::EmitChecks(Printer& p) const {
             {"kernel", k_.name},
             {"param", param.name},
             {"dtype", model::DTypeName(param.dtype)}},
-           R"cc(
+           R"code(
              const int64_t $var$ = $expr$;
              if (!ev.failed() && !::kc::rt::Fits<$ctype$>($var$)) {
                return ffi::Error::InvalidArgument(::kc::rt::Str("$kernel$: derived value '$param$' = ", $var$, " does not fit $dtype$"));
              }
-           )cc");
+           )code");
   }
   auto check_dim = [&](const Param& param, int dim, const expr::NodePtr& e,
                        const std::string& text) {
@@ -339,14 +339,14 @@ void HandlerParts::EmitChecks(Printer& p) const {
             {"kernel", k_.name},
             {"param", param.name},
             {"text", Escape(text)}},
-           R"cc(
+           R"code(
              {
                const int64_t expected = $expr$;
                if (!ev.failed() && $buffer$.dimensions()[$dim$] != expected) {
                  return ffi::Error::InvalidArgument(::kc::rt::Str("$kernel$: parameter '$param$' has shape ", ::kc::rt::ShapeString($buffer$.dimensions()), ", but dimension $dim$ must be $text$ = ", expected));
                }
              }
-           )cc");
+           )code");
   };
   for (const sema::DimCheck& c : kp_.checks)
     check_dim(k_.params[c.param], c.dim, c.expr, c.text);
@@ -366,23 +366,23 @@ void HandlerParts::EmitChecks(Printer& p) const {
   }
   p.Emit({{"threads", fmt::format("{}", fmt::join(threads, ", "))},
           {"block", fmt::format("{}", fmt::join(block, ", "))}},
-         R"cc(
+         R"code(
            const int64_t kc_threads[3] = {$threads$};
            const int64_t kc_block[3] = {$block$};
-         )cc");
+         )code");
 }
 
 void HandlerParts::EmitExpressionsOk(Printer& p) const {
-  p.Emit({{"kernel", k_.name}}, R"cc(
+  p.Emit({{"kernel", k_.name}}, R"code(
     if (ev.failed()) {
       return ffi::Error::InvalidArgument("$kernel$: a shape or grid expression divides by zero or overflows");
     }
-  )cc");
+  )code");
 }
 
 void HandlerParts::EmitLaunchGrid(Printer& p) const {
   if (!grid()) return;
-  p.Emit({{"rank", kp_.grid.size()}, {"kernel", k_.name}}, R"cc(
+  p.Emit({{"rank", kp_.grid.size()}, {"kernel", k_.name}}, R"code(
     kc_launch kc_launch_;
     bool kc_empty = false;
     const std::string kc_grid_error = ::kc::rt::SizeGrid(kc_threads, kc_block, $rank$, &kc_launch_, &kc_empty);
@@ -390,7 +390,7 @@ void HandlerParts::EmitLaunchGrid(Printer& p) const {
       return ffi::Error::InvalidArgument(::kc::rt::Str("$kernel$: ", kc_grid_error));
     }
     if (kc_empty) return ffi::Error::Success();  // no thread to run
-  )cc");
+  )code");
 }
 
 std::vector<std::string> HandlerParts::KernelArgs(size_t i) const {
@@ -402,10 +402,9 @@ std::vector<std::string> HandlerParts::KernelArgs(size_t i) const {
     return args;
   }
   if (p.role == Role::kScalar)
-    return {p.dtype == DType::kU64
-                ? fmt::format("static_cast<uint64_t>({})",
-                              Namer::CppLocal("a", p.name))
-                : Namer::CppLocal("a", p.name)};
+    return {p.dtype == DType::kU64 ? fmt::format("static_cast<uint64_t>({})",
+                                                 Namer::CppLocal("a", p.name))
+                                   : Namer::CppLocal("a", p.name)};
   return {fmt::format("static_cast<{}>({})", model::DTypeCppName(p.dtype),
                       Namer::CppLocal("d", p.name))};
 }

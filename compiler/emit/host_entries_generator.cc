@@ -30,9 +30,9 @@ Status HostEntriesGenerator::Generate(const EmitRequest& request,
                        for (const sema::KernelPlan* kp : kernels)
                          EmitCpuEntry(request, *kp, p);
                      }}});
-    Status s = context.Write(GeneratorContext::Tree::kBuild,
-                             HostSourceName(sources[i], static_cast<int>(i)),
-                             p);
+    Status s =
+        context.Write(GeneratorContext::Tree::kBuild,
+                      HostSourceName(sources[i], static_cast<int>(i)), p);
     if (!s.ok()) return s;
   }
   return Status();

@@ -54,15 +54,14 @@ std::string Where(const Printer::Location& where) {
 
 }  // namespace
 
-void Printer::Emit(const Subs& subs, std::string_view format,
-                   Location where) {
+void Printer::Emit(const Subs& subs, std::string_view format, Location where) {
   if (!ok()) return;
   if (!format.empty() && format.front() == '\n') {
     std::optional<std::string> trimmed = Trim(format.substr(1));
     if (!trimmed) {
-      Fail(Error::Internal(fmt::format(
-          "snippet at {}: a line is indented less than the first",
-          Where(where))));
+      Fail(Error::Internal(
+          fmt::format("snippet at {}: a line is indented less than the first",
+                      Where(where))));
       return;
     }
     Substitute(*trimmed, subs, "snippet at " + Where(where));
@@ -166,8 +165,8 @@ void Printer::Substitute(std::string_view format, const Subs& subs,
   if (!ok()) return;
   for (size_t s = 0; s < subs.size(); ++s)
     if (!used[s]) {
-      Fail(Error::Internal(fmt::format("{}: value ${}$ is not used", where,
-                                       subs[s].name())));
+      Fail(Error::Internal(
+          fmt::format("{}: value ${}$ is not used", where, subs[s].name())));
       return;
     }
 }

@@ -1,17 +1,20 @@
 // The one printer every emitter writes through, in the manner of protobuf's
 // io::Printer:
 //
-//   p.Emit({{"name", symbol}, {"body", [&] { EmitBody(p); }}}, R"cc(
+//   p.Emit({{"name", symbol}, {"body", [&] { EmitBody(p); }}}, R"code(
 //     void $name$() {
 //       $body$
 //     }
-//   )cc");
+//   )code");
 //
 // Text is a format with $name$ placeholders ($$ is a literal $), filled
 // from substitutions: a value, or a callback that emits a nested section
 // into the same printer. Formats are snippets written as raw strings beside
 // the code that fills them, or whole-file templates from templates/
 // (EmitTemplate). User text is only ever a value, never a format.
+// Snippets' delimiters are "code" and "py": clang-format's Google style
+// reformats raw strings delimited "cc" or "cpp" as C++, which would change
+// the emitted text.
 //
 // Layout rules:
 // - A format that starts with a newline is a raw-string snippet: that

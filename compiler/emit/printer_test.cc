@@ -22,8 +22,7 @@ std::string Emitted(std::string_view format, const Printer::Subs& subs = {}) {
 }
 
 // The internal error a format must fail with.
-std::string EmitError(std::string_view format,
-                      const Printer::Subs& subs = {}) {
+std::string EmitError(std::string_view format, const Printer::Subs& subs = {}) {
   Printer p;
   p.Emit(subs, format);
   Result<std::string> r = p.Finish();
@@ -70,8 +69,7 @@ TEST_CASE("errors name the emitter's file and line") {
   CHECK_THAT(EmitError("plain", {{"v", ""}}),
              EndsWith(": value $v$ is not used"));
   CHECK_THAT(EmitError("price $5"), EndsWith(": unterminated '$'"));
-  CHECK_THAT(EmitError("$x$ $", {{"x", "1"}}),
-             EndsWith(": unterminated '$'"));
+  CHECK_THAT(EmitError("$x$ $", {{"x", "1"}}), EndsWith(": unterminated '$'"));
 }
 
 TEST_CASE("the first error sticks and stops the printer") {
@@ -92,11 +90,11 @@ TEST_CASE("the first error sticks and stops the printer") {
 }
 
 TEST_CASE("a raw-string snippet loses its first newline and its margin") {
-  CHECK(Emitted(R"cc(
+  CHECK(Emitted(R"code(
           if (x) {
             y();
           }
-        )cc") == "if (x) {\n  y();\n}\n");
+        )code") == "if (x) {\n  y();\n}\n");
   // Blank lines stay, without spaces; the margin is the first line's.
   CHECK(Emitted("\n    a\n      \n      b\n  ") == "a\n\n  b\n");
   CHECK(Emitted("\n\n    a\n  ") == "\na\n");
@@ -145,23 +143,23 @@ TEST_CASE("indentation after a multi-line value follows the new line") {
 TEST_CASE("a callback's sections nest at the placeholder's column") {
   Printer p;
   auto statements = [&] {
-    p.Emit(R"cc(
+    p.Emit(R"code(
       y();
       z();
-    )cc");
+    )code");
   };
   auto block = [&] {
-    p.Emit({{"stmts", statements}}, R"cc(
+    p.Emit({{"stmts", statements}}, R"code(
       if (x) {
         $stmts$
       }
-    )cc");
+    )code");
   };
-  p.Emit({{"body", block}}, R"cc(
+  p.Emit({{"body", block}}, R"code(
     void f() {
         $body$
     }
-  )cc");
+  )code");
   CHECK(p.Finish().value() ==
         "void f() {\n    if (x) {\n      y();\n      z();\n    }\n}\n");
 }
@@ -211,10 +209,9 @@ TEST_CASE("EmitTemplate names the template in its errors") {
         "template py/init.pyi.tmpl: no value for $banner$");
 
   Printer unused;
-  unused.EmitTemplate("py/init.pyi.tmpl", {{"banner", "#"},
-                                           {"package", "pkg"},
-                                           {"functions", ""},
-                                           {"extra", "x"}});
+  unused.EmitTemplate(
+      "py/init.pyi.tmpl",
+      {{"banner", "#"}, {"package", "pkg"}, {"functions", ""}, {"extra", "x"}});
   CHECK(unused.Finish().error().message ==
         "template py/init.pyi.tmpl: value $extra$ is not used");
 

@@ -153,8 +153,8 @@ void EmitOpBody(const EmitRequest& request, const sema::KernelPlan& kp,
   for (size_t i = 0; i < k.params.size(); ++i) {
     if (!IsResult(k.params[i].role)) continue;
     if (k.params[i].role == Role::kInMut)
-      aliases.push_back(fmt::format("{}: {}", operand_of[k.params[i].name],
-                                    results.size()));
+      aliases.push_back(
+          fmt::format("{}: {}", operand_of[k.params[i].name], results.size()));
     results.push_back(i);
   }
   auto out_shapes = [&] {
@@ -177,8 +177,9 @@ void EmitOpBody(const EmitRequest& request, const sema::KernelPlan& kp,
         subs.emplace_back("texts", PyTuple(texts));
       }
       if (i != results.front()) p.PrintRaw(",\n     ");
-      p.Emit(subs,
-             R"py(_kc.out_shape("$kernel$", "$param$", "$dtype$", lambda: $shape$, $texts$))py");
+      p.Emit(
+          subs,
+          R"py(_kc.out_shape("$kernel$", "$param$", "$dtype$", lambda: $shape$, $texts$))py");
     }
   };
   p.Emit({{"target", request.namer().FfiTarget(k.name)},
@@ -208,8 +209,8 @@ void EmitPublicBody(const sema::KernelPlan& kp, Printer& p) {
   const model::Kernel& k = *kp.kernel;
   EmitArguments(kp, p);
   p.Emit({{"args", fmt::format("{}", fmt::join(PyArgs(k), ", "))},
-          {"eager", Namer::PyPrivate(k.name, kp.parallel.empty() ? "op"
-                                                                 : "eager")},
+          {"eager",
+           Namer::PyPrivate(k.name, kp.parallel.empty() ? "op" : "eager")},
           {"wrapped", Namer::PyPrivate(k.name, Autodiff(kp))}},
          R"py(
            if not _kc.traced($args$):
@@ -344,10 +345,12 @@ Status PythonPackageGenerator::Generate(const EmitRequest& request,
     for (size_t i = 0; i < kernels.size(); ++i) {
       const sema::KernelPlan& kp = kernels[i];
       if (i > 0) p.PrintRaw("\n");
-      EmitFunction(kp, Namer::PyPrivate(kp.kernel->name, "op"),
-                   [&] { EmitOpBody(request, kp, p); }, p);
+      EmitFunction(
+          kp, Namer::PyPrivate(kp.kernel->name, "op"),
+          [&] { EmitOpBody(request, kp, p); }, p);
       p.PrintRaw("\n");
-      EmitFunction(kp, names[i], [&] { EmitPublicBody(kp, p); }, p);
+      EmitFunction(
+          kp, names[i], [&] { EmitPublicBody(kp, p); }, p);
     }
     if (kernels.empty()) return;
     p.Emit(R"py(
@@ -357,17 +360,16 @@ Status PythonPackageGenerator::Generate(const EmitRequest& request,
     for (const sema::KernelPlan& kp : kernels) EmitWrappers(kp, p);
   };
   const model::BuildInfo& info = request.info();
-  p.EmitTemplate(
-      "py/init.py.tmpl",
-      {{"banner", request.Banner(request.module().sources, "#")},
-       {"package", info.package},
-       {"ffi_api", info.ffi_api},
-       {"jaxlib_floor", info.jaxlib_floor},
-       {"function_list", fmt::format("{}", fmt::join(names, ", "))},
-       {"library", request.namer().LibraryFile()},
-       {"registrations", registrations},
-       {"all", fmt::format("{}", fmt::join(quoted, ", "))},
-       {"functions", functions}});
+  p.EmitTemplate("py/init.py.tmpl",
+                 {{"banner", request.Banner(request.module().sources, "#")},
+                  {"package", info.package},
+                  {"ffi_api", info.ffi_api},
+                  {"jaxlib_floor", info.jaxlib_floor},
+                  {"function_list", fmt::format("{}", fmt::join(names, ", "))},
+                  {"library", request.namer().LibraryFile()},
+                  {"registrations", registrations},
+                  {"all", fmt::format("{}", fmt::join(quoted, ", "))},
+                  {"functions", functions}});
   Status s = context.Write(GeneratorContext::Tree::kPackage, "__init__.py", p);
   if (!s.ok()) return s;
   // The package's Python runtime, verbatim: the same bytes in every

@@ -32,9 +32,9 @@ void EmitStub(const sema::KernelPlan& kp, Printer& p) {
   std::vector<std::string> arrays(results, "jax.Array");
   p.Emit({{"name", Namer::Python(k.name)},
           {"args", fmt::format("{}", fmt::join(args, ", "))},
-          {"returns", results == 1 ? "jax.Array"
-                                   : fmt::format("Tuple[{}]",
-                                                 fmt::join(arrays, ", "))},
+          {"returns", results == 1
+                          ? "jax.Array"
+                          : fmt::format("Tuple[{}]", fmt::join(arrays, ", "))},
           {"doc", PyDoc(kp)}},
          R"py(
 
