@@ -30,6 +30,7 @@ Result<emit::Output> EmitPackage(const sema::ModulePlan& plan,
   generators.push_back(std::make_unique<emit::FoldProgramsGenerator>());
   generators.push_back(std::make_unique<emit::PythonPackageGenerator>());
   generators.push_back(std::make_unique<emit::StubsGenerator>());
+  generators.push_back(std::make_unique<emit::PyTypedGenerator>());
   generators.push_back(std::make_unique<emit::ManifestGenerator>());
   return emit::RunGenerators(
       emit::EmitRequest(plan, info, std::move(platforms)), generators);

@@ -83,6 +83,14 @@ class StubsGenerator : public Generator {
                   GeneratorContext& context) const override;
 };
 
+// py.typed, empty: the PEP 561 marker, so that type checkers read the
+// package's stubs (__init__.pyi) when it is installed.
+class PyTypedGenerator : public Generator {
+ public:
+  Status Generate(const EmitRequest& request,
+                  GeneratorContext& context) const override;
+};
+
 // kernelc.json: what was built, from what, for which targets.
 class ManifestGenerator : public Generator {
  public:
