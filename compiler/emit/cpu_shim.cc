@@ -122,8 +122,8 @@ void CpuShim::EmitHandlers(const EmitRequest& request,
           {"impl_params", ParamLines(h.ImplParams("ffi::ThreadPool kc_pool"))},
           {"batch", [&] { h.EmitBatchPlan(p); }},
           {"helpers", helpers},
-          {"element_args", fmt::format("{}", fmt::join(h.ElementArgs("kc_i"),
-                                                       ",\n            "))}},
+          {"element_args",
+           fmt::format("{}", fmt::join(h.ElementArgs("kc_i"), ",\n"))}},
          R"code(
            // The handler of '$kernel$': runs the kernel once per batch element, all in
            // this one call (one element outside vmap). Large batches spread over XLA's
@@ -137,7 +137,8 @@ void CpuShim::EmitHandlers(const EmitRequest& request,
                  kc_batch.count, kc_helpers,
                  [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
                  [&](int64_t kc_i) {
-                   ffi::Error kc_error = $impl$_element($element_args$);
+                   ffi::Error kc_error = $impl$_element(
+                       $element_args$);
                    if (kc_error.failure()) {
                      std::lock_guard<std::mutex> kc_lock(kc_mutex);
                      if (kc_first.success()) kc_first = kc_error;
@@ -155,15 +156,16 @@ void CpuShim::EmitRegistration(const EmitRequest& request,
   p.Emit({{"kernel", k.name},
           {"symbol", HandlerSymbol(request.namer(), k)},
           {"impl", Impl(k)},
-          {"bindings",
-           "\n        .Ctx<ffi::ThreadPool>()" + HandlerParts(kp).Bindings()}},
+          {"bindings", HandlerParts(kp).Bindings()}},
          R"code(
            // The only symbol the library exports for '$kernel$': everything else is
            // hidden.
            extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* $symbol$(
                XLA_FFI_CallFrame* call_frame);
            XLA_FFI_DEFINE_HANDLER_SYMBOL($symbol$, $impl$,
-                                         ffi::Ffi::Bind()$bindings$);
+                                         ffi::Ffi::Bind()
+                                             .Ctx<ffi::ThreadPool>()
+                                             $bindings$);
          )code");
 }
 
@@ -218,7 +220,6 @@ void EmitCpuEntry(const EmitRequest& request, const sema::KernelPlan& kp,
       extern "C" KC_HOST_CLONES_ void $symbol$($params$) {
         $kernel$($args$);
       }
-
     )code");
     return;
   }
@@ -256,7 +257,6 @@ void EmitCpuEntry(const EmitRequest& request, const sema::KernelPlan& kp,
         }
       }
     }
-
   )code");
 }
 

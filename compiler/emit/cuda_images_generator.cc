@@ -76,7 +76,6 @@ Status EmitModule(const EmitRequest& request, const CudaBinary& b,
            };
            extern "C" const kc_cuda_module $symbol$ = {
                "$source$", $symbol$_images, $num_images$, $symbol$_kernels, $num_kernels$, $cuda_version$};
-
          )code");
   for (const CudaImage& im : images)
     if (Status s = context.Write(GeneratorContext::Tree::kBuild,
@@ -104,10 +103,13 @@ Status CudaImagesGenerator::Generate(const EmitRequest& request,
   Status status;
   Printer p;
   auto modules = [&] {
+    bool first = true;
     for (const CudaBinary& b : info.cuda_binaries) {
       // The source's kernels, and kc_fill_u64 for KC_INIT.
       std::vector<std::string> kernels = b.lowered;
       kernels.push_back("kc_fill_u64");
+      if (!first) p.PrintRaw("\n");
+      first = false;
       status = EmitModule(request, b, namer.CudaModuleSymbol(b.source_index),
                           b.images, kernels, /*fold=*/false, p, context);
       if (!status.ok()) return;
@@ -115,6 +117,7 @@ Status CudaImagesGenerator::Generate(const EmitRequest& request,
       std::vector<std::string> entries;
       for (const std::string& k : b.fold_kernels)
         entries.push_back(Namer::CudaFoldEntry(k));
+      p.PrintRaw("\n");
       status =
           EmitModule(request, b, namer.CudaFoldModuleSymbol(b.source_index),
                      b.fold_images, entries, /*fold=*/true, p, context);

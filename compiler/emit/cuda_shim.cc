@@ -232,7 +232,7 @@ void EmitExecuteHandler(const sema::KernelPlan& kp, const Slot& slot,
   // stream and the kernels the handler looked up.
   std::vector<std::string> params = {"CUstream kc_stream",
                                      "::kc::cuda::Function* kc_function"};
-  std::vector<std::string> prefix = {"kc_functions[0]"};
+  std::vector<std::string> prefix = {"kc_stream", "kc_functions[0]"};
   std::vector<int> slots = {slot.slot};
   if (h.HasFills()) {
     params.push_back("::kc::cuda::Function* kc_fill64");
@@ -308,8 +308,8 @@ void EmitExecuteHandler(const sema::KernelPlan& kp, const Slot& slot,
          {"slot", slot.fold_slot},
          {"impl", impl},
          {"args",
-          fmt::format("{}", fmt::join(with(fold_prefix, h.ElementArgs("0")),
-                                      ",\n                "))},
+          fmt::format("{}",
+                      fmt::join(with(fold_prefix, h.ElementArgs("0")), ",\n"))},
          {"check",
           [&] {
             p.Emit({{"kernel", k.name}}, kReturnError);
@@ -325,7 +325,8 @@ void EmitExecuteHandler(const sema::KernelPlan& kp, const Slot& slot,
                  ::kc::cuda::Function* kc_fold_function = nullptr;
                  const std::string kc_error = $module$.Get(kc_stream, $slot$, &kc_fold_function);
                  $check$
-                 return $impl$_element(kc_stream, $args$);
+                 return $impl$_element(
+                     $args$);
                }
              }
            )code");
@@ -336,8 +337,8 @@ void EmitExecuteHandler(const sema::KernelPlan& kp, const Slot& slot,
           {"batch", batch},
           {"functions", functions},
           {"element_args",
-           fmt::format("{}", fmt::join(with(prefix, h.ElementArgs("kc_i")),
-                                       ",\n            "))}},
+           fmt::format("{}",
+                       fmt::join(with(prefix, h.ElementArgs("kc_i")), ",\n"))}},
          R"code(
            // The CUDA handler of '$kernel$': launches the kernel once per batch element
            // on XLA's stream, all within this one call (one element outside vmap). It
@@ -346,7 +347,8 @@ void EmitExecuteHandler(const sema::KernelPlan& kp, const Slot& slot,
              $batch$
              $functions$
              for (int64_t kc_i = 0; kc_i < kc_batch.count; ++kc_i) {
-               ffi::Error kc_error = $impl$_element(kc_stream, $element_args$);
+               ffi::Error kc_error = $impl$_element(
+                   $element_args$);
                if (kc_error.failure()) return kc_error;
              }
              return ffi::Error::Success();
@@ -440,12 +442,14 @@ void CudaShim::EmitRegistration(const EmitRequest& request,
                XLA_FFI_CallFrame* call_frame);
            XLA_FFI_DEFINE_HANDLER_SYMBOL($init_symbol$, $init_impl$,
                                          ffi::Ffi::Bind<ffi::ExecutionStage::kInitialize>()
-                                             .Ctx<ffi::PlatformStream<CUstream>>()$bindings$);
+                                             .Ctx<ffi::PlatformStream<CUstream>>()
+                                             $bindings$);
            extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* $symbol$(
                XLA_FFI_CallFrame* call_frame);
            XLA_FFI_DEFINE_HANDLER_SYMBOL($symbol$, $impl$,
                                          ffi::Ffi::Bind()
-                                             .Ctx<ffi::PlatformStream<CUstream>>()$bindings$,
+                                             .Ctx<ffi::PlatformStream<CUstream>>()
+                                             $bindings$,
                                          {ffi::Traits::kCmdBufferCompatible});
          )code");
 }

@@ -47,7 +47,6 @@ void EmitEntry(const sema::KernelPlan& kp, Printer& p) {
              $shifts$
              $kernel$($args$);
            }
-
          )code");
 }
 
@@ -68,13 +67,15 @@ Result<std::string> CudaFoldProgram(
     entries.push_back(found);
   }
   Printer p;
+  auto emit_entries = [&] {
+    for (const sema::KernelPlan* kp : entries) {
+      if (kp != entries.front()) p.PrintRaw("\n");
+      EmitEntry(*kp, p);
+    }
+  };
   p.EmitTemplate(
       "cpp/cuda_fold_program.cu.tmpl",
-      {{"source", source}, {"text", text}, {"entries", [&] {
-                                              for (const sema::KernelPlan* kp :
-                                                   entries)
-                                                EmitEntry(*kp, p);
-                                            }}});
+      {{"source", source}, {"text", text}, {"entries", emit_entries}});
   return p.Finish();
 }
 

@@ -151,17 +151,17 @@ std::vector<std::string> HandlerParts::ImplParams(std::string context) const {
 }
 
 std::string HandlerParts::Bindings() const {
-  std::string bindings;
+  std::vector<std::string> bindings;
   for (const Param& p : k_.params) {
     if (IsInput(p.role))
-      bindings += "\n        .Arg<ffi::AnyBuffer>()";
+      bindings.push_back(".Arg<ffi::AnyBuffer>()");
     else if (p.role == Role::kScalar)
-      bindings += fmt::format("\n        .Attr<{}>({})", AttrCppType(p.dtype),
-                              Quote(p.name));
+      bindings.push_back(
+          fmt::format(".Attr<{}>({})", AttrCppType(p.dtype), Quote(p.name)));
   }
   for (const Param& p : k_.params)
-    if (IsResult(p.role)) bindings += "\n        .Ret<ffi::AnyBuffer>()";
-  return bindings;
+    if (IsResult(p.role)) bindings.push_back(".Ret<ffi::AnyBuffer>()");
+  return fmt::format("{}", fmt::join(bindings, "\n"));
 }
 
 std::vector<std::string> HandlerParts::ElementParams() const {

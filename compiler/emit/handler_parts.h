@@ -35,7 +35,7 @@ class HandlerParts {
   // CPU's thread pool), then buffers and attributes in binding order.
   std::vector<std::string> ImplParams(std::string context) const;
   // The FFI binding of the buffers and attributes, in that order, one per
-  // line: "\n        .Arg<ffi::AnyBuffer>()...".
+  // line: ".Arg<ffi::AnyBuffer>()\n.Attr<float>(\"a\")...".
   std::string Bindings() const;
 
   // The element function's tensors and scalars, after the platform's own

@@ -27,8 +27,10 @@ Status HostEntriesGenerator::Generate(const EmitRequest& request,
                     {"source", sources[i]},
                     {"abi_version", KC_RUNTIME_ABI_VERSION},
                     {"entries", [&] {
-                       for (const sema::KernelPlan* kp : kernels)
+                       for (const sema::KernelPlan* kp : kernels) {
+                         if (kp != kernels.front()) p.PrintRaw("\n");
                          EmitCpuEntry(request, *kp, p);
+                       }
                      }}});
     Status s =
         context.Write(GeneratorContext::Tree::kBuild,
