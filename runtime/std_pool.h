@@ -77,26 +77,16 @@ template <typename Thread>
 std::string RunLaunch(const kc_launch& launch, bool block_kernel, StdPool* pool,
                       uint64_t shared_bytes, const char* kernel,
                       const Thread& thread) {
-  const kc::rt::GridSplit split = kc::rt::SplitGrid(
-      launch, block_kernel, pool != nullptr ? pool->num_threads() : 0);
-  std::mutex mu;
-  std::string first;
-  kc::rt::ParallelFor(
-      split.ranges, split.helpers,
-      [pool](auto task) { pool->Schedule(std::move(task)); },
-      [&](int64_t i) {
-        const kc_block_range r = split.Range(i, shared_bytes);
-        if (!block_kernel) {
-          kc::host::RunThreadLoop(r.launch, r.block_begin, r.block_end, thread);
-          return;
-        }
-        kc_error error;
-        if (kc::host::RunBlocks(r, kernel, &error, thread) != 0) {
-          std::lock_guard<std::mutex> lock(mu);
-          if (first.empty()) first = error.message;
-        }
+  return kc::rt::RunGrid(
+      kc::rt::SplitGrid(launch, block_kernel,
+                        pool != nullptr ? pool->num_threads() : 0),
+      shared_bytes, [pool](auto task) { pool->Schedule(std::move(task)); },
+      [&](const kc_block_range* r, kc_error* error) -> int32_t {
+        if (block_kernel) return kc::host::RunBlocks(*r, kernel, error, thread);
+        kc::host::RunThreadLoop(r->launch, r->block_begin, r->block_end,
+                                thread);
+        return 0;
       });
-  return first;
 }
 
 }  // namespace kc::testing

@@ -303,6 +303,7 @@ inline thread_group tiled_partition(const thread_group& parent,
                                     unsigned tile_size) {
   if (!details::valid_tile_size(tile_size)) {
     ::kc::host::BlockFail(
+        ::kc::host::grid_state.executor,
         "cooperative_groups::tiled_partition: the CPU target has tiles of 1, "
         "2, 4, 8, 16 or 32 threads");
     return parent;
@@ -317,17 +318,20 @@ inline thread_group tiled_partition(const thread_group& parent,
 
 // All threads of the grid. Its sync() is a grid-wide barrier: the CPU target
 // runs a grid's blocks a range at a time, so a barrier across all of them
-// cannot complete, and a call does not compile.
+// cannot complete. kernelc's frontend reports a kernel that calls it (the
+// mark), at the call; compiled for the CPU, a call does not compile.
 class grid_group {
  public:
   bool is_valid() const { return true; }
   template <typename T = void>
   KC_HOST_MARK_("kc.grid_sync")
   void sync() const {
+#if !defined(__KERNELC_FRONTEND__)
     static_assert(details::always_false<T>::value,
                   "cooperative_groups::grid_group::sync: a grid-wide barrier "
                   "cannot run on the CPU target; split the kernel in two at "
                   "the barrier, or build it for the cuda target alone");
+#endif
   }
   static unsigned long long num_threads() {
     return num_blocks() * details::block_size();

@@ -1,6 +1,8 @@
 // The block executor of kernelc/cpu_exec.h: the threads of a CUDA block as
 // fibers on one OS thread, and the barriers and warp collectives of
-// kernelc/block.h on top of them. Compiled into every generated library.
+// kernelc/block.h on top of them. Compiled into every generated library
+// that has a kernel which runs under it, and linked with Boost.Context's
+// archive (libboost_context.a), whose context switch it uses.
 //
 // Everything a block needs lives in its OS thread's Worker, so blocks on
 // different OS threads share nothing here and need no locks. Fibers switch
@@ -16,7 +18,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <boost/context/detail/fcontext.hpp>
 #include <memory>
 #include <new>
 
@@ -40,6 +41,21 @@ void __tsan_destroy_fiber(void* fiber);
 void __tsan_switch_to_fiber(void* fiber, unsigned flags);
 }
 #endif
+
+// Boost.Context's context switch (boost/context/detail/fcontext.hpp), three
+// assembly routines of its archive, declared here with their C ABI so that
+// a generated library compiles without Boost's headers: kernelc carries the
+// archive, not the headers.
+namespace boost::context::detail {
+typedef void* fcontext_t;
+struct transfer_t {
+  fcontext_t fctx;
+  void* data;
+};
+extern "C" transfer_t jump_fcontext(fcontext_t const to, void* vp);
+extern "C" fcontext_t make_fcontext(void* sp, size_t size,
+                                    void (*fn)(transfer_t));
+}  // namespace boost::context::detail
 
 namespace kc::host {
 namespace {
@@ -136,10 +152,6 @@ IndexText Text(const Index3& i) {
 
 constexpr int32_t kScheduler = -1;  // the worker's own context
 
-class Worker;
-// The worker whose block runs on this OS thread, while one runs: how the
-// kernel's calls find their block.
-thread_local Worker* running = nullptr;
 
 class Worker {
  public:
@@ -150,7 +162,8 @@ class Worker {
   bool Reserve(uint32_t threads, char* message, size_t size);
 
   // Prepares blocks of `block` threads that run `thread(context)`.
-  void Begin(const kc_dim3& block, ThreadFunction thread, const void* context);
+  void Begin(GridState* state, const kc_dim3& block, ThreadFunction thread,
+             const void* context);
   // Runs one block; grid_state.block is already set. False when it failed,
   // with message() saying why.
   bool RunBlock();
@@ -168,16 +181,28 @@ class Worker {
   [[noreturn]] void Start();
   void Exit();
   void Arrived(fc::fcontext_t from);
-  void SwitchTo(int32_t next);
-  void Suspend();
-  int32_t NextReady();
-  bool ReleaseActiveMasks();
-  [[noreturn]] void Deadlock();
+  // Inlined into the calls that switch: Boost.Context's switch ends in a
+  // jump rather than a return, so the processor's prediction of returns is
+  // one call behind after every switch, and each function that returns
+  // between the switch and the kernel's code costs a misprediction.
+  __attribute__((always_inline)) void SwitchTo(int32_t next);
+  __attribute__((always_inline)) void Suspend();
+  __attribute__((always_inline)) int32_t NextReady();
+  // Out of line, so that the common path of a switch saves few registers.
+  __attribute__((noinline)) bool ReleaseActiveMasks();
+  [[noreturn]] __attribute__((noinline)) void Deadlock();
   void Describe(int32_t f, char* out, size_t size) const;
   void Release();
+  // Each fiber's stack starts below the top of its mapping by a different
+  // number of cache lines: the stacks are a page multiple apart, so their
+  // tops would all fall into the same few sets of the processor's caches
+  // and evict one another at every switch (measured: a warp shuffle took
+  // twice as long).
   char* StackTop(uint32_t f) const {
-    return stacks_ + (static_cast<size_t>(f) + 1) * stride_;
+    const size_t color = static_cast<size_t>(f) * 7 % 64 * 64;
+    return stacks_ + (static_cast<size_t>(f) + 1) * stride_ - color;
   }
+  static constexpr size_t kStackColors = 64 * 64;
 
   // Storage, sized for `capacity_` threads.
   uint32_t capacity_ = 0;
@@ -189,6 +214,9 @@ class Worker {
   size_t mapped_ = 0;
 
   // The launch.
+  // This OS thread's grid_state: the worker, like a fiber, never moves to
+  // another thread.
+  GridState* state_ = nullptr;
   ThreadFunction thread_ = nullptr;
   const void* thread_context_ = nullptr;
   uint32_t threads_ = 0;  // per block
@@ -226,7 +254,7 @@ bool Worker::Reserve(uint32_t threads, char* message, size_t size) {
   // One mapping for all stacks, each with a guard page below it. Only the
   // pages a fiber touches are committed.
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  stride_ = kFiberStackBytes + page;
+  stride_ = kFiberStackBytes + kStackColors + page;
   const size_t bytes = stride_ * capacity;
   void* p =
       mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
@@ -264,8 +292,9 @@ void Worker::Release() {
   capacity_ = 0;
 }
 
-void Worker::Begin(const kc_dim3& block, ThreadFunction thread,
-                   const void* context) {
+void Worker::Begin(GridState* state, const kc_dim3& block,
+                   ThreadFunction thread, const void* context) {
+  state_ = state;
   thread_ = thread;
   thread_context_ = context;
   threads_ = block.x * block.y * block.z;
@@ -309,7 +338,7 @@ bool Worker::RunBlock() {
     fiber.parked = false;
     ready_.PushBack(static_cast<int32_t>(f));
   }
-  running = this;
+  state_->executor = this;
   from_ = kScheduler;
   current_ = ready_.PopFront();
 #if defined(KC_TSAN_)
@@ -320,7 +349,7 @@ bool Worker::RunBlock() {
   // next block), or one has failed.
   const fc::transfer_t t = fc::jump_fcontext(fibers_[current_].context, this);
   Arrived(t.fctx);
-  running = nullptr;
+  state_->executor = nullptr;
   return !failed_;
 }
 
@@ -335,7 +364,7 @@ void Worker::FiberMain(fc::transfer_t from) {
 // sanitizer sees every call return.
 void Worker::Start() {
   for (;;) {
-    grid_state.thread = fibers_[current_].index;
+    state_->thread = fibers_[current_].index;
     thread_(thread_context_);
     Exit();
   }
@@ -365,7 +394,7 @@ void Worker::SwitchTo(int32_t next) {
   // Back in `self` (maybe in a later block), switched to by some other
   // context.
   static_cast<Worker*>(t.data)->Arrived(t.fctx);
-  grid_state.thread = fibers_[self].index;
+  state_->thread = fibers_[self].index;
 }
 
 void Worker::Suspend() { SwitchTo(NextReady()); }
@@ -488,7 +517,7 @@ void Worker::Collective(const WarpRequest& request, void* out,
   warp.mask[lane] = mask;
   warp.size[lane] = request.size;
   WarpLane& slot = warp.lanes[lane];
-  memcpy(slot.in, request.in, request.size);
+  detail::CopyValue(slot.in, request.in, request.size);
   slot.a = request.a;
   slot.b = request.b;
   warp.waiting |= 1u << lane;
@@ -515,7 +544,7 @@ void Worker::Collective(const WarpRequest& request, void* out,
     Suspend();
   }
   // The lane's result stays until it calls the next collective.
-  memcpy(out, slot.out, out_size);
+  detail::CopyValue(out, slot.out, out_size);
 }
 
 uint32_t Worker::ActiveMask(const char* file, uint32_t line, uint32_t column) {
@@ -648,7 +677,8 @@ int32_t RunBlocks(const kc_block_range& range, const char* kernel,
                    static_cast<unsigned long long>(range.block_begin),
                    static_cast<unsigned long long>(range.block_end),
                    static_cast<unsigned long long>(blocks));
-  if (running != nullptr)
+  GridState& state = grid_state;
+  if (state.executor != nullptr)
     return Failure(error, kernel, "%s", "a kernel's thread cannot run blocks");
   Worker* worker = ThisThreadsWorker();
   if (worker == nullptr)
@@ -656,10 +686,9 @@ int32_t RunBlocks(const kc_block_range& range, const char* kernel,
   char why[256];
   if (!worker->Reserve(static_cast<uint32_t>(threads), why, sizeof why))
     return Failure(error, kernel, "%s", why);
-  GridState& state = grid_state;
   state.grid_dim = {Index(grid.x), Index(grid.y), Index(grid.z)};
   state.block_dim = {Index(block.x), Index(block.y), Index(block.z)};
-  worker->Begin(block, thread, context);
+  worker->Begin(&state, block, thread, context);
   const uint64_t plane = static_cast<uint64_t>(grid.x) * grid.y;
   for (uint64_t b = range.block_begin; b < range.block_end; ++b) {
     const uint32_t x = static_cast<uint32_t>(b % grid.x);
@@ -676,17 +705,17 @@ int32_t RunBlocks(const kc_block_range& range, const char* kernel,
 // The calls of kernelc/block.h. Outside a block (no executor on this
 // thread) each acts as in a block of one thread.
 
-int BlockBarrier(const char* name, int predicate) {
-  Worker* w = running;
-  return w != nullptr ? w->Barrier(name, predicate) : predicate;
+int BlockBarrier(void* executor, const char* name, int predicate) {
+  if (executor == nullptr) return predicate;
+  return static_cast<Worker*>(executor)->Barrier(name, predicate);
 }
 
-void WarpCall(const WarpRequest& request, void* out, uint32_t out_size) {
-  Worker* w = running;
-  if (w != nullptr) {
-    w->Collective(request, out, out_size);
-    return;
-  }
+namespace {
+
+// A warp collective of a thread alone. Out of line: its lanes would
+// otherwise make every call's frame, on every fiber's stack, 2.5 KiB deep.
+__attribute__((noinline)) void WarpCallAlone(const WarpRequest& request,
+                                             void* out, uint32_t out_size) {
   WarpLane lanes[kWarpSize];
   memcpy(lanes[0].in, request.in, request.size);
   lanes[0].a = request.a;
@@ -695,17 +724,30 @@ void WarpCall(const WarpRequest& request, void* out, uint32_t out_size) {
   memcpy(out, lanes[0].out, out_size);
 }
 
-uint32_t WarpActiveMask(const char* file, uint32_t line, uint32_t column) {
-  Worker* w = running;
-  return w != nullptr ? w->ActiveMask(file, line, column) : 1u;
+}  // namespace
+
+void WarpCall(void* executor, const WarpRequest& request, void* out,
+              uint32_t out_size) {
+  if (executor == nullptr) {
+    WarpCallAlone(request, out, out_size);
+    return;
+  }
+  static_cast<Worker*>(executor)->Collective(request, out, out_size);
 }
 
-void BlockYield() {
-  if (Worker* w = running) w->Yield();
+uint32_t WarpActiveMask(void* executor, const char* file, uint32_t line,
+                        uint32_t column) {
+  if (executor == nullptr) return 1u;
+  return static_cast<Worker*>(executor)->ActiveMask(file, line, column);
 }
 
-void BlockFail(const char* message) {
-  if (Worker* w = running) w->Fail("%s", message);
+void BlockYield(void* executor) {
+  if (executor != nullptr) static_cast<Worker*>(executor)->Yield();
+}
+
+void BlockFail(void* executor, const char* message) {
+  if (executor != nullptr)
+    static_cast<Worker*>(executor)->Fail("%s", message);
 }
 
 }  // namespace kc::host

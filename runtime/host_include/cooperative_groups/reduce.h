@@ -37,7 +37,9 @@ struct bit_xor {
 };
 
 // op folded over the values of every thread of `group`, for each of them.
+// The mark: a warp collective, which only the block executor runs.
 template <typename Group, typename T, typename Op>
+KC_HOST_MARK_("kc.block_feature", "cooperative_groups::reduce")
 KC_HOST_INTRINSIC_ T reduce(const Group& group, const T& value, const Op& op) {
   static_assert(std::is_base_of_v<warp_group, Group>,
                 "cooperative_groups::reduce takes a thread_block_tile or a "

@@ -12,7 +12,9 @@
 namespace cooperative_groups {
 namespace details {
 
+// The mark: a warp collective, which only the block executor runs.
 template <bool kInclusive, typename Group, typename T, typename Op>
+KC_HOST_MARK_("kc.block_feature", "cooperative_groups scan")
 KC_HOST_INTRINSIC_ T scan(const Group& group, const T& value, const Op& op) {
   static_assert(std::is_base_of_v<warp_group, Group>,
                 "cooperative_groups scans take a thread_block_tile or a "

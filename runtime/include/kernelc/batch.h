@@ -199,6 +199,13 @@ inline int64_t BatchHelpers(int64_t threads, const Batch& batch,
 template <typename Schedule, typename Run>
 void ParallelFor(int64_t count, int64_t helpers, Schedule&& schedule,
                  Run&& run) {
+  if (helpers > count - 1) helpers = count - 1;
+  // Alone: the loop, without the shared state (a call of a small op pays
+  // for nothing it does not use).
+  if (helpers <= 0) {
+    for (int64_t i = 0; i < count; ++i) run(i);
+    return;
+  }
   struct Shared {
     std::atomic<int64_t> next{0};
     int64_t done = 0;  // under mu
@@ -222,7 +229,6 @@ void ParallelFor(int64_t count, int64_t helpers, Schedule&& schedule,
     shared->done += ran;
     if (shared->done == total) shared->all_done.notify_all();
   };
-  if (helpers > count - 1) helpers = count - 1;
   for (int64_t h = 0; h < helpers; ++h) schedule(work);
   work();
   std::unique_lock<std::mutex> lock(shared->mu);

@@ -92,22 +92,26 @@ struct WarpRequest {
   const void* context;  // passed to `compute` (a reduction's operator)
 };
 
-// The executor's side, defined in block_exec.cc.
+// The executor's side, defined in block_exec.cc. `executor` is
+// grid_state.executor of the calling thread: null outside the executor,
+// where each call acts as in a block of one thread.
 //
 // Waits until every thread of the block has called a barrier; returns how
 // many passed a non-zero `predicate`. `name` is the CUDA function called.
-int BlockBarrier(const char* name, int predicate);
+int BlockBarrier(void* executor, const char* name, int predicate);
 // Waits until every lane of `request.mask` has made the same request, then
 // copies this lane's `out_size` bytes of result to `out`.
-void WarpCall(const WarpRequest& request, void* out, uint32_t out_size);
+void WarpCall(void* executor, const WarpRequest& request, void* out,
+              uint32_t out_size);
 // The lanes of this warp that reach the same source location while the
 // others are blocked or have returned: __activemask's convergence.
-uint32_t WarpActiveMask(const char* file, uint32_t line, uint32_t column);
+uint32_t WarpActiveMask(void* executor, const char* file, uint32_t line,
+                        uint32_t column);
 // Lets the block's other threads run before this one goes on.
-void BlockYield();
+void BlockYield(void* executor);
 // Ends the block with an error: `message` says what the kernel did wrong.
 // Returns only outside the executor, where there is no block to end.
-void BlockFail(const char* message);
+void BlockFail(void* executor, const char* message);
 
 namespace detail {
 
@@ -118,6 +122,21 @@ inline void ForLanes(uint32_t mask, F&& f) {
     const int lane = __builtin_ctz(mask);
     mask &= mask - 1;
     f(lane);
+  }
+}
+
+// memcpy of a lane's value, whose size is known only at run time: the
+// common sizes without a call of the C library's.
+inline void CopyValue(void* to, const void* from, uint32_t size) {
+  switch (size) {
+    case 4:
+      memcpy(to, from, 4);
+      return;
+    case 8:
+      memcpy(to, from, 8);
+      return;
+    default:
+      memcpy(to, from, size);
   }
 }
 
@@ -168,7 +187,7 @@ inline void ShuffleCompute(uint32_t mask, uint32_t size, WarpLane* lanes,
         break;
     }
     if (!in_range || ((mask >> j) & 1u) == 0) j = lane;
-    memcpy(lanes[lane].out, lanes[j].in, size);
+    CopyValue(lanes[lane].out, lanes[j].in, size);
   });
 }
 
@@ -333,7 +352,7 @@ __attribute__((always_inline)) inline R Collective(
   constexpr uint32_t kSize = sizeof(T);
   R out;
   const WarpRequest request{&op, mask, kSize, a, b, &in, context};
-  WarpCall(request, &out, sizeof out);
+  WarpCall(grid_state.executor, request, &out, sizeof out);
   return out;
 }
 
@@ -375,20 +394,24 @@ __attribute__((always_inline)) inline T Shuffle(unsigned mask, const T& var,
 // The block's barrier and its reductions.
 #define KC_BLOCK_FEATURE_(name) KC_HOST_MARK_("kc.block_feature", #name)
 KC_BLOCK_FEATURE_(__syncthreads) KC_HOST_INTRINSIC_ void __syncthreads() {
-  ::kc::host::BlockBarrier("__syncthreads", 0);
+  ::kc::host::BlockBarrier(::kc::host::grid_state.executor, "__syncthreads",
+                           0);
 }
 KC_BLOCK_FEATURE_(__syncthreads_count)
 KC_HOST_INTRINSIC_ int __syncthreads_count(int predicate) {
-  return ::kc::host::BlockBarrier("__syncthreads_count", predicate != 0);
+  return ::kc::host::BlockBarrier(::kc::host::grid_state.executor,
+                                  "__syncthreads_count", predicate != 0);
 }
 KC_BLOCK_FEATURE_(__syncthreads_and)
 KC_HOST_INTRINSIC_ int __syncthreads_and(int predicate) {
-  const int n = ::kc::host::BlockBarrier("__syncthreads_and", predicate != 0);
+  const int n = ::kc::host::BlockBarrier(::kc::host::grid_state.executor,
+                                         "__syncthreads_and", predicate != 0);
   return static_cast<unsigned>(n) == blockDim.x * blockDim.y * blockDim.z;
 }
 KC_BLOCK_FEATURE_(__syncthreads_or)
 KC_HOST_INTRINSIC_ int __syncthreads_or(int predicate) {
-  return ::kc::host::BlockBarrier("__syncthreads_or", predicate != 0) != 0;
+  return ::kc::host::BlockBarrier(::kc::host::grid_state.executor,
+                                  "__syncthreads_or", predicate != 0) != 0;
 }
 
 // Warp intrinsics. `mask` names the lanes that take part; the calling lane
@@ -406,12 +429,14 @@ KC_BLOCK_FEATURE_(__activemask)
 KC_HOST_INTRINSIC_ unsigned __activemask(const char* file = __builtin_FILE(),
                                          unsigned line = __builtin_LINE(),
                                          unsigned column = __builtin_COLUMN()) {
-  return ::kc::host::WarpActiveMask(file, line, column);
+  return ::kc::host::WarpActiveMask(::kc::host::grid_state.executor, file,
+                                    line, column);
 }
 #else
 KC_HOST_INTRINSIC_ unsigned __activemask(const char* file = __builtin_FILE(),
                                          unsigned line = __builtin_LINE()) {
-  return ::kc::host::WarpActiveMask(file, line, 0);
+  return ::kc::host::WarpActiveMask(::kc::host::grid_state.executor, file,
+                                    line, 0);
 }
 #endif
 KC_BLOCK_FEATURE_(__ballot_sync)
@@ -492,7 +517,9 @@ KC_HOST_WARP_REDUCE_(__reduce_xor_sync, unsigned, ReduceXorOp)
 #undef KC_HOST_WARP_REDUCE_
 // Sleeps on a GPU; on the CPU lets the block's other threads run, so that a
 // thread polling shared memory with a back-off sees them make progress.
-KC_HOST_INTRINSIC_ void __nanosleep(unsigned) { ::kc::host::BlockYield(); }
+KC_HOST_INTRINSIC_ void __nanosleep(unsigned) {
+  ::kc::host::BlockYield(::kc::host::grid_state.executor);
+}
 #undef KC_BLOCK_FEATURE_
 
 #endif  // KERNELC_BLOCK_H_

@@ -1,13 +1,19 @@
 // Spreading the blocks of a launch over a thread pool: the ranges of blocks
-// (kc_block_range) that a handler hands to a kernel's CPU entry point, and
-// how many pool threads run them besides the caller (kc::rt::ParallelFor of
-// kernelc/batch.h claims the ranges). Header-only and dependency-free, like
-// batch.h; the pool is the caller's (ffi::ThreadPool in generated code).
+// (kc_block_range) that a handler hands to a kernel's CPU entry point, how
+// many pool threads run them besides the caller, and the run itself
+// (RunGrid, over kc::rt::ParallelFor of kernelc/batch.h). Header-only and
+// dependency-free, like batch.h; the pool is the caller's (ffi::ThreadPool
+// in generated code).
 #ifndef KERNELC_GRID_SPLIT_H_
 #define KERNELC_GRID_SPLIT_H_
 
 #include <stdint.h>
 
+#include <atomic>
+#include <mutex>
+#include <string>
+
+#include "kernelc/batch.h"
 #include "kernelc/launch.h"
 
 namespace kc::rt {
@@ -79,6 +85,30 @@ inline GridSplit SplitGrid(const kc_launch& launch, bool block_kernel,
       static_cast<int64_t>((s.blocks + s.range_blocks - 1) / s.range_blocks);
   s.helpers = static_cast<int64_t>(workers) - 1;
   return s;
+}
+
+// Runs every range of `split` through `entry`, a kernel's CPU entry
+// (`int32_t entry(const kc_block_range*, kc_error*)`: 0, or non-zero with
+// the reason in the kc_error), each range with `shared_bytes` of dynamic
+// shared memory per block, on the calling thread and on `split.helpers`
+// tasks handed to `schedule` (a thread pool's Schedule). Returns the message
+// of the first range to fail, or "". Once one has failed, the ranges not yet
+// started are skipped: the launch has failed anyway.
+template <typename Schedule, typename Entry>
+std::string RunGrid(const GridSplit& split, uint64_t shared_bytes,
+                    Schedule&& schedule, Entry&& entry) {
+  std::atomic<bool> failed{false};
+  std::mutex mu;
+  std::string first;
+  ParallelFor(split.ranges, split.helpers, schedule, [&](int64_t i) {
+    if (failed.load(std::memory_order_relaxed)) return;
+    const kc_block_range range = split.Range(i, shared_bytes);
+    kc_error error;
+    if (entry(&range, &error) == 0) return;
+    std::lock_guard<std::mutex> lock(mu);
+    if (!failed.exchange(true)) first = error.message;
+  });
+  return first;
 }
 
 }  // namespace kc::rt

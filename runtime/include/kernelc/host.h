@@ -20,6 +20,12 @@
 #include <string.h>
 #include <time.h>
 
+// libstdc++ spells an attribute `__attribute__((__noinline__))` in
+// <memory> (shared_ptr's), which the __noinline__ macro below would turn
+// into nonsense: read before the macro exists, its include guard keeps it
+// intact when a source includes <memory> (or <regex>, <future>, ...) after
+// kernelc.h, as sources built with nvcc do.
+#include <memory>
 #include <type_traits>
 
 #include "kernelc/half.h"
@@ -57,6 +63,10 @@ struct Index3 {
 };
 struct GridState {
   Index3 thread, block, block_dim, grid_dim;
+  // The block executor that runs this OS thread's block (kernelc/cpu_exec.h),
+  // or null: what the calls of kernelc/block.h hand it, so that they find
+  // it without a lookup of thread-local storage of their own.
+  void* executor;
 };
 inline thread_local GridState grid_state;
 
