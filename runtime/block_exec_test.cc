@@ -354,46 +354,6 @@ TEST_CASE("errors name the kernel, the block and the threads", "[errors]") {
           "k: 232449 bytes of dynamic shared memory per block is more than "
           "the CPU target's limit of 232448");
   }
-  SECTION("a thread returns while others wait at a barrier") {
-    CHECK(Run({64, 1, 1},
-              [] {
-                if (threadIdx.x == 5) return;
-                __syncthreads();
-              }) ==
-          "k: block (0, 0, 0): thread (5, 0, 0) returned while 5 "
-          "threads wait at __syncthreads; every thread of a block "
-          "must reach each barrier");
-  }
-  SECTION("a thread reaches a barrier after another returned") {
-    CHECK(Run({8, 4, 1},
-              [] {
-                if (threadIdx.x == 0 && threadIdx.y == 0) return;
-                __syncthreads_count(1);
-              }) ==
-          "k: block (0, 0, 0): thread (1, 0, 0) reached "
-          "__syncthreads_count after thread (0, 0, 0) returned; every "
-          "thread of a block must reach each barrier");
-  }
-  SECTION("a warp function names a lane that returned") {
-    CHECK(Run({32, 1, 1},
-              [] {
-                if (Lane() == 0) return;
-                __shfl_sync(kFull, 1, 0);
-              }) ==
-          "k: block (0, 0, 0): thread (1, 0, 0) calls __shfl_sync with "
-          "mask 0xffffffff, which names lane 0 (thread (0, 0, 0)) that "
-          "has returned");
-  }
-  SECTION("a lane returns while a warp function waits for it") {
-    CHECK(Run({32, 2, 1},
-              [] {
-                if (threadIdx.y == 1 && Lane() == 31) return;
-                __ballot_sync(kFull, 1);
-              }) ==
-          "k: block (0, 0, 0): thread (31, 1, 0) returned while thread "
-          "(0, 1, 0) waits for it in __ballot_sync with mask "
-          "0xffffffff");
-  }
   SECTION("a mask without the calling lane") {
     CHECK(Run({32, 1, 1}, [] { __syncwarp(1u); }) ==
           "k: block (0, 0, 0): thread (1, 0, 0) calls __syncwarp with mask "
@@ -410,9 +370,10 @@ TEST_CASE("errors name the kernel, the block and the threads", "[errors]") {
               }) ==
           "k: block (0, 0, 0): threads wait for each other: thread "
           "(0, 0, 0) waits at __syncthreads, and thread (1, 0, 0) waits "
-          "in __shfl_sync with mask 0xffffffff; every thread of a block "
-          "must reach each barrier, and every lane a warp function "
-          "names must make the same call");
+          "in __shfl_sync with mask 0xffffffff; a barrier waits for every "
+          "thread of the block that has not returned, a warp function for "
+          "every lane it names that has not returned, each making the same "
+          "call");
   }
   SECTION("lanes in different warp functions") {
     CHECK(Run({32, 1, 1},
@@ -425,9 +386,10 @@ TEST_CASE("errors name the kernel, the block and the threads", "[errors]") {
               }) ==
           "k: block (0, 0, 0): threads wait for each other: thread "
           "(0, 0, 0) waits in __ballot_sync with mask 0xffffffff, and "
-          "thread (1, 0, 0) waits in __any_sync with mask 0xffffffff; "
-          "every thread of a block must reach each barrier, and every "
-          "lane a warp function names must make the same call");
+          "thread (1, 0, 0) waits in __any_sync with mask 0xffffffff; a "
+          "barrier waits for every thread of the block that has not "
+          "returned, a warp function for every lane it names that has not "
+          "returned, each making the same call");
   }
   SECTION("a tile size the CPU target lacks") {
     CHECK(Run({32, 1, 1},
@@ -441,18 +403,71 @@ TEST_CASE("errors name the kernel, the block and the threads", "[errors]") {
   }
 }
 
+TEST_CASE("threads that return leave barriers to the others", "[barriers]") {
+  // As on GPUs since Volta: a barrier waits for the threads that have not
+  // returned, and a warp function for the lanes it names that have not.
+  std::vector<int> counts(64, -1);
+  CHECK(Run({64, 1, 1},
+            [&] {
+              if (threadIdx.x % 5 == 0) return;
+              counts[threadIdx.x] = __syncthreads_count(threadIdx.x < 32);
+              if (threadIdx.x > 60) return;
+              __syncthreads();
+              counts[threadIdx.x] += __syncthreads_count(1);
+            }) == "");
+  int returned = 0;
+  for (int t = 0; t < 64; ++t) {
+    if (t % 5 == 0) {
+      ++returned;
+      CHECK(counts[t] == -1);
+    } else {
+      // 25 of threads 0..31 voted; 48 of threads 0..60 are left after the
+      // second return.
+      CHECK(counts[t] == (t > 60 ? 25 : 25 + 48));
+    }
+  }
+  CHECK(returned == 13);
+  SECTION("a lane returns while a warp function waits for it") {
+    std::vector<unsigned> ballots(64);
+    CHECK(Run({32, 2, 1},
+              [&] {
+                if (threadIdx.y == 1 && Lane() >= 30) return;
+                ballots[Rank()] = __ballot_sync(kFull, 1);
+              }) == "");
+    CHECK(ballots[0] == kFull);
+    CHECK(ballots[32] == 0x3fffffffu);
+    CHECK(ballots[61] == 0x3fffffffu);
+  }
+  SECTION("a warp function names a lane that returned before it") {
+    std::vector<int> got(32, -1);
+    CHECK(Run({32, 1, 1},
+              [&] {
+                if (Lane() == 0) return;
+                // Lane 0 is gone: a shuffle from it reads the caller's own
+                // value (undefined on a GPU), the others' are as ever.
+                got[Lane()] = __shfl_sync(kFull, Lane(), Lane() == 1 ? 0 : 2);
+              }) == "");
+    CHECK(got[1] == 1);
+    CHECK(got[5] == 2);
+    CHECK(got[0] == -1);
+  }
+}
+
 TEST_CASE("a failing block ends its range; the thread runs blocks again",
           "[errors]") {
   std::atomic<int> ran{0};
   CHECK(Run({32, 1, 1},
             [&] {
               if (threadIdx.x == 0) ++ran;
-              if (blockIdx.x == 2 && threadIdx.x == 7) return;
+              if (blockIdx.x == 2 && threadIdx.x == 7) __syncwarp(kFull);
               __syncthreads();
             },
             {5, 1, 1}) ==
-        "k: block (2, 0, 0): thread (7, 0, 0) returned while 7 threads wait "
-        "at __syncthreads; every thread of a block must reach each barrier");
+        "k: block (2, 0, 0): threads wait for each other: thread (0, 0, 0) "
+        "waits at __syncthreads, and thread (7, 0, 0) waits in __syncwarp "
+        "with mask 0xffffffff; a barrier waits for every thread of the "
+        "block that has not returned, a warp function for every lane it "
+        "names that has not returned, each making the same call");
   CHECK(ran == 3);
   std::vector<int> got(64);
   CHECK(Run({64, 1, 1}, [&] {

@@ -98,6 +98,9 @@ struct Warp {
   const WarpCollective* op[kWarpSize] = {};
   uint32_t mask[kWarpSize] = {};
   uint32_t size[kWarpSize] = {};
+  // Its WarpRequest::context (a reduction's operator, on the lane's stack,
+  // which lives while the lane waits).
+  const void* context[kWarpSize] = {};
   WarpLane lanes[kWarpSize];
 };
 
@@ -180,6 +183,8 @@ class Worker {
   static void FiberMain(fc::transfer_t from);
   [[noreturn]] void Start();
   void Exit();
+  void CompleteBarrier();
+  bool CompleteCollective(Warp& warp, int lane);
   void Arrived(fc::fcontext_t from);
   // Inlined into the calls that switch: Boost.Context's switch ends in a
   // jump rather than a return, so the processor's prediction of returns is
@@ -229,11 +234,9 @@ class Worker {
   int32_t current_ = kScheduler;  // the fiber that runs
   int32_t from_ = kScheduler;     // the context that switched to it
   uint32_t live_ = 0;             // fibers that have not returned
-  int32_t first_exited_ = -1;
   uint32_t arrived_ = 0;  // at the barrier
   int barrier_count_ = 0;
   int barrier_result_ = 0;
-  const char* barrier_name_ = nullptr;
   bool failed_ = false;
   char message_[sizeof(kc_error::message)] = {};
 };
@@ -313,7 +316,6 @@ void Worker::Begin(GridState* state, const kc_dim3& block,
 
 bool Worker::RunBlock() {
   live_ = threads_;
-  first_exited_ = -1;
   arrived_ = 0;
   barrier_count_ = 0;
   failed_ = false;
@@ -435,57 +437,49 @@ bool Worker::ReleaseActiveMasks() {
   return released;
 }
 
+// A thread that returns no longer takes part in barriers and warp
+// collectives, as on a GPU since Volta: one that waited for it only may
+// complete now.
 void Worker::Exit() {
   const int32_t self = current_;
   Warp& warp = warps_[self / kWarpSize];
-  const int lane = self % kWarpSize;
   fibers_[self].wait = Wait::kDone;
-  warp.exited |= 1u << lane;
+  warp.exited |= 1u << (self % kWarpSize);
   --live_;
-  if (first_exited_ < 0) first_exited_ = self;
-  if (arrived_ > 0)
-    Fail(
-        "thread %s returned while %u threads wait at %s; every thread of "
-        "a block must reach each barrier",
-        Text(fibers_[self].index).text, arrived_, barrier_name_);
-  detail::ForLanes(warp.waiting, [&](int other) {
-    if (((warp.mask[other] >> lane) & 1u) != 0)
-      Fail(
-          "thread %s returned while thread %s waits for it in %s with "
-          "mask 0x%08x",
-          Text(fibers_[self].index).text,
-          Text(fibers_[self - lane + other].index).text, warp.op[other]->name,
-          warp.mask[other]);
-  });
+  if (arrived_ > 0 && arrived_ == live_) CompleteBarrier();
+  for (uint32_t left = warp.waiting; left != 0;) {
+    const int lane = __builtin_ctz(left);
+    left &= left - 1;
+    if (CompleteCollective(warp, lane)) left &= warp.waiting;
+  }
   const int32_t next = live_ == 0 ? kScheduler : NextReady();
   fibers_[self].parked = true;
   SwitchTo(next);
 }
 
+// Every thread that has not returned has arrived: the barrier's waiters
+// become ready, in thread order.
+void Worker::CompleteBarrier() {
+  barrier_result_ = barrier_count_;
+  arrived_ = 0;
+  barrier_count_ = 0;
+  for (uint32_t f = 0; f < threads_; ++f) {
+    if (fibers_[f].wait == Wait::kBarrier) {
+      fibers_[f].wait = Wait::kNone;
+      ready_.PushBack(static_cast<int32_t>(f));
+    }
+  }
+}
+
 int Worker::Barrier(const char* name, int predicate) {
-  const int32_t self = current_;
-  if (first_exited_ >= 0)
-    Fail(
-        "thread %s reached %s after thread %s returned; every thread of a "
-        "block must reach each barrier",
-        Text(fibers_[self].index).text, name,
-        Text(fibers_[first_exited_].index).text);
-  if (arrived_ == 0) barrier_name_ = name;
   ++arrived_;
   barrier_count_ += predicate;
-  if (arrived_ == threads_) {
-    // The last one: release the others, in thread order, and go on.
-    barrier_result_ = barrier_count_;
-    arrived_ = 0;
-    barrier_count_ = 0;
-    for (uint32_t f = 0; f < threads_; ++f) {
-      if (fibers_[f].wait == Wait::kBarrier) {
-        fibers_[f].wait = Wait::kNone;
-        ready_.PushBack(static_cast<int32_t>(f));
-      }
-    }
+  if (arrived_ == live_) {
+    // The last one: release the others, and go on.
+    CompleteBarrier();
     return barrier_result_;
   }
+  const int32_t self = current_;
   fibers_[self].wait = Wait::kBarrier;
   fibers_[self].barrier = name;
   Suspend();
@@ -493,53 +487,55 @@ int Worker::Barrier(const char* name, int predicate) {
   return barrier_result_;
 }
 
+// Completes the collective that `lane` waits in, if every lane it names
+// that has not returned waits in it too, with the same mask and value size:
+// computes their results and makes them ready (the running thread, if it
+// takes part, goes on instead). False when the collective still waits.
+bool Worker::CompleteCollective(Warp& warp, int lane) {
+  const WarpCollective* op = warp.op[lane];
+  const uint32_t mask = warp.mask[lane];
+  const uint32_t size = warp.size[lane];
+  const uint32_t taking_part = mask & ~warp.exited;
+  if ((warp.waiting & taking_part) != taking_part) return false;
+  bool same = true;
+  detail::ForLanes(taking_part, [&](int other) {
+    same = same && warp.op[other] == op && warp.mask[other] == mask &&
+           warp.size[other] == size;
+  });
+  if (!same) return false;
+  op->compute(taking_part, size, warp.lanes, warp.context[lane]);
+  warp.waiting &= ~taking_part;
+  // The others run next, in lane order, while their warp's data is warm.
+  const int32_t base = static_cast<int32_t>(&warp - warps_.get()) * kWarpSize;
+  for (int other = kWarpSize - 1; other >= 0; --other) {
+    const int32_t f = base + other;
+    if (f == current_ || ((taking_part >> other) & 1u) == 0) continue;
+    fibers_[f].wait = Wait::kNone;
+    ready_.PushFront(f);
+  }
+  return true;
+}
+
 void Worker::Collective(const WarpRequest& request, void* out,
                         uint32_t out_size) {
   const int32_t self = current_;
   const int lane = self % kWarpSize;
   Warp& warp = warps_[self / kWarpSize];
-  const char* name = request.op->name;
   if (((request.mask >> lane) & 1u) == 0)
     Fail(
         "thread %s calls %s with mask 0x%08x, which does not name its own "
         "lane %d",
-        Text(fibers_[self].index).text, name, request.mask, lane);
-  const uint32_t mask = request.mask & warp.present;
-  if ((mask & warp.exited) != 0) {
-    const int gone = __builtin_ctz(mask & warp.exited);
-    Fail(
-        "thread %s calls %s with mask 0x%08x, which names lane %d (thread "
-        "%s) that has returned",
-        Text(fibers_[self].index).text, name, request.mask, gone,
-        Text(fibers_[self - lane + gone].index).text);
-  }
+        Text(fibers_[self].index).text, request.op->name, request.mask, lane);
   warp.op[lane] = request.op;
-  warp.mask[lane] = mask;
+  warp.mask[lane] = request.mask & warp.present;
   warp.size[lane] = request.size;
   WarpLane& slot = warp.lanes[lane];
   detail::CopyValue(slot.in, request.in, request.size);
   slot.a = request.a;
   slot.b = request.b;
+  warp.context[lane] = request.context;
   warp.waiting |= 1u << lane;
-  // Complete when every lane of the mask waits, and waits in this call.
-  bool complete = (warp.waiting & mask) == mask;
-  if (complete) {
-    detail::ForLanes(mask, [&](int other) {
-      complete = complete && warp.op[other] == request.op &&
-                 warp.mask[other] == mask && warp.size[other] == request.size;
-    });
-  }
-  if (complete) {
-    request.op->compute(mask, request.size, warp.lanes, request.context);
-    warp.waiting &= ~mask;
-    // The others run next, in lane order, while their warp's data is warm.
-    for (int other = kWarpSize - 1; other >= 0; --other) {
-      if (other == lane || ((mask >> other) & 1u) == 0) continue;
-      const int32_t f = self - lane + other;
-      fibers_[f].wait = Wait::kNone;
-      ready_.PushFront(f);
-    }
-  } else {
+  if (!CompleteCollective(warp, lane)) {
     fibers_[self].wait = Wait::kWarp;
     Suspend();
   }
@@ -609,7 +605,7 @@ void Worker::Deadlock() {
   } else {
     const Warp& warp = warps_[waiter / kWarpSize];
     const int lane = waiter % kWarpSize;
-    detail::ForLanes(warp.mask[lane], [&](int other) {
+    detail::ForLanes(warp.mask[lane] & ~warp.exited, [&](int other) {
       const bool same = ((warp.waiting >> other) & 1u) != 0 &&
                         warp.op[other] == warp.op[lane] &&
                         warp.mask[other] == warp.mask[lane] &&
@@ -622,9 +618,9 @@ void Worker::Deadlock() {
   Describe(waiter, first, sizeof first);
   Describe(blocker, second, sizeof second);
   Fail(
-      "threads wait for each other: %s, and %s; every thread of a block "
-      "must reach each barrier, and every lane a warp function names must "
-      "make the same call",
+      "threads wait for each other: %s, and %s; a barrier waits for every "
+      "thread of the block that has not returned, a warp function for "
+      "every lane it names that has not returned, each making the same call",
       first, second);
 }
 

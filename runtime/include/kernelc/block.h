@@ -23,8 +23,9 @@
 //    CPU each such name has storage of its own: two names do not alias, as
 //    they do on a GPU.
 //  - Barriers and warp intrinsics call into the executor, which suspends
-//    the calling thread until every thread they name has arrived, and which
-//    reports a barrier that cannot complete as an error of the launch.
+//    the calling thread until every thread they name has arrived or
+//    returned, and which reports a barrier that cannot complete as an error
+//    of the launch.
 //
 // A kernel that uses any of these only runs correctly under the executor.
 // Outside it (a kernel run by the plain grid loop, which kernelc only does
@@ -96,11 +97,13 @@ struct WarpRequest {
 // grid_state.executor of the calling thread: null outside the executor,
 // where each call acts as in a block of one thread.
 //
-// Waits until every thread of the block has called a barrier; returns how
-// many passed a non-zero `predicate`. `name` is the CUDA function called.
+// Waits until every thread of the block that has not returned has called a
+// barrier; returns how many passed a non-zero `predicate`. `name` is the
+// CUDA function called.
 int BlockBarrier(void* executor, const char* name, int predicate);
-// Waits until every lane of `request.mask` has made the same request, then
-// copies this lane's `out_size` bytes of result to `out`.
+// Waits until every lane of `request.mask` that has not returned has made
+// the same request, then copies this lane's `out_size` bytes of result to
+// `out`. The collective computes over those lanes only.
 void WarpCall(void* executor, const WarpRequest& request, void* out,
               uint32_t out_size);
 // The lanes of this warp that reach the same source location while the

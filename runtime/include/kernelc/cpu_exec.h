@@ -22,11 +22,13 @@
 //    the OS thread that runs the block, one at a time, starting in thread
 //    order. A thread runs until it calls a barrier or a warp function, or
 //    returns; then the next thread that can go on runs. A barrier completes
-//    when every thread of the block has called one, a warp function when
-//    every lane its mask names has made the same call; the thread that
-//    completes it computes the results, makes the waiting threads ready and
-//    goes on. The kernel's code runs unchanged, barriers may sit anywhere
-//    (in loops, branches, helper functions), and a switch costs a few
+//    when every thread of the block that has not returned has called one, a
+//    warp function when every lane its mask names that has not returned has
+//    made the same call (as on GPUs since Volta: a thread that returns
+//    early leaves the barriers to the others); the thread that completes it
+//    computes the results, makes the waiting threads ready and goes on. The
+//    kernel's code runs unchanged, barriers may sit anywhere (in loops,
+//    branches, helper functions), and a switch costs some 15 to 20
 //    nanoseconds, where an OS thread per CUDA thread would cost a kernel
 //    context switch and 1024 threads per block.
 //
@@ -39,12 +41,11 @@
 // What the executor reports (RunBlocks returns non-zero; the message names
 // the kernel, the block and the threads involved), where CUDA's behaviour is
 // undefined or the GPU would hang:
-//  - a barrier that cannot complete: a thread returned while others wait at
-//    a barrier, or reaches one after another thread returned;
-//  - a warp function whose mask does not name the calling lane, or names a
-//    lane that returned or returns while the call waits for it;
-//  - threads that wait for each other (a barrier reached while a lane of
-//    the waiting warp function is blocked elsewhere, masks that disagree);
+//  - a barrier or warp function that cannot complete: threads that wait
+//    for each other (a barrier reached while a lane that a waiting warp
+//    function names waits at the barrier, lanes whose masks or calls
+//    disagree), the GPU's hang;
+//  - a warp function whose mask does not name the calling lane;
 //  - a block of more than kMaxBlockThreads (1024) threads, and dynamic
 //    shared memory over kMaxDynamicSharedBytes (227 KiB).
 // The block's remaining threads are abandoned where they wait (their stacks
