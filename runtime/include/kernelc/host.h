@@ -102,6 +102,16 @@ template <typename T>
 inline constexpr bool kNativeAtomic = std::is_integral_v<T> &&
                                       (sizeof(T) == 4 || sizeof(T) == 8);
 
+// The operand of an atomic: its type comes from the address alone, as
+// CUDA's overloads take it, so that `atomicAdd(&count, 1)` on an unsigned
+// counter converts the 1.
+template <typename T>
+struct Operand {
+  using type = T;
+};
+template <typename T>
+using OperandOf = typename Operand<T>::type;
+
 // Replaces *p with f(*p) atomically; returns the old value.
 template <typename T, typename F>
 inline T AtomicUpdate(T* p, F f) {
@@ -120,7 +130,7 @@ inline T AtomicUpdate(T* p, F f) {
 // int, unsigned, unsigned long long, float, double, __half, __nv_bfloat16
 // and, below, their pairs and float2/float4.
 template <typename T>
-inline T atomicAdd(T* p, T v) {
+inline T atomicAdd(T* p, ::kc::host::detail::OperandOf<T> v) {
   if constexpr (::kc::host::detail::kNativeAtomic<T>) {
     return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
   } else {
@@ -129,7 +139,7 @@ inline T atomicAdd(T* p, T v) {
   }
 }
 template <typename T>
-inline T atomicSub(T* p, T v) {
+inline T atomicSub(T* p, ::kc::host::detail::OperandOf<T> v) {
   if constexpr (::kc::host::detail::kNativeAtomic<T>) {
     return __atomic_fetch_sub(p, v, __ATOMIC_RELAXED);
   } else {
@@ -139,7 +149,7 @@ inline T atomicSub(T* p, T v) {
 }
 // Minima and maxima write only when the value changes.
 template <typename T>
-inline T atomicMax(T* p, T v) {
+inline T atomicMax(T* p, ::kc::host::detail::OperandOf<T> v) {
   T old;
   __atomic_load(p, &old, __ATOMIC_RELAXED);
   while (old < v &&
@@ -149,7 +159,7 @@ inline T atomicMax(T* p, T v) {
   return old;
 }
 template <typename T>
-inline T atomicMin(T* p, T v) {
+inline T atomicMin(T* p, ::kc::host::detail::OperandOf<T> v) {
   T old;
   __atomic_load(p, &old, __ATOMIC_RELAXED);
   while (v < old &&
@@ -159,25 +169,26 @@ inline T atomicMin(T* p, T v) {
   return old;
 }
 template <typename T>
-inline T atomicAnd(T* p, T v) {
+inline T atomicAnd(T* p, ::kc::host::detail::OperandOf<T> v) {
   return __atomic_fetch_and(p, v, __ATOMIC_RELAXED);
 }
 template <typename T>
-inline T atomicOr(T* p, T v) {
+inline T atomicOr(T* p, ::kc::host::detail::OperandOf<T> v) {
   return __atomic_fetch_or(p, v, __ATOMIC_RELAXED);
 }
 template <typename T>
-inline T atomicXor(T* p, T v) {
+inline T atomicXor(T* p, ::kc::host::detail::OperandOf<T> v) {
   return __atomic_fetch_xor(p, v, __ATOMIC_RELAXED);
 }
 template <typename T>
-inline T atomicExch(T* p, T v) {
+inline T atomicExch(T* p, ::kc::host::detail::OperandOf<T> v) {
   T old;
   __atomic_exchange(p, &v, &old, __ATOMIC_RELAXED);
   return old;
 }
 template <typename T>
-inline T atomicCAS(T* p, T expected, T desired) {
+inline T atomicCAS(T* p, ::kc::host::detail::OperandOf<T> expected,
+                   ::kc::host::detail::OperandOf<T> desired) {
   __atomic_compare_exchange(p, &expected, &desired, false, __ATOMIC_RELAXED,
                             __ATOMIC_RELAXED);
   return expected;
@@ -431,21 +442,37 @@ inline long long __mul64hi(long long a, long long b) {
   return static_cast<long long>((static_cast<__int128>(a) * b) >> 64);
 }
 
-// CUDA's min and max overloads in the global namespace.
-#define KC_HOST_MINMAX_(T)                         \
-  inline T min(T a, T b) { return b < a ? b : a; } \
-  inline T max(T a, T b) { return a < b ? b : a; }
-KC_HOST_MINMAX_(int)
-KC_HOST_MINMAX_(unsigned int)
-KC_HOST_MINMAX_(long)
-KC_HOST_MINMAX_(unsigned long)
-KC_HOST_MINMAX_(long long)
-KC_HOST_MINMAX_(unsigned long long)
+// CUDA's min and max overloads in the global namespace, the mixed ones
+// included (crt/math_functions.hpp): a signed and an unsigned operand
+// compare as unsigned, a float and a double as doubles, as there
+// (`min(n - 1, i + blockDim.x)` is common).
+#define KC_HOST_MINMAX_(R, A, B)                                        \
+  inline R min(A a, B b) {                                              \
+    return static_cast<R>(b) < static_cast<R>(a) ? static_cast<R>(b)    \
+                                                 : static_cast<R>(a);   \
+  }                                                                     \
+  inline R max(A a, B b) {                                              \
+    return static_cast<R>(a) < static_cast<R>(b) ? static_cast<R>(b)    \
+                                                 : static_cast<R>(a);   \
+  }
+#define KC_HOST_MINMAX_SIGNS_(S, U) \
+  KC_HOST_MINMAX_(S, S, S)          \
+  KC_HOST_MINMAX_(U, U, U)          \
+  KC_HOST_MINMAX_(U, S, U)          \
+  KC_HOST_MINMAX_(U, U, S)
+KC_HOST_MINMAX_SIGNS_(int, unsigned int)
+KC_HOST_MINMAX_SIGNS_(long, unsigned long)
+KC_HOST_MINMAX_SIGNS_(long long, unsigned long long)
+#undef KC_HOST_MINMAX_SIGNS_
 #undef KC_HOST_MINMAX_
 inline float min(float a, float b) { return fminf(a, b); }
 inline float max(float a, float b) { return fmaxf(a, b); }
 inline double min(double a, double b) { return fmin(a, b); }
 inline double max(double a, double b) { return fmax(a, b); }
+inline double min(float a, double b) { return fmin(a, b); }
+inline double max(float a, double b) { return fmax(a, b); }
+inline double min(double a, float b) { return fmin(a, b); }
+inline double max(double a, float b) { return fmax(a, b); }
 
 // Memory fences. The threads of a block run on one OS thread, so ordering
 // their accesses only needs the compiler's cooperation; blocks run
