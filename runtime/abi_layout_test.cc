@@ -10,7 +10,7 @@
 #include "kernelc/cuda.h"
 #include "kernelc/launch.h"
 
-static_assert(KC_RUNTIME_ABI_VERSION == 2, "update the layouts below");
+static_assert(KC_RUNTIME_ABI_VERSION == 3, "update the layouts below");
 
 static_assert(sizeof(kc_dim3) == 12 && alignof(kc_dim3) == 4, "kc_dim3");
 static_assert(offsetof(kc_dim3, x) == 0 && offsetof(kc_dim3, y) == 4 &&

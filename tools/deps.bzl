@@ -61,6 +61,12 @@ def kernelc_dependencies():
             build_file = str(Label("//third_party/system:system_include.BUILD")),
             path = "/usr/include",
         )
+    if "system_lib" not in existing:
+        native.new_local_repository(
+            name = "system_lib",
+            build_file = str(Label("//third_party/system:system_lib.BUILD")),
+            path = "/usr/lib/x86_64-linux-gnu",
+        )
     if "xla_ffi" not in existing:
         _kernelc_local_dir(
             name = "xla_ffi",

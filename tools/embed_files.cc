@@ -23,12 +23,15 @@ bool ReadFile(const std::string& path, std::string* out) {
 }
 
 // Raw string literals cannot hold every byte sequence and have length limits
-// on some compilers; a byte-array initializer holds anything.
+// on some compilers; a byte-array initializer holds anything. The array is
+// of char, so each byte is written as the value char has for it: bytes
+// above 127 of a binary file (an archive) as negative values where char is
+// signed.
 std::string ByteArray(const std::string& data) {
   std::ostringstream o;
   for (size_t i = 0; i < data.size(); ++i) {
     if (i % 16 == 0) o << "\n    ";
-    o << static_cast<int>(static_cast<unsigned char>(data[i])) << ",";
+    o << static_cast<int>(data[i]) << ",";
   }
   o << "\n    0";
   return o.str();

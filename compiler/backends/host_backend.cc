@@ -15,6 +15,7 @@
 
 #include "compiler/cache/build_cache.h"
 #include "compiler/util/file_io.h"
+#include "runtime/embedded_archives.h"
 #include "runtime/embedded_headers.h"
 #include "runtime/embedded_xla_ffi.h"
 
@@ -132,6 +133,12 @@ Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build) {
     llvm::sys::path::remove_filename(src_dir);
     std::vector<std::string> flags = {
         "-O3", "-D__KERNELC_HOST__", "-x", "c++",
+        // CUDA code passes values that only some threads set through its
+        // own functions (`int v; if (lane == 0) v = atomicAdd(...); v =
+        // broadcast(v);`), which Clang would take for undefined behaviour
+        // and compile into every thread doing the atomicAdd (seen with
+        // Clang 19, through a __noinline__ function).
+        "-Xclang", "-no-enable-noundef-analysis",
         fmt::format("-DKC_USER_SOURCE=\"{}\"", abs.str().str()),
         fmt::format("-ffile-prefix-map={}=.", src_dir.str().str()),
         // kernelc's headers before the user's directories (-I comes before
@@ -176,6 +183,21 @@ Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build) {
                 /*user_code=*/false);
     if (!s.ok()) return s;
   }
+  // The block executor, and the archive of its fibers' context switch,
+  // which kernelc carries.
+  std::vector<std::string> archives;
+  if (build.sources.count("block_exec.cc") > 0) {
+    s = compile("block_exec.cc",
+                {"-O2", "-D__KERNELC_HOST__", "-isystem", include},
+                /*user_code=*/false);
+    if (!s.ok()) return s;
+    for (const EmbeddedFile& f : embedded::Archives()) {
+      std::string path = fmt::format("{}/lib/{}", work, f.path);
+      s = WriteFileIfChanged(path, f.contents);
+      if (!s.ok()) return s;
+      archives.push_back(path);
+    }
+  }
 
   // --no-undefined: a kernel calling a function nobody defines (say, one
   // that exists only on the GPU) fails here, not when Python loads the
@@ -184,6 +206,12 @@ Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build) {
                                    build.library_path, "-Wl,--build-id=sha1",
                                    "-Wl,-O1",          "-Wl,--no-undefined"};
   link.insert(link.end(), objects.begin(), objects.end());
+  // Linked whole into the library, and kept out of its exports.
+  for (const std::string& a : archives) {
+    link.push_back(a);
+    link.push_back(
+        fmt::format("-Wl,--exclude-libs,{}", llvm::sys::path::filename(a)));
+  }
   if (cuda) link.push_back("-ldl");
   RunResult r = Run(tc.cxx, link, log);
   if (r.code < 0)

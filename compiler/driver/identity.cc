@@ -17,8 +17,10 @@
 #include "compiler/frontend/frontend.h"
 #include "compiler/model/json.h"
 #include "compiler/util/file_io.h"
+#include "runtime/embedded_archives.h"
 #include "runtime/embedded_headers.h"
 #include "runtime/embedded_python.h"
+#include "runtime/embedded_runtime_sources.h"
 #include "runtime/embedded_xla_ffi.h"
 #include "templates/embedded_templates.h"
 
@@ -46,10 +48,11 @@ Values One(std::string value) {
 }
 
 // A digest of every file compiled into kernelc: the templates, the Python
-// runtime, kernelc's headers and the XLA FFI headers all shape a package,
-// and a kernelc rebuilt with other ones keeps its version string. Computed
-// once per process (some 300 KB of SHA-256, about a millisecond), for the
-// content hash; only a build that misses the cache computes it.
+// runtime, kernelc's headers, the block executor and the archive it links,
+// and the XLA FFI headers all shape a package, and a kernelc rebuilt with
+// other ones keeps its version string. Computed once per process (some 300
+// KB of SHA-256, about a millisecond), for the content hash; only a build
+// that misses the cache computes it.
 const std::string& EmbeddedFilesDigest() {
   static const std::string digest = [] {
     cache::KeyBuilder key;
@@ -57,6 +60,8 @@ const std::string& EmbeddedFilesDigest() {
         {"templates", &embedded::Templates()},
         {"python-runtime", &embedded::PythonRuntime()},
         {"headers", &embedded::UserHeaders()},
+        {"runtime-sources", &embedded::RuntimeSources()},
+        {"archives", &embedded::Archives()},
         {"xla-ffi", &embedded::XlaFfiHeaders()}};
     for (const auto& [set, files] : sets) {
       key.Add("set", set);

@@ -20,11 +20,12 @@ std::string Impl(const model::Kernel& k) {
 }
 
 // The entry point's declaration in the shim: its parameters as in
-// EmitCpuEntry, unnamed.
+// EmitCpuEntry, unnamed. A __global__ kernel's entry runs a range of its
+// launch's blocks and says whether it failed (kernelc/cpu_exec.h).
 std::string EntryDeclaration(const Namer& namer, const model::Kernel& k) {
+  const bool grid = k.kind == model::KernelKind::kGlobal;
   std::vector<std::string> params;
-  if (k.kind == model::KernelKind::kGlobal)
-    params.push_back("const kc_launch*");
+  if (grid) params = {"const kc_block_range*", "kc_error*"};
   for (const Param& p : k.params) {
     if (model::IsTensor(p.role)) {
       params.push_back("void*");
@@ -33,15 +34,23 @@ std::string EntryDeclaration(const Namer& namer, const model::Kernel& k) {
       params.push_back(std::string(model::DTypeCppName(p.dtype)));
     }
   }
-  return fmt::format("void {}({});", namer.CpuEntrySymbol(k.name),
-                     fmt::join(params, ", "));
+  return fmt::format("{} {}({});", grid ? "int32_t" : "void",
+                     namer.CpuEntrySymbol(k.name), fmt::join(params, ", "));
 }
 
 // The element's statements after the checks: in-place copies and fills,
-// then the entry point.
-void EmitBody(const EmitRequest& request, const HandlerParts& h, Printer& p) {
+// then the entry point: a host kernel's once, a __global__ kernel's over
+// the ranges of blocks its launch splits into, on the calling thread and
+// kc_pool_threads of XLA's pool (0 when the batch is spread over it
+// already).
+void EmitBody(const EmitRequest& request, const sema::KernelPlan& kp,
+              const HandlerParts& h, Printer& p) {
   const model::Kernel& k = h.kernel();
   h.EmitChecks(p);
+  // Dynamic shared memory, for a kernel that has any: only one under the
+  // block executor can (__shared__ is a block-level feature).
+  const bool shared = kp.block_executor && kp.shared_bytes;
+  if (shared) h.EmitSharedBytes(p);
   h.EmitExpressionsOk(p);
   // In-place parameters: XLA aliases the result to the argument; should it
   // ever hand over distinct buffers, start from the argument's values.
@@ -66,15 +75,41 @@ void EmitBody(const EmitRequest& request, const HandlerParts& h, Printer& p) {
            )code");
   }
   h.EmitLaunchGrid(p);
-  if (h.grid()) args.insert(args.begin(), "&kc_launch_");
-  p.Emit({{"entry", request.namer().CpuEntrySymbol(k.name)},
-          {"args", fmt::format("{}", fmt::join(args, ", "))}},
-         R"code(
-           $entry$($args$);
-         )code");
+  Printer::Subs subs = {{"entry", request.namer().CpuEntrySymbol(k.name)},
+                        {"args", fmt::format("{}", fmt::join(args, ", "))}};
+  if (!h.grid()) {
+    p.Emit(subs, R"code(
+      $entry$($args$);
+    )code");
+    return;
+  }
+  if (shared)
+    p.Emit({{"kernel", k.name}}, R"code(
+      if (kc_shared_bytes < 0) {
+        return ffi::Error::InvalidArgument(::kc::rt::Str("$kernel$: dynamic shared memory of ", kc_shared_bytes, " bytes is out of range"));
+      }
+    )code");
+  subs.push_back({"block_executor", kp.block_executor ? "true" : "false"});
+  subs.push_back({"shared_bytes",
+                  shared ? "static_cast<uint64_t>(kc_shared_bytes)" : "0"});
+  p.Emit(subs, R"code(
+    const std::string kc_failure = ::kc::rt::RunGrid(
+        ::kc::rt::SplitGrid(kc_launch_, $block_executor$, kc_pool_threads), $shared_bytes$,
+        [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
+        [&](const kc_block_range* kc_range, kc_error* kc_why) {
+          return $entry$(kc_range, kc_why, $args$);
+        });
+    if (!kc_failure.empty()) return ffi::Error::Internal(kc_failure);
+  )code");
 }
 
 }  // namespace
+
+void CpuShim::EmitSupport(const EmitRequest& /*request*/, Printer& p) const {
+  p.Emit(R"code(
+    #include "kernelc/grid_split.h"
+  )code");
+}
 
 void CpuShim::EmitDeclarations(const EmitRequest& request, Printer& p) const {
   std::vector<std::string> declarations;
@@ -97,13 +132,17 @@ void CpuShim::EmitHandlers(const EmitRequest& request,
                            const sema::KernelPlan& kp, Printer& p) const {
   HandlerParts h(kp);
   const model::Kernel& k = h.kernel();
-  h.EmitElementFunction(p, "cpu", Impl(k), {},
-                        [&] { EmitBody(request, h, p); });
+  std::vector<std::string> pool_params;
+  if (h.grid())
+    pool_params = {"ffi::ThreadPool& kc_pool", "int64_t kc_pool_threads"};
+  h.EmitElementFunction(p, "cpu", Impl(k), pool_params,
+                        [&] { EmitBody(request, kp, h, p); });
   std::vector<std::string> operands = h.Operands();
   auto helpers = [&] {
     // How many pool threads share the batch.
     p.Emit({{"element_bytes", h.ElementBytes()}}, R"code(
-      const int64_t kc_helpers = ::kc::rt::BatchHelpers(kc_pool.num_threads(), kc_batch, $element_bytes$);
+      const int64_t kc_threads = kc_pool.num_threads();
+      const int64_t kc_helpers = ::kc::rt::BatchHelpers(kc_threads, kc_batch, $element_bytes$);
     )code");
     if (!k.elementwise) return;
     p.Emit({{"operands", fmt::format("{}", fmt::join(operands, ", "))},
@@ -117,13 +156,19 @@ void CpuShim::EmitHandlers(const EmitRequest& request,
              }
            )code");
   };
+  std::vector<std::string> element_args;
+  // The elements of a batch spread over the pool run their grids alone.
+  if (h.grid())
+    element_args = {"kc_pool", "kc_helpers > 0 ? 0 : kc_threads"};
+  for (std::string& arg : h.ElementArgs("kc_i"))
+    element_args.push_back(std::move(arg));
   p.Emit({{"kernel", k.name},
           {"impl", Impl(k)},
           {"impl_params", ParamLines(h.ImplParams("ffi::ThreadPool kc_pool"))},
           {"batch", [&] { h.EmitBatchPlan(p); }},
           {"helpers", helpers},
           {"element_args",
-           fmt::format("{}", fmt::join(h.ElementArgs("kc_i"), ",\n"))}},
+           fmt::format("{}", fmt::join(element_args, ",\n"))}},
          R"code(
            // The handler of '$kernel$': runs the kernel once per batch element, all in
            // this one call (one element outside vmap). Large batches spread over XLA's
@@ -189,7 +234,10 @@ void EmitCpuEntry(const EmitRequest& request, const sema::KernelPlan& kp,
   const model::Kernel& k = *kp.kernel;
   std::vector<std::string> params, args;
   const bool grid = k.kind == model::KernelKind::kGlobal;
-  if (grid) params.push_back("const kc_launch* kc_launch_");
+  // Only the block executor can fail.
+  if (grid)
+    params = {"const kc_block_range* kc_range_",
+              kp.block_executor ? "kc_error* kc_error_" : "kc_error*"};
   for (size_t i = 0; i < k.params.size(); ++i) {
     const Param& param = k.params[i];
     std::string v = "p_" + param.name;
@@ -223,41 +271,49 @@ void EmitCpuEntry(const EmitRequest& request, const sema::KernelPlan& kp,
     )code");
     return;
   }
-  p.Emit(subs, R"code(
-    // Runs '$kernel$' over its grid: blocks in order, the threads of each block
-    // in order, the kernel inlined into the innermost loop so that it
-    // vectorizes. One clone per instruction set, chosen when the library loads.
-    extern "C" KC_HOST_CLONES_ void $symbol$($params$) {
-      using ::kc::host::Index;
-      ::kc::host::GridState& kc_state_ = ::kc::host::grid_state;
-      const kc_dim3 kc_grid_ = kc_launch_->grid;
-      const kc_dim3 kc_block_ = kc_launch_->block;
-      kc_state_.grid_dim = {Index(kc_grid_.x), Index(kc_grid_.y), Index(kc_grid_.z)};
-      kc_state_.block_dim = {Index(kc_block_.x), Index(kc_block_.y),
-                             Index(kc_block_.z)};
-      // Each index field is stored in the loop that owns it: the compiler then
-      // forwards the stores to the kernel's loads and keeps them in registers.
-      for (uint32_t bz = 0; bz < kc_grid_.z; ++bz) {
-        kc_state_.block.z = Index(bz);
-        for (uint32_t by = 0; by < kc_grid_.y; ++by) {
-          kc_state_.block.y = Index(by);
-          for (uint32_t bx = 0; bx < kc_grid_.x; ++bx) {
-            kc_state_.block.x = Index(bx);
-            for (uint32_t tz = 0; tz < kc_block_.z; ++tz) {
-              kc_state_.thread.z = Index(tz);
-              for (uint32_t ty = 0; ty < kc_block_.y; ++ty) {
-                kc_state_.thread.y = Index(ty);
-                for (uint32_t tx = 0; tx < kc_block_.x; ++tx) {
-                  kc_state_.thread.x = Index(tx);
-                  $kernel$($args$);
-                }
-              }
-            }
-          }
-        }
+  if (kp.block_executor) {
+    p.Emit(subs, R"code(
+      // Runs blocks [block_begin, block_end) of a launch of '$kernel$' under the
+      // block executor: each thread of a block is a fiber, so that barriers, warp
+      // functions and shared memory work as on a GPU. Non-zero, with the reason in
+      // *kc_error_, when the kernel misuses one of them.
+      extern "C" int32_t $symbol$($params$) {
+        return ::kc::host::RunBlocks(*kc_range_, "$kernel$", kc_error_, [&] { $kernel$($args$); });
       }
+    )code");
+    return;
+  }
+  p.Emit(subs, R"code(
+    // Runs blocks [block_begin, block_end) of a launch of '$kernel$': blocks in
+    // order, the threads of each block in order, the kernel inlined into the
+    // innermost loop so that it vectorizes. One clone per instruction set, chosen
+    // when the library loads.
+    extern "C" KC_HOST_CLONES_ int32_t $symbol$($params$) {
+      ::kc::host::RunThreadLoop(kc_range_->launch, kc_range_->block_begin, kc_range_->block_end,
+                                [&]() KC_HOST_INLINE_ { $kernel$($args$); });
+      return 0;
     }
   )code");
+}
+
+void EmitExternShared(const std::vector<model::ExternShared>& arrays,
+                      Printer& p) {
+  // Sorted by namespace first: each namespace is opened once.
+  for (size_t i = 0; i < arrays.size();) {
+    const std::vector<std::string>& namespaces = arrays[i].namespaces;
+    for (const std::string& ns : namespaces)
+      p.Emit({{"ns", ns.empty() ? "" : " " + ns}}, R"code(
+        namespace$ns$ {
+      )code");
+    for (; i < arrays.size() && arrays[i].namespaces == namespaces; ++i)
+      p.Emit({{"type", arrays[i].type}, {"name", arrays[i].name}}, R"code(
+        KC_HOST_EXTERN_SHARED($type$, $name$);
+      )code");
+    for (auto ns = namespaces.rbegin(); ns != namespaces.rend(); ++ns)
+      p.Emit({{"ns", ns->empty() ? "" : " " + *ns}}, R"code(
+        }  // namespace$ns$
+      )code");
+  }
 }
 
 }  // namespace kernelc::emit

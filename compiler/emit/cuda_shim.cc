@@ -74,11 +74,7 @@ void EmitBody(const sema::KernelPlan& kp, const Slot& slot,
               const HandlerParts& h, Printer& p) {
   const model::Kernel& k = h.kernel();
   h.EmitChecks(p);
-  // Dynamic shared memory, evaluated with the other expressions.
-  if (kp.shared_bytes)
-    p.Emit({{"expr", h.Cpp(kp.shared_bytes)}}, R"code(
-      const int64_t kc_shared_bytes = $expr$;
-    )code");
+  if (kp.shared_bytes) h.EmitSharedBytes(p);
   h.EmitExpressionsOk(p);
   if (slot.folds())
     p.Emit(R"code(

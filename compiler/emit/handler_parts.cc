@@ -372,6 +372,12 @@ void HandlerParts::EmitChecks(Printer& p) const {
          )code");
 }
 
+void HandlerParts::EmitSharedBytes(Printer& p) const {
+  p.Emit({{"expr", Cpp(kp_.shared_bytes)}}, R"code(
+    const int64_t kc_shared_bytes = $expr$;
+  )code");
+}
+
 void HandlerParts::EmitExpressionsOk(Printer& p) const {
   p.Emit({{"kernel", k_.name}}, R"code(
     if (ev.failed()) {

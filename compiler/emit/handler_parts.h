@@ -62,6 +62,9 @@ class HandlerParts {
   // The element's checks: dtypes and ranks, shape symbols, derived
   // values, dimensions, then the grid's sizes.
   void EmitChecks(Printer& p) const;
+  // KC_SHARED_BYTES, evaluated with the other expressions (before
+  // EmitExpressionsOk), as kc_shared_bytes.
+  void EmitSharedBytes(Printer& p) const;
   // Fails the element when an expression divided by zero or overflowed.
   void EmitExpressionsOk(Printer& p) const;
   // Sizes the launch grid (kc_launch_), for a grid kernel.

@@ -1,9 +1,13 @@
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <set>
+
 #include "compiler/emit/cpu_shim.h"
 #include "compiler/emit/generators.h"
 #include "compiler/emit/text.h"
 #include "kernelc/launch.h"
+#include "runtime/embedded_runtime_sources.h"
 
 namespace kernelc::emit {
 
@@ -21,23 +25,47 @@ Status HostEntriesGenerator::Generate(const EmitRequest& request,
       if (kp.kernel->source == sources[i]) kernels.push_back(&kp);
     // A source without kernels has no entry points.
     if (kernels.empty()) continue;
+    std::set<model::ExternShared> shared;
+    for (const sema::KernelPlan* kp : kernels)
+      shared.insert(kp->kernel->extern_shared.begin(),
+                    kp->kernel->extern_shared.end());
     Printer p;
-    p.EmitTemplate("cpp/host_kernels.cc.tmpl",
-                   {{"banner", request.Banner({sources[i]}, "//")},
-                    {"source", sources[i]},
-                    {"abi_version", KC_RUNTIME_ABI_VERSION},
-                    {"entries", [&] {
-                       for (const sema::KernelPlan* kp : kernels) {
-                         if (kp != kernels.front()) p.PrintRaw("\n");
-                         EmitCpuEntry(request, *kp, p);
-                       }
-                     }}});
+    p.EmitTemplate(
+        "cpp/host_kernels.cc.tmpl",
+        {{"banner", request.Banner({sources[i]}, "//")},
+         {"source", sources[i]},
+         {"abi_version", KC_RUNTIME_ABI_VERSION},
+         {"entries", [&] {
+            if (!shared.empty()) {
+              p.Emit(R"code(
+                // The storage of the source's `extern __shared__` arrays (dynamic shared
+                // memory): one copy per OS thread that runs blocks.
+              )code");
+              EmitExternShared({shared.begin(), shared.end()}, p);
+              p.PrintRaw("\n");
+            }
+            for (const sema::KernelPlan* kp : kernels) {
+              if (kp != kernels.front()) p.PrintRaw("\n");
+              EmitCpuEntry(request, *kp, p);
+            }
+          }}});
     Status s =
         context.Write(GeneratorContext::Tree::kBuild,
                       HostSourceName(sources[i], static_cast<int>(i)), p);
     if (!s.ok()) return s;
   }
-  return Status();
+  // The block executor, verbatim, for a package with a kernel that runs
+  // under it: the same bytes in every package, so it is tested as itself.
+  const bool executor =
+      std::any_of(request.plan().kernels.begin(), request.plan().kernels.end(),
+                  [](const sema::KernelPlan& kp) { return kp.block_executor; });
+  if (!executor) return Status();
+  for (const EmbeddedFile& f : embedded::RuntimeSources())
+    if (f.path == "src/block_exec.cc")
+      return context.Write(GeneratorContext::Tree::kBuild,
+                           std::string(kBlockExecutorSource),
+                           std::string(f.contents));
+  return Error::Internal("kernelc embeds no block executor");
 }
 
 }  // namespace kernelc::emit

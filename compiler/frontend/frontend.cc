@@ -104,6 +104,7 @@
 #include <clang/AST/DeclTemplate.h>
 #include <clang/AST/Expr.h>
 #include <clang/AST/ExprCXX.h>
+#include <clang/AST/QualTypeNames.h>
 #include <clang/AST/RecursiveASTVisitor.h>
 #include <clang/Basic/Diagnostic.h>
 #include <clang/Basic/DiagnosticOptions.h>
@@ -177,6 +178,8 @@ constexpr llvm::StringLiteral kSharedBytes = "kc.shared_bytes";
 constexpr llvm::StringLiteral kKernel = "kc.kernel";
 constexpr llvm::StringLiteral kGlobal = "kc.global";
 constexpr llvm::StringLiteral kBlockFeature = "kc.block_feature";
+// cooperative_groups::grid_group::sync of kernelc's stand-in header.
+constexpr llvm::StringLiteral kGridSync = "kc.grid_sync";
 constexpr llvm::StringLiteral kVjp = "kc.vjp";
 constexpr llvm::StringLiteral kJvp = "kc.jvp";
 constexpr llvm::StringLiteral kElementwise = "kc.elementwise";
@@ -259,11 +262,13 @@ bool IsCudaBlockFunction(llvm::StringRef name) {
 }
 
 // The block-level feature a declaration is ("__syncthreads", "__shared__",
-// ...): read from the "kc.block_feature" mark of kernelc/host.h, looking
-// through template specializations to the pattern that carries the mark, or
-// in CUDA mode from the declaration itself.
+// ...): read from the "kc.block_feature" mark of kernelc/host.h (or the
+// "kc.grid_sync" mark of the cooperative-groups stand-in), looking through
+// template specializations to the pattern that carries the mark, or in CUDA
+// mode from the declaration itself.
 std::optional<std::string> BlockFeatureOf(const clang::Decl* d) {
   for (const auto* a : d->specific_attrs<clang::AnnotateAttr>()) {
+    if (a->getAnnotation() == kGridSync) return std::string(model::kGridSync);
     if (a->getAnnotation() != kBlockFeature || a->args_size() < 1) continue;
     if (const clang::StringLiteral* lit = AsStringLiteral(*a->args_begin()))
       return lit->getString().str();
@@ -565,11 +570,41 @@ class ToolkitIncludeRecorder : public clang::PPCallbacks {
   Session& session_;
 };
 
+// The innermost namespaces around `d`, outermost first ("" for an unnamed
+// one): where a block-scope `extern` declaration's entity lives.
+std::vector<std::string> EnclosingNamespaces(const clang::Decl* d) {
+  std::vector<std::string> out;
+  for (const clang::DeclContext* dc = d->getDeclContext(); dc != nullptr;
+       dc = dc->getParent())
+    if (const auto* ns = llvm::dyn_cast<clang::NamespaceDecl>(dc))
+      out.push_back(ns->isAnonymousNamespace() ? "" : ns->getName().str());
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
+// The element type of an `extern __shared__ T name[]` as code at namespace
+// scope spells it: 16-bit floats by CUDA's names, which both readings of a
+// source know, everything else fully qualified.
+std::string SharedElementType(const clang::VarDecl* v) {
+  const clang::ASTContext& ctx = v->getASTContext();
+  clang::QualType t = v->getType();
+  if (const clang::ArrayType* a = ctx.getAsArrayType(t))
+    t = a->getElementType();
+  t = ctx.getCanonicalType(t);
+  if (std::optional<DType> h = AsHalfType(t))
+    return *h == DType::kF16 ? "__half" : "__nv_bfloat16";
+  clang::PrintingPolicy policy(ctx.getLangOpts());
+  policy.SuppressTagKeyword = true;
+  return clang::TypeName::getFullyQualifiedName(t, ctx, policy,
+                                                /*WithGlobalNsPrefix=*/true);
+}
+
 // Records the block-level features a kernel uses, in its body and,
-// transitively, in the bodies of the functions it calls. A use inside a
-// system header (CUDA's, read in CUDA mode) is reported where the user's
-// code calls into that header: a location of the user's, and never a path
-// of the machine's.
+// transitively, in the bodies of the functions it calls, and the `extern
+// __shared__` arrays it reaches. A use inside a system header (CUDA's, read
+// in CUDA mode, or kernelc's cooperative groups) is reported where the
+// user's code calls into that header: a location of the user's, and never a
+// path of the machine's.
 class FeatureFinder : public clang::RecursiveASTVisitor<FeatureFinder> {
  public:
   struct Use {
@@ -578,6 +613,11 @@ class FeatureFinder : public clang::RecursiveASTVisitor<FeatureFinder> {
   };
 
   explicit FeatureFinder(const clang::SourceManager& sm) : sm_(sm) {}
+
+  // After Find: sorted, without repeats.
+  std::vector<model::ExternShared> extern_shared() const {
+    return {extern_shared_.begin(), extern_shared_.end()};
+  }
 
   std::vector<Use> Find(const clang::FunctionDecl* kernel) {
     Enqueue(kernel, clang::SourceLocation());
@@ -592,15 +632,27 @@ class FeatureFinder : public clang::RecursiveASTVisitor<FeatureFinder> {
 
   bool VisitDeclRefExpr(clang::DeclRefExpr* e) {
     const clang::ValueDecl* d = e->getDecl();
-    if (std::optional<std::string> what = BlockFeatureOf(d))
+    if (std::optional<std::string> what = BlockFeatureOf(d)) {
+      // An `extern __shared__` array declared at namespace scope.
+      if (const auto* v = llvm::dyn_cast<clang::VarDecl>(d))
+        NoteExternShared(v, *what);
       Record(std::move(*what), e->getLocation());
+    }
     if (const auto* fd = llvm::dyn_cast<clang::FunctionDecl>(d))
       Enqueue(fd, e->getLocation());
     return true;
   }
+  // A member function that is a feature itself (grid_group::sync).
+  bool VisitMemberExpr(clang::MemberExpr* e) {
+    if (std::optional<std::string> what = BlockFeatureOf(e->getMemberDecl()))
+      Record(std::move(*what), e->getMemberLoc());
+    return true;
+  }
   bool VisitVarDecl(clang::VarDecl* v) {
-    if (std::optional<std::string> what = BlockFeatureOf(v))
-      Record(std::move(*what), v->getLocation());
+    std::optional<std::string> what = BlockFeatureOf(v);
+    if (!what) return true;
+    NoteExternShared(v, *what);
+    Record(std::move(*what), v->getLocation());
     return true;
   }
   bool VisitCallExpr(clang::CallExpr* c) {
@@ -616,6 +668,12 @@ class FeatureFinder : public clang::RecursiveASTVisitor<FeatureFinder> {
  private:
   void Record(std::string what, clang::SourceLocation loc) {
     uses_.push_back({std::move(what), origin_.isValid() ? origin_ : loc});
+  }
+
+  void NoteExternShared(const clang::VarDecl* v, const std::string& what) {
+    if (what == "__shared__" && v->hasExternalStorage())
+      extern_shared_.insert(
+          {EnclosingNamespaces(v), v->getName().str(), SharedElementType(v)});
   }
 
   // `at`: where the function being traversed refers to `fd`; it becomes the
@@ -638,6 +696,7 @@ class FeatureFinder : public clang::RecursiveASTVisitor<FeatureFinder> {
   std::vector<std::pair<const clang::FunctionDecl*, clang::SourceLocation>>
       queue_;
   std::vector<Use> uses_;
+  std::set<model::ExternShared> extern_shared_;
 };
 
 // Collects the function definitions of the main file in source order.
@@ -1361,7 +1420,9 @@ class SourceAnalyzer {
   // -- Block-level features -------------------------------------------------
 
   void BlockFeatures(const clang::FunctionDecl* fd, model::Kernel& k) {
-    std::vector<FeatureFinder::Use> uses = FeatureFinder(sm_).Find(fd);
+    FeatureFinder finder(sm_);
+    std::vector<FeatureFinder::Use> uses = finder.Find(fd);
+    k.extern_shared = finder.extern_shared();
     for (FeatureFinder::Use& u : uses) u.loc = sm_.getFileLoc(u.loc);
     std::stable_sort(
         uses.begin(), uses.end(),
@@ -1577,7 +1638,15 @@ Result<model::Module> ParseSources(const std::vector<std::string>& sources,
     // directory. In CUDA mode only kernelc.h is kernelc's; the toolkit's
     // headers are the real ones.
     args.push_back("-I" + options.kernelc_include_dir);
-    if (!cuda) args.push_back("-I" + options.host_include_dir);
+    if (!cuda) {
+      args.push_back("-I" + options.host_include_dir);
+      // The cooperative-groups stand-ins are read as system headers, as
+      // CUDA's are in CUDA mode: the block-level features used inside them
+      // are reported at the user's call.
+      args.insert(args.end(),
+                  {"--system-header-prefix=cooperative_groups.h",
+                   "--system-header-prefix=cooperative_groups/"});
+    }
     for (const std::string& dir : options.include_dirs)
       args.push_back("-I" + dir);
     if (cuda) {

@@ -349,6 +349,109 @@ __global__ void copy(KC_IN("n") const float* x, KC_OUT("x") float* y) {
   CHECK(m.kernels[1].block_features.empty());
 }
 
+TEST_CASE("extern __shared__ arrays: namespace, name and element type") {
+  const std::string src = R"(#include <kernelc.h>
+extern __shared__ double at_file_scope[];
+namespace ops {
+struct Pair { float a, b; };
+namespace {
+template <typename T>
+struct Shared {
+  __device__ operator T*() {
+    extern __shared__ unsigned char raw[];
+    return reinterpret_cast<T*>(raw);
+  }
+};
+}  // namespace
+__device__ Pair* pairs() {
+  extern __shared__ Pair pair_smem[];
+  return pair_smem;
+}
+}  // namespace ops
+KC_GRID("n") KC_BLOCK(64) KC_SHARED_BYTES("64 * 8")
+__global__ void k(KC_IN("n") const float* x, KC_OUT("x") float* y) {
+  extern __shared__ __half halves[];
+  float* s = ops::Shared<float>();
+  s[threadIdx.x] = x[threadIdx.x];
+  halves[threadIdx.x] = __half(1.0f);
+  ops::pairs()[threadIdx.x].a = at_file_scope[0];
+  __syncthreads();
+  y[threadIdx.x] = s[63 - threadIdx.x];
+}
+KC_GRID("n") KC_BLOCK(64)
+__global__ void none(KC_IN("n") const float* x, KC_OUT("x") float* y) {
+  __shared__ float s[64];
+  s[threadIdx.x] = x[threadIdx.x];
+  __syncthreads();
+  y[threadIdx.x] = s[63 - threadIdx.x];
+}
+)";
+  model::Module m = ParseOk("dyn.cu", src);
+  REQUIRE(m.kernels.size() == 2);
+  const std::vector<model::ExternShared>& e = m.kernels[0].extern_shared;
+  REQUIRE(e.size() == 4);
+  CHECK(e[0].namespaces.empty());
+  CHECK(e[0].name == "at_file_scope");
+  CHECK(e[0].type == "double");
+  CHECK(e[1].name == "halves");
+  CHECK(e[1].type == "__half");
+  CHECK(e[2].namespaces == std::vector<std::string>{"ops"});
+  CHECK(e[2].name == "pair_smem");
+  CHECK(e[2].type == "::ops::Pair");
+  CHECK(e[3].namespaces == std::vector<std::string>{"ops", ""});
+  CHECK(e[3].name == "raw");
+  CHECK(e[3].type == "unsigned char");
+  CHECK(m.kernels[1].extern_shared.empty());
+}
+
+TEST_CASE("cooperative groups: features at the user's call, grid barriers") {
+  const std::string src = R"(#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+#include <kernelc.h>
+namespace cg = cooperative_groups;
+KC_GRID("n") KC_BLOCK(64)
+__global__ void tile_sum(KC_IN("n") const float* x, KC_OUT("x") float* y) {
+  cg::thread_block block = cg::this_thread_block();
+  cg::thread_block_tile<32> tile = cg::tiled_partition<32>(block);
+  float v = cg::reduce(tile, x[block.thread_rank()], cg::plus<float>());
+  block.sync();
+  y[block.thread_rank()] = v;
+}
+KC_GRID("n") KC_BLOCK(64)
+__global__ void grid_wide(KC_IN("n") const float* x, KC_OUT("x") float* y) {
+  cg::grid_group grid = cg::this_grid();
+  y[grid.thread_rank()] = x[grid.thread_rank()];
+  grid.sync();
+}
+)";
+  model::Module m = ParseOk("cg.cu", src);
+  REQUIRE(m.kernels.size() == 2);
+  std::vector<std::string> got;
+  for (const model::BlockFeature& f : m.kernels[0].block_features)
+    got.push_back(f.what + " " + Loc(f.loc));
+  // Inside the stand-in headers, read as system headers, each use is
+  // reported where the kernel calls into them.
+  CHECK(got == std::vector<std::string>{"cooperative_groups::reduce cg.cu:9:17",
+                                        "__syncthreads cg.cu:10:3"});
+  REQUIRE(m.kernels[1].block_features.size() == 1);
+  CHECK(m.kernels[1].block_features[0].what == model::kGridSync);
+  CHECK(Loc(m.kernels[1].block_features[0].loc) == "cg.cu:17:8");
+}
+
+TEST_CASE("libstdc++ headers after kernelc.h keep their attributes") {
+  const std::string src = R"(#include <kernelc.h>
+#include <memory>
+#include <regex>
+__noinline__ __device__ float twice(float v) { return 2 * v; }
+KC_GRID("n")
+__global__ void k(KC_IN("n") const float* x, KC_OUT("x") float* y) {
+  std::unique_ptr<int> p;
+  y[threadIdx.x] = twice(x[threadIdx.x]);
+}
+)";
+  CHECK(ParseOk("memory.cu", src).kernels.size() == 1);
+}
+
 TEST_CASE("helper kernels and kernels in headers are not exported") {
   Options o = DefaultOptions();
   o.include_dirs = {"inc"};

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
+
 namespace kernelc::model {
 
 using nlohmann::json;
@@ -9,6 +12,23 @@ using nlohmann::json;
 namespace {
 
 json LocToJson(const SourceLoc& l) { return l.ToString(); }
+
+// What a spec may write as an element type: names, scopes and template
+// arguments ("unsigned char", "::ns::Pair<float, 2>"), nothing that ends a
+// declaration.
+bool IsTypeName(std::string_view s) {
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) ||
+           std::string_view("_: <>,").find(c) != std::string_view::npos;
+  });
+}
+
+bool IsIdentifier(std::string_view s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
 
 json TextToJson(const Text& t) {
   return json{{"loc", LocToJson(t.loc)}, {"text", t.text}};
@@ -54,6 +74,14 @@ json KernelToJson(const Kernel& k) {
     for (const BlockFeature& f : k.block_features)
       features.push_back({{"loc", LocToJson(f.loc)}, {"what", f.what}});
     j["block_features"] = features;
+    if (!k.extern_shared.empty()) {
+      json shared = json::array();
+      for (const ExternShared& e : k.extern_shared)
+        shared.push_back({{"name", e.name},
+                          {"namespaces", e.namespaces},
+                          {"type", e.type}});
+      j["extern_shared"] = shared;
+    }
     if (k.shared_bytes) j["shared_bytes"] = TextToJson(*k.shared_bytes);
   }
   return j;
@@ -181,6 +209,44 @@ class Reader {
     return p;
   }
 
+  // {"name": "smem", "namespaces": ["ops", ""], "type": "float"}: the
+  // generated code declares the array with these, so each name must be an
+  // identifier ("" in `namespaces`: an unnamed namespace).
+  std::optional<ExternShared> ReadExternShared(const json& j,
+                                               const std::string& path) {
+    if (!j.is_object()) {
+      Fail(path, "expected an object");
+      return std::nullopt;
+    }
+    ExternShared e;
+    const int errors = diags_.error_count();
+    e.name = String(j, path, "name");
+    if (!e.name.empty() && !IsIdentifier(e.name))
+      Fail(path + ".name", fmt::format("'{}' is not a C++ identifier", e.name));
+    e.type = String(j, path, "type");
+    if (!e.type.empty() && !IsTypeName(e.type))
+      Fail(path + ".type",
+           fmt::format("'{}' is not a C++ type name (identifiers, '::', "
+                       "template arguments)",
+                       e.type));
+    if (const json* ns =
+            Field(j, path, "namespaces", json::value_t::array, false)) {
+      for (size_t i = 0; i < ns->size(); ++i) {
+        const std::string p = fmt::format("{}.namespaces[{}]", path, i);
+        if (!(*ns)[i].is_string()) {
+          Fail(p, "expected a string");
+          continue;
+        }
+        e.namespaces.push_back((*ns)[i].get<std::string>());
+        if (!e.namespaces.back().empty() && !IsIdentifier(e.namespaces.back()))
+          Fail(p, fmt::format("'{}' is not a C++ identifier",
+                              e.namespaces.back()));
+      }
+    }
+    if (diags_.error_count() > errors) return std::nullopt;
+    return e;
+  }
+
   std::optional<Kernel> ReadKernel(const json& j, const std::string& path) {
     if (!j.is_object()) {
       Fail(path, "expected an object");
@@ -236,6 +302,17 @@ class Reader {
         k.block_features.push_back(
             {String((*f)[i], p, "what"), Loc((*f)[i], p)});
       }
+    }
+    if (const json* e =
+            Field(j, path, "extern_shared", json::value_t::array, false)) {
+      for (size_t i = 0; i < e->size(); ++i)
+        if (auto d = ReadExternShared(
+                (*e)[i], fmt::format("{}.extern_shared[{}]", path, i)))
+          k.extern_shared.push_back(std::move(*d));
+      std::sort(k.extern_shared.begin(), k.extern_shared.end());
+      k.extern_shared.erase(
+          std::unique(k.extern_shared.begin(), k.extern_shared.end()),
+          k.extern_shared.end());
     }
     if (const json* ps = Field(j, path, "params", json::value_t::array, true)) {
       for (size_t i = 0; i < ps->size(); ++i)

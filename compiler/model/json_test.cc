@@ -16,6 +16,7 @@ Module SampleModule() {
   k.grid = {{"out.size", {"saxpy.cu", 2, 10}}};
   k.block = {256};
   k.block_features = {{"__syncthreads", {"saxpy.cu", 9, 3}}};
+  k.extern_shared = {{{}, "smem", "float"}, {{"ops", ""}, "tile", "__half"}};
   k.vjp = Text{"saxpy_bwd", {"saxpy.cu", 3, 9}};
   k.elementwise = true;
   k.jvp = Text{"saxpy_jvp", {"saxpy.cu", 3, 30}};
@@ -67,6 +68,10 @@ TEST_CASE("model round-trips through canonical JSON") {
   CHECK(k.params[3].init->text == "0");
   CHECK(k.params[3].init->loc.ToString() == "saxpy.cu:7:20");
   CHECK(k.block_features[0].what == "__syncthreads");
+  REQUIRE(k.extern_shared.size() == 2);
+  CHECK(k.extern_shared[1].namespaces == std::vector<std::string>{"ops", ""});
+  CHECK(k.extern_shared[1].name == "tile");
+  CHECK(k.extern_shared[1].type == "__half");
   CHECK(back.value().kernels[1].kind == KernelKind::kHost);
   CHECK(k.vjp->text == "saxpy_bwd");
   CHECK(k.elementwise);
@@ -124,6 +129,45 @@ TEST_CASE("structural errors name the JSON path") {
                    "$.kernels[0].params[1].name: missing",
                    "$.kernels[0].params[1].rank: expected an integer, got "
                    "string",
+               });
+}
+
+TEST_CASE("a spec's extern __shared__ arrays come out sorted, once each") {
+  diag::DiagnosticSink diags;
+  Result<Module> m = FromJson(R"({"kernels": [{"name": "k", "kind": "global",
+      "grid": ["n"], "params": [], "extern_shared": [
+        {"name": "b", "type": "double"},
+        {"name": "a", "namespaces": ["ops"], "type": "float"},
+        {"name": "b", "type": "double"}]}]})",
+                              "k.json", diags);
+  REQUIRE(m.ok());
+  const std::vector<ExternShared>& e = m.value().kernels[0].extern_shared;
+  REQUIRE(e.size() == 2);
+  CHECK(e[0].name == "b");
+  CHECK(e[0].namespaces.empty());
+  CHECK(e[1].name == "a");
+  CHECK(e[1].namespaces == std::vector<std::string>{"ops"});
+}
+
+TEST_CASE("a spec's extern __shared__ names are C++ names") {
+  diag::DiagnosticSink diags;
+  Result<Module> m = FromJson(R"({"kernels": [{"name": "k", "kind": "global",
+      "grid": ["n"], "params": [], "extern_shared": [
+        {"name": "1x", "namespaces": ["a-b"], "type": "float; int y"},
+        {"type": "float"}, 3]}]})",
+                              "k.json", diags);
+  REQUIRE_FALSE(m.ok());
+  std::vector<std::string> got;
+  for (const auto& d : diags.diagnostics()) got.push_back(d.message);
+  CHECK(got == std::vector<std::string>{
+                   "$.kernels[0].extern_shared[0].name: '1x' is not a C++ "
+                   "identifier",
+                   "$.kernels[0].extern_shared[0].type: 'float; int y' is not "
+                   "a C++ type name (identifiers, '::', template arguments)",
+                   "$.kernels[0].extern_shared[0].namespaces[0]: 'a-b' is not "
+                   "a C++ identifier",
+                   "$.kernels[0].extern_shared[1].name: missing",
+                   "$.kernels[0].extern_shared[2]: expected an object",
                });
 }
 

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "compiler/diag/diagnostic.h"
@@ -94,10 +95,37 @@ enum class KernelKind {
 std::string_view KernelKindName(KernelKind k);  // "global", "host"
 
 // A use of a block-level CUDA feature (__shared__, __syncthreads, warp
-// intrinsics): such kernels cannot run on the CPU grid executor.
+// intrinsics, cooperative groups): on the CPU such a kernel runs under the
+// block executor, each thread of a block a fiber, instead of in the plain
+// grid loop.
 struct BlockFeature {
   std::string what;  // "__syncthreads", "__shared__", "__shfl_sync", ...
   SourceLoc loc;
+};
+
+// The `what` of a grid-wide barrier (cooperative_groups::grid_group::sync,
+// this_grid().sync()), which no target but CUDA can run.
+inline constexpr std::string_view kGridSync = "grid_group::sync";
+
+// An `extern __shared__ T name[]` declaration (dynamic shared memory) that a
+// kernel reaches: the array is defined outside the kernel source, in the
+// innermost namespace around the declaration.
+struct ExternShared {
+  // That namespace, outermost first; "" is an unnamed one. Empty: the
+  // global namespace.
+  std::vector<std::string> namespaces;
+  std::string name;
+  // The element type as C++ spells it at namespace scope ("float",
+  // "__half", "::ns::Pair").
+  std::string type;
+
+  bool operator<(const ExternShared& o) const {
+    return std::tie(namespaces, name, type) <
+           std::tie(o.namespaces, o.name, o.type);
+  }
+  bool operator==(const ExternShared& o) const {
+    return namespaces == o.namespaces && name == o.name && type == o.type;
+  }
 };
 
 struct Kernel {
@@ -108,7 +136,10 @@ struct Kernel {
   // KC_SHARED_BYTES: dynamic shared memory per block, an expression.
   std::optional<Text> shared_bytes;
   std::vector<Param> params;  // declaration order
+  // The first use of each block-level feature, in source order.
   std::vector<BlockFeature> block_features;
+  // Sorted, without repeats.
+  std::vector<ExternShared> extern_shared;
   // KC_VJP("bwd"): the kernel in the same sources that computes this one's
   // vector-Jacobian product (see sema for the pairing rules).
   std::optional<Text> vjp;

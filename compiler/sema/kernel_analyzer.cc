@@ -44,6 +44,8 @@ class KernelAnalyzer {
       : k_(k), diags_(diags) {
     plan_.kernel = &k;
     plan_.params.resize(k.params.size());
+    plan_.block_executor =
+        k.kind == model::KernelKind::kGlobal && !k.block_features.empty();
   }
 
   KernelPlan Run() {

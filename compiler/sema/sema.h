@@ -100,6 +100,10 @@ struct KernelPlan {
   std::vector<expr::NodePtr> grid;
   std::vector<int64_t> block;  // resolved (defaults applied)
   expr::NodePtr shared_bytes;  // KC_SHARED_BYTES; null when not given
+  // A __global__ kernel that uses block-level features: on the CPU it runs
+  // under the block executor (kc::host::RunBlocks), each thread of a block
+  // a fiber; any other runs in the plain grid loop (RunThreadLoop).
+  bool block_executor = false;
   // KC_VJP or KC_JVP; none without either, or when the pairing is wrong.
   std::optional<Pairing> pairing;
   // KC_PARALLEL: the shape symbols (or derived values), checked to be whole

@@ -11,17 +11,25 @@ void CpuTarget::Check(const model::Module& module,
                       diag::DiagnosticSink& diags) const {
   for (const model::Kernel& k : module.kernels) {
     if (k.block_features.empty()) continue;
-    std::string names;
-    for (size_t i = 0; i < k.block_features.size(); ++i) {
-      if (i > 0) names += i + 1 == k.block_features.size() ? " and " : ", ";
-      names += k.block_features[i].what;
+    if (k.kind == model::KernelKind::kHost) {
+      diags.Error(k.loc,
+                  fmt::format("host kernel '{}' uses {}: a KC_KERNEL function "
+                              "runs once per call, not as a block of threads; "
+                              "block-level features need a __global__ kernel",
+                              k.name, k.block_features.front().what));
+      continue;
     }
-    diags.Error(k.loc, fmt::format("kernel '{}' uses {} and cannot target cpu: "
-                                   "the CPU runs threads one after another, "
-                                   "so block-level features are unavailable",
-                                   k.name, names));
     for (const model::BlockFeature& f : k.block_features)
-      diags.Note(f.loc, fmt::format("{} used here", f.what));
+      if (f.what == model::kGridSync)
+        diags.Error(f.loc,
+                    fmt::format("kernel '{}' synchronizes its whole grid "
+                                "(cooperative_groups::grid_group::sync), which "
+                                "cannot run on the cpu target: the CPU runs a "
+                                "grid's blocks a few at a time, so a barrier "
+                                "across all of them never completes; split the "
+                                "kernel in two at the barrier, or build it for "
+                                "--target cuda alone",
+                                k.name));
   }
 }
 

@@ -1,7 +1,9 @@
-// The cpu target: __global__ kernels run on the CPU grid executor (threads
-// one after another, the body inlined into the grid loop) and host kernels
-// are called once per op; each user source is compiled with its generated
-// CPU entry points into the package's library.
+// The cpu target: __global__ kernels run over their grid on the CPU, their
+// blocks spread over XLA's thread pool (kernelc/cpu_exec.h): in the plain
+// grid loop (threads one after another, the body inlined and vectorized),
+// or, for a kernel that uses block-level features, under the block
+// executor; host kernels are called once per op. Each user source is
+// compiled with its generated CPU entry points into the package's library.
 #ifndef KERNELC_COMPILER_TARGETS_CPU_TARGET_H_
 #define KERNELC_COMPILER_TARGETS_CPU_TARGET_H_
 
@@ -13,9 +15,8 @@ namespace kernelc::targets {
 class CpuTarget : public TargetUnit {
  public:
   model::Target target() const override { return model::Target::kCpu; }
-  // Reports each kernel that uses block-level features (__shared__,
-  // __syncthreads, warp intrinsics), which the grid executor cannot give
-  // it, with a note at each use.
+  // Reports each grid-wide barrier (model::kGridSync) at its use, and each
+  // host kernel that uses a block-level feature.
   void Check(const model::Module& module, const BuildSettings& settings,
              diag::DiagnosticSink& diags) const override;
   // The host compiler, which every build uses for the package's library,

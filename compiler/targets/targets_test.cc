@@ -15,7 +15,7 @@ model::Kernel KernelAt(std::string name, model::KernelKind kind, int line) {
   return k;
 }
 
-TEST_CASE("The cpu target reports block-level features, with each use") {
+TEST_CASE("The cpu target runs block-level features, but no grid barrier") {
   model::Module m;
   m.sources = {"k.cu"};
   m.kernels.push_back(KernelAt("plain", model::KernelKind::kGlobal, 1));
@@ -23,19 +23,39 @@ TEST_CASE("The cpu target reports block-level features, with each use") {
   block.block_features = {{"__shared__", {"k.cu", 7, 3}},
                           {"__syncthreads", {"k.cu", 9, 3}}};
   m.kernels.push_back(block);
+  model::Kernel grid = KernelAt("grid", model::KernelKind::kGlobal, 12);
+  grid.block_features = {{"__syncthreads", {"k.cu", 13, 3}},
+                         {std::string(model::kGridSync), {"k.cu", 14, 8}}};
+  m.kernels.push_back(grid);
   BuildSettings settings;
   settings.targets = {model::Target::kCpu};
   diag::DiagnosticSink diags;
   CpuTarget().Check(m, settings, diags);
-  REQUIRE(diags.diagnostics().size() == 3);
-  CHECK(diags.error_count() == 1);
+  REQUIRE(diags.diagnostics().size() == 1);
   CHECK(diags.diagnostics()[0].message ==
-        "kernel 'block' uses __shared__ and __syncthreads and cannot target "
-        "cpu: the CPU runs threads one after another, so block-level "
-        "features are unavailable");
-  CHECK(diags.diagnostics()[0].loc.line == 5);
-  CHECK(diags.diagnostics()[1].message == "__shared__ used here");
-  CHECK(diags.diagnostics()[2].loc.line == 9);
+        "kernel 'grid' synchronizes its whole grid "
+        "(cooperative_groups::grid_group::sync), which cannot run on the cpu "
+        "target: the CPU runs a grid's blocks a few at a time, so a barrier "
+        "across all of them never completes; split the kernel in two at the "
+        "barrier, or build it for --target cuda alone");
+  CHECK(diags.diagnostics()[0].loc.line == 14);
+  CHECK(diags.diagnostics()[0].loc.col == 8);
+}
+
+TEST_CASE("The cpu target refuses block-level features in host kernels") {
+  model::Module m;
+  m.sources = {"k.cc"};
+  model::Kernel host = KernelAt("host", model::KernelKind::kHost, 2);
+  host.block_features = {{"__syncthreads", {"k.cc", 4, 3}}};
+  m.kernels.push_back(host);
+  diag::DiagnosticSink diags;
+  CpuTarget().Check(m, BuildSettings(), diags);
+  REQUIRE(diags.diagnostics().size() == 1);
+  CHECK(diags.diagnostics()[0].message ==
+        "host kernel 'host' uses __syncthreads: a KC_KERNEL function runs "
+        "once per call, not as a block of threads; block-level features need "
+        "a __global__ kernel");
+  CHECK(diags.diagnostics()[0].loc.line == 2);
 }
 
 TEST_CASE("The cuda target needs the cpu target for host kernels") {

@@ -13,7 +13,8 @@ The goldens hold what kernelc decides, not what the toolchain emits, so
 what kernelc writes is normalised first (see `normalise`): NVRTC's images
 and version, and the content hash, which is derived from the images, the
 Clang version and kernelc's own files, are masked. The packages' Python
-runtime, the same in every package, is held once, as its source file.
+runtime and the CPU's block executor, the same in every package that has
+them, are held once, as their source files.
 
 Only the standard library: the Bazel test runs with the system Python.
 """
@@ -41,9 +42,13 @@ class Tree:
         self.golden = root / "tests" / "golden"
         self.kernelc = pathlib.Path(kernelc or root / "bazel-bin" / "tools" /
                                     "kernelc")
-        # The packages' Python runtime, which kernelc copies verbatim into
-        # every package.
-        self.python_runtime = root / "runtime" / "python" / "_kernelc.py"
+        # The support files that kernelc copies verbatim into packages: the
+        # Python runtime into every one, the block executor into those with
+        # a kernel that runs under it.
+        self.support = {
+            "package/_kernelc.py": root / "runtime" / "python" / "_kernelc.py",
+            "build/block_exec.cc": root / "runtime" / "src" / "block_exec.cc",
+        }
 
     def cases(self):
         return sorted(p.name for p in self.golden.iterdir()
@@ -82,8 +87,9 @@ class Tree:
         """`files` with what the toolchain decides masked (module doc)."""
         files = dict(files)
         # Left in place when it differs, so that the diff shows it.
-        if files.get("package/_kernelc.py") == self.python_runtime.read_bytes():
-            del files["package/_kernelc.py"]
+        for rel, source in self.support.items():
+            if rel in files and files[rel] == source.read_bytes():
+                del files[rel]
         masks = []  # (compiled pattern, replacement), applied to every file
         manifest = files.get("package/kernelc.json", b"").decode()
         m = re.search(r'"content_hash": "([0-9a-f]{64})"', manifest)

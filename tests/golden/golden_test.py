@@ -31,6 +31,7 @@ def _tree():
 
 TREE = _tree()
 CUDA_CASE = "emit_cuda_saxpy"
+BLOCK_CASE = "emit_block_kernels"
 
 
 def _nvrtc_missing():
@@ -76,12 +77,15 @@ class GoldenTest(unittest.TestCase):
     def test_there_are_golden_cases(self):
         self.assertGreaterEqual(len(TREE.cases()), 8)
 
-    def test_the_python_runtime_is_shipped_verbatim(self):
-        # The goldens hold it once: an emitted package's copy is the source
-        # file byte for byte.
-        files = TREE.run_case("emit_saxpy", normalised=False)
-        self.assertEqual(files["package/_kernelc.py"],
-                         TREE.python_runtime.read_bytes())
+    def test_the_support_files_are_shipped_verbatim(self):
+        # The goldens hold them once: an emitted package's copy is the
+        # source file byte for byte.
+        files = TREE.run_case(BLOCK_CASE, normalised=False)
+        for rel, source in TREE.support.items():
+            self.assertEqual(files[rel], source.read_bytes(), rel)
+        # Only a package with a kernel under the block executor has it.
+        self.assertNotIn("build/block_exec.cc",
+                         TREE.run_case("emit_saxpy", normalised=False))
 
     def test_a_different_nvrtc_output_leaves_the_golden_as_it_is(self):
         # --use-fast-math makes NVRTC emit other cubins and PTX, so other

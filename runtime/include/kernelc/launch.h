@@ -8,7 +8,7 @@
 
 // Bumped whenever a struct here or a generated entry point's signature
 // changes. Generated code checks it with #error.
-#define KC_RUNTIME_ABI_VERSION 2
+#define KC_RUNTIME_ABI_VERSION 3
 
 #ifdef __cplusplus
 extern "C" {

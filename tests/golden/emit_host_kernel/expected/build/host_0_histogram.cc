@@ -3,12 +3,13 @@
 // kernelc's CUDA built-ins for the CPU and includes the kernel source, so
 // each kernel's body is inlined into its entry point.
 #include "kernelc.h"
+#include "kernelc/cpu_exec.h"
 #include "kernelc/launch.h"
 
 #include KC_USER_SOURCE
 
-#if KC_RUNTIME_ABI_VERSION != 2
-#error "generated for kernelc runtime ABI 2: rebuild with the kernelc that ships this runtime"
+#if KC_RUNTIME_ABI_VERSION != 3
+#error "generated for kernelc runtime ABI 3: rebuild with the kernelc that ships this runtime"
 #endif
 
 // Calls host kernel 'histogram' once with whole tensors.

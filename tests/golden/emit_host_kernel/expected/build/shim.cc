@@ -14,11 +14,13 @@
 #include "kernelc/launch.h"
 #include "kernelc/runtime.h"
 #include "xla/ffi/api/ffi.h"
+#include "kernelc/grid_split.h"
 
-#if KC_RUNTIME_ABI_VERSION != 2
-#error "generated for kernelc runtime ABI 2: rebuild with the kernelc that ships this runtime"
+#if KC_RUNTIME_ABI_VERSION != 3
+#error "generated for kernelc runtime ABI 3: rebuild with the kernelc that ships this runtime"
 #endif
-static_assert(sizeof(kc_dim3) == 12 && sizeof(kc_launch) == 24,
+static_assert(sizeof(kc_dim3) == 12 && sizeof(kc_launch) == 24 &&
+                  sizeof(kc_block_range) == 48 && sizeof(kc_error) == 1024,
               "kc_launch layout differs from the one this code was generated for");
 
 namespace ffi = xla::ffi;
@@ -97,7 +99,8 @@ ffi::Error histogram_cpu_impl(
   }
   ffi::Error kc_first;
   std::mutex kc_mutex;
-  const int64_t kc_helpers = ::kc::rt::BatchHelpers(kc_pool.num_threads(), kc_batch, e_b_values.bytes + e_o_counts.bytes);
+  const int64_t kc_threads = kc_pool.num_threads();
+  const int64_t kc_helpers = ::kc::rt::BatchHelpers(kc_threads, kc_batch, e_b_values.bytes + e_o_counts.bytes);
   ::kc::rt::ParallelFor(
       kc_batch.count, kc_helpers,
       [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },

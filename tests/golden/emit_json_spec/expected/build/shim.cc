@@ -14,24 +14,28 @@
 #include "kernelc/launch.h"
 #include "kernelc/runtime.h"
 #include "xla/ffi/api/ffi.h"
+#include "kernelc/grid_split.h"
 
-#if KC_RUNTIME_ABI_VERSION != 2
-#error "generated for kernelc runtime ABI 2: rebuild with the kernelc that ships this runtime"
+#if KC_RUNTIME_ABI_VERSION != 3
+#error "generated for kernelc runtime ABI 3: rebuild with the kernelc that ships this runtime"
 #endif
-static_assert(sizeof(kc_dim3) == 12 && sizeof(kc_launch) == 24,
+static_assert(sizeof(kc_dim3) == 12 && sizeof(kc_launch) == 24 &&
+                  sizeof(kc_block_range) == 48 && sizeof(kc_error) == 1024,
               "kc_launch layout differs from the one this code was generated for");
 
 namespace ffi = xla::ffi;
 
 // CPU entry points, compiled together with the kernel sources.
 extern "C" {
-void kc_scale_scale_<hash>_cpu_entry(const kc_launch*, void*, float, int64_t, void*);
+int32_t kc_scale_scale_<hash>_cpu_entry(const kc_block_range*, kc_error*, void*, float, int64_t, void*);
 }  // extern "C"
 
 namespace {
 
 // Kernel 'scale' (scale.cu), platform cpu: one batch element.
 ffi::Error scale_cpu_impl_element(
+    ffi::ThreadPool& kc_pool,
+    int64_t kc_pool_threads,
     const ::kc::rt::Tensor<ffi::DataType>& b_x,
     float a_s,
     const ::kc::rt::Tensor<ffi::DataType>& o_out) {
@@ -76,7 +80,13 @@ ffi::Error scale_cpu_impl_element(
     return ffi::Error::InvalidArgument(::kc::rt::Str("scale: ", kc_grid_error));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
-  kc_scale_scale_<hash>_cpu_entry(&kc_launch_, b_x.untyped_data(), a_s, static_cast<int64_t>(d_n), o_out.untyped_data());
+  const std::string kc_failure = ::kc::rt::RunGrid(
+      ::kc::rt::SplitGrid(kc_launch_, false, kc_pool_threads), 0,
+      [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
+      [&](const kc_block_range* kc_range, kc_error* kc_why) {
+        return kc_scale_scale_<hash>_cpu_entry(kc_range, kc_why, b_x.untyped_data(), a_s, static_cast<int64_t>(d_n), o_out.untyped_data());
+      });
+  if (!kc_failure.empty()) return ffi::Error::Internal(kc_failure);
   return ffi::Error::Success();
 }
 
@@ -103,12 +113,15 @@ ffi::Error scale_cpu_impl(
   }
   ffi::Error kc_first;
   std::mutex kc_mutex;
-  const int64_t kc_helpers = ::kc::rt::BatchHelpers(kc_pool.num_threads(), kc_batch, e_b_x.bytes + e_o_out.bytes);
+  const int64_t kc_threads = kc_pool.num_threads();
+  const int64_t kc_helpers = ::kc::rt::BatchHelpers(kc_threads, kc_batch, e_b_x.bytes + e_o_out.bytes);
   ::kc::rt::ParallelFor(
       kc_batch.count, kc_helpers,
       [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
       [&](int64_t kc_i) {
         ffi::Error kc_error = scale_cpu_impl_element(
+            kc_pool,
+            kc_helpers > 0 ? 0 : kc_threads,
             e_b_x.At(kc_batch, kc_i),
             a_s,
             e_o_out.At(kc_batch, kc_i));

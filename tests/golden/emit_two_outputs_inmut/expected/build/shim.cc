@@ -14,25 +14,29 @@
 #include "kernelc/launch.h"
 #include "kernelc/runtime.h"
 #include "xla/ffi/api/ffi.h"
+#include "kernelc/grid_split.h"
 
-#if KC_RUNTIME_ABI_VERSION != 2
-#error "generated for kernelc runtime ABI 2: rebuild with the kernelc that ships this runtime"
+#if KC_RUNTIME_ABI_VERSION != 3
+#error "generated for kernelc runtime ABI 3: rebuild with the kernelc that ships this runtime"
 #endif
-static_assert(sizeof(kc_dim3) == 12 && sizeof(kc_launch) == 24,
+static_assert(sizeof(kc_dim3) == 12 && sizeof(kc_launch) == 24 &&
+                  sizeof(kc_block_range) == 48 && sizeof(kc_error) == 1024,
               "kc_launch layout differs from the one this code was generated for");
 
 namespace ffi = xla::ffi;
 
 // CPU entry points, compiled together with the kernel sources.
 extern "C" {
-void kc_polar_polar_<hash>_cpu_entry(const kc_launch*, void*, void*, int64_t, void*, void*);
-void kc_polar_accumulate_<hash>_cpu_entry(const kc_launch*, void*, void*, int64_t);
+int32_t kc_polar_polar_<hash>_cpu_entry(const kc_block_range*, kc_error*, void*, void*, int64_t, void*, void*);
+int32_t kc_polar_accumulate_<hash>_cpu_entry(const kc_block_range*, kc_error*, void*, void*, int64_t);
 }  // extern "C"
 
 namespace {
 
 // Kernel 'polar' (polar.cu), platform cpu: one batch element.
 ffi::Error polar_cpu_impl_element(
+    ffi::ThreadPool& kc_pool,
+    int64_t kc_pool_threads,
     const ::kc::rt::Tensor<ffi::DataType>& b_x,
     const ::kc::rt::Tensor<ffi::DataType>& b_y,
     const ::kc::rt::Tensor<ffi::DataType>& o_radius,
@@ -102,7 +106,13 @@ ffi::Error polar_cpu_impl_element(
     return ffi::Error::InvalidArgument(::kc::rt::Str("polar: ", kc_grid_error));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
-  kc_polar_polar_<hash>_cpu_entry(&kc_launch_, b_x.untyped_data(), b_y.untyped_data(), static_cast<int64_t>(d_n), o_radius.untyped_data(), o_angle.untyped_data());
+  const std::string kc_failure = ::kc::rt::RunGrid(
+      ::kc::rt::SplitGrid(kc_launch_, false, kc_pool_threads), 0,
+      [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
+      [&](const kc_block_range* kc_range, kc_error* kc_why) {
+        return kc_polar_polar_<hash>_cpu_entry(kc_range, kc_why, b_x.untyped_data(), b_y.untyped_data(), static_cast<int64_t>(d_n), o_radius.untyped_data(), o_angle.untyped_data());
+      });
+  if (!kc_failure.empty()) return ffi::Error::Internal(kc_failure);
   return ffi::Error::Success();
 }
 
@@ -139,12 +149,15 @@ ffi::Error polar_cpu_impl(
   }
   ffi::Error kc_first;
   std::mutex kc_mutex;
-  const int64_t kc_helpers = ::kc::rt::BatchHelpers(kc_pool.num_threads(), kc_batch, e_b_x.bytes + e_b_y.bytes + e_o_radius.bytes + e_o_angle.bytes);
+  const int64_t kc_threads = kc_pool.num_threads();
+  const int64_t kc_helpers = ::kc::rt::BatchHelpers(kc_threads, kc_batch, e_b_x.bytes + e_b_y.bytes + e_o_radius.bytes + e_o_angle.bytes);
   ::kc::rt::ParallelFor(
       kc_batch.count, kc_helpers,
       [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
       [&](int64_t kc_i) {
         ffi::Error kc_error = polar_cpu_impl_element(
+            kc_pool,
+            kc_helpers > 0 ? 0 : kc_threads,
             e_b_x.At(kc_batch, kc_i),
             e_b_y.At(kc_batch, kc_i),
             e_o_radius.At(kc_batch, kc_i),
@@ -159,6 +172,8 @@ ffi::Error polar_cpu_impl(
 
 // Kernel 'accumulate' (polar.cu), platform cpu: one batch element.
 ffi::Error accumulate_cpu_impl_element(
+    ffi::ThreadPool& kc_pool,
+    int64_t kc_pool_threads,
     const ::kc::rt::Tensor<ffi::DataType>& b_total,
     const ::kc::rt::Tensor<ffi::DataType>& b_delta,
     const ::kc::rt::Tensor<ffi::DataType>& o_total) {
@@ -212,7 +227,13 @@ ffi::Error accumulate_cpu_impl_element(
     return ffi::Error::InvalidArgument(::kc::rt::Str("accumulate: ", kc_grid_error));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
-  kc_polar_accumulate_<hash>_cpu_entry(&kc_launch_, o_total.untyped_data(), b_delta.untyped_data(), static_cast<int64_t>(d_n));
+  const std::string kc_failure = ::kc::rt::RunGrid(
+      ::kc::rt::SplitGrid(kc_launch_, false, kc_pool_threads), 0,
+      [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
+      [&](const kc_block_range* kc_range, kc_error* kc_why) {
+        return kc_polar_accumulate_<hash>_cpu_entry(kc_range, kc_why, o_total.untyped_data(), b_delta.untyped_data(), static_cast<int64_t>(d_n));
+      });
+  if (!kc_failure.empty()) return ffi::Error::Internal(kc_failure);
   return ffi::Error::Success();
 }
 
@@ -243,12 +264,15 @@ ffi::Error accumulate_cpu_impl(
   }
   ffi::Error kc_first;
   std::mutex kc_mutex;
-  const int64_t kc_helpers = ::kc::rt::BatchHelpers(kc_pool.num_threads(), kc_batch, e_b_total.bytes + e_b_delta.bytes + e_o_total.bytes);
+  const int64_t kc_threads = kc_pool.num_threads();
+  const int64_t kc_helpers = ::kc::rt::BatchHelpers(kc_threads, kc_batch, e_b_total.bytes + e_b_delta.bytes + e_o_total.bytes);
   ::kc::rt::ParallelFor(
       kc_batch.count, kc_helpers,
       [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
       [&](int64_t kc_i) {
         ffi::Error kc_error = accumulate_cpu_impl_element(
+            kc_pool,
+            kc_helpers > 0 ? 0 : kc_threads,
             e_b_total.At(kc_batch, kc_i),
             e_b_delta.At(kc_batch, kc_i),
             e_o_total.At(kc_batch, kc_i));

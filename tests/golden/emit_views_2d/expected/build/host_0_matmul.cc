@@ -3,44 +3,21 @@
 // kernelc's CUDA built-ins for the CPU and includes the kernel source, so
 // each kernel's body is inlined into its entry point.
 #include "kernelc.h"
+#include "kernelc/cpu_exec.h"
 #include "kernelc/launch.h"
 
 #include KC_USER_SOURCE
 
-#if KC_RUNTIME_ABI_VERSION != 2
-#error "generated for kernelc runtime ABI 2: rebuild with the kernelc that ships this runtime"
+#if KC_RUNTIME_ABI_VERSION != 3
+#error "generated for kernelc runtime ABI 3: rebuild with the kernelc that ships this runtime"
 #endif
 
-// Runs 'matmul' over its grid: blocks in order, the threads of each block
-// in order, the kernel inlined into the innermost loop so that it
-// vectorizes. One clone per instruction set, chosen when the library loads.
-extern "C" KC_HOST_CLONES_ void kc_matmul_matmul_<hash>_cpu_entry(const kc_launch* kc_launch_, void* p_a, const int64_t* p_a_shape, void* p_b, const int64_t* p_b_shape, void* p_c, const int64_t* p_c_shape) {
-  using ::kc::host::Index;
-  ::kc::host::GridState& kc_state_ = ::kc::host::grid_state;
-  const kc_dim3 kc_grid_ = kc_launch_->grid;
-  const kc_dim3 kc_block_ = kc_launch_->block;
-  kc_state_.grid_dim = {Index(kc_grid_.x), Index(kc_grid_.y), Index(kc_grid_.z)};
-  kc_state_.block_dim = {Index(kc_block_.x), Index(kc_block_.y),
-                         Index(kc_block_.z)};
-  // Each index field is stored in the loop that owns it: the compiler then
-  // forwards the stores to the kernel's loads and keeps them in registers.
-  for (uint32_t bz = 0; bz < kc_grid_.z; ++bz) {
-    kc_state_.block.z = Index(bz);
-    for (uint32_t by = 0; by < kc_grid_.y; ++by) {
-      kc_state_.block.y = Index(by);
-      for (uint32_t bx = 0; bx < kc_grid_.x; ++bx) {
-        kc_state_.block.x = Index(bx);
-        for (uint32_t tz = 0; tz < kc_block_.z; ++tz) {
-          kc_state_.thread.z = Index(tz);
-          for (uint32_t ty = 0; ty < kc_block_.y; ++ty) {
-            kc_state_.thread.y = Index(ty);
-            for (uint32_t tx = 0; tx < kc_block_.x; ++tx) {
-              kc_state_.thread.x = Index(tx);
-              matmul(::kc::host::AnyView<2>{p_a, {p_a_shape[0], p_a_shape[1]}}, ::kc::host::AnyView<2>{p_b, {p_b_shape[0], p_b_shape[1]}}, ::kc::host::AnyView<2>{p_c, {p_c_shape[0], p_c_shape[1]}});
-            }
-          }
-        }
-      }
-    }
-  }
+// Runs blocks [block_begin, block_end) of a launch of 'matmul': blocks in
+// order, the threads of each block in order, the kernel inlined into the
+// innermost loop so that it vectorizes. One clone per instruction set, chosen
+// when the library loads.
+extern "C" KC_HOST_CLONES_ int32_t kc_matmul_matmul_<hash>_cpu_entry(const kc_block_range* kc_range_, kc_error*, void* p_a, const int64_t* p_a_shape, void* p_b, const int64_t* p_b_shape, void* p_c, const int64_t* p_c_shape) {
+  ::kc::host::RunThreadLoop(kc_range_->launch, kc_range_->block_begin, kc_range_->block_end,
+                            [&]() KC_HOST_INLINE_ { matmul(::kc::host::AnyView<2>{p_a, {p_a_shape[0], p_a_shape[1]}}, ::kc::host::AnyView<2>{p_b, {p_b_shape[0], p_b_shape[1]}}, ::kc::host::AnyView<2>{p_c, {p_c_shape[0], p_c_shape[1]}}); });
+  return 0;
 }

@@ -14,24 +14,28 @@
 #include "kernelc/launch.h"
 #include "kernelc/runtime.h"
 #include "xla/ffi/api/ffi.h"
+#include "kernelc/grid_split.h"
 
-#if KC_RUNTIME_ABI_VERSION != 2
-#error "generated for kernelc runtime ABI 2: rebuild with the kernelc that ships this runtime"
+#if KC_RUNTIME_ABI_VERSION != 3
+#error "generated for kernelc runtime ABI 3: rebuild with the kernelc that ships this runtime"
 #endif
-static_assert(sizeof(kc_dim3) == 12 && sizeof(kc_launch) == 24,
+static_assert(sizeof(kc_dim3) == 12 && sizeof(kc_launch) == 24 &&
+                  sizeof(kc_block_range) == 48 && sizeof(kc_error) == 1024,
               "kc_launch layout differs from the one this code was generated for");
 
 namespace ffi = xla::ffi;
 
 // CPU entry points, compiled together with the kernel sources.
 extern "C" {
-void kc_matmul_matmul_<hash>_cpu_entry(const kc_launch*, void*, const int64_t*, void*, const int64_t*, void*, const int64_t*);
+int32_t kc_matmul_matmul_<hash>_cpu_entry(const kc_block_range*, kc_error*, void*, const int64_t*, void*, const int64_t*, void*, const int64_t*);
 }  // extern "C"
 
 namespace {
 
 // Kernel 'matmul' (matmul.cu), platform cpu: one batch element.
 ffi::Error matmul_cpu_impl_element(
+    ffi::ThreadPool& kc_pool,
+    int64_t kc_pool_threads,
     const ::kc::rt::Tensor<ffi::DataType>& b_a,
     const ::kc::rt::Tensor<ffi::DataType>& b_b,
     const ::kc::rt::Tensor<ffi::DataType>& o_c) {
@@ -87,7 +91,13 @@ ffi::Error matmul_cpu_impl_element(
     return ffi::Error::InvalidArgument(::kc::rt::Str("matmul: ", kc_grid_error));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
-  kc_matmul_matmul_<hash>_cpu_entry(&kc_launch_, b_a.untyped_data(), b_a.dimensions().begin(), b_b.untyped_data(), b_b.dimensions().begin(), o_c.untyped_data(), o_c.dimensions().begin());
+  const std::string kc_failure = ::kc::rt::RunGrid(
+      ::kc::rt::SplitGrid(kc_launch_, false, kc_pool_threads), 0,
+      [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
+      [&](const kc_block_range* kc_range, kc_error* kc_why) {
+        return kc_matmul_matmul_<hash>_cpu_entry(kc_range, kc_why, b_a.untyped_data(), b_a.dimensions().begin(), b_b.untyped_data(), b_b.dimensions().begin(), o_c.untyped_data(), o_c.dimensions().begin());
+      });
+  if (!kc_failure.empty()) return ffi::Error::Internal(kc_failure);
   return ffi::Error::Success();
 }
 
@@ -118,12 +128,15 @@ ffi::Error matmul_cpu_impl(
   }
   ffi::Error kc_first;
   std::mutex kc_mutex;
-  const int64_t kc_helpers = ::kc::rt::BatchHelpers(kc_pool.num_threads(), kc_batch, e_b_a.bytes + e_b_b.bytes + e_o_c.bytes);
+  const int64_t kc_threads = kc_pool.num_threads();
+  const int64_t kc_helpers = ::kc::rt::BatchHelpers(kc_threads, kc_batch, e_b_a.bytes + e_b_b.bytes + e_o_c.bytes);
   ::kc::rt::ParallelFor(
       kc_batch.count, kc_helpers,
       [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
       [&](int64_t kc_i) {
         ffi::Error kc_error = matmul_cpu_impl_element(
+            kc_pool,
+            kc_helpers > 0 ? 0 : kc_threads,
             e_b_a.At(kc_batch, kc_i),
             e_b_b.At(kc_batch, kc_i),
             e_o_c.At(kc_batch, kc_i));

@@ -14,18 +14,20 @@
 #include "kernelc/launch.h"
 #include "kernelc/runtime.h"
 #include "xla/ffi/api/ffi.h"
+#include "kernelc/grid_split.h"
 
-#if KC_RUNTIME_ABI_VERSION != 2
-#error "generated for kernelc runtime ABI 2: rebuild with the kernelc that ships this runtime"
+#if KC_RUNTIME_ABI_VERSION != 3
+#error "generated for kernelc runtime ABI 3: rebuild with the kernelc that ships this runtime"
 #endif
-static_assert(sizeof(kc_dim3) == 12 && sizeof(kc_launch) == 24,
+static_assert(sizeof(kc_dim3) == 12 && sizeof(kc_launch) == 24 &&
+                  sizeof(kc_block_range) == 48 && sizeof(kc_error) == 1024,
               "kc_launch layout differs from the one this code was generated for");
 
 namespace ffi = xla::ffi;
 
 // CPU entry points, compiled together with the kernel sources.
 extern "C" {
-void kc_k_square_add_<hash>_cpu_entry(const kc_launch*, void*, void*, float, void*);
+int32_t kc_k_square_add_<hash>_cpu_entry(const kc_block_range*, kc_error*, void*, void*, float, void*);
 void kc_k_square_add_bwd_<hash>_cpu_entry(void*, const int64_t*, float, void*, const int64_t*, void*, const int64_t*, void*, const int64_t*);
 }  // extern "C"
 
@@ -33,6 +35,8 @@ namespace {
 
 // Kernel 'square_add' (k.cu), platform cpu: one batch element.
 ffi::Error square_add_cpu_impl_element(
+    ffi::ThreadPool& kc_pool,
+    int64_t kc_pool_threads,
     const ::kc::rt::Tensor<ffi::DataType>& b_x,
     const ::kc::rt::Tensor<ffi::DataType>& b_y,
     float a_a,
@@ -94,7 +98,13 @@ ffi::Error square_add_cpu_impl_element(
     return ffi::Error::InvalidArgument(::kc::rt::Str("square_add: ", kc_grid_error));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
-  kc_k_square_add_<hash>_cpu_entry(&kc_launch_, b_x.untyped_data(), b_y.untyped_data(), a_a, o_out.untyped_data());
+  const std::string kc_failure = ::kc::rt::RunGrid(
+      ::kc::rt::SplitGrid(kc_launch_, false, kc_pool_threads), 0,
+      [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
+      [&](const kc_block_range* kc_range, kc_error* kc_why) {
+        return kc_k_square_add_<hash>_cpu_entry(kc_range, kc_why, b_x.untyped_data(), b_y.untyped_data(), a_a, o_out.untyped_data());
+      });
+  if (!kc_failure.empty()) return ffi::Error::Internal(kc_failure);
   return ffi::Error::Success();
 }
 
@@ -126,7 +136,8 @@ ffi::Error square_add_cpu_impl(
   }
   ffi::Error kc_first;
   std::mutex kc_mutex;
-  const int64_t kc_helpers = ::kc::rt::BatchHelpers(kc_pool.num_threads(), kc_batch, e_b_x.bytes + e_b_y.bytes + e_o_out.bytes);
+  const int64_t kc_threads = kc_pool.num_threads();
+  const int64_t kc_helpers = ::kc::rt::BatchHelpers(kc_threads, kc_batch, e_b_x.bytes + e_b_y.bytes + e_o_out.bytes);
   // Elementwise, and on one thread: the whole batch as one element, folded
   // into dimension 0.
   if (kc_helpers == 0) {
@@ -138,6 +149,8 @@ ffi::Error square_add_cpu_impl(
       [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
       [&](int64_t kc_i) {
         ffi::Error kc_error = square_add_cpu_impl_element(
+            kc_pool,
+            kc_helpers > 0 ? 0 : kc_threads,
             e_b_x.At(kc_batch, kc_i),
             e_b_y.At(kc_batch, kc_i),
             a_a,
@@ -261,7 +274,8 @@ ffi::Error square_add_bwd_cpu_impl(
   }
   ffi::Error kc_first;
   std::mutex kc_mutex;
-  const int64_t kc_helpers = ::kc::rt::BatchHelpers(kc_pool.num_threads(), kc_batch, e_b_x.bytes + e_b_d_out.bytes + e_o_d_x.bytes + e_o_d_y.bytes);
+  const int64_t kc_threads = kc_pool.num_threads();
+  const int64_t kc_helpers = ::kc::rt::BatchHelpers(kc_threads, kc_batch, e_b_x.bytes + e_b_d_out.bytes + e_o_d_x.bytes + e_o_d_y.bytes);
   ::kc::rt::ParallelFor(
       kc_batch.count, kc_helpers,
       [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
