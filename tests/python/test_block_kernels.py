@@ -1,0 +1,387 @@
+"""Block-level CUDA kernels on the CPU target (the block executor): the
+battery of runtime/testdata behind annotated kernels (block_kernels.cu),
+and kernels of NVIDIA's CUDA samples and of llm.c as those projects write
+them (corpus/), each against NumPy eagerly, under jax.jit and under
+jax.vmap, in float32 and float64 (and 16-bit floats where the kernel
+computes in float); then what a kernel's misuse of the block gives, and
+calls from several Python threads at once."""
+
+import concurrent.futures
+
+import jax
+import jax.numpy as jnp
+import ml_dtypes
+import numpy as np
+import pytest
+
+from conftest import ROOT, run_kernelc
+
+HERE = ROOT / "tests" / "python"
+SOURCES = [HERE / "block_kernels.cu", HERE / "corpus" / "cuda_samples_kernels.cu",
+           HERE / "corpus" / "llm_c_kernels.cu"]
+
+DTYPES = {"f32": np.float32, "f64": np.float64, "f16": np.float16,
+          "bf16": ml_dtypes.bfloat16, "i32": np.int32}
+# Relative and absolute tolerances against NumPy in float64; sums of
+# thousands of float32 values, in another order than NumPy's, get
+# SUM_TOLERANCE.
+TOLERANCE = {"f32": (2e-5, 2e-5), "f64": (1e-12, 1e-12), "f16": (5e-3, 1e-3),
+             "bf16": (3e-2, 5e-3), "i32": (0, 0)}
+SUM_TOLERANCE = {"f32": (1e-4, 1e-3), "f64": (1e-12, 1e-11)}
+
+
+@pytest.fixture(scope="module")
+def ops(build_package):
+    return build_package("block_ops", sources=SOURCES)
+
+
+def rng(seed=0):
+    return np.random.default_rng(seed)
+
+
+def close(got, want, kind, tol=None):
+    got = np.asarray(got)
+    assert got.shape == np.shape(want), (got.shape, np.shape(want))
+    rtol, atol = tol or TOLERANCE[kind]
+    np.testing.assert_allclose(got.astype(np.float64),
+                               np.asarray(want, np.float64), rtol=rtol, atol=atol)
+
+
+def three_ways(op, reference, inputs, kind, static=(), tol=None):
+    """Checks op(*inputs[0], *static) eagerly and under jax.jit, and op over
+    all of `inputs` stacked under jax.vmap, against reference(*inputs[i])
+    (one result or a tuple), within `tol` (rtol, atol; else the kind's)."""
+    def check(got, want):
+        if isinstance(want, tuple):
+            assert len(got) == len(want)
+            for g, w in zip(got, want):
+                close(g, w, kind, tol)
+        else:
+            close(got, want, kind, tol)
+
+    first = inputs[0]
+    check(op(*first, *static), reference(*first))
+    check(jax.jit(lambda *a: op(*a, *static))(*first), reference(*first))
+    batch = [np.stack(parts) for parts in zip(*inputs)]
+    got = jax.vmap(lambda *a: op(*a, *static))(*batch)
+    wants = [reference(*one) for one in inputs]
+    for i, want in enumerate(wants):
+        if isinstance(want, tuple):
+            check(tuple(g[i] for g in got), want)
+        else:
+            check(got[i], want)
+
+
+def random(shape, kind, seed, lo=-1.0, hi=1.0):
+    return rng(seed).uniform(lo, hi, shape).astype(DTYPES[kind])
+
+
+# --- block reductions --------------------------------------------------------------
+
+def block_sums(x, blocks, chunk):
+    """Each block's sum of its grid-stride slice: chunks of `chunk`
+    elements, dealt round-robin to the blocks."""
+    x = np.asarray(x, np.float64)
+    owner = (np.arange(x.size) // chunk) % blocks
+    return np.bincount(owner, weights=x, minlength=blocks)
+
+
+@pytest.mark.parametrize("kind", ["f32", "f64"])
+@pytest.mark.parametrize("name, chunk", [("reduce_tree", 256), ("reduce_shuffle", 192),
+                                         ("reduce_samples", 256), ("cg_reduce", 256)])
+def test_block_reductions(ops, kind, name, chunk):
+    blocks = 24
+    inputs = [(random(100003, kind, seed),) for seed in range(3)]
+    three_ways(getattr(ops, f"{name}_{kind}"), lambda x: block_sums(x, blocks, chunk),
+               inputs, kind, static=(blocks,), tol=SUM_TOLERANCE[kind])
+
+
+@pytest.mark.parametrize("kind", ["f32", "f64"])
+def test_reduce4_of_the_cuda_samples(ops, kind):
+    # Two elements per thread: block b sums elements [256 b, 256 b + 256).
+    inputs = [(random(5000, kind, s),) for s in range(3)]
+    three_ways(getattr(ops, f"reduce4_{kind}"),
+               lambda x: block_sums(x, -(-x.size // 256), 256), inputs, kind,
+               tol=SUM_TOLERANCE[kind])
+    x = random(300, kind, 1)   # a block's second half past the end
+    close(getattr(ops, f"reduce4_{kind}")(x), block_sums(x, 2, 256), kind,
+          SUM_TOLERANCE[kind])
+
+
+# --- scans ------------------------------------------------------------------------
+
+def segment_cumsum(x, segment):
+    x = np.asarray(x, np.float64)
+    out = np.empty_like(x)
+    for start in range(0, x.size, segment):
+        out[start:start + segment] = np.cumsum(x[start:start + segment])
+    return out
+
+
+@pytest.mark.parametrize("kind", ["f32", "f64", "i32"])
+def test_warp_and_block_scans(ops, kind):
+    inputs = [((np.arange(3000) * (7 + s) % 11 - 5).astype(DTYPES[kind]),)
+              for s in range(3)]
+    three_ways(getattr(ops, f"warp_scan_{kind}"), lambda x: segment_cumsum(x, 32), inputs,
+               kind)
+    three_ways(getattr(ops, f"block_scan_{kind}"), lambda x: segment_cumsum(x, 512),
+               inputs, kind)
+
+
+def test_shfl_scan_of_the_cuda_samples(ops):
+    # The samples' three launches: a scan of each block of 256 and its total,
+    # a scan of the totals, and their sums added to the blocks after the
+    # first: all of x's prefix sums.
+    def scan(x):
+        data, totals = ops.shfl_scan(x)
+        totals, _ = ops.shfl_scan(totals)
+        return ops.shfl_scan_add(data, totals)
+
+    inputs = [(rng(s).integers(-100, 100, 256 * 256).astype(np.int32),) for s in range(2)]
+    three_ways(scan, lambda x: np.cumsum(x), inputs, "i32")
+
+
+# --- matrices -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("kind", ["f32", "f64"])
+def test_tiled_matmul(ops, kind):
+    inputs = [(random((37, 53), kind, s), random((53, 45), kind, s + 10)) for s in range(3)]
+    three_ways(getattr(ops, f"matmul_{kind}"),
+               lambda a, b: a.astype(np.float64) @ b.astype(np.float64), inputs, kind)
+
+
+def test_matrix_mul_of_the_cuda_samples(ops):
+    inputs = [(random((48, 64), "f32", s), random((64, 32), "f32", s + 5)) for s in range(3)]
+    three_ways(ops.matrix_mul, lambda a, b: a.astype(np.float64) @ b, inputs, "f32")
+
+
+@pytest.mark.parametrize("kind", ["f32", "f64", "f16"])
+def test_shared_memory_transpose(ops, kind):
+    inputs = [(random((70, 101), kind, s),) for s in range(3)]
+    three_ways(getattr(ops, f"transpose_{kind}"), lambda x: x.T, inputs, kind)
+
+
+def test_transpose_of_the_cuda_samples(ops):
+    inputs = [(random((64, 96), "f32", s),) for s in range(3)]
+    three_ways(ops.transpose_tiles, lambda x: x.T, inputs, "f32")
+
+
+# --- rows: softmax and layernorm -----------------------------------------------------
+
+def softmax(x):
+    x = np.asarray(x, np.float64)
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+@pytest.mark.parametrize("kind", ["f32", "f64", "f16", "bf16"])
+def test_softmax_rows(ops, kind):
+    inputs = [(random((29, 300), kind, s, -4, 4),) for s in range(3)]
+    three_ways(getattr(ops, f"softmax_{kind}"), softmax, inputs, kind)
+
+
+@pytest.mark.parametrize("cols", [64, 300, 1000])
+def test_softmax_of_llm_c(ops, cols):
+    # Kernel 7: with 64 columns, half the block returns before its barriers.
+    inputs = [(random((17, cols), "f32", s, -4, 4),) for s in range(3)]
+    three_ways(ops.softmax_forward, softmax, inputs, "f32")
+
+
+def layernorm(x, weight, bias, eps):
+    x = np.asarray(x, np.float64)
+    mean = x.mean(axis=-1)
+    rstd = 1 / np.sqrt(x.var(axis=-1) + eps)
+    return (x - mean[:, None]) * rstd[:, None] * weight + bias, mean, rstd
+
+
+@pytest.mark.parametrize("kind", ["f32", "f64"])
+def test_layernorm_rows(ops, kind):
+    inputs = [(random((13, 200), kind, s, -3, 3), random(200, kind, s + 5),
+               random(200, kind, s + 9)) for s in range(3)]
+    three_ways(getattr(ops, f"layernorm_{kind}"),
+               lambda x, w, b: layernorm(x, w, b, 1e-5), inputs, kind, static=(1e-5,))
+
+
+def test_layernorm_of_llm_c(ops):
+    inputs = [(random((19, 200), "f32", s, -3, 3), random(200, "f32", s + 5),
+               random(200, "f32", s + 9)) for s in range(3)]
+    three_ways(ops.layernorm_forward, lambda x, w, b: layernorm(x, w, b, 1e-5), inputs,
+               "f32")
+
+
+# --- atomics in shared memory: histograms ---------------------------------------------
+
+def test_histogram_with_shared_atomics(ops):
+    inputs = [(rng(s).integers(0, 256, 50000).astype(np.uint8),) for s in range(3)]
+    three_ways(ops.histogram_u8, lambda d: np.bincount(d, minlength=256), inputs, "i32",
+               static=(24,))
+
+
+def test_histogram256_of_the_cuda_samples(ops):
+    # Per-block histograms with per-warp shared subhistograms, merged by a
+    # second op.
+    def histogram(words):
+        return ops.histogram256_merge(ops.histogram256_partials(words, 30))
+
+    inputs = [(rng(s).integers(0, 2**32, 12345, dtype=np.uint32),) for s in range(3)]
+    three_ways(histogram, lambda w: np.bincount(w.view(np.uint8), minlength=256), inputs,
+               "i32")
+
+
+# --- cooperative groups --------------------------------------------------------------
+
+@pytest.mark.parametrize("kind", ["f32", "f64"])
+def test_tile_reduce_dot(ops, kind):
+    inputs = [(random(7777, kind, s), random(7777, kind, s + 3)) for s in range(3)]
+    three_ways(getattr(ops, f"dot_{kind}"),
+               lambda a, b: np.dot(a.astype(np.float64), b.astype(np.float64)), inputs,
+               kind, static=(8,), tol=SUM_TOLERANCE[kind])
+
+
+def test_warp_aggregated_filter(ops):
+    # The order of the compacted elements depends on which warp gets there
+    # first; the set of them does not.
+    for x in (random(1000, "f32", 1), random(1000, "f32", 2)):
+        for f in (ops.filter_positive_f32, jax.jit(ops.filter_positive_f32)):
+            out, count = f(x)
+            count = int(count)
+            assert count == int((x > 0).sum())
+            np.testing.assert_array_equal(np.sort(np.asarray(out)[:count]),
+                                          np.sort(x[x > 0]))
+            assert not np.asarray(out)[count:].any()
+
+
+# --- dynamic shared memory ----------------------------------------------------------------
+
+@pytest.mark.parametrize("kind", ["f32", "f64"])
+def test_dynamic_shared_memory(ops, kind):
+    def reverse_blocks(x):
+        return np.concatenate([x[i:i + 96][::-1] for i in range(0, x.size, 96)])
+
+    inputs = [(random(1000, kind, s),) for s in range(3)]
+    three_ways(getattr(ops, f"reverse_blocks_{kind}"), reverse_blocks, inputs, kind)
+
+
+# --- several Python threads at once -----------------------------------------------------
+
+def test_concurrent_calls_from_python_threads(ops):
+    # Each call splits its grid over XLA's pool too: blocks of different
+    # calls run at once on the pool's threads, each with its own executor.
+    x = random((64, 300), "f32", 7, -4, 4)
+    a, b = random((96, 80), "f64", 8), random((80, 72), "f64", 9)
+    calls = [
+        (jax.jit(ops.softmax_f32), (x,), softmax(x), "f32"),
+        (jax.jit(ops.matmul_f64), (a, b), a @ b, "f64"),
+        (jax.jit(lambda v: ops.block_scan_i32(v)), (np.arange(5000, dtype=np.int32) % 7,),
+         segment_cumsum(np.arange(5000) % 7, 512), "i32"),
+    ]
+    for f, args, _, _ in calls:
+        jax.block_until_ready(f(*args))   # compiled once, outside the threads
+
+    def run(i):
+        f, args, want, kind = calls[i % len(calls)]
+        for _ in range(5):
+            close(f(*args), want, kind)
+        return i
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=6) as pool:
+        assert sorted(pool.map(run, range(12))) == list(range(12))
+
+
+# --- misuse and limits -------------------------------------------------------------------
+
+LIMITS = r"""
+#include <kernelc.h>
+
+// Lanes 0-15 of each warp wait at the block's barrier, lanes 16-31 in a
+// warp barrier that names all 32: neither can complete.
+KC_GRID("n") KC_BLOCK(64)
+__global__ void diverge(KC_IN("n") const float* x, KC_OUT("x") float* y) {
+  if (threadIdx.x % 32 < 16) {
+    __syncthreads();
+  } else {
+    __syncwarp();
+  }
+  y[blockIdx.x * 64 + threadIdx.x] = x[blockIdx.x * 64 + threadIdx.x];
+}
+
+// As much dynamic shared memory as the caller asks for.
+KC_GRID("32") KC_BLOCK(32) KC_SHARED_BYTES("bytes")
+__global__ void stage(KC_IN("32") const float* x, int64_t bytes,
+                      KC_OUT("32") float* y) {
+  extern __shared__ float staged[];
+  staged[threadIdx.x] = x[threadIdx.x];
+  __syncthreads();
+  y[threadIdx.x] = staged[31 - threadIdx.x];
+}
+
+// The largest block, 1024 threads, summing through shared memory.
+KC_GRID("1024") KC_BLOCK(1024)
+__global__ void sum1024(KC_IN("1024") const int32_t* x, KC_OUT("") int32_t* total) {
+  __shared__ int32_t s[1024];
+  s[threadIdx.x] = x[threadIdx.x];
+  __syncthreads();
+  for (unsigned half = 512; half > 0; half /= 2) {
+    if (threadIdx.x < half) s[threadIdx.x] += s[threadIdx.x + half];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) *total = s[0];
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def limits(build_package):
+    return build_package("block_limits", LIMITS)
+
+
+def test_divergent_barrier_is_an_error_naming_the_kernel(limits):
+    x = np.arange(128, dtype=np.float32)
+    message = ("diverge: block (0, 0, 0): threads wait for each other: thread (0, 0, 0) "
+               "waits at __syncthreads, and thread (16, 0, 0) waits in __syncwarp with "
+               "mask 0xffffffff; a barrier waits for every thread of the block that has "
+               "not returned, a warp function for every lane it names that has not "
+               "returned, each making the same call")
+    for f in (limits.diverge, jax.jit(limits.diverge)):
+        with pytest.raises(Exception, match="INTERNAL: " + _re(message)):
+            jax.block_until_ready(f(x))
+    # The package, and the threads that ran the failed blocks, go on.
+    np.testing.assert_array_equal(np.asarray(limits.stage(x[:32], 128)), x[:32][::-1])
+
+
+def test_shared_memory_over_the_limit_is_an_error(limits):
+    x = np.arange(32, dtype=np.float32)
+    np.testing.assert_array_equal(np.asarray(limits.stage(x, 227 * 1024)), x[::-1])
+    with pytest.raises(Exception, match=_re(
+            "stage: 232449 bytes of dynamic shared memory per block is more than the "
+            "CPU target's limit of 232448")):
+        jax.block_until_ready(limits.stage(x, 227 * 1024 + 1))
+    with pytest.raises(Exception, match=_re(
+            "stage: dynamic shared memory of -4 bytes is out of range")):
+        jax.block_until_ready(limits.stage(x, -4))
+
+
+def test_a_block_of_1024_threads(limits):
+    x = np.arange(1024, dtype=np.int32)
+    assert int(limits.sum1024(x)) == x.sum()
+    assert [int(t) for t in jax.vmap(limits.sum1024)(np.stack([x, 2 * x]))] == [
+        x.sum(), 2 * x.sum()]
+
+
+def test_a_block_over_1024_threads_does_not_build(tmp_path):
+    src = tmp_path / "big.cu"
+    src.write_text("""#include <kernelc.h>
+KC_GRID("n", "n") KC_BLOCK(64, 32)
+__global__ void big(KC_IN("n, n") const float* x, KC_OUT("x") float* y) {
+  __syncthreads();
+}
+""")
+    r = run_kernelc("build", src, "-o", tmp_path / "out")
+    assert r.returncode == 1
+    assert ("error: KC_BLOCK of kernel 'big' asks for 2048 threads per block; at most "
+            "1024 are allowed") in r.stderr, r.stderr
+
+
+def _re(text):
+    import re
+    return re.escape(text)
