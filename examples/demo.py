@@ -20,6 +20,7 @@ import histogram  # noqa: E402
 import matmul  # noqa: E402
 import polar  # noqa: E402
 import saxpy  # noqa: E402
+import softmax  # noqa: E402
 
 
 def show(name, got, want):
@@ -69,6 +70,15 @@ def main():
     ok &= show("polar angle (jit)", t, np.arctan2(y, x))
     total = jax.jit(polar.accumulate)(jnp.ones(1000, jnp.float32), x)
     ok &= show("accumulate in place (jit)", total, 1.0 + x)
+
+    # A kernel that needs its block (shared memory, a barrier, warp
+    # shuffles): on the CPU it runs under the block executor.
+    rows = rng.standard_normal((64, 1000), dtype=np.float32)
+    e = np.exp(rows - rows.max(axis=1, keepdims=True))
+    want = e / e.sum(axis=1, keepdims=True)
+    ok &= show("softmax (jit)", jax.jit(softmax.softmax)(rows), want)
+    ok &= show("softmax (vmap)", jax.vmap(softmax.softmax)(rows.reshape(4, 16, 1000)),
+               want.reshape(4, 16, 1000))
 
     print("all results match NumPy" if ok else "MISMATCH")
     return 0 if ok else 1

@@ -30,6 +30,11 @@ def polar(build_package):
     return build_package("ex_polar", sources=[EXAMPLES / "polar.cu"])
 
 
+@pytest.fixture(scope="module")
+def softmax(build_package):
+    return build_package("ex_softmax", sources=[EXAMPLES / "softmax.cu"])
+
+
 def rng(seed=0):
     return np.random.default_rng(seed)
 
@@ -319,3 +324,25 @@ def test_histogram_without_bins_counts_nothing(histogram):
     # An empty range counts nothing either.
     np.testing.assert_array_equal(np.asarray(histogram.histogram(v, 1.0, -1.0, 4)),
                                   np.zeros((3, 4), np.int32))
+
+
+# --- softmax (a kernel under the block executor) -----------------------------------
+
+def softmax_of(x):
+    e = np.exp(x.astype(np.float64) - x.max(axis=-1, keepdims=True))
+    return (e / e.sum(axis=-1, keepdims=True)).astype(np.float32)
+
+
+@pytest.mark.parametrize("rows, cols", [(1, 1), (3, 255), (5, 256), (40, 1000)])
+def test_softmax(softmax, rows, cols):
+    x = 3 * f32(rows, cols, seed=cols)
+    close(softmax.softmax(x), softmax_of(x), rtol=2e-6, atol=1e-7)
+    close(jax.jit(softmax.softmax)(x), softmax_of(x), rtol=2e-6, atol=1e-7)
+
+
+def test_softmax_vmap_and_zero_rows(softmax):
+    x = f32(4, 6, 300, seed=5)
+    close(jax.vmap(softmax.softmax)(x), softmax_of(x), rtol=2e-6, atol=1e-7)
+    close(jax.vmap(jax.vmap(softmax.softmax))(x.reshape(2, 2, 6, 300)),
+          softmax_of(x).reshape(2, 2, 6, 300), rtol=2e-6, atol=1e-7)
+    close(softmax.softmax(np.zeros((0, 8), np.float32)), np.zeros((0, 8), np.float32))
