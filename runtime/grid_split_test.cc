@@ -48,16 +48,18 @@ TEST_CASE("a large launch spreads over the pool in ranges", "[split]") {
     CHECK(s.ranges == 16);
     CHECK(Covered(s) == 512);
   }
-  SECTION("at most the pool and the caller") {
+  SECTION("at most as many threads as the pool has, the caller included") {
     const GridSplit s = SplitGrid({{1 << 16, 1, 1}, {256, 1, 1}}, false, 3);
-    CHECK(s.helpers == 3);
-    CHECK(s.ranges == 16);
+    CHECK(s.helpers == 2);
+    CHECK(s.ranges == 12);
     CHECK(Covered(s) == 1 << 16);
+    // A pool of one thread: its core is the caller's.
+    CHECK(SplitGrid({{1 << 16, 1, 1}, {256, 1, 1}}, false, 1).helpers == 0);
   }
   SECTION("block kernels pay off sooner") {
     const GridSplit s = SplitGrid({{64, 1, 1}, {256, 1, 1}}, true, 7);
-    CHECK(s.helpers == 7);
-    CHECK(s.ranges == 32);
+    CHECK(s.helpers == 6);
+    CHECK(s.ranges == 22);  // of 3 blocks each: 7 x 4 asked for
     CHECK(Covered(s) == 64);
   }
   SECTION("never more ranges than blocks") {

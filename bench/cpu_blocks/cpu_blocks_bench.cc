@@ -2,9 +2,9 @@
 // kernelc/grid_split.h), for choosing how generated handlers run a launch:
 //
 //  1. an elementwise kernel over 16M floats in the plain loop: the loop over
-//     a range of blocks against the whole-grid loop generated entries use
-//     today, then the grid split over 1..N OS threads, and where splitting
-//     starts to pay as the grid grows;
+//     a range of blocks against the whole-grid loop that generated entries
+//     had before (runtime ABI 2), then the grid split over 1..N OS threads,
+//     and where splitting starts to pay as the grid grows;
 //  2. a block-level kernel, a row softmax with warp reductions, under the
 //     block executor: its cost per block and per barrier against the same
 //     softmax as a plain C++ loop, the split over N threads, and where that
@@ -73,8 +73,8 @@ __global__ void barriers(int rounds, int* sink) {
 
 }  // namespace
 
-// The whole-grid loop of a generated CPU entry today (templates/cpp/
-// grid_entry.cc.tmpl), for comparison.
+// The whole-grid loop of a generated CPU entry before ranges of blocks
+// (runtime ABI 2), for comparison.
 extern "C" KC_HOST_CLONES_ void kc_bench_saxpy_whole_grid(
     const kc_launch* launch, const float* x, const float* y, float a, int64_t n,
     float* out) {
@@ -105,7 +105,7 @@ extern "C" KC_HOST_CLONES_ void kc_bench_saxpy_whole_grid(
   }
 }
 
-// The entry of the plain loop over a range of blocks, as the integration
+// The entry of the plain loop over a range of blocks, as kernelc
 // generates it (kernelc/cpu_exec.h).
 extern "C" KC_HOST_CLONES_ void kc_bench_saxpy_range(const kc_block_range* r,
                                                      const float* x,
@@ -197,7 +197,7 @@ void ElementwiseKernel(int threads) {
                                             out.data());
                      }));
   }
-  printf("whole-grid loop (today's entry): %8.2f ms\n", whole * 1e3);
+  printf("whole-grid loop (ABI 2 entry):  %8.2f ms\n", whole * 1e3);
   printf(
       "range loop, one range:           %8.2f ms  (%.3fx the whole-grid "
       "loop's time)\n",

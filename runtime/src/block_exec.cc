@@ -155,7 +155,6 @@ IndexText Text(const Index3& i) {
 
 constexpr int32_t kScheduler = -1;  // the worker's own context
 
-
 class Worker {
  public:
   ~Worker() { Release(); }

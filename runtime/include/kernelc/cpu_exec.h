@@ -57,7 +57,7 @@
 // page below it, so that an overflow faults rather than corrupting another
 // thread's stack, and about 3 KiB of state per warp. The stacks are
 // reserved address space: only the pages a thread touches are committed, so
-// a 1024-thread block reserves 68 MiB and, for a kernel with small frames,
+// a 1024-thread block reserves 72 MiB and, for a kernel with small frames,
 // commits about 4 MiB (bench/cpu_blocks). Each stack is two memory
 // mappings: with Linux's default vm.max_map_count of 65530, some 30 OS
 // threads can run 1024-thread blocks at once, 120 can run 256-thread
@@ -66,17 +66,18 @@
 // kernel holds one copy of every __shared__ variable of the library and
 // kMaxDynamicSharedBytes per `extern __shared__` name.
 //
-// Integration contract
-// --------------------
-// Generated host file (one per source, compiled with -D__KERNELC_HOST__,
-// -I<include> -I<host_include> as today), per kernel, after
-// `#include KC_USER_SOURCE`:
+// How generated code uses it
+// --------------------------
+// The entry file of each source (templates/cpp/host_kernels.cc.tmpl,
+// compiled with -D__KERNELC_HOST__ and kernelc's include directories)
+// defines, after `#include KC_USER_SOURCE`, one entry per kernel (runtime
+// ABI 3):
 //
-//   // a kernel that uses a kc.block_feature
+//   // a kernel that uses block-level features (sema's block_executor)
 //   extern "C" int32_t SYMBOL(const kc_block_range* r, kc_error* e, PARAMS) {
 //     return ::kc::host::RunBlocks(*r, "KERNEL", e, [&] { KERNEL(ARGS); });
 //   }
-//   // any other kernel: the entry is the multiversioned function, as today
+//   // any other kernel: the entry is the multiversioned function
 //   extern "C" KC_HOST_CLONES_ int32_t SYMBOL(const kc_block_range* r,
 //                                             kc_error*, PARAMS) {
 //     ::kc::host::RunThreadLoop(r->launch, r->block_begin, r->block_end,
@@ -84,7 +85,7 @@
 //     return 0;
 //   }
 //
-// and for every `extern __shared__ T name[]` the frontend recorded, in the
+// and, for every `extern __shared__ T name[]` its kernels reach, in the
 // declaration's namespace (an unnamed one included):
 //   KC_HOST_EXTERN_SHARED(T, name);
 // A block kernel's threads run the baseline instruction set: a lambda
@@ -92,47 +93,26 @@
 // scalar anyway. To clone it too, pass the non-template RunBlocks a thread
 // function of external linkage that carries KC_HOST_CLONES_.
 //
-// Shim, per batch element, after sizing the grid (kc::rt::SizeGrid):
-//   const kc::rt::GridSplit split =
-//       kc::rt::SplitGrid(launch, BLOCK_KERNEL, pool_threads);
-//   kc::rt::ParallelFor(split.ranges, split.helpers, SCHEDULE,
-//                       [&](int64_t i) {
-//     const kc_block_range r = split.Range(i, shared_bytes);
-//     kc_error e;
-//     if (SYMBOL(&r, &e, ARGS) != 0) keep the first error, e.message;
-//   });
-// with pool_threads = ffi::ThreadPool::num_threads(), or 0 when the batch
-// is already spread over the pool (kc::rt::BatchHelpers > 0: each element's
-// grid then stays on its thread), SCHEDULE the pool's Schedule as for the
-// batch, and shared_bytes KC_SHARED_BYTES's value (0 without it). An error
+// The handler, per batch element, after sizing the grid (kc::rt::SizeGrid),
+// runs the ranges of kc::rt::SplitGrid through the entry with
+// kc::rt::RunGrid (kernelc/grid_split.h) on XLA's pool, with pool_threads
+// = ffi::ThreadPool::num_threads(), or 0 when the batch is spread over the
+// pool already (kc::rt::BatchHelpers > 0: each element's grid then stays on
+// its thread), and KC_SHARED_BYTES's value (0 without it). A failure
 // becomes an FFI error with the message as it is (it names the kernel).
-// runtime/std_pool.h's RunLaunch does all this with a std::thread pool.
+// runtime/std_pool.h's RunLaunch does the same with a std::thread pool.
 //
-// Host backend: compile runtime/src/block_exec.cc into every library (like
-// the shim: -O2 -fPIC -fvisibility=hidden -fno-exceptions -I<include>; it
-// includes <boost/context/detail/fcontext.hpp> of libboost-context-dev),
-// and link /usr/lib/x86_64-linux-gnu/libboost_context.a (static and
-// position independent: the library needs no Boost at run time) with
-// -Wl,--exclude-libs,libboost_context.a, which keeps its three functions
-// out of the library's exports. Kernel sources are best compiled with
-// `-Xclang -no-enable-noundef-analysis` too: CUDA code passes values that
-// only some threads set through its own functions (`int v; if (lane == 0)
-// v = atomicAdd(...); v = broadcast(v);`), which clang otherwise treats as
+// A package with a block kernel carries runtime/src/block_exec.cc,
+// compiled like the shim (-O2 -fPIC -fvisibility=hidden -fno-exceptions),
+// and links Boost.Context's libboost_context.a (static and position
+// independent: the library needs no Boost at run time) with
+// -Wl,--exclude-libs, which keeps its functions out of the library's
+// exports; kernelc embeds the archive. Kernel sources are compiled with
+// `-Xclang -no-enable-noundef-analysis`: CUDA code passes values that only
+// some threads set through its own functions (`int v; if (lane == 0) v =
+// atomicAdd(...); v = broadcast(v);`), which clang otherwise treats as
 // undefined behaviour and compiles into every thread doing the atomicAdd
 // (seen with clang 19; the intrinsics here are not affected).
-//
-// Frontend: block kernels are those with block_features (the marks of
-// kernelc/block.h). Record each `extern __shared__` declaration (namespace,
-// name, element type) for the definitions above, and optionally the static
-// __shared__ bytes per kernel (kc::host::kMaxStaticSharedBytes). A
-// grid-wide barrier (cooperative_groups::grid_group::sync) fails to compile
-// on the CPU with a static_assert naming the way out; its declaration
-// carries the mark "kc.grid_sync" for a located diagnostic. Embed the
-// stand-ins host_include/cooperative_groups.h and cooperative_groups/*.h
-// with the other user headers (runtime/BUILD.bazel leaves them out until
-// then), and read them as system headers so that block features used
-// inside them are reported at the user's call. The ABI version goes to 3
-// with the new entry signatures.
 #ifndef KERNELC_CPU_EXEC_H_
 #define KERNELC_CPU_EXEC_H_
 

@@ -57,7 +57,10 @@ struct GridSplit {
 
 // Splits `launch` for a pool of `pool_threads` threads (0: the calling
 // thread runs everything). `block_kernel`: the kernel runs under the block
-// executor.
+// executor. At most `pool_threads` OS threads run the launch, the caller
+// among them: XLA sizes its pool to the machine's cores, and the caller is
+// a thread more, so one more would share a core with another, and a range
+// that a descheduled thread holds would hold up the whole call.
 inline GridSplit SplitGrid(const kc_launch& launch, bool block_kernel,
                            int64_t pool_threads) {
   GridSplit s;
@@ -70,7 +73,7 @@ inline GridSplit SplitGrid(const kc_launch& launch, bool block_kernel,
       block_kernel ? kMinFiberThreadsPerWorker : kMinLoopThreadsPerWorker;
   uint64_t workers = threads / per_worker;
   const uint64_t most =
-      pool_threads > 0 ? static_cast<uint64_t>(pool_threads) + 1 : 1;
+      pool_threads > 1 ? static_cast<uint64_t>(pool_threads) : 1;
   if (workers > most) workers = most;
   if (workers > s.blocks) workers = s.blocks;
   if (workers <= 1) {
