@@ -1123,40 +1123,9 @@ std::string HostSourceName(const std::string& source, int source_index) {
   return fmt::format("host_{}_{}.cc", source_index, Stem(source));
 }
 
-namespace {
-
-// Python names are escaped user names ("lambda" -> "lambda_"), so two user
-// names can meet: a kernel "lambda" beside a kernel "lambda_", or such
-// parameters. Reported instead of emitting a function that cannot work.
-Status CheckPythonNames(const sema::ModulePlan& plan) {
-  std::map<std::string, std::string> kernels;
-  for (const KernelPlan& kp : plan.kernels) {
-    const Kernel& k = *kp.kernel;
-    auto [it, fresh] = kernels.emplace(Namer::Python(k.name), k.name);
-    if (!fresh)
-      return Error::User(fmt::format(
-          "kernels '{}' and '{}' both become the Python function '{}'; "
-          "rename one",
-          it->second, k.name, it->first));
-    std::map<std::string, std::string> params;
-    for (const Param& p : k.params) {
-      auto [pit, pfresh] = params.emplace(Namer::Python(p.name), p.name);
-      if (!pfresh)
-        return Error::User(fmt::format(
-            "parameters '{}' and '{}' of kernel '{}' both become the Python "
-            "argument '{}'; rename one",
-            pit->second, p.name, k.name, pit->first));
-    }
-  }
-  return Status();
-}
-
-}  // namespace
-
 Result<Output> EmitPackage(const sema::ModulePlan& plan,
                            const BuildInfo& info) {
   const model::Module& m = *plan.module;
-  if (Status s = CheckPythonNames(plan); !s.ok()) return s.error();
   Namer namer(info.package, info.content_hash);
   Output out;
 

@@ -42,6 +42,8 @@ Result<std::string> CudaFoldProgram(
     const std::string& source, std::string_view text,
     const std::vector<const model::Kernel*>& kernels);
 
+// The package's files. The kernels and the parameters of each kernel must
+// have distinct Python names (Namer::Python), as the driver checks first.
 Result<Output> EmitPackage(const sema::ModulePlan& plan,
                            const model::BuildInfo& info);
 

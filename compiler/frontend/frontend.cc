@@ -1,99 +1,10 @@
-// The frontend's diagnostics, as rendered after "file:line:col: error: "
-// (k: the kernel's name, p: the parameter's name, M: the annotation as the
-// user writes it, KC_IN or __global__, T: a C++ type as written):
-//
-// Kernels
-//   kernel 'k' cannot be a member function; define it at namespace scope
-//   kernel 'k' cannot be a function template
-//   kernel 'k' must be defined in the global namespace
-//   kernel 'k' cannot be both __global__ and KC_KERNEL
-//   kernel 'k' cannot be variadic
-//   host kernel 'k' must return void, not 'T'
-//   __global__ kernel 'k' must return void, not 'T'
-//   __global__ kernel 'k' needs KC_GRID(...) to state its launch grid
-//   M cannot be used on host kernel 'k': a KC_KERNEL function runs once per
-//     call with whole tensors                           (M: KC_GRID, KC_BLOCK)
-//   kernel 'k' has more than one M                      (M: KC_GRID, KC_BLOCK)
-//   M applies to parameters, not to kernel 'k'
-//   unknown kernelc annotation 'kc.x' on kernel 'k'
-//   function 'f' has kernelc annotations but is not a kernel; mark it
-//     KC_KERNEL, or __global__ with KC_GRID
-//   duplicate kernel name 'k': kernel names must be unique across all sources
-//   note: kernel 'k' is first defined here
-// Grid and block
-//   KC_GRID of kernel 'k' takes 1 to 3 strings (threads along x, y, z), not N
-//   argument N of KC_GRID of kernel 'k' must be a string literal
-//   argument N of KC_BLOCK of kernel 'k' must be an integer constant
-//   KC_BLOCK of kernel 'k' has block size V along x; it must be at least 1
-//   KC_BLOCK of kernel 'k' has N sizes but KC_GRID has M; give one block size
-//     per grid dimension
-//   KC_BLOCK of kernel 'k' asks for N threads per block; at most 1024 are
-//     allowed
-// Autodiff and sharding (what they name is checked by sema)
-//   kernel 'k' has more than one M                      (M: KC_VJP, KC_JVP)
-//   M of kernel 'k' takes one string: the backward kernel's name
-//     (M: KC_VJP; KC_JVP: "the tangent kernel's name"; KC_PARALLEL: "one or
-//     more strings: shape symbols")
-//   argument N of M of kernel 'k' must be a string literal
-//     (M: KC_VJP, KC_JVP, KC_PARALLEL)
-// Parameters
-//   parameter N of kernel 'k' has no name; kernel parameters must be named
-//   parameter 'p' of kernel 'k' has more than one role annotation: M and M
-//   parameter 'p' of kernel 'k' has more than one M     (M: KC_SHAPE, KC_INIT)
-//   M cannot be used on parameter 'p' of kernel 'k'
-//     (M: KC_GRID, KC_BLOCK, KC_KERNEL, KC_VJP, KC_JVP, KC_PARALLEL,
-//     KC_ELEMENTWISE, __global__, __shared__)
-//   unknown kernelc annotation 'kc.x' on parameter 'p' of kernel 'k'
-//   M on parameter 'p' of kernel 'k' takes one string literal: the shape
-//     (M: KC_IN, KC_INMUT, KC_OUT, KC_SHAPE; KC_DERIVED: "the expression")
-//   pointer parameter 'p' of kernel 'k' needs a role: KC_IN, KC_INMUT or
-//     KC_OUT
-//   M parameter 'p' of kernel 'k' points to const data; drop the const, or
-//     use KC_IN                                         (M: KC_OUT, KC_INMUT)
-//   M cannot be used on view parameter 'p' of kernel 'k': its type gives the
-//     role; state the shape with KC_SHAPE
-//   KC_SHAPE applies only to kc::In, kc::InMut and kc::Out views, not to
-//     parameter 'p' of kernel 'k'; a pointer takes its shape from KC_IN,
-//     KC_INMUT or KC_OUT
-//   output view 'p' of kernel 'k' needs KC_SHAPE("..."): output shapes must
-//     be stated
-//   view parameter 'p' of kernel 'k' has negative rank R
-//   M on parameter 'p' of kernel 'k' needs a pointer type, not 'T'
-//   KC_DERIVED parameter 'p' of kernel 'k' must have an integer type, not 'T'
-//   parameter 'p' of kernel 'k': plain 'char' has implementation-defined
-//     signedness; use int8_t or uint8_t
-//   parameter 'p' of kernel 'k' has unsupported element type 'T'; supported:
-//     bool, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t,
-//     uint64_t, float, double, __half, __nv_bfloat16
-//   scalar parameter 'p' of kernel 'k' has type 'T', but XLA FFI attributes
-//     cannot carry 16-bit floats; use float
-//   scalar parameter 'p' of kernel 'k' has unsupported type 'T'; supported:
-//     bool, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t,
-//     uint64_t, float, double
-//   parameter 'p' of kernel 'k' has unsupported type 'T': tensors are
-//     pointers with KC_IN, KC_INMUT or KC_OUT, or kc::In/InMut/Out views;
-//     scalars are arithmetic types
-//   KC_INIT applies only to outputs (KC_OUT pointers and kc::Out views), not
-//     to parameter 'p' of kernel 'k'
-//   KC_INIT on parameter 'p' of kernel 'k' takes one value
-//   KC_INIT value of parameter 'p' of kernel 'k' must be an integer or
-//     floating-point constant
-//
-// Sources
-//   no such file or directory: 'path'                   (no location)
-//   'H' is a header of the CUDA toolkit, likely the cause of these errors:
-//     for the cpu target kernelc reads sources with its own
-//     <cuda_runtime.h>, <cuda_fp16.h> and <cuda_bf16.h>, and other CUDA
-//     headers may need a CUDA compiler; build with --target cuda alone to
-//     read the source as CUDA device code
-//     (at the #include, right after Clang's first error, when a source read
-//     as the CPU sees it fails to parse after including a toolkit header)
-//
-// A KC_INIT, KC_GRID or KC_BLOCK argument that is not a constant expression
-// is reported by Clang itself ("'annotate' attribute requires parameter N to
-// be a constant expression"), which drops the annotation. kernelc then says
-// nothing about that kernel, so as not to echo Clang's error ("needs a role",
-// "needs KC_GRID"): see ClangErrorInSignature.
+// The frontend's entry point, ParseSources. Its diagnostics are in the
+// catalogue (compiler/diag/messages.def). A KC_INIT, KC_GRID or KC_BLOCK
+// argument that is not a constant expression is reported by Clang itself
+// ("'annotate' attribute requires parameter N to be a constant
+// expression"), which drops the annotation: kernelc then says nothing about
+// that kernel, so as not to echo Clang's error ("needs a role", "needs
+// KC_GRID"); see ErrorInSignature.
 #include "compiler/frontend/frontend.h"
 
 #include <clang/AST/ASTConsumer.h>
@@ -106,7 +17,6 @@
 #include <clang/AST/ExprCXX.h>
 #include <clang/AST/RecursiveASTVisitor.h>
 #include <clang/Basic/Diagnostic.h>
-#include <clang/Basic/DiagnosticOptions.h>
 #include <clang/Basic/FileManager.h>
 #include <clang/Basic/SourceManager.h>
 #include <clang/Basic/Version.h>
@@ -114,8 +24,6 @@
 #include <clang/Frontend/CompilerInstance.h>
 #include <clang/Frontend/CompilerInvocation.h>
 #include <clang/Frontend/FrontendAction.h>
-#include <clang/Frontend/TextDiagnostic.h>
-#include <clang/Frontend/TextDiagnosticPrinter.h>
 #include <clang/Frontend/Utils.h>
 #include <clang/Lex/PPCallbacks.h>
 #include <clang/Lex/Preprocessor.h>
@@ -139,7 +47,8 @@
 #include <utility>
 #include <vector>
 
-#include "compiler/diag/diagnostic.h"
+#include "compiler/diag/engine.h"
+#include "compiler/frontend/diagnostic_adapter.h"
 #include "runtime/embedded_headers.h"
 
 // The LLVM installation whose clang driver and resource directory
@@ -152,17 +61,11 @@
 namespace kernelc::frontend {
 namespace {
 
+using diag::Id;
 using model::DType;
 using model::Role;
 
 constexpr char kVirtualRoot[] = "/__kernelc__/";
-
-constexpr char kElementTypes[] =
-    "bool, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, "
-    "uint64_t, float, double, __half, __nv_bfloat16";
-constexpr char kScalarTypes[] =
-    "bool, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, "
-    "uint64_t, float, double";
 
 // Annotation names, as kernelc.h and kernelc/host.h spell them.
 constexpr llvm::StringLiteral kIn = "kc.in";
@@ -423,102 +326,42 @@ std::optional<std::string> ConstantText(const clang::APValue& v) {
   return std::string(buf);
 }
 
-// Prints diagnostics clang-style and remembers where the current source's
-// errors are, so that kernelc does not pile its own errors onto a
-// declaration Clang already rejected in part (a dropped annotation reads as
-// a missing one).
-class Consumer : public clang::DiagnosticConsumer {
- public:
-  Consumer(llvm::raw_ostream& os, clang::DiagnosticOptions* options)
-      : printer_(os, options), os_(os), options_(options) {}
+// Read as the CPU sees it, the source being parsed included `header` of
+// the CUDA toolkit at `loc` (a file location): its first error is then
+// followed by one naming the header, the likely cause. Reported right after
+// that error, at the #include, since Clang reports nothing after a fatal
+// error ("file not found") and kernelc does not read such a source.
+struct ToolkitInclude {
+  clang::SourceLocation loc;
+  std::string header;
+  bool reported = false;
 
-  void BeginSourceFile(const clang::LangOptions& lang,
-                       const clang::Preprocessor* pp) override {
-    lang_ = &lang;
-    printer_.BeginSourceFile(lang, pp);
-  }
-  void EndSourceFile() override { printer_.EndSourceFile(); }
-  void finish() override { printer_.finish(); }
-  void HandleDiagnostic(clang::DiagnosticsEngine::Level level,
-                        const clang::Diagnostic& info) override {
-    DiagnosticConsumer::HandleDiagnostic(level, info);  // counts
-    if (level >= clang::DiagnosticsEngine::Error &&
-        info.getLocation().isValid() && info.hasSourceManager())
-      error_locs_.push_back(
-          info.getSourceManager().getFileLoc(info.getLocation()));
-    printer_.HandleDiagnostic(level, info);
-    if (level >= clang::DiagnosticsEngine::Error &&
-        toolkit_include_.isValid() && info.hasSourceManager())
-      ReportToolkitInclude(info.getSourceManager());
-  }
-
-  // The file locations of the errors reported since the last reset; they
-  // belong to the source being parsed.
-  const std::vector<clang::SourceLocation>& error_locs() const {
-    return error_locs_;
-  }
-  // Forgets the errors and the toolkit header of the last source.
-  void Reset() {
-    error_locs_.clear();
-    toolkit_include_ = clang::SourceLocation();
-    toolkit_reported_ = false;
-  }
-
-  // Read as the CPU sees it, the source being parsed included `header` of
-  // the CUDA toolkit at `loc` (a file location): its first error is then
-  // followed by one naming the header, the likely cause. Reported here,
-  // right after that error, because nothing is reported after a fatal error
-  // ("file not found") and Clang drops notes that follow a warning that -w
-  // ignores.
-  bool HasToolkitInclude() const {
-    return toolkit_include_.isValid() || toolkit_reported_;
-  }
-  void SetToolkitInclude(clang::SourceLocation loc, std::string header) {
-    if (HasToolkitInclude()) return;
-    toolkit_include_ = loc;
-    toolkit_header_ = std::move(header);
-  }
-
- private:
-  void ReportToolkitInclude(const clang::SourceManager& sm) {
-    const clang::SourceLocation loc = toolkit_include_;
-    toolkit_include_ = clang::SourceLocation();
-    toolkit_reported_ = true;
-    if (lang_ == nullptr) return;
-    clang::TextDiagnostic text(os_, *lang_, options_);
-    text.emitDiagnostic(
-        clang::FullSourceLoc(loc, sm), clang::DiagnosticsEngine::Error,
-        fmt::format("'{}' is a header of the CUDA toolkit, likely the cause "
-                    "of these errors: for the cpu target kernelc reads "
-                    "sources with its own <cuda_runtime.h>, <cuda_fp16.h> and "
-                    "<cuda_bf16.h>, and other CUDA headers may need a CUDA "
-                    "compiler; build with --target cuda alone to read the "
-                    "source as CUDA device code",
-                    toolkit_header_),
-        {}, {});
-    ++NumErrors;
-    error_locs_.push_back(loc);
-  }
-
-  clang::TextDiagnosticPrinter printer_;
-  llvm::raw_ostream& os_;
-  clang::DiagnosticOptions* options_;
-  const clang::LangOptions* lang_ = nullptr;
-  std::vector<clang::SourceLocation> error_locs_;
-  clang::SourceLocation toolkit_include_;
-  bool toolkit_reported_ = false;
-  std::string toolkit_header_;
+  bool seen() const { return loc.isValid() || reported; }
 };
 
 // State shared by the sources of one ParseSources call.
 struct Session {
+  explicit Session(diag::DiagnosticEngine& d) : diags(d) {}
+
+  diag::DiagnosticEngine& diags;
   model::Module module;
-  Consumer* consumer = nullptr;
   std::set<std::string> dependencies;  // non-system files read, as named
   // Read as the CPU sees a source: the CUDA toolkit's include directories
   // (real paths), whose headers other than kernelc's stand-ins need a CUDA
   // compiler.
   std::vector<std::string> toolkit_dirs;
+  ToolkitInclude toolkit_include;  // of the source being parsed
+
+  // After Clang's first error in a source that included a toolkit header.
+  void ReportToolkitInclude(const clang::SourceManager& sm) {
+    if (toolkit_include.loc.isInvalid()) return;
+    diag::Diagnostic d = diag::Make<diag::Id::kToolkitHeaderNeedsCuda>(
+        {}, toolkit_include.header);
+    Locate(d, toolkit_include.loc, sm);
+    diags.Add(std::move(d));
+    toolkit_include.loc = clang::SourceLocation();
+    toolkit_include.reported = true;
+  }
 };
 
 // Records the first #include that resolves into the CUDA toolkit's
@@ -539,7 +382,7 @@ class ToolkitIncludeRecorder : public clang::PPCallbacks {
                           llvm::StringRef, const clang::Module*, bool,
                           clang::SrcMgr::CharacteristicKind) override {
     // Only the first one counts.
-    if (session_.consumer->HasToolkitInclude()) return;
+    if (session_.toolkit_include.seen()) return;
     llvm::SmallString<256> real;
     bool in_toolkit = false;
     if (file) {
@@ -550,8 +393,7 @@ class ToolkitIncludeRecorder : public clang::PPCallbacks {
         in_toolkit = in_toolkit || llvm::sys::fs::exists(dir + "/" + name);
     }
     if (in_toolkit)
-      session_.consumer->SetToolkitInclude(sm_.getFileLoc(range.getBegin()),
-                                           name.str());
+      session_.toolkit_include = {sm_.getFileLoc(range.getBegin()), name.str()};
   }
 
  private:
@@ -672,22 +514,17 @@ class FunctionCollector : public clang::RecursiveASTVisitor<FunctionCollector> {
 };
 
 // Reads the kernels of one translation unit into the session's module and
-// reports what is wrong with them through the TU's DiagnosticsEngine.
+// reports what is wrong with them to the session's engine.
 class SourceAnalyzer {
  public:
   SourceAnalyzer(clang::ASTContext& ctx, Session& session,
                  const std::string& source)
       : ctx_(ctx),
         sm_(ctx.getSourceManager()),
-        diags_(ctx.getDiagnostics()),
         session_(session),
-        source_(source) {
-    error_id_ = diags_.getCustomDiagID(clang::DiagnosticsEngine::Error, "%0");
-    note_id_ = diags_.getCustomDiagID(clang::DiagnosticsEngine::Note, "%0");
-  }
+        source_(source) {}
 
   void Run() {
-    clang_errors_ = session_.consumer->error_locs();
     FunctionCollector collector(sm_);
     collector.TraverseDecl(ctx_.getTranslationUnitDecl());
     for (const clang::FunctionDecl* fd : collector.functions) Function(fd);
@@ -696,22 +533,15 @@ class SourceAnalyzer {
  private:
   // -- Reporting ------------------------------------------------------------
 
-  void Error(clang::SourceLocation loc, const std::string& message) {
-    diags_.Report(sm_.getFileLoc(loc), error_id_) << message;
-  }
-  void Note(clang::SourceLocation loc, const std::string& message) {
-    diags_.Report(sm_.getFileLoc(loc), note_id_) << message;
+  template <diag::Id kId, typename... Args>
+  void Report(clang::SourceLocation loc, const Args&... args) {
+    diag::Diagnostic d = diag::Make<kId>({}, args...);
+    Locate(d, loc, sm_);
+    session_.diags.Add(std::move(d));
   }
 
   diag::SourceLoc ToSourceLoc(clang::SourceLocation loc) const {
-    diag::SourceLoc out;
-    if (loc.isInvalid()) return out;
-    clang::PresumedLoc p = sm_.getPresumedLoc(sm_.getFileLoc(loc));
-    if (p.isInvalid()) return out;
-    out.file = p.getFilename();
-    out.line = static_cast<int>(p.getLine());
-    out.col = static_cast<int>(p.getColumn());
-    return out;
+    return frontend::ToSourceLoc(loc, sm_);
   }
 
   // Where a model location is in this TU, for a note about a kernel of an
@@ -729,36 +559,34 @@ class SourceAnalyzer {
                                 static_cast<unsigned>(loc.col));
   }
 
-  // Whether Clang reported an error in a kernel's signature: from the end of
-  // the declaration before it (which takes in its leading annotations) to
-  // the start of its body.
-  bool ClangErrorInSignature(const clang::FunctionDecl* fd) const {
-    if (clang_errors_.empty()) return false;
+  // Whether an error was reported in a kernel's signature: after the end of
+  // the declaration before it (which takes in its leading annotations) up
+  // to the start of its body. What kernelc would add about such a kernel is
+  // likely an echo: Clang drops an annotation that it rejects, which then
+  // reads as a missing one ("needs a role", "needs KC_GRID").
+  bool ErrorInSignature(const clang::FunctionDecl* fd) const {
     const clang::Decl* self = fd;
     if (const clang::FunctionTemplateDecl* t =
             fd->getDescribedFunctionTemplate())
       self = t;
     const clang::DeclContext* dc = self->getLexicalDeclContext();
-    clang::SourceLocation begin;  // exclusive; invalid: the start of the TU
+    clang::SourceLocation after;  // invalid: the start of the file
     if (const auto* d = llvm::dyn_cast<clang::Decl>(dc);
         d != nullptr && !llvm::isa<clang::TranslationUnitDecl>(d))
-      begin = sm_.getFileLoc(d->getBeginLoc());
+      after = sm_.getFileLoc(d->getBeginLoc());
     for (const clang::Decl* d : dc->decls()) {
       if (d == self) break;
       if (d->isImplicit()) continue;
       clang::SourceLocation e = sm_.getFileLoc(d->getEndLoc());
-      if (e.isValid()) begin = e;
+      if (e.isValid()) after = e;
     }
-    clang::SourceLocation end =
-        sm_.getFileLoc(fd->getBody() != nullptr ? fd->getBody()->getBeginLoc()
-                                                : fd->getEndLoc());
-    for (clang::SourceLocation loc : clang_errors_) {
-      if (begin.isValid() && !sm_.isBeforeInTranslationUnit(begin, loc))
-        continue;
-      if (end.isValid() && sm_.isBeforeInTranslationUnit(end, loc)) continue;
-      return true;
-    }
-    return false;
+    diag::SourceLoc end =
+        ToSourceLoc(fd->getBody() != nullptr ? fd->getBody()->getBeginLoc()
+                                             : fd->getEndLoc());
+    // The declaration before may end in a header the source includes.
+    diag::SourceLoc begin = ToSourceLoc(after).Shifted(1);
+    if (begin.file != end.file) begin = {end.file, 1, 0};
+    return session_.diags.HasErrorIn({begin, end.Shifted(1)});
   }
 
   std::string TypeName(clang::QualType t) const {
@@ -790,14 +618,10 @@ class SourceAnalyzer {
 
     if (global == nullptr && host == nullptr && !annotated) return;
     // Clang's error comes first; what kernelc would add is likely its echo.
-    if (ClangErrorInSignature(fd)) return;
+    if (ErrorInSignature(fd)) return;
     std::string name = fd->getNameAsString();
     if (global == nullptr && host == nullptr) {
-      Error(fd->getLocation(),
-            fmt::format("function '{}' has kernelc annotations but is not a "
-                        "kernel; mark it KC_KERNEL, or __global__ with "
-                        "KC_GRID",
-                        name));
+      Report<Id::kAnnotatedNonKernel>(fd->getLocation(), name);
       return;
     }
     // A __global__ function without annotations is a helper kernel that
@@ -806,22 +630,16 @@ class SourceAnalyzer {
     if (fd->isInvalidDecl()) return;
 
     if (llvm::isa<clang::CXXMethodDecl>(fd)) {
-      Error(fd->getLocation(),
-            fmt::format("kernel '{}' cannot be a member function; define it "
-                        "at namespace scope",
-                        name));
+      Report<Id::kKernelIsMemberFunction>(fd->getLocation(), name);
       return;
     }
     if (fd->getDescribedFunctionTemplate() != nullptr || fd->isTemplated() ||
         fd->isFunctionTemplateSpecialization()) {
-      Error(fd->getLocation(),
-            fmt::format("kernel '{}' cannot be a function template", name));
+      Report<Id::kKernelIsTemplate>(fd->getLocation(), name);
       return;
     }
     if (global != nullptr && host != nullptr) {
-      Error(host->getLocation(),
-            fmt::format("kernel '{}' cannot be both __global__ and KC_KERNEL",
-                        name));
+      Report<Id::kKernelGlobalAndHost>(host->getLocation(), name);
       return;
     }
 
@@ -834,18 +652,14 @@ class SourceAnalyzer {
 
     CheckUnique(fd, k);
     if (!fd->getDeclContext()->getRedeclContext()->isTranslationUnit())
-      Error(fd->getLocation(),
-            fmt::format("kernel '{}' must be defined in the global namespace",
-                        name));
+      Report<Id::kKernelNotInGlobalNamespace>(fd->getLocation(), name);
     if (fd->isVariadic())
-      Error(fd->getLocation(),
-            fmt::format("kernel '{}' cannot be variadic", name));
+      Report<Id::kKernelIsVariadic>(fd->getLocation(), name);
     if (!fd->getReturnType()->isVoidType()) {
       clang::SourceLocation at = fd->getReturnTypeSourceRange().getBegin();
-      Error(at.isValid() ? at : fd->getLocation(),
-            fmt::format("{} kernel '{}' must return void, not '{}'",
-                        host != nullptr ? "host" : "__global__", name,
-                        TypeName(fd->getReturnType())));
+      Report<Id::kKernelReturnsValue>(at.isValid() ? at : fd->getLocation(),
+                                      host != nullptr ? "host" : "__global__",
+                                      name, TypeName(fd->getReturnType()));
     }
 
     LaunchConfig(fd, own, k);
@@ -859,13 +673,9 @@ class SourceAnalyzer {
 
   void CheckUnique(const clang::FunctionDecl* fd, const model::Kernel& k) {
     if (const model::Kernel* first = session_.module.FindKernel(k.name)) {
-      Error(fd->getLocation(),
-            fmt::format("duplicate kernel name '{}': kernel names must be "
-                        "unique across all sources",
-                        k.name));
+      Report<Id::kDuplicateKernelName>(fd->getLocation(), k.name);
       clang::SourceLocation at = FromSourceLoc(first->loc);
-      if (at.isValid())
-        Note(at, fmt::format("kernel '{}' is first defined here", k.name));
+      if (at.isValid()) Report<Id::kKernelFirstDefinedHere>(at, k.name);
     }
   }
 
@@ -889,30 +699,24 @@ class SourceAnalyzer {
       }
       if (name == kGrid || name == kBlock || name == kSharedBytes) {
         if (k.kind == model::KernelKind::kHost) {
-          Error(a->getLocation(),
-                fmt::format("{} cannot be used on host kernel '{}': a "
-                            "KC_KERNEL function runs once per call with "
-                            "whole tensors",
-                            SpelledName(name), k.name));
+          Report<Id::kLaunchAnnotationOnHostKernel>(a->getLocation(),
+                                                    SpelledName(name), k.name);
           continue;
         }
         const clang::AnnotateAttr*& slot =
             name == kGrid ? grid : (name == kBlock ? block : shared);
         if (slot != nullptr) {
-          Error(a->getLocation(),
-                fmt::format("kernel '{}' has more than one {}", k.name,
-                            SpelledName(name)));
+          Report<Id::kKernelAnnotationRepeated>(a->getLocation(), k.name,
+                                                SpelledName(name));
           continue;
         }
         slot = a;
       } else if (IsParamAnnotation(name)) {
-        Error(a->getLocation(),
-              fmt::format("{} applies to parameters, not to kernel '{}'",
-                          SpelledName(name), k.name));
+        Report<Id::kParamAnnotationOnKernel>(a->getLocation(),
+                                             SpelledName(name), k.name);
       } else {
-        Error(a->getLocation(),
-              fmt::format("unknown kernelc annotation '{}' on kernel '{}'",
-                          name.str(), k.name));
+        Report<Id::kUnknownKernelAnnotation>(a->getLocation(), name.str(),
+                                             k.name);
       }
     }
     if (k.kind == model::KernelKind::kHost) return;
@@ -923,23 +727,14 @@ class SourceAnalyzer {
       if (t)
         k.shared_bytes = std::move(*t);
       else
-        Error(shared->getLocation(),
-              fmt::format("KC_SHARED_BYTES of kernel '{}' takes one string: "
-                          "the bytes of dynamic shared memory per block",
-                          k.name));
+        Report<Id::kSharedBytesArgument>(shared->getLocation(), k.name);
     }
 
     bool grid_ok = false;
     if (grid == nullptr) {
-      Error(fd->getLocation(),
-            fmt::format("__global__ kernel '{}' needs KC_GRID(...) to state "
-                        "its launch grid",
-                        k.name));
+      Report<Id::kGlobalKernelNeedsGrid>(fd->getLocation(), k.name);
     } else if (grid->args_size() < 1 || grid->args_size() > 3) {
-      Error(grid->getLocation(),
-            fmt::format("KC_GRID of kernel '{}' takes 1 to 3 strings (threads "
-                        "along x, y, z), not {}",
-                        k.name, grid->args_size()));
+      Report<Id::kGridArity>(grid->getLocation(), k.name, grid->args_size());
     } else {
       grid_ok = true;
       unsigned i = 0;
@@ -947,10 +742,8 @@ class SourceAnalyzer {
         ++i;
         std::optional<model::Text> t = TextOf(e);
         if (!t) {
-          Error(e->getBeginLoc(),
-                fmt::format("argument {} of KC_GRID of kernel '{}' must be a "
-                            "string literal",
-                            i, k.name));
+          Report<Id::kAnnotationArgumentNotString>(e->getBeginLoc(), i,
+                                                   "KC_GRID", k.name);
           grid_ok = false;
           continue;
         }
@@ -967,20 +760,15 @@ class SourceAnalyzer {
       ++i;
       clang::Expr::EvalResult r;
       if (e->isValueDependent() || !e->EvaluateAsInt(r, ctx_)) {
-        Error(e->getBeginLoc(),
-              fmt::format("argument {} of KC_BLOCK of kernel '{}' must be an "
-                          "integer constant",
-                          i, k.name));
+        Report<Id::kBlockArgumentNotConstant>(e->getBeginLoc(), i, k.name);
         sizes_ok = false;
         continue;
       }
       const llvm::APSInt& v = r.Val.getInt();
       if ((v.isSigned() && v.isNegative()) || v == 0) {
-        Error(e->getBeginLoc(),
-              fmt::format("KC_BLOCK of kernel '{}' has block size {} along "
-                          "{}; it must be at least 1",
-                          k.name, llvm::toString(v, 10),
-                          i <= 3 ? kAxes[i - 1] : "?"));
+        Report<Id::kBlockSizeNotPositive>(e->getBeginLoc(), k.name,
+                                          llvm::toString(v, 10),
+                                          i <= 3 ? kAxes[i - 1] : "?");
         sizes_ok = false;
         continue;
       }
@@ -990,21 +778,16 @@ class SourceAnalyzer {
                           : static_cast<int64_t>(v.getZExtValue()));
     }
     if (grid_ok && block->args_size() != grid->args_size()) {
-      Error(block->getLocation(),
-            fmt::format("KC_BLOCK of kernel '{}' has {} size{} but KC_GRID "
-                        "has {}; give one block size per grid dimension",
-                        k.name, block->args_size(),
-                        block->args_size() == 1 ? "" : "s", grid->args_size()));
+      Report<Id::kBlockGridMismatch>(
+          block->getLocation(), k.name, block->args_size(),
+          block->args_size() == 1 ? "" : "s", grid->args_size());
       return;
     }
     if (!sizes_ok || !grid_ok) return;
     int64_t threads = 1;
     for (int64_t s : sizes) threads = std::min<int64_t>(threads * s, 1 << 30);
     if (threads > 1024) {
-      Error(block->getLocation(),
-            fmt::format("KC_BLOCK of kernel '{}' asks for {} threads per "
-                        "block; at most 1024 are allowed",
-                        k.name, threads));
+      Report<Id::kBlockTooLarge>(block->getLocation(), k.name, threads);
       return;
     }
     k.block = std::move(sizes);
@@ -1017,16 +800,17 @@ class SourceAnalyzer {
     const bool vjp = a->getAnnotation() == kVjp || jvp;
     const llvm::StringRef spelled = SpelledName(a->getAnnotation());
     if (vjp && (jvp ? k.jvp : k.vjp)) {
-      Error(a->getLocation(), fmt::format("kernel '{}' has more than one {}",
-                                          k.name, spelled.str()));
+      Report<Id::kKernelAnnotationRepeated>(a->getLocation(), k.name,
+                                            spelled.str());
       return;
     }
     if (a->args_size() < 1 || (vjp && a->args_size() != 1)) {
-      Error(a->getLocation(),
-            fmt::format("{} of kernel '{}' takes {}", spelled.str(), k.name,
-                        jvp   ? "one string: the tangent kernel's name"
-                        : vjp ? "one string: the backward kernel's name"
-                              : "one or more strings: shape symbols"));
+      if (jvp)
+        Report<Id::kJvpArity>(a->getLocation(), k.name);
+      else if (vjp)
+        Report<Id::kVjpArity>(a->getLocation(), k.name);
+      else
+        Report<Id::kParallelArity>(a->getLocation(), k.name);
       return;
     }
     unsigned i = 0;
@@ -1034,10 +818,8 @@ class SourceAnalyzer {
       ++i;
       std::optional<model::Text> t = TextOf(e);
       if (!t) {
-        Error(e->getBeginLoc(),
-              fmt::format("argument {} of {} of kernel '{}' must be a string "
-                          "literal",
-                          i, spelled.str(), k.name));
+        Report<Id::kAnnotationArgumentNotString>(e->getBeginLoc(), i,
+                                                 spelled.str(), k.name);
         continue;
       }
       if (jvp)
@@ -1070,9 +852,7 @@ class SourceAnalyzer {
     if (pd->getName().empty()) {
       clang::SourceLocation at =
           pd->getLocation().isValid() ? pd->getLocation() : pd->getBeginLoc();
-      Error(at, fmt::format("parameter {} of kernel '{}' has no name; kernel "
-                            "parameters must be named",
-                            index + 1, kn));
+      Report<Id::kParamUnnamed>(at, index + 1, kn);
       return std::nullopt;
     }
     model::Param p;
@@ -1089,11 +869,9 @@ class SourceAnalyzer {
       llvm::StringRef name = a->getAnnotation();
       if (IsRoleAnnotation(name)) {
         if (role != nullptr) {
-          Error(a->getLocation(),
-                fmt::format("parameter '{}' of kernel '{}' has more than one "
-                            "role annotation: {} and {}",
-                            pn, kn, SpelledName(role->getAnnotation()),
-                            SpelledName(name)));
+          Report<Id::kParamRolesRepeated>(a->getLocation(), pn, kn,
+                                          SpelledName(role->getAnnotation()),
+                                          SpelledName(name));
           ok = false;
           continue;
         }
@@ -1101,24 +879,19 @@ class SourceAnalyzer {
       } else if (name == kShape || name == kInit) {
         const clang::AnnotateAttr*& slot = name == kShape ? shape : init;
         if (slot != nullptr) {
-          Error(a->getLocation(),
-                fmt::format("parameter '{}' of kernel '{}' has more than one "
-                            "{}",
-                            pn, kn, SpelledName(name)));
+          Report<Id::kParamAnnotationRepeated>(a->getLocation(), pn, kn,
+                                               SpelledName(name));
           ok = false;
           continue;
         }
         slot = a;
       } else if (IsFunctionAnnotation(name) || name == kBlockFeature) {
-        Error(a->getLocation(),
-              fmt::format("{} cannot be used on parameter '{}' of kernel '{}'",
-                          SpelledName(name), pn, kn));
+        Report<Id::kKernelAnnotationOnParam>(a->getLocation(),
+                                             SpelledName(name), pn, kn);
         ok = false;
       } else {
-        Error(a->getLocation(),
-              fmt::format("unknown kernelc annotation '{}' on parameter '{}' "
-                          "of kernel '{}'",
-                          name.str(), pn, kn));
+        Report<Id::kUnknownParamAnnotation>(a->getLocation(), name.str(), pn,
+                                            kn);
         ok = false;
       }
     }
@@ -1139,15 +912,13 @@ class SourceAnalyzer {
         PlainCharError(pd, pn, kn);
         ok = false;
       } else if (!c.dtype || !model::IsInteger(*c.dtype)) {
-        Error(pd->getLocation(),
-              fmt::format("KC_DERIVED parameter '{}' of kernel '{}' must have "
-                          "an integer type, not '{}'",
-                          pn, kn, TypeName(type)));
+        Report<Id::kDerivedNotInteger>(pd->getLocation(), pn, kn,
+                                       TypeName(type));
         ok = false;
       } else {
         p.role = Role::kDerived;
         p.dtype = *c.dtype;
-        p.derived = RoleText(role, pn, kn, "the expression");
+        p.derived = RoleText(role, pn, kn);
         if (!p.derived) ok = false;
       }
       if (shape != nullptr) {
@@ -1159,30 +930,21 @@ class SourceAnalyzer {
       p.role = view->role;
       is_out = view->role == Role::kOut;
       if (role != nullptr) {
-        Error(role->getLocation(),
-              fmt::format("{} cannot be used on view parameter '{}' of kernel "
-                          "'{}': its type gives the role; state the shape "
-                          "with KC_SHAPE",
-                          SpelledName(role_name), pn, kn));
+        Report<Id::kRoleOnView>(role->getLocation(), SpelledName(role_name), pn,
+                                kn);
         ok = false;
       }
       if (view->rank < 0) {
-        Error(pd->getLocation(),
-              fmt::format("view parameter '{}' of kernel '{}' has negative "
-                          "rank {}",
-                          pn, kn, view->rank));
+        Report<Id::kViewNegativeRank>(pd->getLocation(), pn, kn, view->rank);
         ok = false;
       }
       p.rank = static_cast<int>(view->rank);
       if (!ElementType(pd, view->element, pn, kn, &p.dtype)) ok = false;
       if (shape != nullptr) {
-        p.shape = RoleText(shape, pn, kn, "the shape");
+        p.shape = RoleText(shape, pn, kn);
         if (!p.shape) ok = false;
       } else if (view->role == Role::kOut && role == nullptr) {
-        Error(pd->getLocation(),
-              fmt::format("output view '{}' of kernel '{}' needs "
-                          "KC_SHAPE(\"...\"): output shapes must be stated",
-                          pn, kn));
+        Report<Id::kOutputViewNeedsShape>(pd->getLocation(), pn, kn);
         ok = false;
       }
     } else if (pointer != nullptr && role != nullptr) {
@@ -1193,14 +955,12 @@ class SourceAnalyzer {
       is_out = p.role == Role::kOut;
       clang::QualType pointee = pointer->getPointeeType();
       if (p.role != Role::kIn && pointee.isConstQualified()) {
-        Error(pd->getLocation(),
-              fmt::format("{} parameter '{}' of kernel '{}' points to const "
-                          "data; drop the const, or use KC_IN",
-                          SpelledName(role_name), pn, kn));
+        Report<Id::kOutputPointsToConst>(pd->getLocation(),
+                                         SpelledName(role_name), pn, kn);
         ok = false;
       }
       if (!ElementType(pd, pointee, pn, kn, &p.dtype)) ok = false;
-      p.shape = RoleText(role, pn, kn, "the shape");
+      p.shape = RoleText(role, pn, kn);
       if (!p.shape) ok = false;
       if (shape != nullptr) {
         ShapeOnNonViewError(shape, pn, kn);
@@ -1210,17 +970,12 @@ class SourceAnalyzer {
       if (shape != nullptr) {
         ShapeOnNonViewError(shape, pn, kn);
       } else {
-        Error(pd->getLocation(),
-              fmt::format("pointer parameter '{}' of kernel '{}' needs a "
-                          "role: KC_IN, KC_INMUT or KC_OUT",
-                          pn, kn));
+        Report<Id::kPointerNeedsRole>(pd->getLocation(), pn, kn);
       }
       ok = false;
     } else if (role != nullptr) {
-      Error(role->getLocation(),
-            fmt::format("{} on parameter '{}' of kernel '{}' needs a pointer "
-                        "type, not '{}'",
-                        SpelledName(role_name), pn, kn, TypeName(type)));
+      Report<Id::kRoleNeedsPointer>(role->getLocation(), SpelledName(role_name),
+                                    pn, kn, TypeName(type));
       is_out = role_name == kOut;
       ok = false;
     } else {
@@ -1232,27 +987,17 @@ class SourceAnalyzer {
         ok = false;
       } else if (c.dtype &&
                  (*c.dtype == DType::kF16 || *c.dtype == DType::kBF16)) {
-        Error(pd->getLocation(),
-              fmt::format("scalar parameter '{}' of kernel '{}' has type "
-                          "'{}', but XLA FFI attributes cannot carry 16-bit "
-                          "floats; use float",
-                          pn, kn, TypeName(type)));
+        Report<Id::kHalfScalar>(pd->getLocation(), pn, kn, TypeName(type));
         ok = false;
       } else if (c.dtype) {
         p.dtype = *c.dtype;
       } else if (canonical->isBuiltinType()) {
-        Error(pd->getLocation(),
-              fmt::format("scalar parameter '{}' of kernel '{}' has "
-                          "unsupported type '{}'; supported: {}",
-                          pn, kn, TypeName(type), kScalarTypes));
+        Report<Id::kUnsupportedScalarType>(pd->getLocation(), pn, kn,
+                                           TypeName(type));
         ok = false;
       } else {
-        Error(pd->getLocation(),
-              fmt::format("parameter '{}' of kernel '{}' has unsupported type "
-                          "'{}': tensors are pointers with KC_IN, KC_INMUT or "
-                          "KC_OUT, or kc::In/InMut/Out views; scalars are "
-                          "arithmetic types",
-                          pn, kn, TypeName(type)));
+        Report<Id::kUnsupportedParamType>(pd->getLocation(), pn, kn,
+                                          TypeName(type));
         ok = false;
       }
       if (shape != nullptr) {
@@ -1263,11 +1008,7 @@ class SourceAnalyzer {
 
     if (init != nullptr) {
       if (!is_out) {
-        Error(init->getLocation(),
-              fmt::format("KC_INIT applies only to outputs (KC_OUT pointers "
-                          "and kc::Out views), not to parameter '{}' of "
-                          "kernel '{}'",
-                          pn, kn));
+        Report<Id::kInitOnNonOutput>(init->getLocation(), pn, kn);
         ok = false;
       } else {
         p.init = InitText(init, pn, kn);
@@ -1280,20 +1021,12 @@ class SourceAnalyzer {
 
   void PlainCharError(const clang::ParmVarDecl* pd, const std::string& pn,
                       const std::string& kn) {
-    Error(pd->getLocation(),
-          fmt::format("parameter '{}' of kernel '{}': plain 'char' has "
-                      "implementation-defined signedness; use int8_t or "
-                      "uint8_t",
-                      pn, kn));
+    Report<Id::kPlainChar>(pd->getLocation(), pn, kn);
   }
 
   void ShapeOnNonViewError(const clang::AnnotateAttr* shape,
                            const std::string& pn, const std::string& kn) {
-    Error(shape->getLocation(),
-          fmt::format("KC_SHAPE applies only to kc::In, kc::InMut and kc::Out "
-                      "views, not to parameter '{}' of kernel '{}'; a pointer "
-                      "takes its shape from KC_IN, KC_INMUT or KC_OUT",
-                      pn, kn));
+    Report<Id::kShapeOnNonView>(shape->getLocation(), pn, kn);
   }
 
   // The element type of a tensor parameter, or false after an error.
@@ -1305,30 +1038,30 @@ class SourceAnalyzer {
       return false;
     }
     if (!c.dtype) {
-      Error(pd->getLocation(),
-            fmt::format("parameter '{}' of kernel '{}' has unsupported "
-                        "element type '{}'; supported: {}",
-                        pn, kn, TypeName(element.getUnqualifiedType()),
-                        kElementTypes));
+      Report<Id::kUnsupportedElementType>(
+          pd->getLocation(), pn, kn, TypeName(element.getUnqualifiedType()));
       return false;
     }
     *out = *c.dtype;
     return true;
   }
 
-  // The one string argument of KC_IN/KC_INMUT/KC_OUT/KC_SHAPE/KC_DERIVED.
+  // The one string argument of KC_IN/KC_INMUT/KC_OUT/KC_SHAPE (the shape)
+  // or KC_DERIVED (the expression).
   std::optional<model::Text> RoleText(const clang::AnnotateAttr* a,
                                       const std::string& pn,
-                                      const std::string& kn, const char* what) {
+                                      const std::string& kn) {
     std::optional<model::Text> t;
     if (a->args_size() == 1) t = TextOf(*a->args_begin());
     if (!t) {
       clang::SourceLocation at = a->args_size() == 1
                                      ? (*a->args_begin())->getBeginLoc()
                                      : a->getLocation();
-      Error(at, fmt::format("{} on parameter '{}' of kernel '{}' takes one "
-                            "string literal: {}",
-                            SpelledName(a->getAnnotation()), pn, kn, what));
+      if (a->getAnnotation() == kDerived)
+        Report<Id::kDerivedNotString>(at, pn, kn);
+      else
+        Report<Id::kShapeNotString>(at, SpelledName(a->getAnnotation()), pn,
+                                    kn);
     }
     return t;
   }
@@ -1337,10 +1070,7 @@ class SourceAnalyzer {
                                       const std::string& pn,
                                       const std::string& kn) {
     if (a->args_size() != 1) {
-      Error(a->getLocation(),
-            fmt::format("KC_INIT on parameter '{}' of kernel '{}' takes one "
-                        "value",
-                        pn, kn));
+      Report<Id::kInitArity>(a->getLocation(), pn, kn);
       return std::nullopt;
     }
     const clang::Expr* e = *a->args_begin();
@@ -1349,10 +1079,7 @@ class SourceAnalyzer {
     if (!e->isValueDependent() && e->EvaluateAsRValue(r, ctx_))
       text = ConstantText(r.Val);
     if (!text) {
-      Error(e->getBeginLoc(),
-            fmt::format("KC_INIT value of parameter '{}' of kernel '{}' must "
-                        "be an integer or floating-point constant",
-                        pn, kn));
+      Report<Id::kInitNotConstant>(e->getBeginLoc(), pn, kn);
       return std::nullopt;
     }
     return model::Text{std::move(*text), ToSourceLoc(e->getBeginLoc())};
@@ -1376,12 +1103,8 @@ class SourceAnalyzer {
 
   clang::ASTContext& ctx_;
   clang::SourceManager& sm_;
-  clang::DiagnosticsEngine& diags_;
   Session& session_;
   const std::string& source_;
-  std::vector<clang::SourceLocation> clang_errors_;
-  unsigned error_id_ = 0;
-  unsigned note_id_ = 0;
 };
 
 class KernelConsumer : public clang::ASTConsumer {
@@ -1390,7 +1113,10 @@ class KernelConsumer : public clang::ASTConsumer {
       : session_(session), source_(source) {}
 
   // After the whole TU: template instantiations needed by kernels are done.
+  // After a fatal error Clang reports nothing more, and the AST is missing
+  // what it could not read: the kernels are not read either.
   void HandleTranslationUnit(clang::ASTContext& ctx) override {
+    if (ctx.getDiagnostics().hasFatalErrorOccurred()) return;
     SourceAnalyzer(ctx, session_, source_).Run();
   }
 
@@ -1425,7 +1151,8 @@ class KernelAction : public clang::ASTFrontendAction {
 
 // Runs KernelAction like tooling's FrontendActionFactory does, except that
 // the compiler instance's own summary line ("1 error generated.") goes
-// nowhere instead of to stderr: this library never prints.
+// nowhere instead of to stderr: this library never prints, and the
+// diagnostics engine counts the errors.
 class QuietToolAction : public clang::tooling::ToolAction {
  public:
   QuietToolAction(Session& session, const std::string& source)
@@ -1444,7 +1171,7 @@ class QuietToolAction : public clang::tooling::ToolAction {
     ci.createDiagnostics(consumer, /*ShouldOwnClient=*/false);
     if (!ci.hasDiagnostics()) return false;
     ci.createSourceManager(*files);
-    session_.consumer->Reset();
+    session_.toolkit_include = {};
     // Without system headers (kernelc's own are on the system path): what a
     // build cache must re-check besides the toolchain's identity.
     auto collector = std::make_shared<clang::DependencyCollector>();
@@ -1499,7 +1226,7 @@ std::vector<std::string> CudaDeviceArgs(int arch) {
 
 Result<model::Module> ParseSources(const std::vector<std::string>& sources,
                                    const Options& options,
-                                   std::string* diagnostics) {
+                                   diag::DiagnosticEngine& diags) {
   const std::string clang_path = KERNELC_LLVM_PREFIX "/bin/clang";
   const std::string resource_dir =
       clang::driver::Driver::GetResourcesPath(clang_path);
@@ -1524,21 +1251,8 @@ Result<model::Module> ParseSources(const std::vector<std::string>& sources,
           fmt::format("virtual file '{}' is given twice", f.path));
   }
 
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  auto diag_options = llvm::makeIntrusiveRefCnt<clang::DiagnosticOptions>();
-  diag_options->ShowColors = false;
-  // Clang's own diagnostics look like kernelc's: the source line as it is,
-  // without the "  12 | " gutter Clang prints by default.
-  diag_options->ShowLineNumbers = false;
-  Consumer printer(os, diag_options.get());
-  // For what is reported before Clang runs.
-  clang::DiagnosticsEngine early(
-      llvm::makeIntrusiveRefCnt<clang::DiagnosticIDs>(), diag_options.get(),
-      &printer, /*ShouldOwnClient=*/false);
-
   const bool cuda = options.dialect == Options::Dialect::kCudaDevice;
-  Session session;
+  Session session(diags);
   session.module.sources = sources;
   if (!cuda) {
     for (const std::string& dir : options.cuda_include_dirs) {
@@ -1547,14 +1261,16 @@ Result<model::Module> ParseSources(const std::vector<std::string>& sources,
         session.toolkit_dirs.push_back(std::string(real));
     }
   }
-  session.consumer = &printer;
+  DiagnosticAdapter adapter(diags);
+  adapter.set_error_hook([&session](const clang::SourceManager& sm) {
+    session.ReportToolkitInclude(sm);
+  });
+  const int errors_before = diags.error_count();
   for (const std::string& source : sources) {
-    // The driver would say so too, and then two more errors about having
-    // nothing to compile.
+    // Clang's driver would say so too, and then two more errors about
+    // having nothing to compile.
     if (!overlay->exists(source)) {
-      early.Report(early.getCustomDiagID(clang::DiagnosticsEngine::Error,
-                                         "no such file or directory: '%0'"))
-          << source;
+      diags.Report<diag::Id::kNoSuchSource>({}, source);
       continue;
     }
     std::vector<std::string> args = {clang_path, "-fsyntax-only"};
@@ -1586,9 +1302,9 @@ Result<model::Module> ParseSources(const std::vector<std::string>& sources,
         args.insert(args.end(), {"-isystem", dir});
       // Clang's CUDA runtime wrapper, which -nocudainc leaves out, after
       // the toolkit's directories are on the path; then what it lacks.
-      args.insert(args.end(), {"-include", "__clang_cuda_runtime_wrapper.h",
-                               "-include",
-                               options.cuda_shim_dir + "/cache_hints.h"});
+      args.insert(args.end(),
+                  {"-include", "__clang_cuda_runtime_wrapper.h", "-include",
+                   options.cuda_shim_dir + "/cache_hints.h"});
     }
     for (const std::string& define : options.defines)
       args.push_back("-D" + define);
@@ -1601,27 +1317,16 @@ Result<model::Module> ParseSources(const std::vector<std::string>& sources,
     clang::tooling::ToolInvocation invocation(
         std::move(args), &action, files.get(),
         std::make_shared<clang::PCHContainerOperations>());
-    invocation.setDiagnosticConsumer(&printer);
-    unsigned errors_before = printer.getNumErrors();
-    // run() also fails when the source has errors, or when an earlier
-    // source had: the printer counts them all. A failure that reported
+    invocation.setDiagnosticConsumer(&adapter);
+    const int source_errors_before = diags.error_count();
+    // run() also fails when the source has errors. A failure that reported
     // nothing is not the user's.
-    if (!invocation.run() && printer.getNumErrors() == errors_before) {
-      os.flush();
-      if (diagnostics != nullptr) *diagnostics = text;
+    if (!invocation.run() && diags.error_count() == source_errors_before)
       return Error::Internal(
           fmt::format("Clang failed on '{}' without a diagnostic", source));
-    }
   }
 
-  unsigned errors = printer.getNumErrors();
-  if (errors > 0)
-    os << errors << (errors == 1 ? " error" : " errors") << " generated.\n";
-  os.flush();
-  if (diagnostics != nullptr) *diagnostics = text;
-  if (errors > 0)
-    return Error::User(
-        fmt::format("{} error{} generated", errors, errors == 1 ? "" : "s"));
+  if (diags.error_count() > errors_before) return Error::Reported();
   if (options.dependencies != nullptr)
     options.dependencies->assign(session.dependencies.begin(),
                                  session.dependencies.end());

@@ -29,7 +29,9 @@ Parsed Parse(const std::vector<std::pair<std::string, std::string>>& files,
     sources.push_back(path);
   }
   Parsed p;
-  p.result = ParseSources(sources, options, &p.diagnostics);
+  diag::DiagnosticEngine diags;
+  p.result = ParseSources(sources, options, diags);
+  p.diagnostics = diags.Render();
   return p;
 }
 
@@ -406,12 +408,11 @@ TEST_CASE("a source on disk keeps the path it was given") {
     f << "#include <kernelc.h>\n"
          "KC_KERNEL void disk(KC_IN(\"n\") const float* x, float* y) {}\n";
   }
-  std::string diagnostics;
-  Result<model::Module> r =
-      ParseSources({path}, DefaultOptions(), &diagnostics);
+  diag::DiagnosticEngine diags;
+  Result<model::Module> r = ParseSources({path}, DefaultOptions(), diags);
   REQUIRE_FALSE(r.ok());
-  CHECK(r.error().kind == ErrorKind::kUser);
-  CHECK(diagnostics ==
+  CHECK(r.error().kind == ErrorKind::kReported);
+  CHECK(diags.Render() ==
         path +
             ":2:55: error: pointer parameter 'y' of kernel 'disk' needs a "
             "role: KC_IN, KC_INMUT or KC_OUT\n"
@@ -421,25 +422,24 @@ TEST_CASE("a source on disk keeps the path it was given") {
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("a missing source is a user error") {
-  std::string diagnostics;
+TEST_CASE("a missing source is reported, without a location") {
+  diag::DiagnosticEngine diags;
   Result<model::Module> r =
-      ParseSources({"no/such/file.cu"}, DefaultOptions(), &diagnostics);
+      ParseSources({"no/such/file.cu"}, DefaultOptions(), diags);
   REQUIRE_FALSE(r.ok());
-  CHECK(r.error().kind == ErrorKind::kUser);
-  CHECK(diagnostics ==
-        "error: no such file or directory: 'no/such/file.cu'\n"
-        "1 error generated.\n");
+  CHECK(r.error().kind == ErrorKind::kReported);
+  CHECK(diags.Render() ==
+        "kernelc: error: no such file or directory: 'no/such/file.cu'\n");
 }
 
-TEST_CASE("a C++ syntax error is reported as a user error") {
+TEST_CASE("a C++ syntax error is reported") {
   Parsed p = Parse({{"syntax.cu", R"(#include <kernelc.h>
 KC_KERNEL void k(KC_IN("n") const float* x) {
   float y = x[0]
 }
 )"}});
   REQUIRE_FALSE(p.result.ok());
-  CHECK(p.result.error().kind == ErrorKind::kUser);
+  CHECK(p.result.error().kind == ErrorKind::kReported);
   CHECK(p.diagnostics ==
         R"(syntax.cu:3:17: error: expected ';' at end of declaration
   float y = x[0]
@@ -462,7 +462,7 @@ KC_KERNEL void b(kc::Out<float, 1> out) {}
 )";
   Parsed p = Parse({{"a.cu", a}, {"b.cu", b}});
   REQUIRE_FALSE(p.result.ok());
-  CHECK(p.result.error().kind == ErrorKind::kUser);
+  CHECK(p.result.error().kind == ErrorKind::kReported);
   CHECK(p.diagnostics ==
         R"d(a.cu:2:47: error: use of undeclared identifier 'undeclared'
 KC_KERNEL void k(KC_IN("n") const float* x) { undeclared(); }
@@ -964,7 +964,7 @@ TEST_CASE("every kernelc diagnostic, rendered") {
       Parsed p = Parse(
           {{"bad.cu", std::string("#include <kernelc.h>\n") + c.body + "\n"}});
       REQUIRE_FALSE(p.result.ok());
-      CHECK(p.result.error().kind == ErrorKind::kUser);
+      CHECK(p.result.error().kind == ErrorKind::kReported);
       CHECK(p.diagnostics == c.expected);
     }
   }

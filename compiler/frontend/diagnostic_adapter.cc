@@ -1,0 +1,239 @@
+#include "compiler/frontend/diagnostic_adapter.h"
+
+#include <clang/Basic/LangOptions.h>
+#include <clang/Frontend/DiagnosticRenderer.h>
+#include <clang/Lex/Lexer.h>
+#include <llvm/ADT/SmallString.h>
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kernelc::frontend {
+
+namespace {
+
+// As many lines as the engine shows under one diagnostic.
+constexpr unsigned kMaxExcerptLines = 16;
+
+diag::Severity SeverityOf(clang::DiagnosticsEngine::Level level) {
+  switch (level) {
+    case clang::DiagnosticsEngine::Fatal:
+      return diag::Severity::kFatal;
+    case clang::DiagnosticsEngine::Error:
+      return diag::Severity::kError;
+    case clang::DiagnosticsEngine::Warning:
+      return diag::Severity::kWarning;
+    default:  // notes, and remarks, which kernelc never enables
+      return diag::Severity::kNote;
+  }
+}
+
+// The #include directives above a presumed location, outermost first.
+std::vector<diag::SourceLoc> IncludeStack(const clang::PresumedLoc& p,
+                                          const clang::SourceManager& sm) {
+  std::vector<diag::SourceLoc> stack;
+  for (clang::SourceLocation at = p.getIncludeLoc(); at.isValid();) {
+    clang::PresumedLoc q = sm.getPresumedLoc(at);
+    if (q.isInvalid()) break;
+    stack.push_back({q.getFilename(), static_cast<int>(q.getLine()),
+                     static_cast<int>(q.getColumn())});
+    at = q.getIncludeLoc();
+  }
+  std::reverse(stack.begin(), stack.end());
+  return stack;
+}
+
+// Lines `first` to `last` of `fid`'s buffer (numbered as the buffer counts
+// them), without their line breaks, numbered from `number` in the excerpt:
+// a #line directive numbers lines otherwise than the buffer does.
+std::optional<diag::Excerpt> LinesOf(const clang::SourceManager& sm,
+                                     clang::FileID fid, unsigned first,
+                                     unsigned last, int number) {
+  bool invalid = false;
+  llvm::StringRef buffer = sm.getBufferData(fid, &invalid);
+  if (invalid) return std::nullopt;
+  diag::Excerpt excerpt;
+  excerpt.first_line = number;
+  for (unsigned n = first; n <= last; ++n) {
+    unsigned offset = sm.getFileOffset(sm.translateLineCol(fid, n, 1));
+    if (offset > buffer.size() || sm.getLineNumber(fid, offset) != n) break;
+    excerpt.lines.push_back(
+        buffer.substr(offset)
+            .take_until([](char c) { return c == '\n' || c == '\r'; })
+            .str());
+  }
+  return excerpt;
+}
+
+diag::SourceLoc PresumedSourceLoc(const clang::PresumedLoc& p) {
+  return {p.getFilename(), static_cast<int>(p.getLine()),
+          static_cast<int>(p.getColumn())};
+}
+
+}  // namespace
+
+diag::SourceLoc ToSourceLoc(clang::SourceLocation loc,
+                            const clang::SourceManager& sm) {
+  if (loc.isInvalid()) return {};
+  clang::PresumedLoc p = sm.getPresumedLoc(sm.getFileLoc(loc));
+  if (p.isInvalid()) return {};
+  return PresumedSourceLoc(p);
+}
+
+void Locate(diag::Diagnostic& d, clang::SourceLocation loc,
+            const clang::SourceManager& sm) {
+  if (loc.isInvalid()) return;
+  const clang::SourceLocation at = sm.getFileLoc(loc);
+  clang::PresumedLoc p = sm.getPresumedLoc(at);
+  if (p.isInvalid()) return;
+  d.loc = PresumedSourceLoc(p);
+  d.include_stack = IncludeStack(p, sm);
+  auto [fid, offset] = sm.getDecomposedLoc(at);
+  unsigned line = sm.getLineNumber(fid, offset);
+  d.excerpt = LinesOf(sm, fid, line, line, d.loc.line);
+}
+
+// Clang's DiagnosticRenderer does what its text printer does before
+// printing: it finds the file location of a diagnostic in a macro, maps its
+// ranges there, and adds a note for each macro expansion. This subclass
+// receives the pieces and builds kernelc diagnostics of them: each message
+// starts one, and the code context that follows completes it.
+class DiagnosticAdapter::Converter : public clang::DiagnosticRenderer {
+ public:
+  Converter(const clang::LangOptions& lang, clang::DiagnosticOptions* options,
+            diag::DiagnosticEngine& diags)
+      : DiagnosticRenderer(lang, options), diags_(diags) {}
+
+  // Adds `info`, with `message` formatted, and its macro notes.
+  void Add(const clang::Diagnostic& info, clang::DiagnosticsEngine::Level level,
+           llvm::StringRef message) {
+    emitDiagnostic(
+        clang::FullSourceLoc(info.getLocation(), info.getSourceManager()),
+        level, message, info.getRanges(), info.getFixItHints(), &info);
+    Flush();
+  }
+
+ protected:
+  void emitDiagnosticMessage(clang::FullSourceLoc loc, clang::PresumedLoc p,
+                             clang::DiagnosticsEngine::Level level,
+                             llvm::StringRef message,
+                             llvm::ArrayRef<clang::CharSourceRange>,
+                             clang::DiagOrStoredDiag) override {
+    Flush();
+    diag::Diagnostic d;
+    d.severity = SeverityOf(level);
+    // Without colors, Clang's printer drops the marks that would highlight
+    // template differences.
+    for (char c : message)
+      if (c != clang::ToggleHighlight) d.message += c;
+    if (loc.isValid() && p.isValid()) {
+      d.loc = PresumedSourceLoc(p);
+      d.include_stack = IncludeStack(p, loc.getManager());
+    }
+    pending_ = std::move(d);
+  }
+
+  // `loc` is the file location of the diagnostic begun last; `ranges` are
+  // mapped into its file.
+  void emitCodeContext(clang::FullSourceLoc loc,
+                       clang::DiagnosticsEngine::Level,
+                       llvm::SmallVectorImpl<clang::CharSourceRange>& ranges,
+                       llvm::ArrayRef<clang::FixItHint> hints) override {
+    if (!pending_ || !pending_->loc.has_position()) return;
+    diag::Diagnostic& d = *pending_;
+    const clang::SourceManager& sm = loc.getManager();
+    auto [fid, offset] = sm.getDecomposedLoc(loc);
+    const unsigned caret = sm.getLineNumber(fid, offset);
+    unsigned first = caret, last = caret;
+    auto within = [&](unsigned line) {
+      return line + kMaxExcerptLines > caret && line < caret + kMaxExcerptLines;
+    };
+    for (const clang::CharSourceRange& r : ranges) {
+      if (r.isInvalid() || sm.getFileID(r.getBegin()) != fid ||
+          sm.getFileID(r.getEnd()) != fid)
+        continue;
+      unsigned end_length = r.isTokenRange() ? clang::Lexer::MeasureTokenLength(
+                                                   r.getEnd(), sm, LangOpts)
+                                             : 0;
+      diag::SourceLoc begin = ToSourceLoc(r.getBegin(), sm);
+      diag::SourceLoc end = ToSourceLoc(r.getEnd(), sm).Shifted(end_length);
+      d.ranges.push_back({begin, end});
+      for (clang::SourceLocation at : {r.getBegin(), r.getEnd()}) {
+        unsigned line = sm.getLineNumber(fid, sm.getFileOffset(at));
+        if (!within(line)) continue;
+        first = std::min(first, line);
+        last = std::max(last, line);
+      }
+    }
+    for (const clang::FixItHint& h : hints) {
+      llvm::StringRef code = h.CodeToInsert;
+      clang::SourceLocation at = sm.getExpansionLoc(h.RemoveRange.getBegin());
+      if (code.empty() || code.find_first_of("\n\r") != llvm::StringRef::npos ||
+          sm.getFileID(at) != fid)
+        continue;
+      d.fixits.push_back({ToSourceLoc(at, sm), code.str()});
+    }
+    d.excerpt = LinesOf(sm, fid, first, last,
+                        d.loc.line - static_cast<int>(caret - first));
+  }
+
+  // The location itself, and the include stack, are taken with the message.
+  void emitDiagnosticLoc(clang::FullSourceLoc, clang::PresumedLoc,
+                         clang::DiagnosticsEngine::Level,
+                         llvm::ArrayRef<clang::CharSourceRange>) override {}
+  void emitIncludeLocation(clang::FullSourceLoc, clang::PresumedLoc) override {}
+  void emitImportLocation(clang::FullSourceLoc, clang::PresumedLoc,
+                          llvm::StringRef) override {}
+  void emitBuildingModuleLocation(clang::FullSourceLoc, clang::PresumedLoc,
+                                  llvm::StringRef) override {}
+
+ private:
+  void Flush() {
+    if (pending_) diags_.Add(std::move(*pending_));
+    pending_.reset();
+  }
+
+  diag::DiagnosticEngine& diags_;
+  std::optional<diag::Diagnostic> pending_;
+};
+
+DiagnosticAdapter::DiagnosticAdapter(diag::DiagnosticEngine& diags)
+    : diags_(diags), options_(new clang::DiagnosticOptions()) {
+  // As clang reports them: at the lines and files that #line directives
+  // state.
+  options_->ShowPresumedLoc = true;
+}
+
+DiagnosticAdapter::~DiagnosticAdapter() = default;
+
+void DiagnosticAdapter::BeginSourceFile(const clang::LangOptions& lang,
+                                        const clang::Preprocessor*) {
+  converter_ = std::make_unique<Converter>(lang, options_.get(), diags_);
+}
+
+void DiagnosticAdapter::EndSourceFile() { converter_.reset(); }
+
+void DiagnosticAdapter::HandleDiagnostic(clang::DiagnosticsEngine::Level level,
+                                         const clang::Diagnostic& info) {
+  DiagnosticConsumer::HandleDiagnostic(level, info);  // counts
+  llvm::SmallString<256> message;
+  info.FormatDiagnostic(message);
+  if (converter_ != nullptr && info.getLocation().isValid() &&
+      info.hasSourceManager()) {
+    converter_->Add(info, level, message);
+  } else {
+    // About the invocation, before or after a source: no location.
+    diag::Diagnostic d;
+    d.severity = SeverityOf(level);
+    d.message = std::string(message);
+    diags_.Add(std::move(d));
+  }
+  if (level >= clang::DiagnosticsEngine::Error && error_hook_ &&
+      info.hasSourceManager())
+    error_hook_(info.getSourceManager());
+}
+
+}  // namespace kernelc::frontend

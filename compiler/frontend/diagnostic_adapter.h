@@ -1,0 +1,66 @@
+// Clang's diagnostics in kernelc's engine. The frontend's own diagnostics
+// and Clang's go into one diag::DiagnosticEngine, in the order they are
+// reported, and render alike: Clang's are converted here, with the notes
+// Clang adds for macro expansions, their include stacks, ranges, fix-its
+// and source lines, rather than printed by Clang.
+#ifndef KERNELC_COMPILER_FRONTEND_DIAGNOSTIC_ADAPTER_H_
+#define KERNELC_COMPILER_FRONTEND_DIAGNOSTIC_ADAPTER_H_
+
+#include <clang/Basic/Diagnostic.h>
+#include <clang/Basic/DiagnosticOptions.h>
+#include <clang/Basic/SourceLocation.h>
+#include <clang/Basic/SourceManager.h>
+
+#include <functional>
+#include <memory>
+
+#include "compiler/diag/engine.h"
+
+namespace kernelc::frontend {
+
+// Where a Clang location is, as kernelc names places: the presumed file,
+// line and byte column of its file location (where a macro was expanded);
+// empty when it is invalid.
+diag::SourceLoc ToSourceLoc(clang::SourceLocation loc,
+                            const clang::SourceManager& sm);
+
+// Places `d` at Clang's location `loc`: its file location, the include
+// stack above it, and the line there as Clang read it (sources can be
+// in-memory files that no renderer could read).
+void Locate(diag::Diagnostic& d, clang::SourceLocation loc,
+            const clang::SourceManager& sm);
+
+// A DiagnosticConsumer that adds each diagnostic Clang reports to an engine,
+// at once, with the notes that Clang's text printer would add for the macros
+// it was expanded from. Clang's counts (getNumErrors) are kept too. One
+// adapter serves the sources of a parse one after another.
+class DiagnosticAdapter : public clang::DiagnosticConsumer {
+ public:
+  // `diags` must outlive the adapter.
+  explicit DiagnosticAdapter(diag::DiagnosticEngine& diags);
+  ~DiagnosticAdapter() override;
+
+  // Called after each error the adapter adds, with that source's manager:
+  // for a reporter whose diagnostic must follow Clang's error directly.
+  using ErrorHook = std::function<void(const clang::SourceManager&)>;
+  void set_error_hook(ErrorHook hook) { error_hook_ = std::move(hook); }
+
+  void BeginSourceFile(const clang::LangOptions& lang,
+                       const clang::Preprocessor* pp) override;
+  void EndSourceFile() override;
+  void HandleDiagnostic(clang::DiagnosticsEngine::Level level,
+                        const clang::Diagnostic& info) override;
+
+ private:
+  class Converter;
+
+  diag::DiagnosticEngine& diags_;
+  llvm::IntrusiveRefCntPtr<clang::DiagnosticOptions> options_;
+  // Between BeginSourceFile and EndSourceFile: it needs the language.
+  std::unique_ptr<Converter> converter_;
+  ErrorHook error_hook_;
+};
+
+}  // namespace kernelc::frontend
+
+#endif  // KERNELC_COMPILER_FRONTEND_DIAGNOSTIC_ADAPTER_H_
