@@ -18,18 +18,6 @@
 
 namespace kernelc::frontend {
 
-// Where a Clang location is, as kernelc names places: the presumed file,
-// line and byte column of its file location (where a macro was expanded);
-// empty when it is invalid.
-diag::SourceLoc ToSourceLoc(clang::SourceLocation loc,
-                            const clang::SourceManager& sm);
-
-// Places `d` at Clang's location `loc`: its file location, the include
-// stack above it, and the line there as Clang read it (sources can be
-// in-memory files that no renderer could read).
-void Locate(diag::Diagnostic& d, clang::SourceLocation loc,
-            const clang::SourceManager& sm);
-
 // A DiagnosticConsumer that adds each diagnostic Clang reports to an engine,
 // at once, with the notes that Clang's text printer would add for the macros
 // it was expanded from. Clang's counts (getNumErrors) are kept too. One
