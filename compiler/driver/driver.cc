@@ -49,9 +49,9 @@ Status CreateOutDir(const std::string& dir, diag::DiagnosticEngine& diags) {
   return Status();
 }
 
-// A pipeline's result, with a user error that a library below the engine
-// returned (file I/O, the wheel's checks) reported to `diags`: every error
-// in the user's input leaves a pipeline as a diagnostic.
+// A pipeline's result, with a user error that file I/O below the engine
+// returned reported to `diags`: every error in the user's input leaves a
+// pipeline as a diagnostic.
 template <typename T>
 Result<T> Reported(Result<T> result, diag::DiagnosticEngine& diags) {
   if (result.ok() || result.error().kind != ErrorKind::kUser) return result;
@@ -288,16 +288,17 @@ Result<WheelResult> MakeWheel(const Options& o, diag::DiagnosticEngine& diags) {
     package_dir = built.value().package_dir;
     result.build = std::move(built).value();
   }
-  Result<wheel::Files> files = wheel::ReadPackage(package_dir);
+  Result<wheel::Files> files = wheel::ReadPackage(package_dir, diags);
   if (!files.ok()) return files.error();
   wheel::Options wo;
   wo.version = o.wheel_version;
   wo.platform = o.platform.empty() ? wheel::HostPlatformTag() : o.platform;
   wo.generator = fmt::format("kernelc {}", kVersion);
   wo.mtime = mtime.value();
-  Result<wheel::Wheel> w = wheel::MakeWheel(files.value(), wo);
+  Result<wheel::Wheel> w = wheel::MakeWheel(files.value(), wo, diags);
   if (!w.ok()) return w.error();
-  Result<std::string> path = wheel::WriteWheel(w.value(), o.out_dir, wo.mtime);
+  Result<std::string> path =
+      wheel::WriteWheel(w.value(), o.out_dir, wo.mtime, diags);
   if (!path.ok()) return path.error();
   result.path = std::move(path).value();
   return result;

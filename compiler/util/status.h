@@ -10,8 +10,8 @@
 namespace kernelc {
 
 // kUser: the input is wrong, and the message says how: an error of a
-//   library below the diagnostics engine (file I/O, wheels), which the
-//   driver reports as a diagnostic (exit 1).
+//   library below the diagnostics engine (file I/O), which the driver
+//   reports as a diagnostic (exit 1).
 // kReported: the input is wrong, and the diagnostics reported to the call's
 //   diag::DiagnosticEngine say how; the error carries nothing more (exit 1).
 // kInternal: a bug or a toolchain failure (exit 2).
