@@ -46,9 +46,11 @@ class DiagnosticAdapter::Converter : public clang::DiagnosticRenderer {
             diag::DiagnosticEngine& diags)
       : DiagnosticRenderer(lang, options), diags_(diags) {}
 
-  // Adds `info`, with `message` formatted, and its macro notes.
+  // Adds `info`, with `message` formatted, and its macro notes; `id`: the
+  // catalogue entry `info` is, when kernelc reported it.
   void Add(const clang::Diagnostic& info, clang::DiagnosticsEngine::Level level,
-           llvm::StringRef message) {
+           llvm::StringRef message, std::optional<diag::Id> id) {
+    id_ = id;
     emitDiagnostic(
         clang::FullSourceLoc(info.getLocation(), info.getSourceManager()),
         level, message, info.getRanges(), info.getFixItHints(), &info);
@@ -63,6 +65,7 @@ class DiagnosticAdapter::Converter : public clang::DiagnosticRenderer {
                              clang::DiagOrStoredDiag) override {
     Flush();
     diag::Diagnostic d;
+    d.id = std::exchange(id_, std::nullopt);  // not the macro notes
     d.severity = SeverityOf(level);
     // Without colors, Clang's printer drops the marks that would highlight
     // template differences.
@@ -136,6 +139,7 @@ class DiagnosticAdapter::Converter : public clang::DiagnosticRenderer {
   }
 
   diag::DiagnosticEngine& diags_;
+  std::optional<diag::Id> id_;
   std::optional<diag::Diagnostic> pending_;
 };
 
@@ -151,6 +155,25 @@ DiagnosticAdapter::~DiagnosticAdapter() = default;
 void DiagnosticAdapter::BeginSourceFile(const clang::LangOptions& lang,
                                         const clang::Preprocessor*) {
   converter_ = std::make_unique<Converter>(lang, options_.get(), diags_);
+  catalogue_ids_.clear();
+}
+
+void DiagnosticAdapter::Report(clang::DiagnosticsEngine& clang_diags,
+                               clang::SourceLocation loc,
+                               const diag::Diagnostic& d) {
+  clang::DiagnosticsEngine::Level level = clang::DiagnosticsEngine::Error;
+  if (d.severity == diag::Severity::kNote)
+    level = clang::DiagnosticsEngine::Note;
+  else if (d.severity == diag::Severity::kWarning)
+    level = clang::DiagnosticsEngine::Warning;
+  // One custom diagnostic per message, as clang-tidy registers its own: the
+  // message is its format, with '%' (Clang's escape) doubled.
+  std::string format;
+  for (char c : d.message) format += c == '%' ? "%%" : std::string(1, c);
+  unsigned clang_id = clang_diags.getDiagnosticIDs()->getCustomDiagID(
+      static_cast<clang::DiagnosticIDs::Level>(level), format);
+  if (d.id) catalogue_ids_[clang_id] = *d.id;
+  clang_diags.Report(loc, clang_id);
 }
 
 void DiagnosticAdapter::EndSourceFile() { converter_.reset(); }
@@ -160,12 +183,16 @@ void DiagnosticAdapter::HandleDiagnostic(clang::DiagnosticsEngine::Level level,
   DiagnosticConsumer::HandleDiagnostic(level, info);  // counts
   llvm::SmallString<256> message;
   info.FormatDiagnostic(message);
+  std::optional<diag::Id> id;
+  if (auto it = catalogue_ids_.find(info.getID()); it != catalogue_ids_.end())
+    id = it->second;
   if (converter_ != nullptr && info.getLocation().isValid() &&
       info.hasSourceManager()) {
-    converter_->Add(info, level, message);
+    converter_->Add(info, level, message, id);
   } else {
     // About the invocation, before or after a source: no location.
     diag::Diagnostic d;
+    d.id = id;
     d.severity = SeverityOf(level);
     d.message = std::string(message);
     diags_.Add(std::move(d));

@@ -1,8 +1,9 @@
-// Clang's diagnostics in kernelc's engine. The frontend's own diagnostics
-// and Clang's go into one diag::DiagnosticEngine, in the order they are
-// reported, and render alike: Clang's are converted here, with the notes
-// Clang adds for macro expansions, their include stacks, ranges, fix-its
-// and source lines, rather than printed by Clang.
+// Clang's diagnostics in kernelc's engine. The frontend reports its own
+// diagnostics through Clang's DiagnosticsEngine too, so that both arrive
+// here in the order they were reported, are dropped alike after a fatal
+// error, and go into one diag::DiagnosticEngine converted the same way:
+// with the notes Clang adds for macro expansions, their include stacks,
+// ranges, fix-its and source lines, rather than printed by Clang.
 #ifndef KERNELC_COMPILER_FRONTEND_DIAGNOSTIC_ADAPTER_H_
 #define KERNELC_COMPILER_FRONTEND_DIAGNOSTIC_ADAPTER_H_
 
@@ -12,6 +13,7 @@
 #include <clang/Basic/SourceManager.h>
 
 #include <functional>
+#include <map>
 #include <memory>
 
 #include "compiler/diag/engine.h"
@@ -33,6 +35,13 @@ class DiagnosticAdapter : public clang::DiagnosticConsumer {
   using ErrorHook = std::function<void(const clang::SourceManager&)>;
   void set_error_hook(ErrorHook hook) { error_hook_ = std::move(hook); }
 
+  // Reports `d`, a diagnostic of kernelc's catalogue (diag::Make), at
+  // Clang's location `loc` through `clang_diags`: the engine of the source
+  // being read, whose client this adapter is. It comes back through
+  // HandleDiagnostic and reaches the kernelc engine with its identifier.
+  void Report(clang::DiagnosticsEngine& clang_diags, clang::SourceLocation loc,
+              const diag::Diagnostic& d);
+
   void BeginSourceFile(const clang::LangOptions& lang,
                        const clang::Preprocessor* pp) override;
   void EndSourceFile() override;
@@ -44,6 +53,9 @@ class DiagnosticAdapter : public clang::DiagnosticConsumer {
 
   diag::DiagnosticEngine& diags_;
   llvm::IntrusiveRefCntPtr<clang::DiagnosticOptions> options_;
+  // The catalogue entry of each custom diagnostic that Report registered
+  // with the source being read (its IDs are that source's engine's).
+  std::map<unsigned, diag::Id> catalogue_ids_;
   // Between BeginSourceFile and EndSourceFile: it needs the language.
   std::unique_ptr<Converter> converter_;
   ErrorHook error_hook_;

@@ -69,6 +69,23 @@ void CheckLikeClang(const Files& files) {
   CHECK(kernelc == ThroughClang(files));
 }
 
+TEST_CASE("kernelc's diagnostics keep their identifiers, Clang's have none") {
+  Options o = DefaultOptions();
+  const std::string src = R"(#include <kernelc.h>
+KC_KERNEL void k(KC_IN("n") const float* x, float* y) { undeclared(); }
+KC_KERNEL void k(KC_IN("n") const float* x) {}
+)";
+  o.virtual_files.push_back({"ids.cu", src});
+  diag::DiagnosticEngine diags;
+  REQUIRE_FALSE(ParseSources({"ids.cu"}, o, diags).ok());
+  std::vector<std::string> got;
+  for (const diag::Diagnostic& d : diags.diagnostics())
+    got.push_back(d.id ? std::string(diag::MessageOf(*d.id).name) : "clang");
+  CHECK(got == std::vector<std::string>{"clang", "PointerNeedsRole",
+                                        "DuplicateKernelName",
+                                        "KernelFirstDefinedHere"});
+}
+
 TEST_CASE("an error in a header: its include stack, once per header run") {
   CheckLikeClang({{"main.cu", "#include \"outer.h\"\nint main_ok;\n"},
                   {"inc/outer.h", "int a;\n#include \"inner.h\"\nint b = x;\n"},

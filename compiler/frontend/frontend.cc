@@ -66,9 +66,11 @@ struct ToolkitInclude {
 
 // State shared by the sources of one ParseSources call.
 struct Session {
-  explicit Session(diag::DiagnosticEngine& d) : diags(d) {}
+  Session(diag::DiagnosticEngine& d, DiagnosticAdapter& a)
+      : diags(d), adapter(a) {}
 
   diag::DiagnosticEngine& diags;
+  DiagnosticAdapter& adapter;  // the client of each source's engine
   model::Module module;
   std::set<std::string> dependencies;  // non-system files read, as named
   // Read as the CPU sees a source: the CUDA toolkit's include directories
@@ -142,7 +144,8 @@ class KernelConsumer : public clang::ASTConsumer {
   // what it could not read: the kernels are not read either.
   void HandleTranslationUnit(clang::ASTContext& ctx) override {
     if (ctx.getDiagnostics().hasFatalErrorOccurred()) return;
-    ReadKernels(ctx, source_, session_.module, session_.diags);
+    ReadKernels(ctx, source_, session_.module, session_.adapter,
+                session_.diags);
   }
 
  private:
@@ -277,7 +280,8 @@ Result<model::Module> ParseSources(const std::vector<std::string>& sources,
   }
 
   const bool cuda = options.dialect == Options::Dialect::kCudaDevice;
-  Session session(diags);
+  DiagnosticAdapter adapter(diags);
+  Session session(diags, adapter);
   session.module.sources = sources;
   if (!cuda) {
     for (const std::string& dir : options.cuda_include_dirs) {
@@ -286,7 +290,6 @@ Result<model::Module> ParseSources(const std::vector<std::string>& sources,
         session.toolkit_dirs.push_back(std::string(real));
     }
   }
-  DiagnosticAdapter adapter(diags);
   adapter.set_error_hook([&session](const clang::SourceManager& sm) {
     session.ReportToolkitInclude(sm);
   });

@@ -65,11 +65,13 @@ class FunctionCollector : public clang::RecursiveASTVisitor<FunctionCollector> {
 class KernelReader {
  public:
   KernelReader(clang::ASTContext& ctx, const std::string& source,
-               model::Module& module, diag::DiagnosticEngine& diags)
+               model::Module& module, DiagnosticAdapter& reporter,
+               const diag::DiagnosticEngine& diags)
       : ctx_(ctx),
         sm_(ctx.getSourceManager()),
         source_(source),
         module_(module),
+        reporter_(reporter),
         diags_(diags) {}
 
   void Run() {
@@ -81,11 +83,11 @@ class KernelReader {
  private:
   // -- Reporting ------------------------------------------------------------
 
+  // Through the TU's DiagnosticsEngine, as Clang's own diagnostics.
   template <diag::Id kId, typename... Args>
   void Report(clang::SourceLocation loc, const Args&... args) {
-    diag::Diagnostic d = diag::Make<kId>({}, args...);
-    Locate(d, loc, sm_);
-    diags_.Add(std::move(d));
+    reporter_.Report(ctx_.getDiagnostics(), sm_.getFileLoc(loc),
+                     diag::Make<kId>({}, args...));
   }
 
   diag::SourceLoc ToSourceLoc(clang::SourceLocation loc) const {
@@ -637,14 +639,16 @@ class KernelReader {
   clang::SourceManager& sm_;
   const std::string& source_;
   model::Module& module_;
-  diag::DiagnosticEngine& diags_;
+  DiagnosticAdapter& reporter_;
+  const diag::DiagnosticEngine& diags_;
 };
 
 }  // namespace
 
 void ReadKernels(clang::ASTContext& ctx, const std::string& source,
-                 model::Module& module, diag::DiagnosticEngine& diags) {
-  KernelReader(ctx, source, module, diags).Run();
+                 model::Module& module, DiagnosticAdapter& reporter,
+                 const diag::DiagnosticEngine& diags) {
+  KernelReader(ctx, source, module, reporter, diags).Run();
 }
 
 }  // namespace kernelc::frontend

@@ -9,13 +9,15 @@
 #include <string>
 
 #include "compiler/diag/engine.h"
+#include "compiler/frontend/diagnostic_adapter.h"
 #include "compiler/model/model.h"
 
 namespace kernelc::frontend {
 
 // Reads the kernels that the main file of the translation unit defines into
 // `module`, after those of earlier sources (a kernel named like one of
-// them is an error), and reports what is wrong with them to `diags`.
+// them is an error). What is wrong with them is reported through the TU's
+// DiagnosticsEngine, whose client is `reporter`, into `diags`.
 // `source` names the main file as the model does. Each kernel is exported
 // when it carries kernelc annotations; a __global__ function without any is
 // a helper kernel, left out. A kernel whose signature Clang reported an
@@ -25,7 +27,8 @@ namespace kernelc::frontend {
 // expression"), which drops the annotation, and what kernelc would add
 // ("needs a role", "needs KC_GRID") would only echo it.
 void ReadKernels(clang::ASTContext& ctx, const std::string& source,
-                 model::Module& module, diag::DiagnosticEngine& diags);
+                 model::Module& module, DiagnosticAdapter& reporter,
+                 const diag::DiagnosticEngine& diags);
 
 }  // namespace kernelc::frontend
 
