@@ -1,36 +1,23 @@
 #include "compiler/diag/engine.h"
 
 #include <catch2/catch.hpp>
-#include <map>
 #include <string>
+
+#include "compiler/diag/diag_test_util.h"
 
 namespace kernelc::diag {
 namespace {
 
-// A diagnostic that another tool reported.
-Diagnostic Relayed(Severity s, SourceLoc loc, std::string message) {
-  Diagnostic d;
-  d.severity = s;
-  d.loc = std::move(loc);
-  d.message = std::move(message);
-  return d;
-}
-
-SourceReader Files(std::map<std::string, std::string> files) {
-  return [files](const std::string& f) -> std::optional<std::string> {
-    auto it = files.find(f);
-    if (it == files.end()) return std::nullopt;
-    return it->second;
-  };
-}
+using testing::At;
+using testing::FileMap;
 
 TEST_CASE("the engine counts errors and warnings, not notes") {
   DiagnosticEngine e;
   CHECK_FALSE(e.has_errors());
   e.Report<Id::kCacheNotWritten>({}, "cannot create the build cache");
-  e.Add(Relayed(Severity::kError, {"k.cu", 1, 1}, "expected ';'"));
+  e.Add(At(Severity::kError, {"k.cu", 1, 1}, "expected ';'"));
   e.Report<Id::kKernelFirstDefinedHere>({"k.cu", 2, 1}, "k");
-  e.Add(Relayed(Severity::kFatal, {"k.cu", 3, 10}, "'x.h' file not found"));
+  e.Add(At(Severity::kFatal, {"k.cu", 3, 10}, "'x.h' file not found"));
   CHECK(e.error_count() == 2);
   CHECK(e.warning_count() == 1);
   CHECK(e.has_errors());
@@ -40,13 +27,13 @@ TEST_CASE("the engine counts errors and warnings, not notes") {
 TEST_CASE("a repeated diagnostic is dropped, with its notes") {
   DiagnosticEngine e;
   for (int i = 0; i < 2; ++i) {
-    e.Add(Relayed(Severity::kError, {"lib.h", 4, 2}, "unknown type 'T'"));
-    e.Add(Relayed(Severity::kNote, {"lib.h", 1, 1}, "declared here"));
+    e.Add(At(Severity::kError, {"lib.h", 4, 2}, "unknown type 'T'"));
+    e.Add(At(Severity::kNote, {"lib.h", 1, 1}, "declared here"));
   }
   // The same message elsewhere, or as a warning, is another diagnostic.
-  e.Add(Relayed(Severity::kError, {"lib.h", 5, 2}, "unknown type 'T'"));
-  e.Add(Relayed(Severity::kNote, {"lib.h", 1, 1}, "declared here"));
-  e.Add(Relayed(Severity::kWarning, {"lib.h", 4, 2}, "unknown type 'T'"));
+  e.Add(At(Severity::kError, {"lib.h", 5, 2}, "unknown type 'T'"));
+  e.Add(At(Severity::kNote, {"lib.h", 1, 1}, "declared here"));
+  e.Add(At(Severity::kWarning, {"lib.h", 4, 2}, "unknown type 'T'"));
   REQUIRE(e.diagnostics().size() == 5);
   CHECK(e.error_count() == 2);
   CHECK(e.diagnostics()[2].loc.line == 5);
@@ -55,8 +42,8 @@ TEST_CASE("a repeated diagnostic is dropped, with its notes") {
 
 TEST_CASE("HasErrorIn: errors in a half-open range of one file") {
   DiagnosticEngine e;
-  e.Add(Relayed(Severity::kError, {"a.cu", 4, 25}, "use of undeclared 'm'"));
-  e.Add(Relayed(Severity::kWarning, {"a.cu", 9, 1}, "unused"));
+  e.Add(At(Severity::kError, {"a.cu", 4, 25}, "use of undeclared 'm'"));
+  e.Add(At(Severity::kWarning, {"a.cu", 9, 1}, "unused"));
   CHECK(e.HasErrorIn({{"a.cu", 4, 1}, {"a.cu", 5, 1}}));
   CHECK(e.HasErrorIn({{"a.cu", 4, 25}, {"a.cu", 4, 26}}));
   CHECK_FALSE(e.HasErrorIn({{"a.cu", 4, 26}, {"a.cu", 9, 2}}));
@@ -86,7 +73,7 @@ TEST_CASE("the summary counts errors when they are about the input's files") {
 }
 
 TEST_CASE("Render reads source lines through the engine's reader") {
-  DiagnosticEngine e(Files({{"k.cu", "int a;\nfloat* x = 0;\n"}}));
+  DiagnosticEngine e(FileMap({{"k.cu", "int a;\nfloat* x = 0;\n"}}));
   e.Report<Id::kPointerNeedsRole>({"k.cu", 2, 8}, "x", "k");
   e.Report<Id::kNoSuchFile>({}, "gone.cu");
   CHECK(e.Render() ==

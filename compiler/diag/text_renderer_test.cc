@@ -5,16 +5,12 @@
 #include <string>
 #include <vector>
 
+#include "compiler/diag/diag_test_util.h"
+
 namespace kernelc::diag {
 namespace {
 
-Diagnostic At(Severity s, SourceLoc loc, std::string message) {
-  Diagnostic d;
-  d.severity = s;
-  d.loc = std::move(loc);
-  d.message = std::move(message);
-  return d;
-}
+using testing::At;
 
 Diagnostic Error(SourceLoc loc, std::string message = "bad") {
   return At(Severity::kError, std::move(loc), std::move(message));
@@ -23,12 +19,7 @@ Diagnostic Error(SourceLoc loc, std::string message = "bad") {
 // Renders with the files of `files` readable.
 std::string Render(const std::vector<Diagnostic>& ds,
                    std::map<std::string, std::string> files = {}) {
-  return RenderText(
-      ds, [files](const std::string& f) -> std::optional<std::string> {
-        auto it = files.find(f);
-        if (it == files.end()) return std::nullopt;
-        return it->second;
-      });
+  return RenderText(ds, testing::FileMap(std::move(files)));
 }
 
 TEST_CASE("headlines: a position, a file, or kernelc itself") {

@@ -286,19 +286,7 @@ class KernelReader {
     } else if (grid->args_size() < 1 || grid->args_size() > 3) {
       Report<Id::kGridArity>(grid->getLocation(), k.name, grid->args_size());
     } else {
-      grid_ok = true;
-      unsigned i = 0;
-      for (const clang::Expr* e : grid->args()) {
-        ++i;
-        std::optional<model::Text> t = TextOf(e);
-        if (!t) {
-          Report<Id::kAnnotationArgumentNotString>(e->getBeginLoc(), i,
-                                                   "KC_GRID", k.name);
-          grid_ok = false;
-          continue;
-        }
-        k.grid.push_back(std::move(*t));
-      }
+      grid_ok = StringArguments(grid, k.name, k.grid);
     }
 
     if (block == nullptr) return;
@@ -363,22 +351,31 @@ class KernelReader {
         Report<Id::kParallelArity>(a->getLocation(), k.name);
       return;
     }
+    std::vector<model::Text> texts;
+    StringArguments(a, k.name, texts);
+    if (!vjp)
+      k.parallel.insert(k.parallel.end(), texts.begin(), texts.end());
+    else if (!texts.empty())
+      (jvp ? k.jvp : k.vjp) = std::move(texts[0]);
+  }
+
+  // Appends the string-literal arguments of kernel annotation `a` to
+  // `out`, and reports each other argument; false when there was one.
+  bool StringArguments(const clang::AnnotateAttr* a, const std::string& kernel,
+                       std::vector<model::Text>& out) {
+    bool all = true;
     unsigned i = 0;
     for (const clang::Expr* e : a->args()) {
       ++i;
-      std::optional<model::Text> t = TextOf(e);
-      if (!t) {
-        Report<Id::kAnnotationArgumentNotString>(e->getBeginLoc(), i,
-                                                 spelled.str(), k.name);
+      if (std::optional<model::Text> t = TextOf(e)) {
+        out.push_back(std::move(*t));
         continue;
       }
-      if (jvp)
-        k.jvp = std::move(*t);
-      else if (vjp)
-        k.vjp = std::move(*t);
-      else
-        k.parallel.push_back(std::move(*t));
+      Report<Id::kAnnotationArgumentNotString>(
+          e->getBeginLoc(), i, SpelledName(a->getAnnotation()).str(), kernel);
+      all = false;
     }
+    return all;
   }
 
   // The text of a string-literal annotation argument and where its first
