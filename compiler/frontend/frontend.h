@@ -75,8 +75,9 @@ std::string ClangVersion();
 // same model for a source that both can read.
 //
 // Every problem found, Clang's own errors in the sources and kernelc's errors
-// in the annotations, is reported to `diags` in the order found, Clang's
-// through DiagnosticAdapter, kernelc's from the catalogue. All errors of all
+// in the annotations (from the catalogue), is reported to `diags` in the
+// order found: both through Clang's DiagnosticsEngine and a
+// DiagnosticAdapter. All errors of all
 // kernels in all sources are reported before returning. File names in
 // diagnostics and in the model are the paths as given (a relative path
 // stays relative). Clang's warnings are left out: the backends compile the

@@ -17,7 +17,8 @@ namespace kernelc::frontend {
 // Reads the kernels that the main file of the translation unit defines into
 // `module`, after those of earlier sources (a kernel named like one of
 // them is an error). What is wrong with them is reported through the TU's
-// DiagnosticsEngine, whose client is `reporter`, into `diags`.
+// DiagnosticsEngine, whose client is `reporter`; `diags`, where the
+// reporter adds what it receives, tells which signatures have errors.
 // `source` names the main file as the model does. Each kernel is exported
 // when it carries kernelc annotations; a __global__ function without any is
 // a helper kernel, left out. A kernel whose signature Clang reported an
