@@ -18,7 +18,7 @@ class CpuTarget : public TargetUnit {
   // Reports each grid-wide barrier (model::kGridSync) at its use, and each
   // host kernel that uses a block-level feature.
   void Check(const model::Module& module, const BuildSettings& settings,
-             diag::DiagnosticSink& diags) const override;
+             diag::DiagnosticEngine& diags) const override;
   // The host compiler, which every build uses for the package's library,
   // is in the key already.
   bool AddToCacheKey(cache::KeyBuilder& /*key*/) override { return true; }
@@ -26,7 +26,7 @@ class CpuTarget : public TargetUnit {
   Status CompileKernels(const sema::ModulePlan& /*plan*/,
                         const BuildSettings& /*settings*/,
                         model::BuildInfo* /*info*/,
-                        diag::DiagnosticSink& /*diags*/) override {
+                        diag::DiagnosticEngine& /*diags*/) override {
     return Status();
   }
   IdentityFields ContentHashFields(

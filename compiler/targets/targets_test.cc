@@ -29,7 +29,7 @@ TEST_CASE("The cpu target runs block-level features, but no grid barrier") {
   m.kernels.push_back(grid);
   BuildSettings settings;
   settings.targets = {model::Target::kCpu};
-  diag::DiagnosticSink diags;
+  diag::DiagnosticEngine diags;
   CpuTarget().Check(m, settings, diags);
   REQUIRE(diags.diagnostics().size() == 1);
   CHECK(diags.diagnostics()[0].message ==
@@ -48,7 +48,7 @@ TEST_CASE("The cpu target refuses block-level features in host kernels") {
   model::Kernel host = KernelAt("host", model::KernelKind::kHost, 2);
   host.block_features = {{"__syncthreads", {"k.cc", 4, 3}}};
   m.kernels.push_back(host);
-  diag::DiagnosticSink diags;
+  diag::DiagnosticEngine diags;
   CpuTarget().Check(m, BuildSettings(), diags);
   REQUIRE(diags.diagnostics().size() == 1);
   CHECK(diags.diagnostics()[0].message ==
@@ -65,14 +65,14 @@ TEST_CASE("The cuda target needs the cpu target for host kernels") {
   m.kernels.push_back(KernelAt("host", model::KernelKind::kHost, 3));
   BuildSettings settings;
   settings.targets = {model::Target::kCuda};
-  diag::DiagnosticSink diags;
+  diag::DiagnosticEngine diags;
   CudaTarget().Check(m, settings, diags);
   REQUIRE(diags.diagnostics().size() == 1);
   CHECK(diags.diagnostics()[0].message ==
         "host kernel 'host' (KC_KERNEL) runs only on the CPU: build with "
         "--target cpu,cuda");
   settings.targets = {model::Target::kCpu, model::Target::kCuda};
-  diag::DiagnosticSink with_cpu;
+  diag::DiagnosticEngine with_cpu;
   CudaTarget().Check(m, settings, with_cpu);
   CHECK(with_cpu.diagnostics().empty());
 }
