@@ -44,33 +44,56 @@ RunResult Run(const std::string& program, const std::vector<std::string>& args,
   return r;
 }
 
-}  // namespace
-
-std::string FindHostCxx() {
-  if (const char* env = std::getenv("KERNELC_CXX"); env && *env) return env;
-  for (const char* c : {KERNELC_LLVM_PREFIX "/bin/clang++", "clang++-19"}) {
-    if (llvm::sys::fs::can_execute(c)) return c;
-    if (auto p = llvm::sys::findProgramByName(c)) return *p;
-  }
-  return "";
+// $KERNELC_CXX as an executable: a path (absolute, or relative to the
+// working directory), or a name looked up on PATH. Empty when it names
+// none; nullopt when it is not set.
+std::optional<std::string> EnvironmentCxx() {
+  const char* env = std::getenv("KERNELC_CXX");
+  if (env == nullptr || *env == '\0') return std::nullopt;
+  llvm::StringRef cxx(env);
+  if (cxx.contains('/'))
+    return llvm::sys::fs::can_execute(cxx) ? cxx.str() : std::string();
+  llvm::ErrorOr<std::string> found = llvm::sys::findProgramByName(cxx);
+  return found ? *found : std::string();
 }
+
+// How messages name the compiler.
+std::string CompilerName(const HostToolchain& tc) {
+  return tc.cxx.empty() ? "the in-process Clang" : tc.cxx;
+}
+
+RunResult RunCompiler(const HostToolchain& tc,
+                      const std::vector<std::string>& args,
+                      const std::string& log_path) {
+  if (!tc.cxx.empty()) return Run(tc.cxx, args, log_path);
+  ToolRun run = RunClangInProcess(tc.root, args);
+  RunResult r;
+  r.code = run.code;
+  r.output = std::move(run.output);
+  return r;
+}
+
+}  // namespace
 
 Result<HostToolchain> FindHostToolchain() {
   HostToolchain tc;
-  tc.cxx = FindHostCxx();
-  if (tc.cxx.empty())
-    return Error::Internal(
-        "no C++ compiler for the CPU target: install clang-19 or set "
-        "KERNELC_CXX");
-  llvm::SmallString<128> log;
-  llvm::sys::fs::createTemporaryFile("kernelc-cxx-version", "txt", log);
-  RunResult r = Run(tc.cxx, {"--version"}, std::string(log));
-  llvm::sys::fs::remove(log);
-  if (r.code != 0)
-    return Error::Internal(fmt::format("cannot run {}: {}", tc.cxx,
-                                       r.error.empty() ? r.output : r.error));
-  tc.version = r.output.substr(0, r.output.find('\n'));
+  if (std::optional<std::string> cxx = EnvironmentCxx()) {
+    if (cxx->empty())
+      return Error::Internal(fmt::format(
+          "KERNELC_CXX='{}' names no executable (a path, or a compiler on "
+          "PATH such as clang++ or g++)",
+          std::getenv("KERNELC_CXX")));
+    tc.cxx = std::move(*cxx);
+    return tc;
+  }
+  tc.root = FindClangRoot();
   return tc;
+}
+
+std::string HostCompilerFile() {
+  if (std::optional<std::string> cxx = EnvironmentCxx()) return *cxx;
+  ClangRoot root = FindClangRoot();
+  return root.manifest.empty() ? "/proc/self/exe" : root.manifest;
 }
 
 Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build) {
@@ -112,7 +135,7 @@ Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build) {
     std::vector<std::string> args = common;
     args.insert(args.end(), flags.begin(), flags.end());
     args.insert(args.end(), {"-c", work + "/" + src, "-o", obj});
-    RunResult r = Run(tc.cxx, args, log);
+    RunResult r = RunCompiler(tc, args, log);
     if (!r.error.empty() && r.code < 0)
       return Error::Internal(fmt::format("cannot run {}: {}", tc.cxx, r.error));
     if (r.code != 0) {
@@ -151,7 +174,8 @@ Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build) {
       std::optional<std::string> text = ReadFile(dep_file);
       if (!text)
         return Error::Internal(
-            fmt::format("{} wrote no dependency file '{}'", tc.cxx, dep_file));
+            fmt::format("{} wrote no dependency file '{}'", CompilerName(tc),
+                        dep_file));
       for (const std::string& d : cache::ParseDepFile(*text)) {
         llvm::SmallString<256> path(d);
         llvm::sys::fs::make_absolute(work, path);
@@ -185,7 +209,7 @@ Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build) {
                                    "-Wl,-O1",          "-Wl,--no-undefined"};
   link.insert(link.end(), objects.begin(), objects.end());
   if (cuda) link.push_back("-ldl");
-  RunResult r = Run(tc.cxx, link, log);
+  RunResult r = RunCompiler(tc, link, log);
   if (r.code < 0)
     return Error::Internal(fmt::format("cannot run {}: {}", tc.cxx, r.error));
   if (r.code != 0)

@@ -95,7 +95,7 @@ const Fact kToolchain[] = {
     // by identity without running it.
     {{"cxx", KeyUse::kFileIdentity, HashUse::kNone},
      [](const Inputs&) -> Values {
-       std::string cxx = backends::FindHostCxx();
+       std::string cxx = backends::HostCompilerFile();
        if (cxx.empty()) return std::nullopt;
        return One(cxx);
      }},
