@@ -6,6 +6,12 @@
 //   kernelc wheel PKGDIR|SRC... -o DIST [--version V] [--platform TAG]
 //   kernelc inspect SRC... | PKGDIR
 //   kernelc emit SRC... -o DIR       generated sources only
+//   kernelc --print-options          the option table, as JSON
+//
+// Every command also takes -v/--verbose (progress lines on stderr, which a
+// terminal gets without asking), -q/--quiet, and --json (the result on
+// stdout as one JSON object, diagnostics in it: for programs such as the
+// Python API).
 //
 // A thin shell over the driver library (compiler/driver): the options come
 // from its table, the work from its pipelines. This file parses the command
@@ -13,19 +19,24 @@
 // the exit code: 0 success, 1 errors in the user's input (diagnostics
 // printed), 2 internal or toolchain failures.
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cstdio>
 #include <deque>
 #include <exception>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <variant>
 #include <vector>
+#include <nlohmann/json.hpp>
 
 #include "compiler/driver/diagnostics.h"
 #include "compiler/driver/driver.h"
 #include "compiler/driver/options.h"
+#include "compiler/util/progress.h"
 
 namespace kernelc {
 namespace {
@@ -70,11 +81,79 @@ void Declare(CLI::App* cmd, const driver::OptionSpec& spec, driver::Options& o,
   if (spec.required) opt->required();
 }
 
-template <typename T>
-int Finish(const driver::Diagnostics& diagnostics, const Result<T>& result) {
-  fmt::print(stderr, "{}", diagnostics.text());
-  if (result.ok()) return kOk;
-  return result.error().kind == ErrorKind::kUser ? kUserError : kInternalError;
+// How a command reports, besides its exit status.
+struct Reporting {
+  bool verbose = false;
+  bool quiet = false;
+  bool json = false;
+};
+
+// The progress lines: one per stage as it finishes, on stderr, when asked
+// for or when stderr is a terminal (where a build that takes seconds would
+// otherwise show nothing), never with --quiet.
+std::unique_ptr<Progress> MakeProgress(const Reporting& r) {
+  if (r.quiet || !(r.verbose || isatty(fileno(stderr)))) return nullptr;
+  return std::make_unique<Progress>([](const ProgressEvent& e) {
+    fmt::print(stderr, "kernelc: {:<13} {:<28} {:6.2f} s\n", e.stage,
+               e.detail, e.seconds);
+    std::fflush(stderr);
+  });
+}
+
+nlohmann::json ToJson(const driver::BuildResult& r) {
+  return {{"package", r.package},   {"package_dir", r.package_dir},
+          {"library", r.library},   {"cache_hit", r.cache_hit},
+          {"written", r.written}};
+}
+nlohmann::json ToJson(const driver::WheelResult& r) {
+  return {{"path", r.path},
+          {"build", r.build ? ToJson(*r.build) : nlohmann::json()}};
+}
+nlohmann::json ToJson(const driver::InspectResult& r) {
+  return {{"json", r.json}};
+}
+nlohmann::json ToJson(const driver::EmitResult& r) {
+  return {{"content_hash", r.content_hash}, {"written", r.written}};
+}
+
+int ExitCode(const Error& error) {
+  return error.kind == ErrorKind::kUser ? kUserError : kInternalError;
+}
+
+// Prints a command's outcome: the diagnostics on stderr and `print` of the
+// result on stdout, or with --json one object on stdout:
+//   {"ok": true, "result": {...}, "diagnostics": "..."}
+//   {"ok": false, "error": {"kind": "user"|"internal", "message": ...},
+//    "diagnostics": "..."}
+template <typename T, typename Print>
+int Finish(const Reporting& reporting,
+           const driver::Diagnostics& diagnostics, const Result<T>& result,
+           Print print) {
+  if (reporting.json) {
+    nlohmann::json j = {{"ok", result.ok()},
+                        {"diagnostics", diagnostics.text()}};
+    if (result.ok())
+      j["result"] = ToJson(result.value());
+    else
+      j["error"] = {
+          {"kind",
+           result.error().kind == ErrorKind::kUser ? "user" : "internal"},
+          {"message", result.error().message}};
+    fmt::print("{}\n", j.dump());
+  } else {
+    fmt::print(stderr, "{}", diagnostics.text());
+    if (result.ok()) print(result.value());
+  }
+  return result.ok() ? kOk : ExitCode(result.error());
+}
+
+// An error before a pipeline runs (a --target that does not parse), as
+// Finish reports one.
+int UsageError(const Reporting& reporting, const std::string& message) {
+  driver::Diagnostics diagnostics;
+  Result<driver::BuildResult> error = Error::User(message);
+  return Finish(reporting, diagnostics, diagnostics.Finish(error),
+                [](const auto&) {});
 }
 
 int Main(int argc, char** argv) {
@@ -82,7 +161,11 @@ int Main(int argc, char** argv) {
                "kernelc"};
   app.set_version_flag("--version", driver::VersionText,
                        "print kernelc's version and the NVRTC it uses");
-  app.require_subcommand(1);
+  bool print_options = false;
+  app.add_flag("--print-options", print_options,
+               "print the option table as JSON (for front ends such as the "
+               "Python API) and exit");
+  app.require_subcommand(0, 1);
   Subcommand subcommands[] = {
       {driver::Command::kBuild, "build",
        "compile kernels into an importable Python package OUTDIR/PKG"},
@@ -99,8 +182,17 @@ int Main(int argc, char** argv) {
   };
   driver::Options o;
   std::deque<TextOption> texts;
-  for (Subcommand& sub : subcommands)
+  Reporting reporting;
+  for (Subcommand& sub : subcommands) {
     sub.app = app.add_subcommand(sub.name, sub.help);
+    sub.app->add_flag("-v,--verbose", reporting.verbose,
+                      "print each stage with its time on stderr (the "
+                      "default where stderr is a terminal)");
+    sub.app->add_flag("-q,--quiet", reporting.quiet, "print no progress");
+    sub.app->add_flag("--json", reporting.json,
+                      "print the result and the diagnostics as one JSON "
+                      "object on stdout");
+  }
   for (const driver::OptionSpec& spec : driver::OptionTable())
     for (Subcommand& sub : subcommands)
       if (spec.commands.Has(sub.command)) Declare(sub.app, spec, o, texts);
@@ -128,34 +220,42 @@ int Main(int argc, char** argv) {
     app.exit(e);
     return kUserError;
   }
+  if (print_options) {
+    fmt::print("{}", driver::OptionTableJson());
+    return kOk;
+  }
+  if (app.get_subcommands().empty()) {
+    fmt::print(stderr, "kernelc: error: a command is required (build, wheel, "
+                       "inspect or emit; see --help)\n");
+    return kUserError;
+  }
   for (const TextOption& text : texts) {
     if (text.option->count() == 0) continue;
     Result<std::vector<model::Target>> targets =
         driver::ParseTargets(text.text);
-    if (!targets.ok()) {
-      fmt::print(stderr, "kernelc: error: {}\n", targets.error().message);
-      return kUserError;
-    }
+    if (!targets.ok()) return UsageError(reporting, targets.error().message);
     o.*std::get<std::vector<model::Target> driver::Options::*>(
            text.spec->member) = std::move(targets).value();
   }
 
   driver::Diagnostics diagnostics;
+  std::unique_ptr<Progress> progress = MakeProgress(reporting);
+  Progress* p = progress.get();
+  auto nothing = [](const auto&) {};
   if (subcommands[0].app->parsed())
-    return Finish(diagnostics, driver::Build(o, diagnostics));
-  if (subcommands[1].app->parsed()) {
-    Result<driver::WheelResult> r = driver::Wheel(o, diagnostics);
-    int rc = Finish(diagnostics, r);
-    if (r.ok()) fmt::print("{}\n", r.value().path);
-    return rc;
-  }
-  if (subcommands[2].app->parsed()) {
-    Result<driver::InspectResult> r = driver::Inspect(o, diagnostics);
-    int rc = Finish(diagnostics, r);
-    if (r.ok()) fmt::print("{}", r.value().json);
-    return rc;
-  }
-  return Finish(diagnostics, driver::Emit(o, diagnostics));
+    return Finish(reporting, diagnostics, driver::Build(o, diagnostics, p),
+                  nothing);
+  if (subcommands[1].app->parsed())
+    return Finish(reporting, diagnostics, driver::Wheel(o, diagnostics, p),
+                  [](const driver::WheelResult& r) {
+                    fmt::print("{}\n", r.path);
+                  });
+  if (subcommands[2].app->parsed())
+    return Finish(reporting, diagnostics, driver::Inspect(o, diagnostics),
+                  [](const driver::InspectResult& r) {
+                    fmt::print("{}", r.json);
+                  });
+  return Finish(reporting, diagnostics, driver::Emit(o, diagnostics), nothing);
 }
 
 }  // namespace

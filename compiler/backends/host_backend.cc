@@ -6,7 +6,10 @@
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/Path.h>
 #include <llvm/Support/Program.h>
+#include <llvm/Support/ThreadPool.h>
+#include <llvm/Support/Threading.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -125,57 +128,94 @@ Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build) {
       "-fno-exceptions",
       fmt::format("-ffile-prefix-map={}=.", work),
       "-Wno-unused-command-line-argument"};
-  std::vector<std::string> objects;
-  std::set<std::string> dependencies;
-  std::string log = work + "/compile.log";
-
-  auto compile = [&](const std::string& src, std::vector<std::string> flags,
-                     bool user_code) -> Status {
-    std::string obj = work + "/" + src + ".o";
-    std::vector<std::string> args = common;
-    args.insert(args.end(), flags.begin(), flags.end());
-    args.insert(args.end(), {"-c", work + "/" + src, "-o", obj});
-    RunResult r = RunCompiler(tc, args, log);
-    if (!r.error.empty() && r.code < 0)
-      return Error::Internal(fmt::format("cannot run {}: {}", tc.cxx, r.error));
-    if (r.code != 0) {
-      std::string msg =
-          fmt::format("compiling {} for the CPU failed:\n{}", src, r.output);
-      return user_code ? Error::User(msg) : Error::Internal(msg);
-    }
-    objects.push_back(obj);
-    return Status();
+  // The compiles, in link order: each user source with its entry points,
+  // the shim, and for the cuda target the embedded binaries (the shim
+  // dlopens libcuda).
+  struct Compile {
+    std::string src;  // under work_dir
+    std::string what;  // how the progress names it
+    std::vector<std::string> flags;
+    bool user_code = false;  // its failures are the user's to fix
+    std::string dep_file;    // -MMD's output, when asked for
   };
-
+  std::vector<Compile> compiles;
   for (const HostBuild::UserUnit& unit : build.user_units) {
-    const std::string& name = unit.file;
     llvm::SmallString<256> abs(unit.source_path);
     llvm::sys::fs::make_absolute(abs);
     llvm::SmallString<256> src_dir(abs);
     llvm::sys::path::remove_filename(src_dir);
-    std::vector<std::string> flags = {
-        "-O3", "-D__KERNELC_HOST__", "-x", "c++",
-        fmt::format("-DKC_USER_SOURCE=\"{}\"", abs.str().str()),
-        fmt::format("-ffile-prefix-map={}=.", src_dir.str().str()),
-        // kernelc's headers before the user's directories (-I comes before
-        // -isystem): <cuda_fp16.h> is kernelc's stand-in even when -I
-        // names the CUDA toolkit's include directory.
-        "-I" + include, "-I" + host_include};
-    for (const std::string& d : build.include_dirs) flags.push_back("-I" + d);
-    for (const std::string& d : build.defines) flags.push_back("-D" + d);
+    Compile c;
+    c.src = unit.file;
+    c.what = unit.source_path;
+    c.user_code = true;
+    c.flags = {"-O3", "-D__KERNELC_HOST__", "-x", "c++",
+               fmt::format("-DKC_USER_SOURCE=\"{}\"", abs.str().str()),
+               fmt::format("-ffile-prefix-map={}=.", src_dir.str().str()),
+               // kernelc's headers before the user's directories (-I comes
+               // before -isystem): <cuda_fp16.h> is kernelc's stand-in even
+               // when -I names the CUDA toolkit's include directory.
+               "-I" + include, "-I" + host_include};
+    for (const std::string& d : build.include_dirs) c.flags.push_back("-I" + d);
+    for (const std::string& d : build.defines) c.flags.push_back("-D" + d);
     // -MMD leaves out system headers, for which the compiler's identity
     // stands; kernelc's own, in the scratch directory, are left out below.
-    std::string dep_file = work + "/" + name + ".d";
-    if (build.dependencies)
-      flags.insert(flags.end(), {"-MMD", "-MF", dep_file});
-    Status s = compile(name, flags, /*user_code=*/true);
-    if (!s.ok()) return s;
     if (build.dependencies) {
-      std::optional<std::string> text = ReadFile(dep_file);
+      c.dep_file = work + "/" + unit.file + ".d";
+      c.flags.insert(c.flags.end(), {"-MMD", "-MF", c.dep_file});
+    }
+    compiles.push_back(std::move(c));
+  }
+  compiles.push_back({"shim.cc", "XLA FFI shim",
+                      {"-O2", "-isystem", include, "-isystem", ffi_include}});
+  const bool cuda = build.sources.count("cuda_images.cc") > 0;
+  if (cuda)
+    compiles.push_back(
+        {"cuda_images.cc", "CUDA binaries", {"-O0", "-isystem", include}});
+
+  // They run at the same time, as many as there are cores: the shim, with
+  // the XLA FFI headers, takes longer than a kernel source.
+  std::vector<Status> results(compiles.size());
+  std::vector<std::string> objects;
+  for (const Compile& c : compiles) objects.push_back(work + "/" + c.src + ".o");
+  auto run = [&](size_t i) {
+    const Compile& c = compiles[i];
+    Progress::Stage stage(build.progress, "host compile", c.what);
+    std::vector<std::string> args = common;
+    args.insert(args.end(), c.flags.begin(), c.flags.end());
+    args.insert(args.end(), {"-c", work + "/" + c.src, "-o", objects[i]});
+    RunResult r = RunCompiler(tc, args, work + "/" + c.src + ".log");
+    if (!r.error.empty() && r.code < 0) {
+      results[i] =
+          Error::Internal(fmt::format("cannot run {}: {}", tc.cxx, r.error));
+    } else if (r.code != 0) {
+      std::string msg =
+          fmt::format("compiling {} for the CPU failed:\n{}", c.src, r.output);
+      results[i] = c.user_code ? Error::User(msg) : Error::Internal(msg);
+    } else {
+      stage.Done();
+    }
+  };
+  unsigned threads = std::min<unsigned>(
+      compiles.size(), llvm::hardware_concurrency().compute_thread_count());
+  if (threads <= 1) {
+    for (size_t i = 0; i < compiles.size(); ++i) run(i);
+  } else {
+    llvm::DefaultThreadPool pool(llvm::hardware_concurrency(threads));
+    for (size_t i = 0; i < compiles.size(); ++i) pool.async(run, i);
+    pool.wait();
+  }
+  // The first failure in link order, whichever finished first.
+  for (const Status& s : results)
+    if (!s.ok()) return s;
+
+  if (build.dependencies) {
+    std::set<std::string> dependencies;
+    for (const Compile& c : compiles) {
+      if (c.dep_file.empty()) continue;
+      std::optional<std::string> text = ReadFile(c.dep_file);
       if (!text)
-        return Error::Internal(
-            fmt::format("{} wrote no dependency file '{}'", CompilerName(tc),
-                        dep_file));
+        return Error::Internal(fmt::format("{} wrote no dependency file '{}'",
+                                           CompilerName(tc), c.dep_file));
       for (const std::string& d : cache::ParseDepFile(*text)) {
         llvm::SmallString<256> path(d);
         llvm::sys::fs::make_absolute(work, path);
@@ -186,30 +226,21 @@ Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build) {
           dependencies.insert(std::string(path));
       }
     }
-  }
-  if (build.dependencies)
     build.dependencies->assign(dependencies.begin(), dependencies.end());
-  Status s =
-      compile("shim.cc", {"-O2", "-isystem", include, "-isystem", ffi_include},
-              /*user_code=*/false);
-  if (!s.ok()) return s;
-  // The CUDA target: the embedded binaries; the shim dlopens libcuda.
-  const bool cuda = build.sources.count("cuda_images.cc") > 0;
-  if (cuda) {
-    s = compile("cuda_images.cc", {"-O0", "-isystem", include},
-                /*user_code=*/false);
-    if (!s.ok()) return s;
   }
 
   // --no-undefined: a kernel calling a function nobody defines (say, one
   // that exists only on the GPU) fails here, not when Python loads the
   // library.
+  Progress::Stage link_stage(build.progress, "link",
+                             std::string(llvm::sys::path::filename(
+                                 build.library_path)));
   std::vector<std::string> link = {"-shared",          "-o",
                                    build.library_path, "-Wl,--build-id=sha1",
                                    "-Wl,-O1",          "-Wl,--no-undefined"};
   link.insert(link.end(), objects.begin(), objects.end());
   if (cuda) link.push_back("-ldl");
-  RunResult r = RunCompiler(tc, link, log);
+  RunResult r = RunCompiler(tc, link, work + "/link.log");
   if (r.code < 0)
     return Error::Internal(fmt::format("cannot run {}: {}", tc.cxx, r.error));
   if (r.code != 0)
@@ -217,6 +248,7 @@ Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build) {
         "linking the kernels for the CPU failed (a function the kernels call "
         "is not defined for the CPU?):\n{}",
         r.output));
+  link_stage.Done();
   return Status();
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "compiler/backends/in_process_clang.h"
+#include "compiler/util/progress.h"
 #include "compiler/util/status.h"
 
 namespace kernelc::backends {
@@ -57,6 +58,8 @@ struct HostBuild {
   // the headers they include outside kernelc's own and the system's),
   // absolute, sorted, from the compiler's dependency output.
   std::vector<std::string>* dependencies = nullptr;
+  // When set, receives a stage for each compile and the link.
+  Progress* progress = nullptr;
 };
 
 // Writes kernelc's headers and the generated sources under work_dir,

@@ -45,7 +45,8 @@ Result<model::Module> ReadSpecs(const std::vector<std::string>& specs,
 
 // The model of the sources, without the checks of its text.
 Result<model::Module> ReadModule(const Options& o, Diagnostics& diagnostics,
-                                 std::vector<std::string>* dependencies) {
+                                 std::vector<std::string>* dependencies,
+                                 Progress* progress) {
   std::vector<std::string> json_specs, cpp_sources;
   for (const std::string& s : o.sources)
     (llvm::StringRef(s).ends_with(".json") ? json_specs : cpp_sources)
@@ -61,7 +62,9 @@ Result<model::Module> ReadModule(const Options& o, Diagnostics& diagnostics,
   frontend::Options fo = FrontendOptions(o);
   fo.dependencies = dependencies;
   std::string rendered;
+  Progress::Stage stage(progress, "frontend", fmt::format("{}", fmt::join(cpp_sources, ", ")));
   Result<model::Module> m = frontend::ParseSources(cpp_sources, fo, &rendered);
+  if (m.ok()) stage.Done();
   diagnostics.AddRendered(rendered);
   if (!m.ok() && m.error().kind == ErrorKind::kUser)
     return diagnostics.Reported(m.error());
@@ -73,9 +76,10 @@ Result<model::Module> ReadModule(const Options& o, Diagnostics& diagnostics,
 Result<sema::ModulePlan> Analyze(const Options& o, const TargetUnits* units,
                                  model::Module* module,
                                  Diagnostics& diagnostics,
-                                 std::vector<std::string>* dependencies) {
+                                 std::vector<std::string>* dependencies,
+                                 Progress* progress) {
   if (Status s = RequireUtf8(o.sources); !s.ok()) return s.error();
-  Result<model::Module> m = ReadModule(o, diagnostics, dependencies);
+  Result<model::Module> m = ReadModule(o, diagnostics, dependencies, progress);
   if (!m.ok()) return m.error();
   if (Status s = RequireUtf8(m.value()); !s.ok()) return s.error();
   *module = std::move(m).value();

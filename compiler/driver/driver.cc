@@ -99,7 +99,8 @@ void StoreInCache(const cache::BuildCache& build_cache, const std::string& key,
 }
 
 Result<BuildResult> BuildPackage(const Options& options,
-                                 Diagnostics& diagnostics) {
+                                 Diagnostics& diagnostics,
+                                 Progress* progress) {
   Result<Options> resolved = Resolve(options);
   if (!resolved.ok()) return resolved.error();
   const Options& o = resolved.value();
@@ -110,6 +111,7 @@ Result<BuildResult> BuildPackage(const Options& options,
 
   std::optional<cache::BuildCache> build_cache;
   std::string cache_key;
+  Progress::Stage cache_stage(progress, "build cache", "hit");
   if (!o.no_cache) {
     std::string dir =
         o.cache_dir.empty() ? cache::DefaultDirectory() : o.cache_dir;
@@ -125,6 +127,7 @@ Result<BuildResult> BuildPackage(const Options& options,
           if (!s.ok()) return s.error();
           result.library = library;
           result.cache_hit = true;
+          cache_stage.Done();
           return result;
         }
       }
@@ -134,8 +137,9 @@ Result<BuildResult> BuildPackage(const Options& options,
   // The files Clang's frontend read: the sources and their headers, which
   // the targets' compilers read too.
   std::vector<std::string> frontend_dependencies;
-  Result<Generated> generated = Generate(
-      o, units, diagnostics, build_cache ? &frontend_dependencies : nullptr);
+  Result<Generated> generated =
+      Generate(o, units, diagnostics,
+               build_cache ? &frontend_dependencies : nullptr, progress);
   if (!generated.ok()) return generated.error();
   const Generated& g = generated.value();
   Result<backends::HostToolchain> tc = backends::FindHostToolchain();
@@ -169,6 +173,7 @@ Result<BuildResult> BuildPackage(const Options& options,
   }
   std::vector<std::string> dependencies;
   if (build_cache) hb.dependencies = &dependencies;
+  hb.progress = progress;
   if (Status s = backends::BuildHostLibrary(tc.value(), hb); !s.ok())
     return s.error();
   cache::Files files = g.output.package;
@@ -251,7 +256,8 @@ Result<int64_t> WheelTimestamp() {
   return static_cast<int64_t>(v);
 }
 
-Result<WheelResult> MakeWheel(const Options& o, Diagnostics& diagnostics) {
+Result<WheelResult> MakeWheel(const Options& o, Diagnostics& diagnostics,
+                              Progress* progress) {
   Result<int64_t> mtime = WheelTimestamp();
   if (!mtime.ok()) return mtime.error();
   WheelResult result;
@@ -267,7 +273,7 @@ Result<WheelResult> MakeWheel(const Options& o, Diagnostics& diagnostics) {
           fmt::format("cannot create a scratch directory: {}", ec.message()));
     Options b = o;
     b.out_dir = scratch.path();
-    Result<BuildResult> built = BuildPackage(b, diagnostics);
+    Result<BuildResult> built = BuildPackage(b, diagnostics, progress);
     if (!built.ok()) return built.error();
     package_dir = built.value().package_dir;
     result.build = std::move(built).value();
@@ -289,8 +295,9 @@ Result<WheelResult> MakeWheel(const Options& o, Diagnostics& diagnostics) {
 
 }  // namespace
 
-Result<BuildResult> Build(const Options& o, Diagnostics& diagnostics) {
-  return diagnostics.Finish(BuildPackage(o, diagnostics));
+Result<BuildResult> Build(const Options& o, Diagnostics& diagnostics,
+                          Progress* progress) {
+  return diagnostics.Finish(BuildPackage(o, diagnostics, progress));
 }
 
 Result<EmitResult> Emit(const Options& o, Diagnostics& diagnostics) {
@@ -301,8 +308,9 @@ Result<InspectResult> Inspect(const Options& o, Diagnostics& diagnostics) {
   return diagnostics.Finish(InspectSources(o, diagnostics));
 }
 
-Result<WheelResult> Wheel(const Options& o, Diagnostics& diagnostics) {
-  return diagnostics.Finish(MakeWheel(o, diagnostics));
+Result<WheelResult> Wheel(const Options& o, Diagnostics& diagnostics,
+                          Progress* progress) {
+  return diagnostics.Finish(MakeWheel(o, diagnostics, progress));
 }
 
 std::string VersionText() {

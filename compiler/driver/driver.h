@@ -12,6 +12,7 @@
 
 #include "compiler/driver/diagnostics.h"
 #include "compiler/driver/options.h"
+#include "compiler/util/progress.h"
 #include "compiler/util/status.h"
 
 namespace kernelc::driver {
@@ -30,8 +31,11 @@ struct BuildResult {
 // `kernelc build`: compiles o.sources into the Python package
 // o.out_dir/PKG, through the build cache unless o.no_cache. Everything is
 // built in a scratch directory beside the package, which is gone when this
-// returns; a failed build leaves an earlier package as it was.
-Result<BuildResult> Build(const Options& o, Diagnostics& diagnostics);
+// returns; a failed build leaves an earlier package as it was. When set,
+// `progress` receives each stage as it finishes: the frontend, NVRTC for
+// each architecture, each host compile and the link, or the cache hit.
+Result<BuildResult> Build(const Options& o, Diagnostics& diagnostics,
+                          Progress* progress = nullptr);
 
 struct EmitResult {
   std::string content_hash;
@@ -63,9 +67,11 @@ struct WheelResult {
 };
 
 // `kernelc wheel`: a wheel (PEP 427) of a built package directory, or of
-// o.sources built first (through Build, with the same options).
-// Reproducible: entries are dated $SOURCE_DATE_EPOCH, else 1980-01-01.
-Result<WheelResult> Wheel(const Options& o, Diagnostics& diagnostics);
+// o.sources built first (through Build, with the same options and
+// `progress`). Reproducible: entries are dated $SOURCE_DATE_EPOCH, else
+// 1980-01-01.
+Result<WheelResult> Wheel(const Options& o, Diagnostics& diagnostics,
+                          Progress* progress = nullptr);
 
 // `kernelc --version`: kernelc's version, then the NVRTC that the cuda
 // target would use (version and path) or why there is none.

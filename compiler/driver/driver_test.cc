@@ -5,6 +5,8 @@
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <utility>
 
 #include "compiler/backends/nvrtc_backend.h"
 #include "compiler/driver/test_sources.h"
@@ -95,6 +97,52 @@ TEST_CASE(
   REQUIRE(rebuilt.ok());
   CHECK_FALSE(rebuilt.value().cache_hit);
   CHECK(Contents(uncached.out_dir) == Contents(o.out_dir));
+}
+
+TEST_CASE(
+    "Build reports its stages as they finish: the frontend, each host "
+    "compile and the link, or the cache hit") {
+  TempDir t;
+  std::string src = t.WriteSaxpy();
+  Options o = SaxpyOptions(t, src);
+  std::vector<ProgressEvent> events;
+  Progress progress([&](const ProgressEvent& e) { events.push_back(e); });
+  Diagnostics d;
+  Result<BuildResult> r = Build(o, d, &progress);
+  INFO(d.text());
+  REQUIRE(r.ok());
+  std::multiset<std::pair<std::string, std::string>> stages;
+  for (const ProgressEvent& e : events) {
+    CHECK(e.seconds >= 0);
+    stages.insert({e.stage, e.detail});
+  }
+  CHECK(stages == std::multiset<std::pair<std::string, std::string>>{
+                      {"frontend", src},
+                      {"host compile", src},
+                      {"host compile", "XLA FFI shim"},
+                      {"link", r.value().library}});
+  // The frontend comes first and the link last; the compiles run at the
+  // same time.
+  REQUIRE(events.size() == 4);
+  CHECK(events.front().stage == "frontend");
+  CHECK(events.back().stage == "link");
+
+  events.clear();
+  REQUIRE(Build(o, d, &progress).value().cache_hit);
+  REQUIRE(events.size() == 1);
+  CHECK(events[0].stage == "build cache");
+  CHECK(events[0].detail == "hit");
+
+  // A build that fails reports the stages that finished, not the one that
+  // failed.
+  std::string text = testing::kSaxpy;
+  text.insert(text.find('\n') + 1, "__device__ float gpu_only(float);\n");
+  text.replace(text.find("SCALE * a"), sizeof("SCALE") - 1, "gpu_only(SCALE)");
+  t.Write("src/saxpy.cu", text);
+  events.clear();
+  REQUIRE_FALSE(Build(o, d, &progress).ok());
+  REQUIRE_FALSE(events.empty());
+  for (const ProgressEvent& e : events) CHECK(e.stage != "link");
 }
 
 TEST_CASE(

@@ -32,10 +32,11 @@ targets::BuildSettings TargetSettings(const Options& o) {
 
 Result<Generated> Generate(const Options& o, TargetUnits& units,
                            Diagnostics& diagnostics,
-                           std::vector<std::string>* dependencies) {
+                           std::vector<std::string>* dependencies,
+                           Progress* progress) {
   Generated g;
   Result<sema::ModulePlan> plan =
-      Analyze(o, &units, &g.module, diagnostics, dependencies);
+      Analyze(o, &units, &g.module, diagnostics, dependencies, progress);
   if (!plan.ok()) return plan.error();
   model::BuildInfo& info = g.info;
   info.version = kVersion;
@@ -44,6 +45,7 @@ Result<Generated> Generate(const Options& o, TargetUnits& units,
   info.jaxlib_floor = kJaxlibFloor;
   info.targets = o.targets;
   targets::BuildSettings settings = TargetSettings(o);
+  settings.progress = progress;
   for (std::unique_ptr<targets::TargetUnit>& unit : units) {
     diag::DiagnosticSink diags;
     Status s = unit->CompileKernels(g.module, settings, &info, diags);

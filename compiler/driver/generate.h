@@ -31,10 +31,12 @@ targets::BuildSettings TargetSettings(const Options& o);
 // before emission (cuda), names the package's files, computes the content
 // hash and emits. `o` as resolved (ResolvePackageName, CheckOptions);
 // `units` those of o.targets. For C++ sources, `dependencies` (when set)
-// receives the files Clang's frontend read.
+// receives the files Clang's frontend read. `progress` (when set) receives
+// the stages: the frontend, each target's compiles.
 Result<Generated> Generate(const Options& o, TargetUnits& units,
                            Diagnostics& diagnostics,
-                           std::vector<std::string>* dependencies = nullptr);
+                           std::vector<std::string>* dependencies = nullptr,
+                           Progress* progress = nullptr);
 
 }  // namespace kernelc::driver
 

@@ -46,6 +46,7 @@ Status CudaTarget::CompileKernels(const model::Module& module,
   cb.include_dirs = settings.include_dirs;
   cb.defines = settings.defines;
   cb.fold_program = emit::CudaFoldProgram;
+  cb.progress = settings.progress;
   Result<std::vector<model::CudaBinary>> bins =
       backends::CompileCuda(nvrtc.value(), module, cb, diags);
   if (!bins.ok()) return bins.error();

@@ -18,6 +18,7 @@
 #include "compiler/model/artifacts.h"
 #include "compiler/model/model.h"
 #include "compiler/model/target.h"
+#include "compiler/util/progress.h"
 #include "compiler/util/status.h"
 
 namespace kernelc::targets {
@@ -32,6 +33,8 @@ struct BuildSettings {
   std::string cuda_archs;
   bool use_fast_math = false;
   bool lineinfo = false;
+  // Receives the stages of the compiles, when set.
+  Progress* progress = nullptr;
 };
 
 // Named fields of a digest, in order.
