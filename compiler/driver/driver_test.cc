@@ -100,6 +100,30 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "An edited header gives the library a new name, as an edited source "
+    "does; where the header lies does not") {
+  TempDir t;
+  Options o = SaxpyOptions(t, t.WriteSaxpy());
+  o.no_cache = true;
+  auto library = [](const Options& o) {
+    Diagnostics d;
+    Result<EmitResult> r = Emit(o, d);
+    INFO(d.text());
+    REQUIRE(r.ok());
+    return r.value().content_hash;
+  };
+  const std::string first = library(o);
+  t.Write("src/inc/scale.h", "#define SCALE 2.0f\n");
+  CHECK(library(o) != first);
+  t.Write("src/inc/scale.h", testing::kScaleHeader);
+  CHECK(library(o) == first);
+  // The same source and header elsewhere.
+  Options moved = SaxpyOptions(t, t.WriteSaxpy("moved"));
+  moved.no_cache = true;
+  CHECK(library(moved) == first);
+}
+
+TEST_CASE(
     "Build reports its stages as they finish: the frontend, each host "
     "compile and the link, or the cache hit") {
   TempDir t;

@@ -3,11 +3,13 @@
 #include <llvm/ADT/SmallString.h>
 #include <llvm/Support/FileSystem.h>
 
+#include <set>
 #include <utility>
 
 #include "compiler/driver/analyze.h"
 #include "compiler/driver/identity.h"
 #include "compiler/driver/output_names.h"
+#include "compiler/driver/paths.h"
 #include "compiler/driver/version.h"
 
 namespace kernelc::driver {
@@ -35,9 +37,18 @@ Result<Generated> Generate(const Options& o, TargetUnits& units,
                            std::vector<std::string>* dependencies,
                            Progress* progress) {
   Generated g;
+  // The files the frontend read: the sources, and the headers that the
+  // content hash holds too.
+  std::vector<std::string> read;
   Result<sema::ModulePlan> plan =
-      Analyze(o, &units, &g.module, diagnostics, dependencies, progress);
+      Analyze(o, &units, &g.module, diagnostics, &read, progress);
   if (!plan.ok()) return plan.error();
+  std::set<std::string> sources;
+  for (const std::string& s : g.module.sources) sources.insert(Absolute(s));
+  std::vector<std::string> headers;
+  for (const std::string& f : read)
+    if (!sources.count(Absolute(f))) headers.push_back(f);
+  if (dependencies != nullptr) *dependencies = std::move(read);
   model::BuildInfo& info = g.info;
   info.version = kVersion;
   info.package = o.name;
@@ -60,7 +71,8 @@ Result<Generated> Generate(const Options& o, TargetUnits& units,
   for (model::CudaBinary& b : info.cuda_binaries)
     b.source = names.Name(b.source);
   info.content_hash =
-      ContentHash(o, {&g.module, &g.source_paths, &names, &info}, units);
+      ContentHash(o, {&g.module, &g.source_paths, &names, &info, &headers},
+                  units);
   Result<emit::Output> out = emit::EmitPackage(plan.value(), info);
   if (!out.ok()) return out.error();
   g.output = std::move(out).value();
