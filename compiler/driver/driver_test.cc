@@ -36,6 +36,15 @@ std::map<std::string, std::string> Contents(const std::string& dir) {
   return contents;
 }
 
+// saxpy.cu calling a function that only the GPU has: it compiles for the
+// CPU, and fails to link.
+std::string UnlinkableSaxpy() {
+  std::string text = testing::kSaxpy;
+  text.insert(text.find('\n') + 1, "__device__ float gpu_only(float);\n");
+  text.replace(text.find("SCALE * a"), sizeof("SCALE") - 1, "gpu_only(SCALE)");
+  return text;
+}
+
 bool HaveNvrtc() {
   Result<backends::Nvrtc> nvrtc = backends::FindNvrtc();
   if (!nvrtc.ok())
@@ -159,10 +168,7 @@ TEST_CASE(
 
   // A build that fails reports the stages that finished, not the one that
   // failed.
-  std::string text = testing::kSaxpy;
-  text.insert(text.find('\n') + 1, "__device__ float gpu_only(float);\n");
-  text.replace(text.find("SCALE * a"), sizeof("SCALE") - 1, "gpu_only(SCALE)");
-  t.Write("src/saxpy.cu", text);
+  t.Write("src/saxpy.cu", UnlinkableSaxpy());
   events.clear();
   REQUIRE_FALSE(Build(o, d, &progress).ok());
   REQUIRE_FALSE(events.empty());
@@ -202,11 +208,7 @@ TEST_CASE(
             "1 error generated.\n");
   }
   SECTION("a kernel that the CPU cannot link, after the compile started") {
-    std::string text = testing::kSaxpy;
-    text.insert(text.find('\n') + 1, "__device__ float gpu_only(float);\n");
-    text.replace(text.find("SCALE * a"), sizeof("SCALE") - 1,
-                 "gpu_only(SCALE)");
-    t.Write("src/saxpy.cu", text);
+    t.Write("src/saxpy.cu", UnlinkableSaxpy());
     Diagnostics failed;
     Result<BuildResult> r = Build(o, failed);
     INFO(failed.text());
