@@ -26,12 +26,12 @@
 #include <deque>
 #include <exception>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <variant>
 #include <vector>
-#include <nlohmann/json.hpp>
 
 #include "compiler/driver/diagnostics.h"
 #include "compiler/driver/driver.h"
@@ -94,15 +94,17 @@ struct Reporting {
 std::unique_ptr<Progress> MakeProgress(const Reporting& r) {
   if (r.quiet || !(r.verbose || isatty(fileno(stderr)))) return nullptr;
   return std::make_unique<Progress>([](const ProgressEvent& e) {
-    fmt::print(stderr, "kernelc: {:<13} {:<28} {:6.2f} s\n", e.stage,
-               e.detail, e.seconds);
+    fmt::print(stderr, "kernelc: {:<13} {:<28} {:6.2f} s\n", e.stage, e.detail,
+               e.seconds);
     std::fflush(stderr);
   });
 }
 
 nlohmann::json ToJson(const driver::BuildResult& r) {
-  return {{"package", r.package},   {"package_dir", r.package_dir},
-          {"library", r.library},   {"cache_hit", r.cache_hit},
+  return {{"package", r.package},
+          {"package_dir", r.package_dir},
+          {"library", r.library},
+          {"cache_hit", r.cache_hit},
           {"written", r.written}};
 }
 nlohmann::json ToJson(const driver::WheelResult& r) {
@@ -126,9 +128,8 @@ int ExitCode(const Error& error) {
 //   {"ok": false, "error": {"kind": "user"|"internal", "message": ...},
 //    "diagnostics": "..."}
 template <typename T, typename Print>
-int Finish(const Reporting& reporting,
-           const driver::Diagnostics& diagnostics, const Result<T>& result,
-           Print print) {
+int Finish(const Reporting& reporting, const driver::Diagnostics& diagnostics,
+           const Result<T>& result, Print print) {
   if (reporting.json) {
     nlohmann::json j = {{"ok", result.ok()},
                         {"diagnostics", diagnostics.text()}};
@@ -225,8 +226,9 @@ int Main(int argc, char** argv) {
     return kOk;
   }
   if (app.get_subcommands().empty()) {
-    fmt::print(stderr, "kernelc: error: a command is required (build, wheel, "
-                       "inspect or emit; see --help)\n");
+    fmt::print(stderr,
+               "kernelc: error: a command is required (build, wheel, "
+               "inspect or emit; see --help)\n");
     return kUserError;
   }
   for (const TextOption& text : texts) {
@@ -246,15 +248,13 @@ int Main(int argc, char** argv) {
     return Finish(reporting, diagnostics, driver::Build(o, diagnostics, p),
                   nothing);
   if (subcommands[1].app->parsed())
-    return Finish(reporting, diagnostics, driver::Wheel(o, diagnostics, p),
-                  [](const driver::WheelResult& r) {
-                    fmt::print("{}\n", r.path);
-                  });
+    return Finish(
+        reporting, diagnostics, driver::Wheel(o, diagnostics, p),
+        [](const driver::WheelResult& r) { fmt::print("{}\n", r.path); });
   if (subcommands[2].app->parsed())
-    return Finish(reporting, diagnostics, driver::Inspect(o, diagnostics),
-                  [](const driver::InspectResult& r) {
-                    fmt::print("{}", r.json);
-                  });
+    return Finish(
+        reporting, diagnostics, driver::Inspect(o, diagnostics),
+        [](const driver::InspectResult& r) { fmt::print("{}", r.json); });
   return Finish(reporting, diagnostics, driver::Emit(o, diagnostics), nothing);
 }
 

@@ -132,7 +132,7 @@ Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build) {
   // the shim, and for the cuda target the embedded binaries (the shim
   // dlopens libcuda).
   struct Compile {
-    std::string src;  // under work_dir
+    std::string src;   // under work_dir
     std::string what;  // how the progress names it
     std::vector<std::string> flags;
     bool user_code = false;  // its failures are the user's to fix
@@ -165,7 +165,8 @@ Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build) {
     }
     compiles.push_back(std::move(c));
   }
-  compiles.push_back({"shim.cc", "XLA FFI shim",
+  compiles.push_back({"shim.cc",
+                      "XLA FFI shim",
                       {"-O2", "-isystem", include, "-isystem", ffi_include}});
   const bool cuda = build.sources.count("cuda_images.cc") > 0;
   if (cuda)
@@ -176,7 +177,8 @@ Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build) {
   // the XLA FFI headers, takes longer than a kernel source.
   std::vector<Status> results(compiles.size());
   std::vector<std::string> objects;
-  for (const Compile& c : compiles) objects.push_back(work + "/" + c.src + ".o");
+  for (const Compile& c : compiles)
+    objects.push_back(work + "/" + c.src + ".o");
   auto run = [&](size_t i) {
     const Compile& c = compiles[i];
     Progress::Stage stage(build.progress, "host compile", c.what);
@@ -232,9 +234,9 @@ Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build) {
   // --no-undefined: a kernel calling a function nobody defines (say, one
   // that exists only on the GPU) fails here, not when Python loads the
   // library.
-  Progress::Stage link_stage(build.progress, "link",
-                             std::string(llvm::sys::path::filename(
-                                 build.library_path)));
+  Progress::Stage link_stage(
+      build.progress, "link",
+      std::string(llvm::sys::path::filename(build.library_path)));
   std::vector<std::string> link = {"-shared",          "-o",
                                    build.library_path, "-Wl,--build-id=sha1",
                                    "-Wl,-O1",          "-Wl,--no-undefined"};

@@ -112,8 +112,7 @@ bool RunCompile(const llvm::opt::ArgStringList& cc1_args,
   if (!clang::CompilerInvocation::CreateFromArgs(
           *invocation, llvm::ArrayRef(cc1_args).drop_front(), parse_diags))
     return false;
-  if (invocation->getFrontendOpts().ProgramAction !=
-      clang::frontend::EmitObj) {
+  if (invocation->getFrontendOpts().ProgramAction != clang::frontend::EmitObj) {
     os << "kernelc: in-process Clang runs compiles to objects only\n";
     return false;
   }
@@ -196,10 +195,10 @@ ToolRun RunClangInProcess(const ClangRoot& root,
   InitializeCodeGen();
   ToolRun run;
   llvm::raw_string_ostream os(run.output);
-  std::vector<std::string> all = {
-      root.clang, "--no-default-config", "-resource-dir", root.resource_dir,
-      // Diagnostics go into a string.
-      "-fno-color-diagnostics"};
+  std::vector<std::string> all = {root.clang, "--no-default-config",
+                                  "-resource-dir", root.resource_dir,
+                                  // Diagnostics go into a string.
+                                  "-fno-color-diagnostics"};
   if (!root.sysroot.empty()) all.push_back("--sysroot=" + root.sysroot);
   all.insert(all.end(), args.begin(), args.end());
   std::vector<const char*> argv;
@@ -225,8 +224,7 @@ ToolRun RunClangInProcess(const ClangRoot& root,
     bool ok = false;
     if (job.getCreator().isLinkJob()) {
       ok = RunLink(job_args, root, os);
-    } else if (!job_args.empty() &&
-               llvm::StringRef(job_args[0]) == "-cc1") {
+    } else if (!job_args.empty() && llvm::StringRef(job_args[0]) == "-cc1") {
       ok = RunCompile(job_args, os);
     } else {
       os << fmt::format("kernelc: in-process Clang cannot run the {} step\n",

@@ -62,7 +62,8 @@ Result<model::Module> ReadModule(const Options& o, Diagnostics& diagnostics,
   frontend::Options fo = FrontendOptions(o);
   fo.dependencies = dependencies;
   std::string rendered;
-  Progress::Stage stage(progress, "frontend", fmt::format("{}", fmt::join(cpp_sources, ", ")));
+  Progress::Stage stage(progress, "frontend",
+                        fmt::format("{}", fmt::join(cpp_sources, ", ")));
   Result<model::Module> m = frontend::ParseSources(cpp_sources, fo, &rendered);
   if (m.ok()) stage.Done();
   diagnostics.AddRendered(rendered);

@@ -99,8 +99,7 @@ void StoreInCache(const cache::BuildCache& build_cache, const std::string& key,
 }
 
 Result<BuildResult> BuildPackage(const Options& options,
-                                 Diagnostics& diagnostics,
-                                 Progress* progress) {
+                                 Diagnostics& diagnostics, Progress* progress) {
   Result<Options> resolved = Resolve(options);
   if (!resolved.ok()) return resolved.error();
   const Options& o = resolved.value();

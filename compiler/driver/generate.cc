@@ -96,9 +96,8 @@ Result<Generated> Generate(const Options& o, TargetUnits& units,
   model::ForEachPath(g.module, [&names](std::string& p) { p = names.Name(p); });
   for (model::CudaBinary& b : info.cuda_binaries)
     b.source = names.Name(b.source);
-  info.content_hash =
-      ContentHash(o, {&g.module, &g.source_paths, &names, &info, &headers},
-                  units);
+  info.content_hash = ContentHash(
+      o, {&g.module, &g.source_paths, &names, &info, &headers}, units);
   Result<emit::Output> out = EmitPackage(plan.value(), info, units);
   if (!out.ok()) return out.error();
   g.output = std::move(out).value();

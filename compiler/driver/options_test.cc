@@ -149,8 +149,7 @@ TEST_CASE("The option table as JSON describes every option") {
   CHECK(by_keyword["target"]["kind"] == "targets");
   CHECK(by_keyword["target"]["needs"].is_null());
   CHECK(by_keyword["sources"]["required"] == true);
-  CHECK(by_keyword["version"]["commands"] ==
-        nlohmann::json::array({"wheel"}));
+  CHECK(by_keyword["version"]["commands"] == nlohmann::json::array({"wheel"}));
   CHECK(by_keyword["no_cache"]["commands"] ==
         nlohmann::json::array({"build", "wheel"}));
 }

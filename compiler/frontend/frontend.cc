@@ -1573,7 +1573,8 @@ Result<model::Module> ParseSources(const std::vector<std::string>& sources,
                  // Warnings are the backends' to report, when they
                  // compile the source.
                  "-w"});
-    if (!options.sysroot.empty()) args.push_back("--sysroot=" + options.sysroot);
+    if (!options.sysroot.empty())
+      args.push_back("--sysroot=" + options.sysroot);
     // kernelc's headers come first, as -I (which Clang searches before any
     // -isystem): read as the CPU sees it, a source's <cuda_fp16.h> is
     // kernelc's stand-in even when -I names the CUDA toolkit's include

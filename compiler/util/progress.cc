@@ -18,9 +18,9 @@ Progress::Stage::Stage(Progress* progress, std::string stage,
 
 void Progress::Stage::Done() {
   if (progress_ == nullptr) return;
-  event_.seconds = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - start_)
-                       .count();
+  event_.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_)
+          .count();
   progress_->Report(std::move(event_));
   progress_ = nullptr;
 }

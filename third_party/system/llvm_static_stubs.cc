@@ -18,12 +18,12 @@ llvm::PassPluginLibraryInfo getPollyPluginInfo() {
 // machine it runs on (x86-64) only: the other targets' initializers do
 // nothing, so that the link leaves their code generators out (more than a
 // third of the executable).
-#define KERNELC_NO_TARGET(T)                                  \
-  extern "C" void LLVMInitialize##T##TargetInfo() {}          \
-  extern "C" void LLVMInitialize##T##Target() {}              \
-  extern "C" void LLVMInitialize##T##TargetMC() {}            \
-  extern "C" void LLVMInitialize##T##AsmPrinter() {}          \
-  extern "C" void LLVMInitialize##T##AsmParser() {}           \
+#define KERNELC_NO_TARGET(T)                         \
+  extern "C" void LLVMInitialize##T##TargetInfo() {} \
+  extern "C" void LLVMInitialize##T##Target() {}     \
+  extern "C" void LLVMInitialize##T##TargetMC() {}   \
+  extern "C" void LLVMInitialize##T##AsmPrinter() {} \
+  extern "C" void LLVMInitialize##T##AsmParser() {}  \
   extern "C" void LLVMInitialize##T##Disassembler() {}
 
 KERNELC_NO_TARGET(AArch64)
