@@ -18,6 +18,10 @@
 // line, prints what a pipeline reports and returns, and maps its result to
 // the exit code: 0 success, 1 errors in the user's input (diagnostics
 // printed), 2 internal or toolchain failures.
+//
+// One diagnostics engine per run collects what the command line and the
+// pipeline report; it is printed once, at the end: to stderr, or with
+// --json into the result's object.
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -25,6 +29,7 @@
 #include <cstdio>
 #include <deque>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -33,7 +38,7 @@
 #include <variant>
 #include <vector>
 
-#include "compiler/driver/diagnostics.h"
+#include "compiler/diag/engine.h"
 #include "compiler/driver/driver.h"
 #include "compiler/driver/options.h"
 #include "compiler/util/progress.h"
@@ -118,43 +123,44 @@ nlohmann::json ToJson(const driver::EmitResult& r) {
   return {{"content_hash", r.content_hash}, {"written", r.written}};
 }
 
-int ExitCode(const Error& error) {
-  return error.kind == ErrorKind::kUser ? kUserError : kInternalError;
-}
-
-// Prints a command's outcome: the diagnostics on stderr and `print` of the
-// result on stdout, or with --json one object on stdout:
+// Prints a command's outcome: what was reported, then the internal error a
+// pipeline stopped at, on stderr, and on success `print` of the result on
+// stdout; or with --json one object on stdout:
 //   {"ok": true, "result": {...}, "diagnostics": "..."}
 //   {"ok": false, "error": {"kind": "user"|"internal", "message": ...},
 //    "diagnostics": "..."}
-template <typename T, typename Print>
-int Finish(const Reporting& reporting, const driver::Diagnostics& diagnostics,
-           const Result<T>& result, Print print) {
+// Returns the exit code.
+int Finish(const Reporting& reporting, const diag::DiagnosticEngine& diags,
+           const Status& status, const nlohmann::json& result = nullptr,
+           const std::function<void()>& print = nullptr) {
+  const bool internal =
+      !status.ok() && status.error().kind == ErrorKind::kInternal;
+  std::string text = diags.Render();
+  if (internal)
+    text +=
+        fmt::format("kernelc: internal error: {}\n", status.error().message);
   if (reporting.json) {
-    nlohmann::json j = {{"ok", result.ok()},
-                        {"diagnostics", diagnostics.text()}};
-    if (result.ok())
-      j["result"] = ToJson(result.value());
+    nlohmann::json j = {{"ok", status.ok()}, {"diagnostics", text}};
+    if (status.ok())
+      j["result"] = result;
     else
-      j["error"] = {
-          {"kind",
-           result.error().kind == ErrorKind::kUser ? "user" : "internal"},
-          {"message", result.error().message}};
+      j["error"] = {{"kind", internal ? "internal" : "user"},
+                    {"message", status.error().message}};
     fmt::print("{}\n", j.dump());
   } else {
-    fmt::print(stderr, "{}", diagnostics.text());
-    if (result.ok()) print(result.value());
+    fmt::print(stderr, "{}", text);
+    if (status.ok() && print) print();
   }
-  return result.ok() ? kOk : ExitCode(result.error());
+  if (status.ok()) return kOk;
+  return internal ? kInternalError : kUserError;
 }
 
-// An error before a pipeline runs (a --target that does not parse), as
-// Finish reports one.
-int UsageError(const Reporting& reporting, const std::string& message) {
-  driver::Diagnostics diagnostics;
-  Result<driver::BuildResult> error = Error::User(message);
-  return Finish(reporting, diagnostics, diagnostics.Finish(error),
-                [](const auto&) {});
+template <typename T, typename Print>
+int Finish(const Reporting& reporting, const diag::DiagnosticEngine& diags,
+           const Result<T>& result, Print print) {
+  if (!result.ok()) return Finish(reporting, diags, result.status());
+  return Finish(reporting, diags, Status(), ToJson(result.value()),
+                [&] { print(result.value()); });
 }
 
 int Main(int argc, char** argv) {
@@ -181,6 +187,7 @@ int Main(int argc, char** argv) {
        "write the generated sources (package/ and build/) to DIR without "
        "compiling them"},
   };
+  diag::DiagnosticEngine diags(diag::ReadSourceFile);
   driver::Options o;
   std::deque<TextOption> texts;
   Reporting reporting;
@@ -204,11 +211,8 @@ int Main(int argc, char** argv) {
     for (const Subcommand& sub : subcommands)
       known = known || std::string_view(argv[1]) == sub.name;
     if (!known) {
-      fmt::print(stderr,
-                 "kernelc: error: unknown command '{}' (expected build, "
-                 "wheel, inspect or emit; see --help)\n",
-                 argv[1]);
-      return kUserError;
+      diags.Report<diag::Id::kUnknownCommand>({}, argv[1]);
+      return Finish(Reporting(), diags, Error::Reported());
     }
   }
   try {
@@ -226,36 +230,32 @@ int Main(int argc, char** argv) {
     return kOk;
   }
   if (app.get_subcommands().empty()) {
-    fmt::print(stderr,
-               "kernelc: error: a command is required (build, wheel, "
-               "inspect or emit; see --help)\n");
-    return kUserError;
+    diags.Report<diag::Id::kNoCommand>({});
+    return Finish(Reporting(), diags, Error::Reported());
   }
   for (const TextOption& text : texts) {
     if (text.option->count() == 0) continue;
     Result<std::vector<model::Target>> targets =
-        driver::ParseTargets(text.text);
-    if (!targets.ok()) return UsageError(reporting, targets.error().message);
+        driver::ParseTargets(text.text, diags);
+    if (!targets.ok()) return Finish(reporting, diags, targets.status());
     o.*std::get<std::vector<model::Target> driver::Options::*>(
            text.spec->member) = std::move(targets).value();
   }
 
-  driver::Diagnostics diagnostics;
   std::unique_ptr<Progress> progress = MakeProgress(reporting);
   Progress* p = progress.get();
   auto nothing = [](const auto&) {};
   if (subcommands[0].app->parsed())
-    return Finish(reporting, diagnostics, driver::Build(o, diagnostics, p),
-                  nothing);
+    return Finish(reporting, diags, driver::Build(o, diags, p), nothing);
   if (subcommands[1].app->parsed())
     return Finish(
-        reporting, diagnostics, driver::Wheel(o, diagnostics, p),
+        reporting, diags, driver::Wheel(o, diags, p),
         [](const driver::WheelResult& r) { fmt::print("{}\n", r.path); });
   if (subcommands[2].app->parsed())
     return Finish(
-        reporting, diagnostics, driver::Inspect(o, diagnostics),
+        reporting, diags, driver::Inspect(o, diags),
         [](const driver::InspectResult& r) { fmt::print("{}", r.json); });
-  return Finish(reporting, diagnostics, driver::Emit(o, diagnostics), nothing);
+  return Finish(reporting, diags, driver::Emit(o, diags), nothing);
 }
 
 }  // namespace

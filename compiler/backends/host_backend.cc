@@ -99,7 +99,8 @@ std::string HostCompilerFile() {
   return root.manifest.empty() ? "/proc/self/exe" : root.manifest;
 }
 
-Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build) {
+Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build,
+                        diag::DiagnosticEngine& diags) {
   const std::string& work = build.work_dir;
   std::string include = work + "/include";
   std::string host_include = work + "/host_include";
@@ -174,8 +175,15 @@ Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build) {
         {"cuda_images.cc", "CUDA binaries", {"-O0", "-isystem", include}});
 
   // They run at the same time, as many as there are cores: the shim, with
-  // the XLA FFI headers, takes longer than a kernel source.
-  std::vector<Status> results(compiles.size());
+  // the XLA FFI headers, takes longer than a kernel source. The engine is
+  // not thread-safe, so a compile only records how it failed; the failures
+  // are reported below, in link order.
+  struct Outcome {
+    Status internal;           // a toolchain failure, or generated code
+    bool user_failed = false;  // a user source that does not compile
+    std::string output;        // the compiler's output when it failed
+  };
+  std::vector<Outcome> outcomes(compiles.size());
   std::vector<std::string> objects;
   for (const Compile& c : compiles)
     objects.push_back(work + "/" + c.src + ".o");
@@ -186,13 +194,16 @@ Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build) {
     args.insert(args.end(), c.flags.begin(), c.flags.end());
     args.insert(args.end(), {"-c", work + "/" + c.src, "-o", objects[i]});
     RunResult r = RunCompiler(tc, args, work + "/" + c.src + ".log");
+    Outcome& out = outcomes[i];
     if (!r.error.empty() && r.code < 0) {
-      results[i] =
+      out.internal =
           Error::Internal(fmt::format("cannot run {}: {}", tc.cxx, r.error));
+    } else if (r.code != 0 && !c.user_code) {
+      out.internal = Error::Internal(
+          fmt::format("compiling {} for the CPU failed:\n{}", c.src, r.output));
     } else if (r.code != 0) {
-      std::string msg =
-          fmt::format("compiling {} for the CPU failed:\n{}", c.src, r.output);
-      results[i] = c.user_code ? Error::User(msg) : Error::Internal(msg);
+      out.user_failed = true;
+      out.output = std::move(r.output);
     } else {
       stage.Done();
     }
@@ -206,9 +217,19 @@ Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build) {
     for (size_t i = 0; i < compiles.size(); ++i) pool.async(run, i);
     pool.wait();
   }
-  // The first failure in link order, whichever finished first.
-  for (const Status& s : results)
-    if (!s.ok()) return s;
+  // Every user source that does not compile is reported, the compiler's
+  // own diagnostics relayed whole, and the build stops at them; a failure
+  // of kernelc's generated code is the result only when they compiled.
+  bool reported = false;
+  for (size_t i = 0; i < compiles.size(); ++i) {
+    if (!outcomes[i].user_failed) continue;
+    diags.Report<diag::Id::kHostCompileFailed>({}, compiles[i].src,
+                                               outcomes[i].output);
+    reported = true;
+  }
+  if (reported) return Error::Reported();
+  for (const Outcome& out : outcomes)
+    if (!out.internal.ok()) return out.internal;
 
   if (build.dependencies) {
     std::set<std::string> dependencies;
@@ -245,11 +266,10 @@ Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build) {
   RunResult r = RunCompiler(tc, link, work + "/link.log");
   if (r.code < 0)
     return Error::Internal(fmt::format("cannot run {}: {}", tc.cxx, r.error));
-  if (r.code != 0)
-    return Error::User(fmt::format(
-        "linking the kernels for the CPU failed (a function the kernels call "
-        "is not defined for the CPU?):\n{}",
-        r.output));
+  if (r.code != 0) {
+    diags.Report<diag::Id::kHostLinkFailed>({}, r.output);
+    return Error::Reported();
+  }
   link_stage.Done();
   return Status();
 }

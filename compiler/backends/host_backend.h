@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "compiler/backends/in_process_clang.h"
+#include "compiler/diag/engine.h"
 #include "compiler/util/progress.h"
 #include "compiler/util/status.h"
 
@@ -63,9 +64,13 @@ struct HostBuild {
 };
 
 // Writes kernelc's headers and the generated sources under work_dir,
-// compiles and links. Compiler output for a failed user source comes back
-// in the error (kUser); a failing toolchain is kInternal.
-Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build);
+// compiles (at the same time, one per core) and links. The compiler's
+// output for each user source that fails to compile, or for kernels that
+// fail to link, is reported to `diags` (Error::Reported()); a failing
+// toolchain, or generated code that does not compile, is an internal
+// error.
+Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build,
+                        diag::DiagnosticEngine& diags);
 
 }  // namespace kernelc::backends
 

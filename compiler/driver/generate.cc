@@ -3,6 +3,7 @@
 #include <llvm/ADT/SmallString.h>
 #include <llvm/Support/FileSystem.h>
 
+#include <map>
 #include <set>
 #include <utility>
 
@@ -12,10 +13,37 @@
 #include "compiler/driver/paths.h"
 #include "compiler/driver/version.h"
 #include "compiler/emit/generators.h"
+#include "compiler/emit/namer.h"
 
 namespace kernelc::driver {
 
 namespace {
+
+// Python names are escaped user names ("lambda" -> "lambda_"), so two user
+// names can meet: a kernel "lambda" beside a kernel "lambda_", or such
+// parameters. Reported, at the second, instead of emitting a function that
+// cannot work.
+Status CheckPythonNames(const sema::ModulePlan& plan,
+                        diag::DiagnosticEngine& diags) {
+  const int errors_before = diags.error_count();
+  std::map<std::string, const model::Kernel*> kernels;
+  for (const sema::KernelPlan& kp : plan.kernels) {
+    const model::Kernel& k = *kp.kernel;
+    auto [it, fresh] = kernels.emplace(emit::Namer::Python(k.name), &k);
+    if (!fresh)
+      diags.Report<diag::Id::kPythonFunctionClash>(k.loc, it->second->name,
+                                                   k.name, it->first);
+    std::map<std::string, const model::Param*> params;
+    for (const model::Param& p : k.params) {
+      auto [pit, pfresh] = params.emplace(emit::Namer::Python(p.name), &p);
+      if (!pfresh)
+        diags.Report<diag::Id::kPythonArgumentClash>(
+            p.loc, pit->second->name, p.name, k.name, pit->first);
+    }
+  }
+  if (diags.error_count() > errors_before) return Error::Reported();
+  return Status();
+}
 
 // Every file of a package comes from one of these generators, run in this
 // order: a new kind of file is one more line here.
@@ -59,7 +87,7 @@ targets::BuildSettings TargetSettings(const Options& o) {
 }
 
 Result<Generated> Generate(const Options& o, TargetUnits& units,
-                           Diagnostics& diagnostics,
+                           diag::DiagnosticEngine& diags,
                            std::vector<std::string>* dependencies,
                            Progress* progress) {
   Generated g;
@@ -67,8 +95,10 @@ Result<Generated> Generate(const Options& o, TargetUnits& units,
   // content hash holds too.
   std::vector<std::string> read;
   Result<sema::ModulePlan> plan =
-      Analyze(o, &units, &g.module, diagnostics, &read, progress);
+      Analyze(o, &units, &g.module, diags, &read, progress);
   if (!plan.ok()) return plan.error();
+  if (Status s = CheckPythonNames(plan.value(), diags); !s.ok())
+    return s.error();
   std::set<std::string> sources;
   for (const std::string& s : g.module.sources) sources.insert(Absolute(s));
   std::vector<std::string> headers;
@@ -84,9 +114,7 @@ Result<Generated> Generate(const Options& o, TargetUnits& units,
   targets::BuildSettings settings = TargetSettings(o);
   settings.progress = progress;
   for (std::unique_ptr<targets::TargetUnit>& unit : units) {
-    diag::DiagnosticSink diags;
     Status s = unit->CompileKernels(plan.value(), settings, &info, diags);
-    diagnostics.Add(diags);
     if (!s.ok()) return s.error();
   }
   // Everything that reads the sources or reports at their paths is done:

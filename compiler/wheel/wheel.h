@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "compiler/diag/engine.h"
 #include "compiler/util/status.h"
 
 namespace kernelc::wheel {
@@ -34,19 +35,24 @@ struct Wheel {
 };
 
 // Reads a package directory that `kernelc build` wrote: every file except
-// caches (__pycache__) and hidden files. A user error when it is not one.
-Result<Files> ReadPackage(const std::string& dir);
+// caches (__pycache__) and hidden files. A directory that is not one is
+// reported to `diags` (Error::Reported()).
+Result<Files> ReadPackage(const std::string& dir,
+                          diag::DiagnosticEngine& diags);
 
 // The wheel of a built package. The package name, the FFI API version and
 // the jaxlib floor come from its kernelc.json manifest; the jax/jaxlib
-// requirement is that floor. A user error for a bad version or a package
-// without a manifest.
-Result<Wheel> MakeWheel(const Files& package, const Options& options);
+// requirement is that floor. A bad version or platform tag, or a package
+// without a manifest or its library, is reported to `diags`
+// (Error::Reported()).
+Result<Wheel> MakeWheel(const Files& package, const Options& options,
+                        diag::DiagnosticEngine& diags);
 
 // Writes the wheel into `dist_dir` (created if missing) through a temporary
-// file and a rename. Returns the wheel's path.
+// file and a rename. Returns the wheel's path; a directory or file that
+// cannot be written is reported to `diags`.
 Result<std::string> WriteWheel(const Wheel& wheel, const std::string& dist_dir,
-                               int64_t mtime);
+                               int64_t mtime, diag::DiagnosticEngine& diags);
 
 // The platform tag of this machine, as pip computes it for a wheel built
 // here and not audited for manylinux: "linux_" + the machine name.

@@ -1,6 +1,7 @@
 #include "compiler/wheel/wheel.h"
 
 #include <catch2/catch.hpp>
+#include <string>
 
 namespace kernelc::wheel {
 namespace {
@@ -25,7 +26,9 @@ TEST_CASE("RecordHash is urlsafe base64 without padding") {
 }
 
 TEST_CASE("MakeWheel names, tags and records the wheel") {
-  Result<Wheel> w = MakeWheel(Package(), Opts());
+  diag::DiagnosticEngine diags;
+  Result<Wheel> w = MakeWheel(Package(), Opts(), diags);
+  CHECK(diags.diagnostics().empty());
   REQUIRE(w.ok());
   REQUIRE(w.value().file_name == "saxpy-1.2.0-py3-none-linux_x86_64.whl");
   std::vector<std::string> names;
@@ -51,19 +54,34 @@ TEST_CASE("MakeWheel names, tags and records the wheel") {
           "saxpy-1.2.0.dist-info/RECORD,,\n");
 }
 
+// What MakeWheel reports about `package`, or "" when it makes a wheel.
+std::string Rejection(const Files& package, const Options& o) {
+  diag::DiagnosticEngine diags;
+  Result<Wheel> w = MakeWheel(package, o, diags);
+  if (w.ok()) return "";
+  CHECK(w.error().kind == ErrorKind::kReported);
+  return diags.Render();
+}
+
 TEST_CASE("MakeWheel rejects bad versions, tags and packages") {
   Options o = Opts();
   o.version = "1.2-beta";
-  REQUIRE(MakeWheel(Package(), o).error().message ==
-          "'1.2-beta' is not a valid version (PEP 440, e.g. 1.2.0)");
+  CHECK(Rejection(Package(), o) ==
+        "kernelc: error: '1.2-beta' is not a valid version (PEP 440, e.g. "
+        "1.2.0)\n");
   o = Opts();
   o.platform = "linux-x86_64";
-  REQUIRE(!MakeWheel(Package(), o).ok());
+  CHECK(Rejection(Package(), o) ==
+        "kernelc: error: 'linux-x86_64' is not a platform tag (e.g. "
+        "linux_x86_64)\n");
   Files p = Package();
   p.erase("_kernelc_0123456789ab.so");
-  REQUIRE(MakeWheel(p, Opts()).error().message ==
-          "the package lacks its library '_kernelc_0123456789ab.so': "
-          "rebuild it");
+  CHECK(Rejection(p, Opts()) ==
+        "kernelc: error: the package lacks its library "
+        "'_kernelc_0123456789ab.so': rebuild it\n");
+  p.erase("kernelc.json");
+  CHECK(Rejection(p, Opts()) ==
+        "kernelc: error: the package has no kernelc.json manifest\n");
 }
 
 }  // namespace
