@@ -61,6 +61,16 @@ std::optional<std::string> EnvironmentCxx() {
   return found ? *found : std::string();
 }
 
+// Whether the compiler takes Clang's own flags: the Clang in kernelc, or a
+// $KERNELC_CXX whose executable, links resolved, is a clang (clang++,
+// clang++-19, a c++ that links to clang); g++ has none of them.
+bool IsClang(const HostToolchain& tc) {
+  if (tc.cxx.empty()) return true;
+  llvm::SmallString<256> real;
+  if (llvm::sys::fs::real_path(tc.cxx, real)) real = tc.cxx;
+  return llvm::sys::path::filename(real).contains("clang");
+}
+
 // How messages name the compiler.
 std::string CompilerName(const HostToolchain& tc) {
   return tc.cxx.empty() ? "the in-process Clang" : tc.cxx;
@@ -151,13 +161,6 @@ Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build,
     c.what = unit.source_path;
     c.user_code = true;
     c.flags = {"-O3", "-D__KERNELC_HOST__", "-x", "c++",
-               // CUDA code passes values that only some threads set through
-               // its own functions (`int v; if (lane == 0) v =
-               // atomicAdd(...); v = broadcast(v);`), which Clang would take
-               // for undefined behaviour and compile into every thread doing
-               // the atomicAdd (seen with Clang 19, through a __noinline__
-               // function).
-               "-Xclang", "-no-enable-noundef-analysis",
                fmt::format("-DKC_USER_SOURCE=\"{}\"", abs.str().str()),
                fmt::format("-ffile-prefix-map={}=.", src_dir.str().str()),
                // kernelc's headers before the user's directories (-I comes
@@ -166,6 +169,14 @@ Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build,
                "-I" + include, "-I" + host_include};
     for (const std::string& d : build.include_dirs) c.flags.push_back("-I" + d);
     for (const std::string& d : build.defines) c.flags.push_back("-D" + d);
+    // CUDA code passes values that only some threads set through its own
+    // functions (`int v; if (lane == 0) v = atomicAdd(...); v =
+    // broadcast(v);`), which Clang would take for undefined behaviour and
+    // compile into every thread doing the atomicAdd (seen with Clang 19,
+    // through a __noinline__ function).
+    if (IsClang(tc))
+      c.flags.insert(c.flags.end(),
+                     {"-Xclang", "-no-enable-noundef-analysis"});
     // -MMD leaves out system headers, for which the compiler's identity
     // stands; kernelc's own, in the scratch directory, are left out below.
     if (build.dependencies) {

@@ -7,6 +7,8 @@ computes in float); then what a kernel's misuse of the block gives, and
 calls from several Python threads at once."""
 
 import concurrent.futures
+import importlib
+import shutil
 
 import jax
 import jax.numpy as jnp
@@ -380,6 +382,22 @@ __global__ void big(KC_IN("n, n") const float* x, KC_OUT("x") float* y) {
     assert r.returncode == 1
     assert ("error: KC_BLOCK of kernel 'big' asks for 2048 threads per block; at most "
             "1024 are allowed") in r.stderr, r.stderr
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="no g++ on PATH")
+def test_block_kernels_built_by_gxx(tmp_path, monkeypatch):
+    # A $KERNELC_CXX that is not Clang compiles the kernels and the executor
+    # without Clang's own flags.
+    monkeypatch.setenv("KERNELC_CXX", "g++")
+    src = tmp_path / "gxx_blocks.cu"
+    src.write_text(LIMITS)
+    r = run_kernelc("build", src, "-o", tmp_path / "out", "--name", "gxx_blocks",
+                    "--no-cache")
+    assert r.returncode == 0, r.stderr
+    monkeypatch.syspath_prepend(str(tmp_path / "out"))
+    ops = importlib.import_module("gxx_blocks")
+    x = np.arange(1024, dtype=np.int32)
+    assert int(jax.jit(ops.sum1024)(x)) == x.sum()
 
 
 def _re(text):
