@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""The CPU target against XLA's own code for the same work, on the same
+data, under jax.jit: the per-call cost of a tiny op, saxpy over 16M floats
+with XLA's thread pool and on one core, and block-level kernels (a row
+softmax, layernorm, a block reduction, the tiled matrix multiply) against
+the equivalent jnp programs. Prints, for each, kernelc's time and jnp's
+and their ratio (above 1: kernelc is slower), measured in this run: the
+fastest run's wall time, and the mean CPU time of all the process's
+threads per run, which a machine busy with other work distorts less. A
+benchmark, not a test: it never fails on a slow figure.
+
+    .venv/bin/python bench/cpu_bench.py [--reps N] [--before KERNELC]
+
+It builds its packages with bazel-bin/tools/kernelc into a temporary
+directory: examples/saxpy.cu and examples/softmax.cu, the tiny op of
+bench/kernels/bench_ops.cu, and the runtime's block kernels behind
+tests/python/block_kernels.cu. "One core" runs the saxpy in a process
+pinned to one CPU, where XLA's pool has one thread: kernelc's launch then
+stays on the calling thread, and XLA's fused loop too. --before names
+another kernelc binary (say, an earlier version's) that builds the tiny op
+and the saxpy too, for their times beside this one's.
+"""
+
+import argparse
+import importlib
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+KERNELC = ROOT / "bazel-bin" / "tools" / "kernelc"
+SOURCES = [ROOT / "examples" / "saxpy.cu", ROOT / "examples" / "softmax.cu",
+           ROOT / "bench" / "kernels" / "bench_ops.cu",
+           ROOT / "tests" / "python" / "block_kernels.cu"]
+
+
+def measure(fn, *args, reps, calls=1):
+    """(the fastest run's wall time, the mean CPU time of the runs, of all
+    the process's threads), per call of `fn` that does `calls` calls."""
+    import jax
+    jax.block_until_ready(fn(*args))  # compile and warm up
+    best = float("inf")
+    cpu = time.process_time()
+    for _ in range(reps):
+        start = time.perf_counter()
+        jax.block_until_ready(fn(*args))
+        best = min(best, time.perf_counter() - start)
+    return best / calls, (time.process_time() - cpu) / reps / calls
+
+
+def row(name, kc, xla, unit=1e3, suffix="ms"):
+    """kc and xla: (wall, cpu) of kernelc's op and of the jnp program."""
+    print(f"{name:36s} wall {kc[0] * unit:8.3f} / {xla[0] * unit:8.3f} {suffix} "
+          f"= {kc[0] / xla[0]:7.2f}   cpu {kc[1] * unit:8.3f} / {xla[1] * unit:8.3f} "
+          f"{suffix} = {kc[1] / xla[1]:7.2f}")
+
+
+def saxpy_times(ops, reps):
+    import jax
+    import numpy as np
+    rng = np.random.default_rng(0)
+    n = 16 << 20
+    x = jax.device_put(rng.standard_normal(n, np.float32))
+    y = jax.device_put(rng.standard_normal(n, np.float32))
+    kc = jax.jit(lambda a, b: ops.saxpy(a, b, 2.0))
+    jnp_ = jax.jit(lambda a, b: 2.0 * a + b)
+    return measure(kc, x, y, reps=reps), measure(jnp_, x, y, reps=reps)
+
+
+def main_saxpy_only(package_dir, reps):
+    """The child process of the one-core run: prints its saxpy times."""
+    sys.path.insert(0, package_dir)
+    import cpu_bench_ops as ops
+    print(json.dumps(saxpy_times(ops, reps)))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--before", metavar="KERNELC",
+                    help="another kernelc, whose tiny op and saxpy are timed too")
+    ap.add_argument("--saxpy-only", metavar="PACKAGES", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.saxpy_only:
+        main_saxpy_only(args.saxpy_only, args.reps)
+        return
+
+    out = tempfile.mkdtemp(prefix="kernelc-cpu-bench-")
+    subprocess.run([str(KERNELC), "build", *map(str, SOURCES), "-o", out, "--name",
+                    "cpu_bench_ops"], check=True)
+    sys.path.insert(0, out)
+    if args.before:
+        subprocess.run([args.before, "build", str(SOURCES[0]), str(SOURCES[2]), "-o", out,
+                        "--name", "cpu_bench_before"], check=True)
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+    from jax import lax
+    jax.config.update("jax_enable_x64", True)
+    import cpu_bench_ops as ops
+    before = importlib.import_module("cpu_bench_before") if args.before else None
+
+    print(f"jax {jax.__version__}, {os.cpu_count()} CPUs, {args.reps} runs; kernelc / jnp "
+          f"(wall: the fastest run; cpu: the mean CPU time of all threads)")
+    rng = np.random.default_rng(0)
+
+    print("\n== a tiny op (x + 1), 1000 calls in a jitted fori_loop: time per call")
+    for n in (16, 1024):
+        x = jnp.zeros(n, jnp.float32)
+        kc = jax.jit(lambda v: lax.fori_loop(0, 1000, lambda i, u: ops.tiny(u), v))
+        xla = jax.jit(lambda v: lax.fori_loop(0, 1000, lambda i, u: u + 1.0, v))
+        row(f"tiny n={n}", measure(kc, x, reps=args.reps, calls=1000),
+            measure(xla, x, reps=args.reps, calls=1000), unit=1e6, suffix="us")
+        if before:
+            old = jax.jit(lambda v: lax.fori_loop(0, 1000, lambda i, u: before.tiny(u), v))
+            row(f"tiny n={n}, --before", measure(old, x, reps=args.reps, calls=1000),
+                measure(xla, x, reps=args.reps, calls=1000), unit=1e6, suffix="us")
+
+    print("\n== saxpy, 16M float32 (the plain grid loop, blocks spread over the pool)")
+    row("saxpy, XLA's pool", *saxpy_times(ops, args.reps))
+    one = subprocess.run(
+        ["taskset", "-c", "0", sys.executable, __file__, "--saxpy-only", out, "--reps",
+         str(args.reps)], capture_output=True, text=True, check=True)
+    row("saxpy, one core", *json.loads(one.stdout.splitlines()[-1]))
+    if before:
+        row("saxpy, XLA's pool, --before", *saxpy_times(before, args.reps))
+    print(f"(load average while this ran: {os.getloadavg()[0]:.1f})")
+
+    print("\n== block-level kernels (the block executor) against jnp")
+    f32 = np.float32
+    x = rng.standard_normal((1024, 1024)).astype(f32)
+    row("softmax 1024 x 1024 (256 threads/row)",
+        measure(jax.jit(ops.softmax), x, reps=args.reps),
+        measure(jax.jit(lambda v: jax.nn.softmax(v, axis=-1)), x, reps=args.reps))
+    w, b = rng.standard_normal(1024).astype(f32), rng.standard_normal(1024).astype(f32)
+
+    def layernorm(v, w, b):
+        mean = v.mean(axis=-1, keepdims=True)
+        var = ((v - mean) ** 2).mean(axis=-1, keepdims=True)
+        rstd = lax.rsqrt(var + 1e-5)
+        return (v - mean) * rstd * w + b, mean[:, 0], rstd[:, 0]
+
+    row("layernorm 1024 x 1024 (a warp/row)",
+        measure(jax.jit(lambda v, w, b: ops.layernorm_f32(v, w, b, 1e-5)), x, w, b,
+                reps=args.reps),
+        measure(jax.jit(layernorm), x, w, b, reps=args.reps))
+    v = jax.device_put(rng.standard_normal(16 << 20).astype(f32))
+    row("sum of 16M (shuffles, 256 blocks)",
+        measure(jax.jit(lambda t: ops.reduce_shuffle_f32(t, 256).sum()), v,
+                reps=args.reps),
+        measure(jax.jit(jnp.sum), v, reps=args.reps))
+    a = rng.standard_normal((512, 512)).astype(f32)
+    c = rng.standard_normal((512, 512)).astype(f32)
+    row("matmul 512^3 (16 x 16 shared tiles)",
+        measure(jax.jit(ops.matmul_f32), a, c, reps=args.reps),
+        measure(jax.jit(jnp.matmul), a, c, reps=args.reps))
+
+
+if __name__ == "__main__":
+    main()
