@@ -1,17 +1,16 @@
 """Block-level CUDA kernels on the CPU target (the block executor): the
 battery of runtime/testdata behind annotated kernels (block_kernels.cu),
-and kernels of NVIDIA's CUDA samples and of llm.c as those projects write
-them (corpus/), each against NumPy eagerly, under jax.jit and under
-jax.vmap, in float32 and float64 (and 16-bit floats where the kernel
-computes in float); then what a kernel's misuse of the block gives, and
-calls from several Python threads at once."""
+and kernels of NVIDIA's CUDA samples, llm.c and JAX's GPU tutorial as
+those projects write them (corpus/), each against NumPy eagerly, under
+jax.jit and under jax.vmap, in float32 and float64 (and 16-bit floats
+where the kernel computes in float); then what a kernel's misuse of the
+block gives, and calls from several Python threads at once."""
 
 import concurrent.futures
 import importlib
 import shutil
 
 import jax
-import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
 import pytest
@@ -20,7 +19,8 @@ from conftest import ROOT, run_kernelc
 
 HERE = ROOT / "tests" / "python"
 SOURCES = [HERE / "block_kernels.cu", HERE / "corpus" / "cuda_samples_kernels.cu",
-           HERE / "corpus" / "llm_c_kernels.cu"]
+           HERE / "corpus" / "llm_c_kernels.cu",
+           HERE / "corpus" / "jax_docs_kernels.cu"]
 
 DTYPES = {"f32": np.float32, "f64": np.float64, "f16": np.float16,
           "bf16": ml_dtypes.bfloat16, "i32": np.int32}
@@ -209,6 +209,24 @@ def test_layernorm_of_llm_c(ops):
                random(200, "f32", s + 9)) for s in range(3)]
     three_ways(ops.layernorm_forward, lambda x, w, b: layernorm(x, w, b, 1e-5), inputs,
                "f32")
+
+
+def rms_norm(x, weight, eps):
+    x = np.asarray(x, np.float64)
+    invvar = 1 / np.sqrt((x * x).mean(axis=-1) + eps)
+    return x * invvar[:, None] * np.asarray(weight, np.float64), invvar
+
+
+@pytest.mark.parametrize("kind", ["f32", "f64", "f16"])
+@pytest.mark.parametrize("cols", [300, 301])
+def test_rms_norm_of_the_jax_tutorial(ops, kind, cols):
+    # An odd row length puts every other row of half floats off the 4-byte
+    # alignment that the kernel's __half2 loads need: it takes the first
+    # element alone.
+    inputs = [(random((13, cols), kind, s, -3, 3), random(cols, kind, s + 5))
+              for s in range(3)]
+    three_ways(getattr(ops, f"rms_norm_{kind}"), lambda x, w: rms_norm(x, w, 1e-5), inputs,
+               kind, static=(1e-5,))
 
 
 # --- atomics in shared memory: histograms ---------------------------------------------
