@@ -93,8 +93,9 @@ struct Session {
 
 // Records the first #include that resolves into the CUDA toolkit's
 // directories, or that names a file found only there. Only kernelc's
-// stand-ins of <cuda_runtime.h>, <cuda_fp16.h> and <cuda_bf16.h> (and of the
-// headers they include) are read as the CPU sees a source; a toolkit header
+// stand-ins of <cuda_runtime.h>, <cuda_fp16.h>, <cuda_bf16.h> and
+// <cooperative_groups.h> (and of the headers they include) are read as the
+// CPU sees a source; a toolkit header
 // found on the path instead (through -I, or /usr/local/include) needs a CUDA
 // compiler, which the error about it says when the parse fails.
 class ToolkitIncludeRecorder : public clang::PPCallbacks {

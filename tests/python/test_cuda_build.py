@@ -451,20 +451,23 @@ def test_cuda_target_reads_cooperative_groups_and_cache_hints(tmp_path):
 
 def test_cpu_target_names_the_toolkit_header_it_cannot_read(tmp_path):
     """Read as the CPU sees it, a source that includes a device-only header
-    of the toolkit fails to parse; the last error names the header and the
-    way out."""
+    of the toolkit (CUB, found through -I as a CUB user passes it) fails to
+    parse; the last error names the header and the way out. Its
+    <cooperative_groups.h> is kernelc's own, which the CPU reads."""
     include = toolkit_include()
     r = run_kernelc("build", TOOLKIT_HEADERS, "-o", tmp_path, "--target",
-                    "cpu,cuda", "-I", include)
+                    "cpu,cuda", "-I", include, "-I", include / "cccl")
     assert r.returncode == 1
-    assert (f"{TOOLKIT_HEADERS}:4:10: error: 'cooperative_groups.h' is a "
+    assert (f"{TOOLKIT_HEADERS}:5:10: error: 'cub/block/block_reduce.cuh' is a "
             "header of the CUDA toolkit, likely the cause of these errors: "
             "for the cpu target kernelc reads sources with its own "
-            "<cuda_runtime.h>, <cuda_fp16.h> and <cuda_bf16.h>, and other "
-            "CUDA headers may need a CUDA compiler; build with --target cuda "
-            "alone to read the source as CUDA device code\n"
-            "#include <cooperative_groups.h>\n"
+            "<cuda_runtime.h>, <cuda_fp16.h>, <cuda_bf16.h> and "
+            "<cooperative_groups.h>, and other CUDA headers may need a CUDA "
+            "compiler; build with --target cuda alone to read the source as "
+            "CUDA device code\n"
+            "#include <cub/block/block_reduce.cuh>\n"
             "         ^\n") in r.stderr
+    assert "cooperative_groups.h:" not in r.stderr
     assert not (tmp_path / "toolkit_headers").exists()
 
 
