@@ -388,33 +388,51 @@ def call(target, results, operands, aliases, attrs, vmap_method):
 # --- sharding (KC_PARALLEL) ---------------------------------------------------
 
 
+def _parallel(factor):
+    """Whether a factor of a sharding rule is parallel: a KC_PARALLEL symbol
+    (p_*) or a vmap batch dimension (b*)."""
+    return factor.startswith(("p_", "b"))
+
+
+def _parallel_axes(operands, specs, usable=lambda axes, extent: True):
+    """The mesh axis (or tuple of axes) of each parallel factor: the one its
+    first sharded operand dimension has, where `usable(axes, extent)`, and
+    no axis twice. `specs` holds each operand's (PartitionSpec, shape)."""
+    axis_of, used = {}, set()
+    for factors, (spec, shape) in zip(operands, specs):
+        spec = tuple(spec) + (None,) * (len(factors) - len(spec))
+        for f, axis, extent in zip(factors, spec, shape):
+            if not _parallel(f) or axis is None or f in axis_of:
+                continue
+            axes = axis if isinstance(axis, tuple) else (axis,)
+            if used.isdisjoint(axes) and usable(axes, extent):
+                axis_of[f] = axis
+                used.update(axes)
+    return axis_of
+
+
+def _spec(axis_of, factors):
+    """The PartitionSpec of a tensor with these factors: parallel ones along
+    their mesh axes, every other dimension replicated."""
+    from jax.sharding import PartitionSpec
+
+    return PartitionSpec(*(axis_of.get(f) if _parallel(f) else None
+                           for f in factors))
+
+
 def _shardings(mesh, operands, results, arg_shapes, result_shape):
     """The shardings a sharded op runs with: each parallel factor (p_*, b*)
     keeps the mesh axis its first sharded operand dimension has, and every
     other dimension is replicated. Returns (result shardings, operand
     shardings)."""
-    from jax.sharding import NamedSharding, PartitionSpec
+    from jax.sharding import NamedSharding
 
-    def parallel(f):
-        return f.startswith(("p_", "b"))
-
-    axis_of, used = {}, set()
-    for shape, factors in zip(arg_shapes, operands):
-        sharding = shape.sharding
-        if not isinstance(sharding, NamedSharding):
-            continue
-        spec = tuple(sharding.spec) + (None,) * (len(factors) - len(sharding.spec))
-        for f, axis in zip(factors, spec):
-            if not parallel(f) or axis is None or f in axis_of:
-                continue
-            axes = axis if isinstance(axis, tuple) else (axis,)
-            if used.isdisjoint(axes):
-                axis_of[f] = axis
-                used.update(axes)
+    axis_of = _parallel_axes(operands, [
+        (s.sharding.spec, s.shape) if isinstance(s.sharding, NamedSharding)
+        else ((), s.shape) for s in arg_shapes])
 
     def named(factors):
-        return NamedSharding(mesh, PartitionSpec(
-            *(axis_of.get(f) if parallel(f) else None for f in factors)))
+        return NamedSharding(mesh, _spec(axis_of, factors))
 
     results_sharding = [named(f) for f in results]
     if not isinstance(result_shape, (tuple, list)):
@@ -422,6 +440,88 @@ def _shardings(mesh, operands, results, arg_shapes, result_shape):
     else:
         results_sharding = type(result_shape)(results_sharding)
     return results_sharding, tuple(named(f) for f in operands)
+
+
+def _explicit(local, operands, results, dyn):
+    """`local` applied to `dyn` under explicit sharding, or None where no
+    operand's type is sharded along an Explicit mesh axis.
+
+    Under Explicit axes (jax.make_mesh's default from jax 0.12) the
+    shardings are part of the operands' types, known while tracing, so the
+    rule is applied here rather than at XLA's partitioning, where a
+    custom_partitioning rule loses the result's sharding (it comes back
+    replicated, after an all-gather). Each parallel factor keeps the
+    Explicit mesh axis its first sharded operand dimension has, where that
+    axis divides the dimension; every other dimension is resharded to
+    replicated (a collective the rule asks for, as under Auto axes), and
+    shard_map runs the kernel on each device's shards. The results' types
+    say how they are sharded."""
+    import jax
+    from jax.sharding import AxisType
+
+    def explicit(m):
+        return any(t == AxisType.Explicit for t in getattr(m, "axis_types", ()))
+
+    # The mesh: the operands' (replicated ones too), else the context's
+    # (jax.set_mesh), where a custom_partitioning rule would not be applied.
+    mesh, specs = None, []
+    for x in dyn:
+        sharding = getattr(jax.typeof(x), "sharding", None)
+        specs.append((tuple(getattr(sharding, "spec", None) or ()), x.shape))
+        if mesh is None and explicit(getattr(sharding, "mesh", None)):
+            mesh = sharding.mesh
+    if mesh is None and explicit(jax.sharding.get_abstract_mesh()):
+        mesh = jax.sharding.get_abstract_mesh()
+    if mesh is None:
+        return None
+    kinds = dict(zip(mesh.axis_names, mesh.axis_types))
+    sizes = dict(zip(mesh.axis_names, mesh.axis_sizes))
+
+    def usable(axes, extent):
+        count = 1
+        for a in axes:
+            count *= sizes[a]
+        return (all(kinds[a] == AxisType.Explicit for a in axes)
+                and extent % count == 0)
+
+    axis_of = _parallel_axes(operands, specs, usable)
+    in_specs = tuple(_spec(axis_of, f) for f in operands)
+    out_specs = tuple(_spec(axis_of, f) for f in results)
+    args = [x if _same_spec(spec, want) else jax.sharding.reshard(x, want)
+            for x, (spec, _), want in zip(dyn, specs, in_specs)]
+
+    def run(*args):
+        out = local(*args)
+        return tuple(out) if isinstance(out, (tuple, list)) else (out,)
+
+    # Manual along the axes the rule uses only: under jax.vmap of a batch
+    # sharded along an axis, that axis belongs to vmap, which keeps the
+    # batch sharded around the shard_map.
+    axes = set()
+    for axis in axis_of.values():
+        axes.update(axis if isinstance(axis, tuple) else (axis,))
+    if not axes:
+        return run(*args) if len(results) > 1 else run(*args)[0]
+    try:
+        out = jax.shard_map(run, mesh=mesh, in_specs=in_specs,
+                            out_specs=out_specs,
+                            axis_names=frozenset(axes))(*args)
+    except ValueError:
+        # jax before 0.9 runs vmap's rule for a batch sharded along an
+        # Explicit axis with that axis still vmap's: it cannot be manual
+        # there, and XLA's partitioning applies the rule instead.
+        return None
+    return out if len(results) > 1 else out[0]
+
+
+def _same_spec(a, b):
+    """Whether two PartitionSpecs shard alike (trailing Nones aside)."""
+    a, b = list(a), list(b)
+    while a and a[-1] is None:
+        a.pop()
+    while b and b[-1] is None:
+        b.pop()
+    return a == b
 
 
 def sharded(op, static, operands, results, batched=()):
@@ -479,7 +579,15 @@ def sharded(op, static, operands, results, batched=()):
 
         part = custom_partitioning(local)
         part.def_partition(partition=partition, sharding_rule=rule)
-        vmappable = custom_batching.custom_vmap(part)
+
+        def primal(*dyn):
+            # Under jax.vmap, custom_vmap's rule below calls `sharded` again
+            # with the whole batched operands, whose types hold the batch's
+            # sharding too.
+            explicit = _explicit(local, rule_operands, rule_results, dyn)
+            return part(*dyn) if explicit is None else explicit
+
+        vmappable = custom_batching.custom_vmap(primal)
 
         @vmappable.def_vmap
         def _batched(axis_size, in_batched, *dyn):
