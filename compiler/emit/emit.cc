@@ -619,8 +619,8 @@ class KernelEmitter {
   }
 
   // Module-level statements, after every function is defined, that build a
-  // wrapped op's sharding rule and custom_vjp.
-  Result<std::string> PySetup() const {
+  // wrapped op's sharding rule and its autodiff wrapper.
+  Result<std::string> PySetup(const sema::ModulePlan& plan) const {
     if (!Wrapped()) return std::string();
     std::vector<std::string> names, statics, results;
     for (const Param& p : k_.params) {
@@ -677,34 +677,51 @@ class KernelEmitter {
                           inplace.empty() ? "" : ", " + tuple(inplace));
       return text;
     }
-    // KC_VJP: _kc.with_vjp(..., backward's parameters, gradients); KC_JVP:
-    // _kc.with_jvp(..., tangent kernel's parameters, output tangents).
+    // KC_VJP and KC_JVP: _kc.differentiable(..., vjp=, jvp=), each a
+    // _kc.Derivative: the kernel, its function, what each of its parameters
+    // and results is to this kernel, and what it declares itself (which
+    // decides how it is differentiated in turn: higher orders).
+    auto derivative = [&](const sema::Pairing& pairing) {
+      const bool vjp = pairing.mode == sema::Pairing::Mode::kVjp;
+      const Kernel& d = *pairing.kernel;
+      std::vector<std::string> params, derivatives, modes;
+      for (size_t i = 0; i < d.params.size(); ++i) {
+        const sema::PairedParam& q = pairing.params[i];
+        if (q.kind == sema::PairedParam::Kind::kComputed) continue;
+        const std::string of = Quote(k_.params[q.of].name);
+        if (q.kind == sema::PairedParam::Kind::kStatic)
+          params.push_back(fmt::format("(\"static\", {})", of));
+        else if (q.kind == sema::PairedParam::Kind::kValue)
+          params.push_back(fmt::format("(\"value\", {})", of));
+        else if (IsInput(d.params[i].role))
+          params.push_back(
+              fmt::format("(\"{}\", {})", vjp ? "cotangent" : "tangent", of));
+        else
+          derivatives.push_back(of);
+      }
+      for (const KernelPlan& dp : plan.kernels) {
+        if (dp.kernel != &d) continue;
+        if (dp.pairing && dp.pairing->mode == sema::Pairing::Mode::kVjp)
+          modes.push_back(Quote("vjp"));
+        if (dp.tangent ||
+            (dp.pairing && dp.pairing->mode == sema::Pairing::Mode::kJvp))
+          modes.push_back(Quote("jvp"));
+      }
+      return fmt::format(
+          "_kc.Derivative(\n        {}, {},\n        {},\n        {}, {})",
+          Quote(d.name), Namer::Python(d.name), tuple(params),
+          tuple(derivatives), modes.empty() ? "()" : tuple(modes));
+    };
     const sema::Pairing& pairing = *kp_.pairing;
-    const bool vjp = pairing.mode == sema::Pairing::Mode::kVjp;
-    const std::string autodiff = Autodiff();
-    const Kernel& d = *pairing.kernel;
-    std::vector<std::string> params, derivatives;
-    for (size_t i = 0; i < d.params.size(); ++i) {
-      const sema::PairedParam& q = pairing.params[i];
-      if (q.kind == sema::PairedParam::Kind::kComputed) continue;
-      const std::string of = Quote(k_.params[q.of].name);
-      if (q.kind == sema::PairedParam::Kind::kStatic)
-        params.push_back(fmt::format("(\"static\", {})", of));
-      else if (q.kind == sema::PairedParam::Kind::kValue)
-        params.push_back(fmt::format("(\"value\", {})", of));
-      else if (IsInput(d.params[i].role))
-        params.push_back(
-            fmt::format("(\"{}\", {})", vjp ? "cotangent" : "tangent", of));
-      else
-        derivatives.push_back(of);
-    }
+    std::string kinds = fmt::format(
+        "{}={}", pairing.mode == sema::Pairing::Mode::kVjp ? "vjp" : "jvp",
+        derivative(pairing));
+    if (kp_.tangent) kinds += ",\n    jvp=" + derivative(*kp_.tangent);
     text += fmt::format(
-        "{} = _kc.with_{}(\n    {}, {}, {}, {},\n    {}, {}, {},\n    "
-        "{},\n    {})\n",
-        Namer::PyPrivate(k_.name, autodiff), autodiff, Quote(k_.name),
-        Quote(d.name), op, Namer::Python(d.name), tuple(names),
-        statics.empty() ? "()" : tuple(statics), tuple(results), tuple(params),
-        tuple(derivatives));
+        "{} = _kc.differentiable(\n    {}, {}, {}, {}, {},\n    {})\n",
+        Namer::PyPrivate(k_.name, Autodiff()), Quote(k_.name), op,
+        tuple(names), statics.empty() ? "()" : tuple(statics), tuple(results),
+        kinds);
     return text;
   }
 
@@ -1242,7 +1259,7 @@ Result<Output> EmitPackage(const sema::ModulePlan& plan,
       if (!w.ok()) return w.error();
       py_functions.push_back(w.value());
     }
-    Result<std::string> setup = e.PySetup();
+    Result<std::string> setup = e.PySetup(plan);
     if (!setup.ok()) return setup.error();
     if (!setup.value().empty()) py_setup.push_back(setup.value());
     Result<std::string> stub = e.PyStub();
@@ -1405,9 +1422,8 @@ Result<Output> EmitPackage(const sema::ModulePlan& plan,
         fmt::format("{}", fmt::join(py_functions, "\n")) +
             (py_setup.empty()
                  ? std::string()
-                 : "\n# Wrappers: autodiff (a custom_vjp from KC_VJP, or an "
-                   "error "
-                   "without one) and sharding rules (KC_PARALLEL); "
+                 : "\n# Wrappers: autodiff (from KC_VJP and KC_JVP, or an "
+                   "error without them) and sharding rules (KC_PARALLEL); "
                    "see _kernelc.py.\n" +
                        fmt::format("{}", fmt::join(py_setup, "")))}});
   if (!init.ok()) return init.error();

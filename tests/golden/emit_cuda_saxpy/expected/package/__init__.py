@@ -68,5 +68,5 @@ def saxpy(x, y, a):
         return _saxpy_op(x, y, a)
     return _saxpy_nodiff(x, y, a)
 
-# Wrappers: autodiff (a custom_vjp from KC_VJP, or an error without one) and sharding rules (KC_PARALLEL); see _kernelc.py.
+# Wrappers: autodiff (from KC_VJP and KC_JVP, or an error without them) and sharding rules (KC_PARALLEL); see _kernelc.py.
 _saxpy_nodiff = _kc.without_vjp("saxpy", _saxpy_op, (2,))

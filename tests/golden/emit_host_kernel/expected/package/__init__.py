@@ -70,5 +70,5 @@ def histogram(values, lo, hi, bins):
         return _histogram_op(values, lo, hi, bins)
     return _histogram_nodiff(values, lo, hi, bins)
 
-# Wrappers: autodiff (a custom_vjp from KC_VJP, or an error without one) and sharding rules (KC_PARALLEL); see _kernelc.py.
+# Wrappers: autodiff (from KC_VJP and KC_JVP, or an error without them) and sharding rules (KC_PARALLEL); see _kernelc.py.
 _histogram_nodiff = _kc.without_vjp("histogram", _histogram_op, (1, 2, 3))

@@ -62,5 +62,5 @@ def scale(x, s):
         return _scale_op(x, s)
     return _scale_nodiff(x, s)
 
-# Wrappers: autodiff (a custom_vjp from KC_VJP, or an error without one) and sharding rules (KC_PARALLEL); see _kernelc.py.
+# Wrappers: autodiff (from KC_VJP and KC_JVP, or an error without them) and sharding rules (KC_PARALLEL); see _kernelc.py.
 _scale_nodiff = _kc.without_vjp("scale", _scale_op, (1,))

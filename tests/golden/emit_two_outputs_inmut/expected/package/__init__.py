@@ -109,6 +109,6 @@ def accumulate(total, delta):
         return _accumulate_op(total, delta)
     return _accumulate_nodiff(total, delta)
 
-# Wrappers: autodiff (a custom_vjp from KC_VJP, or an error without one) and sharding rules (KC_PARALLEL); see _kernelc.py.
+# Wrappers: autodiff (from KC_VJP and KC_JVP, or an error without them) and sharding rules (KC_PARALLEL); see _kernelc.py.
 _polar_nodiff = _kc.without_vjp("polar", _polar_op, ())
 _accumulate_nodiff = _kc.without_vjp("accumulate", _accumulate_op, (), ("total",))

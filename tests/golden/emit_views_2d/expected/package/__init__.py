@@ -64,5 +64,5 @@ def matmul(a, b):
         return _matmul_op(a, b)
     return _matmul_nodiff(a, b)
 
-# Wrappers: autodiff (a custom_vjp from KC_VJP, or an error without one) and sharding rules (KC_PARALLEL); see _kernelc.py.
+# Wrappers: autodiff (from KC_VJP and KC_JVP, or an error without them) and sharding rules (KC_PARALLEL); see _kernelc.py.
 _matmul_nodiff = _kc.without_vjp("matmul", _matmul_op, ())
