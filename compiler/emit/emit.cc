@@ -1405,9 +1405,11 @@ Result<Output> EmitPackage(const sema::ModulePlan& plan,
     out.build[HostSourceName(src, static_cast<int>(i))] = host.value();
   }
 
-  std::vector<std::string> function_names;
-  for (const KernelPlan& kp : plan.kernels)
+  std::vector<std::string> function_names, targets;
+  for (const KernelPlan& kp : plan.kernels) {
     function_names.push_back(Namer::Python(kp.kernel->name));
+    targets.push_back(Quote(namer.FfiTarget(kp.kernel->name)));
+  }
   Result<std::string> init = FillTemplate(
       "py/init.py.tmpl",
       {{"banner", Banner(info, m.sources, "#")},
@@ -1417,6 +1419,8 @@ Result<Output> EmitPackage(const sema::ModulePlan& plan,
        {"function_list", fmt::format("{}", fmt::join(function_names, ", "))},
        {"library", namer.LibraryFile()},
        {"registrations", fmt::format("{}", fmt::join(py_registrations, ""))},
+       {"targets", fmt::format("{}{}", fmt::join(targets, ", "),
+                               targets.size() == 1 ? "," : "")},
        {"all", fmt::format("{}", fmt::join(all, ", "))},
        {"functions",
         fmt::format("{}", fmt::join(py_functions, "\n")) +

@@ -264,19 +264,51 @@ class ExpressionError(ArithmeticError):
     """An expression overflows int64 or divides by zero."""
 
 
+def _symbolic(value):
+    """Whether an expression value is a symbolic dimension (jax.export's
+    shape polymorphism) or holds one, rather than an int."""
+    if isinstance(value, int):
+        return False
+    import jax
+
+    return jax.export.is_symbolic_dim(value)
+
+
+def _unequal(a, b):
+    """Whether two expression values differ. Symbolic ones differ here only
+    where they differ for every value of their symbols (n + 1 and n); where
+    that depends on the symbols, the handler's run-time check decides."""
+    difference = a - b
+    return not _symbolic(difference) and difference != 0
+
+
 def _checked(compute):
     """`compute()`, checked to be an int64 value.
 
-    The one place that computes on expression values, which are Python ints
-    (concrete shapes and scalars). Were they symbolic (jax.export's shape
-    polymorphism), this is where they would be handled."""
+    The one place that computes on expression values: Python ints (concrete
+    shapes and scalars), or symbolic dimensions where jax.export traces
+    with symbolic shapes. A symbolic result has no value to check yet: the
+    handler, which computes the same expression on the actual shapes, checks
+    it at run time, and a division by a symbolic zero likewise."""
     try:
         value = compute()
     except ZeroDivisionError:
         raise ExpressionError("divides by zero") from None
+    if _symbolic(value):
+        return value
     if not _INT64_MIN <= value <= _INT64_MAX:
         raise ExpressionError("overflows int64")
     return value
+
+
+def _extreme(pick, dim_pick, a, b):
+    # Python's min and max compare, which symbolic dimensions cannot decide
+    # in general; jax builds min/max expressions of them instead.
+    if _symbolic(a) or _symbolic(b):
+        import jax.core
+
+        return getattr(jax.core, dim_pick)(a, b)
+    return pick(a, b)
 
 
 def add(a, b):
@@ -308,11 +340,11 @@ def ceil_div(a, b):
 
 
 def minimum(a, b):
-    return _checked(lambda: min(a, b))
+    return _checked(lambda: _extreme(min, "min_dim", a, b))
 
 
 def maximum(a, b):
-    return _checked(lambda: max(a, b))
+    return _checked(lambda: _extreme(max, "max_dim", a, b))
 
 
 def int64(value):
@@ -333,7 +365,7 @@ def check_dim(kernel, param, arr, dim, expected_fn, text):
     """Checks that dimension `dim` of `arr` equals `expected_fn()` (`text`)."""
     expected = _evaluate(kernel, f"dimension {dim} of '{param}' = {text}",
                          expected_fn)
-    if arr.shape[dim] != expected:
+    if _unequal(arr.shape[dim], expected):
         raise ValueError(
             f"{kernel}: parameter '{param}' has shape {_shape_text(arr.shape)}, "
             f"but dimension {dim} must be {text} = {expected}")
@@ -346,7 +378,7 @@ def derived(kernel, param, value_fn, dtype, text):
 
     value = _evaluate(kernel, f"derived value '{param}' = {text}", value_fn)
     info = np.iinfo(_dtype(dtype))
-    if not info.min <= value <= info.max:
+    if not _symbolic(value) and not info.min <= value <= info.max:
         raise ValueError(
             f"{kernel}: derived value '{param}' = {value} does not fit {dtype}")
     return value
@@ -360,11 +392,12 @@ def out_shape(kernel, param, dtype, shape_fn, texts):
         kernel, f"the shape of output '{param}' = {_shape_text(texts)}",
         shape_fn)
     for d, (n, text) in enumerate(zip(shape, texts)):
-        if n < 0:
+        if not _symbolic(n) and n < 0:
             raise ValueError(
                 f"{kernel}: output '{param}' would have dimension {d} = "
                 f"{text} = {n}")
-    return jax.ShapeDtypeStruct(tuple(int(n) for n in shape), _dtype(dtype))
+    return jax.ShapeDtypeStruct(
+        tuple(n if _symbolic(n) else int(n) for n in shape), _dtype(dtype))
 
 
 def call(target, results, operands, aliases, attrs, vmap_method):

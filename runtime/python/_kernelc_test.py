@@ -344,6 +344,29 @@ def test_negation_and_uint64_scalars():
     assert kc.int64(np.int32(-5)) == -5
 
 
+def test_expressions_on_symbolic_dimensions():
+    # jax.export's symbolic shapes: results stay symbolic, and what cannot
+    # be decided while tracing is left to the handler's run-time checks.
+    n, m = jax.export.symbolic_shape("n, m")
+    assert str(kc.add(n, 1)) == "n + 1"
+    assert str(kc.mul(kc.sub(n, 1), 2)) == "2*n - 2"
+    assert str(kc.ceil_div(n, 4)) == str(-((-n) // 4))
+    assert str(kc.minimum(n, m)) == str(jax.core.min_dim(n, m))
+    assert str(kc.maximum(n, 3)) == str(jax.core.max_dim(n, 3))
+    assert kc.minimum(3, 5) == 3 and kc.maximum(3, 5) == 5
+    # Symbolic values that overflow int64 for some sizes: not known yet.
+    assert str(kc.mul(n, INT64_MAX)) == f"{INT64_MAX}*n"
+    with pytest.raises(kc.ExpressionError, match="divides by zero"):
+        kc.floor_div(n, 0)
+    arr = jax.ShapeDtypeStruct((n, m), jnp.float32)
+    kc.check_dim("k", "x", arr, 1, lambda: n, "n")  # m = n: the handler decides
+    with pytest.raises(ValueError, match=r"dimension 0 must be n \+ 1 = n \+ 1"):
+        kc.check_dim("k", "x", arr, 0, lambda: kc.add(n, 1), "n + 1")
+    assert kc.derived("k", "d", lambda: kc.mul(n, m), "int32", "n * m") is not None
+    out = kc.out_shape("k", "y", "float32", lambda: (kc.sub(n, 2), 3), ("n - 2", "3"))
+    assert str(out.shape) == "(n - 2, 3)"
+
+
 def test_traced_and_jit():
     assert not kc.traced(1.0, np.ones(2), jnp.ones(2))
     seen = []

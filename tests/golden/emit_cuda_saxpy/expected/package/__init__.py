@@ -20,6 +20,13 @@ _LIBRARY = _ctypes.CDLL(
 
 _PACKAGE.register(_LIBRARY, "saxpy.saxpy.<hash>", "kc_saxpy_saxpy_<hash>_cpu", "cpu")
 _PACKAGE.register_cuda(_LIBRARY, "saxpy.saxpy.<hash>", "kc_saxpy_saxpy_<hash>_cuda_init", "kc_saxpy_saxpy_<hash>_cuda")
+
+# The XLA custom-call targets of the package's functions, for jax.export:
+# disabled_checks=[jax.export.DisabledSafetyCheck.custom_call(t) for t in
+# CUSTOM_CALL_TARGETS]. Importing the package registers them, also in a
+# process that deserializes an export.
+CUSTOM_CALL_TARGETS = ("saxpy.saxpy.<hash>",)
+
 __all__ = ["saxpy"]
 
 

@@ -20,6 +20,13 @@ _LIBRARY = _ctypes.CDLL(
 
 _PACKAGE.register(_LIBRARY, "polar.polar.<hash>", "kc_polar_polar_<hash>_cpu", "cpu")
 _PACKAGE.register(_LIBRARY, "polar.accumulate.<hash>", "kc_polar_accumulate_<hash>_cpu", "cpu")
+
+# The XLA custom-call targets of the package's functions, for jax.export:
+# disabled_checks=[jax.export.DisabledSafetyCheck.custom_call(t) for t in
+# CUSTOM_CALL_TARGETS]. Importing the package registers them, also in a
+# process that deserializes an export.
+CUSTOM_CALL_TARGETS = ("polar.polar.<hash>", "polar.accumulate.<hash>")
+
 __all__ = ["polar", "accumulate"]
 
 

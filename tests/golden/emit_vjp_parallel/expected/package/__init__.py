@@ -20,6 +20,13 @@ _LIBRARY = _ctypes.CDLL(
 
 _PACKAGE.register(_LIBRARY, "k.square_add.<hash>", "kc_k_square_add_<hash>_cpu", "cpu")
 _PACKAGE.register(_LIBRARY, "k.square_add_bwd.<hash>", "kc_k_square_add_bwd_<hash>_cpu", "cpu")
+
+# The XLA custom-call targets of the package's functions, for jax.export:
+# disabled_checks=[jax.export.DisabledSafetyCheck.custom_call(t) for t in
+# CUSTOM_CALL_TARGETS]. Importing the package registers them, also in a
+# process that deserializes an export.
+CUSTOM_CALL_TARGETS = ("k.square_add.<hash>", "k.square_add_bwd.<hash>")
+
 __all__ = ["square_add", "square_add_bwd"]
 
 
