@@ -817,18 +817,16 @@ def differentiable(kernel, op, args, static, results, vjp=None, jvp=None):
             return
         specs = {n: jax.ShapeDtypeStruct(np.shape(v), v.dtype)
                  for n, v in values.items()}
-        if vjp is not None:
-            got = jax.eval_shape(lambda v, c: _run(vjp, statics, v, c, None),
-                                 specs, {n: specs[n] for n in vjp.inputs})
-            for n in vjp.results:
-                _check_derivative(kernel, vjp.kernel, "backward", got[n], n,
-                                  "gradient", "input", specs[n])
-        if jvp is not None:
-            got = jax.eval_shape(lambda v, d: _run(jvp, statics, v, d, None),
-                                 specs, {n: specs[n] for n in jvp.inputs})
-            for n in jvp.results:
-                _check_derivative(kernel, jvp.kernel, "tangent", got[n], n,
-                                  "tangent", "output", specs[n])
+        for d, kind, noun, role in ((vjp, "backward", "gradient", "input"),
+                                    (jvp, "tangent", "tangent", "output")):
+            if d is None:
+                continue
+            got = jax.eval_shape(
+                lambda v, x, d=d: _run(d, statics, v, x, None),
+                specs, {n: specs[n] for n in d.inputs})
+            for n in d.results:
+                _check_derivative(kernel, d.kernel, kind, got[n], n, noun, role,
+                                  specs[n])
         checked.add(key)
 
     def rule(*a):

@@ -15,6 +15,9 @@ import pytest
 
 import _kernelc as kc
 
+# The runtime must use no API that jax deprecates.
+pytestmark = pytest.mark.filterwarnings("error::DeprecationWarning")
+
 HERE = pathlib.Path(__file__).resolve().parent
 
 

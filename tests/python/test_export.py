@@ -86,7 +86,7 @@ def test_serialized_export_runs_in_a_new_process(ex, tmp_path):
     for path, e in zip(files, (saxpy, grad)):
         path.write_bytes(e.serialize())
     pkg_dir = pathlib.Path(ex.__file__).resolve().parent.parent
-    r = subprocess.run([sys.executable, "-c", ROUND_TRIP, str(pkg_dir), *map(str, files)],
+    r = subprocess.run([sys.executable, "-W", "error::DeprecationWarning", "-c", ROUND_TRIP, str(pkg_dir), *map(str, files)],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0 and r.stdout.startswith("OK"), r.stdout + r.stderr
     assert "float32[n]" in r.stdout, r.stdout
