@@ -53,7 +53,7 @@ def kernelc_dependencies():
         native.new_local_repository(
             name = "llvm",
             build_file = str(Label("//third_party/system:llvm.BUILD")),
-            path = "/usr/lib/llvm-14",
+            path = "/usr/lib/llvm-19",
         )
     if "system_include" not in existing:
         native.new_local_repository(

@@ -56,8 +56,8 @@ if [ -z "$python_newest" ]; then
        "version (jax 0.12 and newer need Python 3.12)"
 fi
 
-apt_packages=(bazel-bootstrap clang-14 llvm-14-dev libclang-14-dev libfmt-dev
-              libcli11-dev nlohmann-json3-dev catch2 libzip-dev)
+apt_packages=(bazel-bootstrap clang-19 llvm-19-dev libclang-19-dev libclang-rt-19-dev
+              libfmt-dev libcli11-dev nlohmann-json3-dev catch2 libzip-dev)
 # `python -m venv` needs ensurepip, which Debian's Pythons leave to the
 # python3-venv package; other Pythons (pyenv's, for one) bring their own.
 for py in "$python_newest" "$python_floor"; do

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <set>
 
 #include "compiler/cache/build_cache.h"
@@ -31,13 +32,13 @@ RunResult Run(const std::string& program, const std::vector<std::string>& args,
               const std::string& log_path) {
   std::vector<llvm::StringRef> argv = {program};
   for (const std::string& a : args) argv.push_back(a);
-  llvm::Optional<llvm::StringRef> redirects[3] = {llvm::StringRef(""),
-                                                  llvm::StringRef(log_path),
-                                                  llvm::StringRef(log_path)};
+  std::optional<llvm::StringRef> redirects[3] = {llvm::StringRef(""),
+                                                 llvm::StringRef(log_path),
+                                                 llvm::StringRef(log_path)};
   RunResult r;
   bool failed = false;
-  r.code = llvm::sys::ExecuteAndWait(program, argv, llvm::None, redirects, 0, 0,
-                                     &r.error, &failed);
+  r.code = llvm::sys::ExecuteAndWait(program, argv, std::nullopt, redirects, 0,
+                                     0, &r.error, &failed);
   if (failed) r.code = -1;
   r.output = ReadFile(log_path).value_or("");
   return r;
@@ -47,7 +48,7 @@ RunResult Run(const std::string& program, const std::vector<std::string>& args,
 
 std::string FindHostCxx() {
   if (const char* env = std::getenv("KERNELC_CXX"); env && *env) return env;
-  for (const char* c : {KERNELC_LLVM_PREFIX "/bin/clang++", "clang++-14"}) {
+  for (const char* c : {KERNELC_LLVM_PREFIX "/bin/clang++", "clang++-19"}) {
     if (llvm::sys::fs::can_execute(c)) return c;
     if (auto p = llvm::sys::findProgramByName(c)) return *p;
   }
@@ -59,7 +60,7 @@ Result<HostToolchain> FindHostToolchain() {
   tc.cxx = FindHostCxx();
   if (tc.cxx.empty())
     return Error::Internal(
-        "no C++ compiler for the CPU target: install clang-14 or set "
+        "no C++ compiler for the CPU target: install clang-19 or set "
         "KERNELC_CXX");
   llvm::SmallString<128> log;
   llvm::sys::fs::createTemporaryFile("kernelc-cxx-version", "txt", log);
@@ -72,28 +73,7 @@ Result<HostToolchain> FindHostToolchain() {
   return tc;
 }
 
-bool CheckCpuKernels(const model::Module& module, diag::DiagnosticSink& diags) {
-  bool ok = true;
-  for (const model::Kernel& k : module.kernels) {
-    if (k.block_features.empty()) continue;
-    ok = false;
-    std::string names;
-    for (size_t i = 0; i < k.block_features.size(); ++i) {
-      if (i > 0) names += i + 1 == k.block_features.size() ? " and " : ", ";
-      names += k.block_features[i].what;
-    }
-    diags.Error(k.loc, fmt::format("kernel '{}' uses {} and cannot target cpu: "
-                                   "the CPU runs threads one after another, "
-                                   "so block-level features are unavailable",
-                                   k.name, names));
-    for (const model::BlockFeature& f : k.block_features)
-      diags.Note(f.loc, fmt::format("{} used here", f.what));
-  }
-  return ok;
-}
-
-Status BuildHostLibrary(const HostToolchain& tc, const model::Module& module,
-                        const emit::Output& generated, const HostBuild& build) {
+Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build) {
   const std::string& work = build.work_dir;
   std::string include = work + "/include";
   std::string host_include = work + "/host_include";
@@ -108,7 +88,7 @@ Status BuildHostLibrary(const HostToolchain& tc, const model::Module& module,
                                   f.contents);
     if (!s.ok()) return s;
   }
-  for (const auto& [path, contents] : generated.build) {
+  for (const auto& [path, contents] : build.sources) {
     Status s = WriteFileIfChanged(fmt::format("{}/{}", work, path), contents);
     if (!s.ok()) return s;
   }
@@ -144,12 +124,9 @@ Status BuildHostLibrary(const HostToolchain& tc, const model::Module& module,
     return Status();
   };
 
-  for (size_t i = 0; i < module.sources.size(); ++i) {
-    std::string name =
-        emit::HostSourceName(module.sources[i], static_cast<int>(i));
-    if (!generated.build.count(name)) continue;
-    llvm::SmallString<256> abs(
-        build.source_paths.empty() ? module.sources[i] : build.source_paths[i]);
+  for (const HostBuild::UserUnit& unit : build.user_units) {
+    const std::string& name = unit.file;
+    llvm::SmallString<256> abs(unit.source_path);
     llvm::sys::fs::make_absolute(abs);
     llvm::SmallString<256> src_dir(abs);
     llvm::sys::path::remove_filename(src_dir);
@@ -181,7 +158,7 @@ Status BuildHostLibrary(const HostToolchain& tc, const model::Module& module,
         llvm::sys::path::remove_dots(path, /*remove_dot_dot=*/true);
         // The generated entry points and kernelc's headers live in the
         // scratch directory.
-        if (!llvm::StringRef(path).startswith(work + "/"))
+        if (!llvm::StringRef(path).starts_with(work + "/"))
           dependencies.insert(std::string(path));
       }
     }
@@ -193,7 +170,7 @@ Status BuildHostLibrary(const HostToolchain& tc, const model::Module& module,
               /*user_code=*/false);
   if (!s.ok()) return s;
   // The CUDA target: the embedded binaries; the shim dlopens libcuda.
-  const bool cuda = generated.build.count("cuda_images.cc") > 0;
+  const bool cuda = build.sources.count("cuda_images.cc") > 0;
   if (cuda) {
     s = compile("cuda_images.cc", {"-O0", "-isystem", include},
                 /*user_code=*/false);

@@ -5,12 +5,10 @@
 #ifndef KERNELC_COMPILER_BACKENDS_HOST_BACKEND_H_
 #define KERNELC_COMPILER_BACKENDS_HOST_BACKEND_H_
 
+#include <map>
 #include <string>
 #include <vector>
 
-#include "compiler/diag/diagnostic.h"
-#include "compiler/emit/emit.h"
-#include "compiler/model/model.h"
 #include "compiler/util/status.h"
 
 namespace kernelc::backends {
@@ -20,7 +18,7 @@ struct HostToolchain {
   std::string version;  // its --version first line, part of the content hash
 };
 
-// Finds clang++: $KERNELC_CXX, else LLVM 14's clang++. Internal error when
+// Finds clang++: $KERNELC_CXX, else LLVM 19's clang++. Internal error when
 // there is none.
 Result<HostToolchain> FindHostToolchain();
 
@@ -28,18 +26,24 @@ Result<HostToolchain> FindHostToolchain();
 // build cache, which must not start a compiler); empty when there is none.
 std::string FindHostCxx();
 
-// Reports each kernel that cannot run on the CPU grid executor (block-level
-// features), with a note at the use. Returns whether all can.
-bool CheckCpuKernels(const model::Module& module, diag::DiagnosticSink& diags);
-
 struct HostBuild {
   std::string work_dir;      // scratch directory, already created; absolute
   std::string library_path;  // where to write the shared library
   std::vector<std::string> include_dirs;  // user -I, absolute
   std::vector<std::string> defines;       // user -D
-  // Where each of the module's sources is read, when the module names them
-  // otherwise (for the output); empty: the module's names are the paths.
-  std::vector<std::string> source_paths;
+  // The generated C++ sources, path under work_dir -> text: the XLA FFI
+  // shim (shim.cc), the CUDA target's embedded binaries (cuda_images.cc),
+  // and the files that compile the user's sources.
+  std::map<std::string, std::string> sources;
+  // The files of `sources` that include a user source (the kernels' CPU
+  // entry points), in link order, each with where that source is read.
+  // They are compiled as the user's code: with the -I and -D above, and
+  // failures are the user's to fix.
+  struct UserUnit {
+    std::string file;
+    std::string source_path;
+  };
+  std::vector<UserUnit> user_units;
   // When set, receives the files the user sources read (the sources and
   // the headers they include outside kernelc's own and the system's),
   // absolute, sorted, from the compiler's dependency output.
@@ -49,8 +53,7 @@ struct HostBuild {
 // Writes kernelc's headers and the generated sources under work_dir,
 // compiles and links. Compiler output for a failed user source comes back
 // in the error (kUser); a failing toolchain is kInternal.
-Status BuildHostLibrary(const HostToolchain& tc, const model::Module& module,
-                        const emit::Output& generated, const HostBuild& build);
+Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build);
 
 }  // namespace kernelc::backends
 

@@ -16,7 +16,6 @@
 #include <regex>
 #include <set>
 
-#include "compiler/emit/code_writer.h"
 #include "compiler/util/file_io.h"
 #include "kernelc/fold.h"
 #include "runtime/embedded_headers.h"
@@ -222,6 +221,7 @@ std::vector<std::string> NvrtcFlags(const CudaBuild& build, int arch) {
       // they are CPU functions for the CPU target: one source for both.
       "-default-device"};
   if (build.fast_math) flags.push_back("--use_fast_math");
+  if (build.lineinfo) flags.push_back("--generate-line-info");
   for (const std::string& d : build.defines) flags.push_back("-D" + d);
   return flags;
 }
@@ -292,7 +292,7 @@ struct Headers {
     for (const EmbeddedFile& f : embedded::UserHeaders()) {
       llvm::StringRef path(f.path.data(), f.path.size());
       for (llvm::StringRef prefix : {"include/", "device_include/"}) {
-        if (path.startswith(prefix)) {
+        if (path.starts_with(prefix)) {
           names.push_back(path.substr(prefix.size()).str());
           texts.push_back(std::string(f.contents));
         }
@@ -308,7 +308,7 @@ struct Headers {
 // One program compiled for every architecture: a cubin each, and PTX for
 // the newest (the last).
 struct Compiled {
-  std::vector<emit::CudaImage> images;
+  std::vector<model::CudaImage> images;
   std::vector<std::string> lowered;  // of the name expressions, in order
   std::string log;                   // of the first architecture
   std::string failed_log;            // set when NVRTC rejected the program
@@ -368,7 +368,7 @@ Result<Compiled> CompileProgram(const Nvrtc& nvrtc, const Headers& headers,
       }
     }
     size_t n = 0;
-    emit::CudaImage cubin;
+    model::CudaImage cubin;
     cubin.sm = arch;
     if (api.GetCUBINSize(prog, &n) != 0 || n == 0)
       return Error::Internal(
@@ -379,7 +379,7 @@ Result<Compiled> CompileProgram(const Nvrtc& nvrtc, const Headers& headers,
     cubin.sha256 = Sha256Hex(cubin.data);
     out.images.push_back(std::move(cubin));
     if (newest) {
-      emit::CudaImage ptx;
+      model::CudaImage ptx;
       ptx.sm = arch;
       ptx.is_ptx = true;
       if (api.GetPTXSize(prog, &n) != 0 || n == 0)
@@ -401,9 +401,9 @@ Result<Compiled> CompileProgram(const Nvrtc& nvrtc, const Headers& headers,
 // most kMaxTensors tensors, not elementwise (those fold into dimension 0),
 // and using neither blockIdx.z nor gridDim.z according to the PTX.
 std::vector<const model::Kernel*> FoldCandidates(const model::Module& module,
-                                                 const emit::CudaBinary& bin) {
+                                                 const model::CudaBinary& bin) {
   PtxFunctions ptx;
-  for (const emit::CudaImage& im : bin.images)
+  for (const model::CudaImage& im : bin.images)
     if (im.is_ptx) ptx = ParsePtxFunctions(im.data);
   std::vector<const model::Kernel*> out;
   for (size_t i = 0; i < bin.kernels.size(); ++i) {
@@ -433,7 +433,7 @@ PtxFunctions ParsePtxFunctions(std::string_view ptx) {
        llvm::split(llvm::StringRef(ptx.data(), ptx.size()), '\n')) {
     llvm::StringRef t = line.trim();
     if (!in_body && depth == 0 &&
-        (t.contains(".entry ") || t.contains(".func ")) && !t.endswith(";")) {
+        (t.contains(".entry ") || t.contains(".func ")) && !t.ends_with(";")) {
       llvm::StringRef head = t.substr(0, t.rfind('(')).rtrim();
       current = head.rsplit(' ').second.str();
       if (current.empty()) current = head.str();
@@ -473,15 +473,14 @@ bool UsesGridZ(const PtxFunctions& ptx, std::string_view entry) {
   return false;
 }
 
-Result<std::vector<emit::CudaBinary>> CompileCuda(const Nvrtc& nvrtc,
-                                                  const model::Module& module,
-                                                  const CudaBuild& build,
-                                                  diag::DiagnosticSink& diags) {
+Result<std::vector<model::CudaBinary>> CompileCuda(
+    const Nvrtc& nvrtc, const model::Module& module, const CudaBuild& build,
+    diag::DiagnosticSink& diags) {
   const Headers headers;
-  std::vector<emit::CudaBinary> out;
+  std::vector<model::CudaBinary> out;
   for (size_t si = 0; si < module.sources.size(); ++si) {
     const std::string& src = module.sources[si];
-    emit::CudaBinary bin;
+    model::CudaBinary bin;
     bin.source = src;
     bin.source_index = static_cast<int>(si);
     for (const model::Kernel& k : module.kernels)
@@ -513,10 +512,10 @@ Result<std::vector<emit::CudaBinary>> CompileCuda(const Nvrtc& nvrtc,
     // The batch fold: a program of its own. Should NVRTC reject it (a
     // kernel that launches kernels, say), the batch runs one launch per
     // element instead, as without it.
-    std::vector<const model::Kernel*> fold = FoldCandidates(module, bin);
+    std::vector<const model::Kernel*> fold;
+    if (build.fold_program) fold = FoldCandidates(module, bin);
     if (!fold.empty()) {
-      Result<std::string> fold_program =
-          emit::CudaFoldProgram(src, *text, fold);
+      Result<std::string> fold_program = build.fold_program(src, *text, fold);
       if (!fold_program.ok()) return fold_program.error();
       Result<Compiled> f = CompileProgram(nvrtc, headers, fold_program.value(),
                                           src, {}, build, std::string(dir));

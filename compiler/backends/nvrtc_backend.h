@@ -5,6 +5,7 @@
 #ifndef KERNELC_COMPILER_BACKENDS_NVRTC_BACKEND_H_
 #define KERNELC_COMPILER_BACKENDS_NVRTC_BACKEND_H_
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -13,7 +14,7 @@
 #include <vector>
 
 #include "compiler/diag/diagnostic.h"
-#include "compiler/emit/emit.h"
+#include "compiler/model/artifacts.h"
 #include "compiler/model/model.h"
 #include "compiler/util/status.h"
 
@@ -74,12 +75,23 @@ std::optional<NvrtcLocation> LocateNvrtc();
 Result<std::vector<int>> ParseCudaArchs(const std::string& text,
                                         const Nvrtc& nvrtc);
 
+// The fold program of a source (see emit::CudaFoldProgram, which the
+// caller passes in: the backend compiles generated code but does not
+// generate it).
+using FoldProgramGenerator = std::function<Result<std::string>(
+    const std::string& source, std::string_view text,
+    const std::vector<const model::Kernel*>& kernels)>;
+
 struct CudaBuild {
-  std::string work_dir;  // scratch directory holding kernelc's headers
   std::vector<int> archs;
   bool fast_math = false;
+  // Line information for profilers (--generate-line-info): the binaries
+  // name the files as NVRTC read them.
+  bool lineinfo = false;
   std::vector<std::string> include_dirs;  // user -I, absolute
   std::vector<std::string> defines;       // user -D
+  // Unset: no kernel's batch folds.
+  FoldProgramGenerator fold_program;
 };
 
 // The NVRTC options for one architecture, without include paths: part of
@@ -92,10 +104,10 @@ std::vector<std::string> NvrtcFlags(const CudaBuild& build, int arch);
 // internal error. Each source's kernels whose batch can fold into the grid's
 // z axis are compiled a second time, into the fold program (see
 // kernelc/fold.h); CudaBinary::fold_kernels names those it holds.
-Result<std::vector<emit::CudaBinary>> CompileCuda(const Nvrtc& nvrtc,
-                                                  const model::Module& module,
-                                                  const CudaBuild& build,
-                                                  diag::DiagnosticSink& diags);
+Result<std::vector<model::CudaBinary>> CompileCuda(const Nvrtc& nvrtc,
+                                                   const model::Module& module,
+                                                   const CudaBuild& build,
+                                                   diag::DiagnosticSink& diags);
 
 // The functions of a PTX module that have a body (.entry and .func), by
 // name; `callable` for a .func, which a call can reach.

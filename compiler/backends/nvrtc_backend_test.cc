@@ -66,11 +66,12 @@ TEST_CASE("A log without located messages is not parsed") {
 TEST_CASE("NVRTC flags per architecture") {
   CudaBuild b;
   b.fast_math = true;
+  b.lineinfo = true;
   b.defines = {"N=4"};
   CHECK(NvrtcFlags(b, 90) ==
         std::vector<std::string>{"--gpu-architecture=sm_90", "-std=c++17",
                                  "-default-device", "--use_fast_math",
-                                 "-DN=4"});
+                                 "--generate-line-info", "-DN=4"});
 }
 
 TEST_CASE("LocateNvrtc finds the library without loading it") {

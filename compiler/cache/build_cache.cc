@@ -267,7 +267,7 @@ std::optional<Files> BuildCache::Lookup(const std::string& key) const {
   std::error_code ec;
   for (llvm::sys::fs::directory_iterator it(dir, ec), end; !ec && it != end;
        it.increment(ec)) {
-    if (llvm::StringRef(it->path()).endswith(".kce"))
+    if (llvm::StringRef(it->path()).ends_with(".kce"))
       entries.push_back(it->path());
   }
   // Directory order is the file system's; sorted order makes the choice

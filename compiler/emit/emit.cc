@@ -15,12 +15,18 @@
 namespace kernelc::emit {
 
 using model::Access;
+using model::BuildInfo;
+using model::CudaBinary;
+using model::CudaImage;
+using model::CudaVersionText;
 using model::DType;
+using model::HasTarget;
 using model::IsInput;
 using model::IsResult;
 using model::Kernel;
 using model::Param;
 using model::Role;
+using model::Target;
 using sema::KernelPlan;
 
 namespace {
@@ -473,19 +479,14 @@ class KernelEmitter {
   // --- CPU entry point ------------------------------------------------------
 
   Result<std::string> Entry() const {
-    std::vector<std::string> params, args, forward;
+    std::vector<std::string> params, args;
     bool grid = k_.kind == model::KernelKind::kGlobal;
-    if (grid) {
-      params.push_back("const kc_launch* kc_launch_");
-      forward.push_back("kc_launch_");
-    }
+    if (grid) params.push_back("const kc_launch* kc_launch_");
     for (const Param& p : k_.params) {
       std::string v = "p_" + p.name;
-      forward.push_back(v);
       if (model::IsTensor(p.role)) {
         params.push_back("void* " + v);
         if (p.access == Access::kView) {
-          forward.push_back(v + "_shape");
           params.push_back(fmt::format("const int64_t* {}_shape", v));
           std::vector<std::string> dims;
           int rank = kp_.params[&p - &k_.params[0]].rank;
@@ -506,7 +507,6 @@ class KernelEmitter {
         {{"kernel", k_.name},
          {"symbol", namer_.CpuEntrySymbol(k_.name)},
          {"params", fmt::format("{}", fmt::join(params, ", "))},
-         {"forward", fmt::format("{}", fmt::join(forward, ", "))},
          {"args", fmt::format("{}", fmt::join(args, ", "))}});
   }
 
@@ -1091,11 +1091,6 @@ std::string Stem(const std::string& path) {
 
 }  // namespace
 
-bool HasTarget(const BuildInfo& info, std::string_view target) {
-  return std::find(info.targets.begin(), info.targets.end(), target) !=
-         info.targets.end();
-}
-
 std::string CudaImageName(const CudaBinary& b, const CudaImage& im, bool fold) {
   return fmt::format("{}_{}.{}{}_{}.{}", b.source_index, Stem(b.source),
                      fold ? "fold." : "", im.is_ptx ? "compute" : "sm", im.sm,
@@ -1141,10 +1136,6 @@ Result<std::string> CudaFoldProgram(
       {{"source", source}, {"text", std::string(text)}, {"entries", entries}});
 }
 
-std::string CudaVersionText(int cuda_version) {
-  return fmt::format("{}.{}", cuda_version / 1000, cuda_version % 1000 / 10);
-}
-
 std::string HostSourceName(const std::string& source, int source_index) {
   return fmt::format("host_{}_{}.cc", source_index, Stem(source));
 }
@@ -1186,8 +1177,8 @@ Result<Output> EmitPackage(const sema::ModulePlan& plan,
   Namer namer(info.package, info.content_hash);
   Output out;
 
-  const bool cpu = HasTarget(info, "cpu");
-  const bool cuda = HasTarget(info, "cuda");
+  const bool cpu = HasTarget(info, Target::kCpu);
+  const bool cuda = HasTarget(info, Target::kCuda);
   // The CUDA module of each source, by source; each kernel's slot in it.
   std::map<std::string, const CudaBinary*> binaries;
   for (const CudaBinary& b : info.cuda_binaries) binaries[b.source] = &b;
@@ -1453,22 +1444,26 @@ Result<Output> EmitPackage(const sema::ModulePlan& plan,
   for (const KernelPlan& kp : plan.kernels) {
     const std::string& name = kp.kernel->name;
     nlohmann::json handlers_json = nlohmann::json::object();
-    for (const std::string& t : info.targets) {
-      if (t == "cuda" && kp.kernel->kind != model::KernelKind::kGlobal)
+    for (Target t : info.targets) {
+      if (t == Target::kCuda && kp.kernel->kind != model::KernelKind::kGlobal)
         continue;  // host kernels run on the CPU only
-      handlers_json[t] = namer.HandlerSymbol(name, t);
+      handlers_json[std::string(model::TargetName(t))] =
+          namer.HandlerSymbol(name, model::TargetName(t));
     }
     kernels.push_back({{"name", name},
                        {"python_name", Namer::Python(name)},
                        {"ffi_target", namer.FfiTarget(name)},
                        {"handlers", handlers_json}});
   }
+  std::vector<std::string> target_names;
+  for (Target t : info.targets)
+    target_names.emplace_back(model::TargetName(t));
   nlohmann::json manifest = {
       {"generated_by", fmt::format("kernelc {}", info.version)},
       {"package", info.package},
       {"content_hash", info.content_hash},
       {"library", namer.LibraryFile()},
-      {"targets", info.targets},
+      {"targets", target_names},
       {"runtime_abi", KC_RUNTIME_ABI_VERSION},
       {"xla_ffi_api", info.ffi_api},
       {"jaxlib_headers", info.jaxlib_floor},

@@ -95,7 +95,8 @@ TEST_CASE("user names that meet after escaping are reported") {
   REQUIRE(m.ok());
   Result<sema::ModulePlan> plan = sema::Analyze(m.value(), diags);
   REQUIRE(plan.ok());
-  BuildInfo info{"0.1.0", "pkg", std::string(64, 'a'), "0.2", "0.8.1", {"cpu"}};
+  model::BuildInfo info{"0.1.0", "pkg", std::string(64, 'a'), "0.2", "0.8.1",
+                        {model::Target::kCpu}};
   Result<Output> out = EmitPackage(plan.value(), info);
   REQUIRE_FALSE(out.ok());
   CHECK(out.error().kind == ErrorKind::kUser);

@@ -109,6 +109,7 @@
 #include <clang/Basic/DiagnosticOptions.h>
 #include <clang/Basic/FileManager.h>
 #include <clang/Basic/SourceManager.h>
+#include <clang/Basic/Version.h>
 #include <clang/Driver/Driver.h>
 #include <clang/Frontend/CompilerInstance.h>
 #include <clang/Frontend/CompilerInvocation.h>
@@ -141,8 +142,11 @@
 #include "compiler/diag/diagnostic.h"
 #include "runtime/embedded_headers.h"
 
+// The LLVM installation whose clang driver and resource directory
+// (stddef.h, ...) the frontend parses with: the one it links against, which
+// @llvm//:clang_tooling names.
 #ifndef KERNELC_LLVM_PREFIX
-#define KERNELC_LLVM_PREFIX "/usr/lib/llvm-14"
+#error "KERNELC_LLVM_PREFIX must name the LLVM installation"
 #endif
 
 namespace kernelc::frontend {
@@ -218,7 +222,7 @@ std::vector<const clang::AnnotateAttr*> KcAnnotations(
     const clang::Decl* d, const clang::SourceManager& sm) {
   std::vector<const clang::AnnotateAttr*> out;
   for (const auto* a : d->specific_attrs<clang::AnnotateAttr>())
-    if (a->getAnnotation().startswith("kc.")) out.push_back(a);
+    if (a->getAnnotation().starts_with("kc.")) out.push_back(a);
   std::stable_sort(
       out.begin(), out.end(),
       [&sm](const clang::AnnotateAttr* a, const clang::AnnotateAttr* b) {
@@ -531,14 +535,14 @@ class ToolkitIncludeRecorder : public clang::PPCallbacks {
   void InclusionDirective(clang::SourceLocation, const clang::Token&,
                           llvm::StringRef name, bool,
                           clang::CharSourceRange range,
-                          const clang::FileEntry* file, llvm::StringRef,
-                          llvm::StringRef, const clang::Module*,
+                          clang::OptionalFileEntryRef file, llvm::StringRef,
+                          llvm::StringRef, const clang::Module*, bool,
                           clang::SrcMgr::CharacteristicKind) override {
     // Only the first one counts.
     if (session_.consumer->HasToolkitInclude()) return;
     llvm::SmallString<256> real;
     bool in_toolkit = false;
-    if (file != nullptr) {
+    if (file) {
       in_toolkit =
           !llvm::sys::fs::real_path(file->getName(), real) && InToolkit(real);
     } else {
@@ -553,7 +557,7 @@ class ToolkitIncludeRecorder : public clang::PPCallbacks {
  private:
   bool InToolkit(llvm::StringRef path) const {
     for (const std::string& dir : session_.toolkit_dirs)
-      if (path.startswith(dir + "/")) return true;
+      if (path.starts_with(dir + "/")) return true;
     return false;
   }
 
@@ -1449,7 +1453,7 @@ class QuietToolAction : public clang::tooling::ToolAction {
     // kernelc's own headers are on the path with -I, but are kernelc's
     // identity, not the user's files.
     for (const std::string& d : collector->getDependencies())
-      if (!llvm::StringRef(d).startswith(kVirtualRoot))
+      if (!llvm::StringRef(d).starts_with(kVirtualRoot))
         session_.dependencies.insert(d);
     files->clearStatCache();
     return ok;
@@ -1460,16 +1464,26 @@ class QuietToolAction : public clang::tooling::ToolAction {
   const std::string& source_;
 };
 
-// Clang 14's CUDA mode for the device side, made to read CUDA 12 and 13
-// headers, which are newer than it knows: the toolkit's directories are
-// given explicitly (-nocudainc: Clang's detection rejects the toolkit's
-// layout and version), and the SDK version Clang assumes is its newest, so
-// that device-side launches in the headers (CUB, Thrust) resolve as they do
-// since CUDA 9.2. CUDA 12 removed texture references, which Clang's texture
-// intrinsics header still names: it is left out, and kernelc's shim
-// directory stands in for the texture headers Clang's wrapper includes.
-// CCCL declares C-style variadic helpers for type traits that are never
-// called on the device; Clang 14 rejects their declarations unless allowed.
+// Clang's CUDA mode for the device side, made to read the CUDA toolkit that
+// NVRTC compiles with, which may be newer than Clang knows (Clang 19 knows
+// CUDA up to 12.5):
+// - The toolkit's directories are given explicitly (-nocudainc, and Clang's
+//   runtime wrapper included once they are on the path): they are where
+//   kernelc found NVRTC's headers ($CUDA_HOME, NVIDIA's pip wheels, conda),
+//   not all of them layouts that Clang's detection of an installation
+//   accepts.
+// - The SDK version is the newest Clang knows: with none, or one it does
+//   not know (13.0), Clang resolves the kernel launches in the headers
+//   (Thrust's, CUB's) through cudaConfigureCall, the API before CUDA 9.2.
+// - Clang's wrapper includes texture_fetch_functions.h, which CUDA 12
+//   removed together with texture references: kernelc's shim directory has
+//   an empty one.
+// - The cache-hinted loads and stores on built-in types (__ldcs, __stcs,
+//   ...) are declared by kernelc's shim (cache_hints.h): Clang's wrapper
+//   leaves out the toolkit header that has them.
+// Clang's detection still looks for a toolkit in the default places, and
+// warns when the one it finds is newer than it knows: -w drops that with
+// the other warnings.
 std::vector<std::string> CudaDeviceArgs(int arch) {
   return {"-x",
           "cuda",
@@ -1477,11 +1491,8 @@ std::vector<std::string> CudaDeviceArgs(int arch) {
           fmt::format("--cuda-gpu-arch=sm_{}", arch),
           "-nocudainc",
           "-nocudalib",
-          "-D__CLANG_CUDA_TEXTURE_INTRINSICS_H__",
           "-Xclang",
-          "-fcuda-allow-variadic-functions",
-          "-Xclang",
-          "-target-sdk-version=11.5"};
+          "-target-sdk-version=12.5"};
 }
 
 }  // namespace
@@ -1494,7 +1505,7 @@ Result<model::Module> ParseSources(const std::vector<std::string>& sources,
       clang::driver::Driver::GetResourcesPath(clang_path);
   if (!llvm::sys::fs::is_directory(resource_dir + "/include"))
     return Error::Internal(fmt::format(
-        "Clang's resource directory '{}' is missing; is libclang-14-dev "
+        "Clang's resource directory '{}' is missing; is libclang-19-dev "
         "installed?",
         resource_dir));
 
@@ -1517,6 +1528,9 @@ Result<model::Module> ParseSources(const std::vector<std::string>& sources,
   llvm::raw_string_ostream os(text);
   auto diag_options = llvm::makeIntrusiveRefCnt<clang::DiagnosticOptions>();
   diag_options->ShowColors = false;
+  // Clang's own diagnostics look like kernelc's: the source line as it is,
+  // without the "  12 | " gutter Clang prints by default.
+  diag_options->ShowLineNumbers = false;
   Consumer printer(os, diag_options.get());
   // For what is reported before Clang runs.
   clang::DiagnosticsEngine early(
@@ -1552,7 +1566,8 @@ Result<model::Module> ParseSources(const std::vector<std::string>& sources,
     }
     args.insert(args.end(),
                 {"-std=c++17", "-D__KERNELC_FRONTEND__", "-resource-dir",
-                 resource_dir, "-fno-color-diagnostics", "-ferror-limit=0",
+                 resource_dir, "-fno-color-diagnostics",
+                 "-fno-diagnostics-show-line-numbers", "-ferror-limit=0",
                  // Warnings are the backends' to report, when they
                  // compile the source.
                  "-w"});
@@ -1570,8 +1585,10 @@ Result<model::Module> ParseSources(const std::vector<std::string>& sources,
       for (const std::string& dir : options.cuda_include_dirs)
         args.insert(args.end(), {"-isystem", dir});
       // Clang's CUDA runtime wrapper, which -nocudainc leaves out, after
-      // the toolkit's directories are on the path.
-      args.insert(args.end(), {"-include", "__clang_cuda_runtime_wrapper.h"});
+      // the toolkit's directories are on the path; then what it lacks.
+      args.insert(args.end(), {"-include", "__clang_cuda_runtime_wrapper.h",
+                               "-include",
+                               options.cuda_shim_dir + "/cache_hints.h"});
     }
     for (const std::string& define : options.defines)
       args.push_back("-D" + define);
@@ -1621,5 +1638,7 @@ Options DefaultOptions() {
   o.cuda_shim_dir = std::string(kVirtualRoot) + "cuda_shim";
   return o;
 }
+
+std::string ClangVersion() { return CLANG_VERSION_STRING; }
 
 }  // namespace kernelc::frontend

@@ -62,6 +62,10 @@ struct Options {
 // in the kHost dialect.
 Options DefaultOptions();
 
+// The version of the Clang that reads the sources ("14.0.6"): what it
+// accepts shapes the model, so it is part of a build's identity.
+std::string ClangVersion();
+
 // Parses each source as C++17 in the options' dialect (kHost, in effect
 // `clang -fsyntax-only -x c++ -std=c++17 -D__KERNELC_FRONTEND__`; kCudaDevice,
 // Clang's CUDA mode for the device side), reads the annotations and

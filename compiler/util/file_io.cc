@@ -77,6 +77,9 @@ class Transaction {
     return Status();
   }
 
+  // How many files are staged and not yet renamed into place.
+  size_t pending() const { return pending_.size(); }
+
   // Renames every temporary into place.
   Status Commit() {
     while (!pending_.empty()) {
@@ -118,13 +121,19 @@ Status WriteFileIfChanged(const std::string& path, std::string_view contents) {
 }
 
 Status WriteFilesIfChanged(const std::string& dir,
-                           const std::map<std::string, std::string>& files) {
+                           const std::map<std::string, std::string>& files,
+                           std::vector<std::string>* written) {
   Transaction t;
+  std::vector<std::string> staged;
   for (const auto& [rel, contents] : files) {
+    size_t before = t.pending();
     Status s = t.Stage(dir + "/" + rel, contents);
     if (!s.ok()) return s;
+    if (t.pending() > before) staged.push_back(rel);
   }
-  return t.Commit();
+  Status s = t.Commit();
+  if (s.ok() && written != nullptr) *written = std::move(staged);
+  return s;
 }
 
 }  // namespace kernelc

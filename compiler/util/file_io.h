@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "compiler/util/status.h"
 
@@ -29,9 +30,11 @@ Status WriteFileIfChanged(const std::string& path, std::string_view contents);
 // temporary file, and only when all are written are they renamed into
 // place. A failure before the renames (a full disk, a directory where a
 // file must go, no permission) leaves every file as it was. Otherwise as
-// WriteFileIfChanged.
+// WriteFileIfChanged. When set, `written` receives the relative paths of
+// the files whose contents changed, those it wrote, in `files`' order.
 Status WriteFilesIfChanged(const std::string& dir,
-                           const std::map<std::string, std::string>& files);
+                           const std::map<std::string, std::string>& files,
+                           std::vector<std::string>* written = nullptr);
 
 }  // namespace kernelc
 

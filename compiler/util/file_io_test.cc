@@ -25,6 +25,21 @@ std::set<std::string> Entries(const std::string& dir) {
   return out;
 }
 
+TEST_CASE("WriteFilesIfChanged says which files it wrote") {
+  std::string dir = TempDir();
+  std::vector<std::string> written;
+  REQUIRE(
+      WriteFilesIfChanged(dir, {{"a.py", "a1"}, {"sub/b.py", "b1"}}, &written)
+          .ok());
+  CHECK(written == std::vector<std::string>{"a.py", "sub/b.py"});
+  REQUIRE(
+      WriteFilesIfChanged(dir, {{"a.py", "a1"}, {"sub/b.py", "b2"}}, &written)
+          .ok());
+  CHECK(written == std::vector<std::string>{"sub/b.py"});
+  REQUIRE(WriteFilesIfChanged(dir, {{"a.py", "a1"}}, &written).ok());
+  CHECK(written.empty());
+}
+
 TEST_CASE("WriteFilesIfChanged writes all files or none") {
   std::string dir = TempDir();
   REQUIRE(

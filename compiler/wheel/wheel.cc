@@ -74,7 +74,7 @@ Result<Files> ReadPackage(const std::string& dir) {
   for (llvm::sys::fs::recursive_directory_iterator it(dir, ec), end;
        !ec && it != end; it.increment(ec)) {
     llvm::StringRef name = llvm::sys::path::filename(it->path());
-    if (name.startswith(".") || name == "__pycache__") {
+    if (name.starts_with(".") || name == "__pycache__") {
       it.no_push();
       continue;
     }

@@ -1,4 +1,5 @@
-// Read by kernelc's frontend in Clang's CUDA mode only. Clang 14's CUDA
-// runtime wrapper includes this header, which CUDA 12 removed together with
-// texture references; kernelc reads kernel signatures and never uses
-// texture fetches, so it stands empty.
+// Read by kernelc's frontend in Clang's CUDA mode only. Clang's CUDA runtime
+// wrapper includes this header, which CUDA 12 removed together with texture
+// references (texture objects, whose functions are in the toolkit's
+// texture_indirect_functions.h, remain); kernelc reads kernel signatures and
+// never uses texture references, so it stands empty.

@@ -17,7 +17,7 @@ import pytest
 
 from conftest import KERNELC
 
-REAL_CXX = "/usr/lib/llvm-14/bin/clang++"
+REAL_CXX = "/usr/lib/llvm-19/bin/clang++"
 
 SOURCE = textwrap.dedent("""\
     #include <kernelc.h>

@@ -199,9 +199,42 @@ def test_elementwise_grid_loop_vectorizes(tmp_path):
                          capture_output=True, text=True, check=True).stdout
     funcs = re.split(r"\n(?=[0-9a-f]+ <)", asm)
     v3 = [f for f in funcs
-          if re.match(r"[0-9a-f]+ <\w*kc_saxpy_saxpy_\w+_cpu_entry_run\w*\.arch_x86-64-v3", f)]
+          if re.match(r"[0-9a-f]+ <kc_saxpy_saxpy_\w+_cpu_entry\.arch_x86-64-v3", f)]
     assert v3, "no x86-64-v3 clone of the saxpy grid loop"
     assert re.search(r"vfmadd\w*ps\s+.*%ymm", v3[0]), "the x86-64-v3 loop is not vectorized"
+
+
+# What /proc/cpuinfo calls the features of x86-64-v3 (and of v2 below it).
+X86_64_V3_FLAGS = {"cx16", "lahf_lm", "popcnt", "pni", "sse4_1", "sse4_2",
+                   "ssse3", "avx", "avx2", "bmi1", "bmi2", "f16c", "fma",
+                   "abm", "movbe", "xsave"}
+
+
+def test_the_cpu_runs_the_clone_it_has(tmp_path):
+    """On a CPU with x86-64-v3 the library runs the AVX2/FMA clone, where
+    a * x + y is one fused multiply-add, rounded once; elsewhere the baseline
+    clone rounds the product first. With a = x = 1 + 2^-12 and
+    y = -(1 + 2^-11) the exact result is 2^-24, and the product alone
+    rounds to -y."""
+    if os.uname().machine != "x86_64":
+        pytest.skip("x86-64 only: the clones are x86-64's")
+    try:
+        flags = set(re.search(r"^flags\s*:(.*)$",
+                              pathlib.Path("/proc/cpuinfo").read_text(),
+                              re.M).group(1).split())
+    except (OSError, AttributeError):
+        pytest.skip("no CPU flags in /proc/cpuinfo")
+    r = run_kernelc("build", EXAMPLES / "saxpy.cu", "-o", tmp_path, "--name",
+                    "clones")
+    assert r.returncode == 0, r.stderr
+    code = ("import numpy as np, clones; a = np.float32(1 + 2**-12); "
+            "print(float(np.asarray(clones.saxpy(np.array([a]), "
+            "np.array([-(1 + 2**-11)], np.float32), float(a)))[0]))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path,
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    fused = X86_64_V3_FLAGS <= flags
+    assert float(out.stdout) == (2.0**-24 if fused else 0.0)
 
 
 def test_source_name_that_is_not_utf8_is_a_user_error(tmp_path):

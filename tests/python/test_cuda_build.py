@@ -24,6 +24,10 @@ CUDA_SOURCES = (sorted(EXAMPLES.glob("*.cu")) + sorted(GPU_KERNELS.glob("*.cu"))
                 + sorted((ROOT / "bench" / "kernels").glob("*.cu")))
 CUDA_HOME = pathlib.Path("/usr/local/cuda")
 TOOLKIT_HEADERS = ROOT / "tests" / "cuda_sources" / "toolkit_headers.cu"
+WARP_STATS = ROOT / "tests" / "cuda_sources" / "warp_stats.cu"
+# Sources that only a CUDA compiler reads (toolkit headers, intrinsics that
+# kernelc's CPU stand-ins lack): they build for the cuda target alone.
+CUDA_ONLY_SOURCES = [TOOLKIT_HEADERS, WARP_STATS]
 
 
 def toolkit_include():
@@ -48,8 +52,11 @@ def ptxas():
     return None
 
 
-@pytest.mark.parametrize("source", CUDA_SOURCES, ids=lambda p: p.name)
+@pytest.mark.parametrize("source", CUDA_SOURCES + CUDA_ONLY_SOURCES,
+                         ids=lambda p: p.name)
 def test_every_cuda_source_compiles_for_sm80_sm90(source, tmp_path):
+    if source in CUDA_ONLY_SOURCES:
+        toolkit_include()
     r = run_kernelc("emit", source, "-o", tmp_path, "--target", "cuda",
                     "--cuda-arch", "sm_90,sm_80")
     assert r.returncode == 0, r.stderr
@@ -91,8 +98,11 @@ def test_every_cuda_source_compiles_for_sm80_sm90(source, tmp_path):
             assert f".entry kc_fold_{kernel}(" in ptx
 
 
-@pytest.mark.parametrize("source", CUDA_SOURCES, ids=lambda p: p.name)
+@pytest.mark.parametrize("source", CUDA_SOURCES + CUDA_ONLY_SOURCES,
+                         ids=lambda p: p.name)
 def test_ptxas_accepts_the_ptx(source, tmp_path):
+    if source in CUDA_ONLY_SOURCES:
+        toolkit_include()
     tool = ptxas()
     if tool is None:
         pytest.skip("no ptxas (CUDA toolkit) on this machine")
@@ -181,22 +191,33 @@ def test_library_has_no_libcuda_dependency_and_cpu_ops_run_without_it(
     assert "CPU-OPS-OK" in p.stdout, p.stdout + p.stderr
 
 
+def emit_polar_for_sm_80(out, *flags):
+    """Emits examples/polar.cu for the cuda target (sm_80) into out; returns
+    the manifest and the PTX."""
+    r = run_kernelc("emit", EXAMPLES / "polar.cu", "-o", out, "--target",
+                    "cuda", "--cuda-arch", "sm_80", *flags)
+    assert r.returncode == 0, r.stderr
+    return (json.loads((out / "package/kernelc.json").read_text()),
+            (out / "build/cuda/0_polar.compute_80.ptx").read_text())
+
+
 def test_fast_math_changes_the_binaries_and_is_recorded(tmp_path):
-    src = EXAMPLES / "polar.cu"
-    plain = run_kernelc("emit", src, "-o", tmp_path / "plain", "--target",
-                        "cuda", "--cuda-arch", "sm_80")
-    fast = run_kernelc("emit", src, "-o", tmp_path / "fast", "--target",
-                       "cuda", "--cuda-arch", "sm_80", "--use-fast-math")
-    assert plain.returncode == 0 and fast.returncode == 0, fast.stderr
-    m_plain = json.loads((tmp_path / "plain/package/kernelc.json").read_text())
-    m_fast = json.loads((tmp_path / "fast/package/kernelc.json").read_text())
+    m_plain, ptx_plain = emit_polar_for_sm_80(tmp_path / "plain")
+    m_fast, ptx_fast = emit_polar_for_sm_80(tmp_path / "fast", "--use-fast-math")
     assert m_plain["cuda"]["fast_math"] is False
     assert m_fast["cuda"]["fast_math"] is True
     assert m_plain["content_hash"] != m_fast["content_hash"]
-    ptx_plain = (tmp_path / "plain/build/cuda/0_polar.compute_80.ptx").read_text()
-    ptx_fast = (tmp_path / "fast/build/cuda/0_polar.compute_80.ptx").read_text()
     assert ptx_plain != ptx_fast
     assert "sqrt.approx" in ptx_fast and "sqrt.approx" not in ptx_plain
+
+
+def test_lineinfo_maps_the_binaries_to_source_lines(tmp_path):
+    m_plain, ptx_plain = emit_polar_for_sm_80(tmp_path / "plain")
+    m_lines, ptx_lines = emit_polar_for_sm_80(tmp_path / "lines", "--lineinfo")
+    assert "\t.loc\t" not in ptx_plain and "\t.file\t" not in ptx_plain
+    assert "\t.loc\t" in ptx_lines
+    assert re.search(r'\t\.file\t\d+ ".*polar\.cu"', ptx_lines)
+    assert m_plain["content_hash"] != m_lines["content_hash"]
 
 
 def test_include_dirs_and_defines_reach_nvrtc(tmp_path):
@@ -228,6 +249,7 @@ def test_include_dirs_and_defines_reach_nvrtc(tmp_path):
     (["--target", "gpu"], "unknown target 'gpu' (expected cpu or cuda)"),
     (["--cuda-arch", "sm_80"], "--cuda-arch needs the cuda target"),
     (["--use-fast-math"], "--use-fast-math needs the cuda target"),
+    (["--lineinfo"], "--lineinfo needs the cuda target"),
     (["--target", "cuda", "--cuda-arch", "80"],
      "--cuda-arch: '80' is not an architecture like sm_80"),
     (["--target", "cuda", "--cuda-arch", "sm_80,compute_90"],
@@ -398,6 +420,33 @@ def test_cuda_target_reads_the_toolkits_own_headers(tmp_path):
     r = run_kernelc("build", TOOLKIT_HEADERS, "-o", tmp_path / "pkg",
                     "--target", "cuda")
     assert r.returncode == 0, r.stderr
+
+
+def test_cuda_target_reads_cooperative_groups_and_cache_hints(tmp_path):
+    """Warp tiles and cg::reduce, __reduce_add_sync and the cache-hinted
+    loads and stores on float: the frontend reads them in Clang's CUDA mode
+    with nothing to say (not that the toolkit is newer than Clang knows),
+    and NVRTC compiles them to the instructions they name."""
+    toolkit_include()
+    r = run_kernelc("inspect", WARP_STATS, "--target", "cuda")
+    assert r.returncode == 0, r.stderr
+    assert r.stderr == ""
+    (k,) = json.loads(r.stdout)["kernels"]
+    assert [(p["name"], p["dtype"]) for p in k["params"]] == [
+        ("x", "float32"), ("flags", "int32"), ("n", "int64"),
+        ("sums", "float32"), ("mins", "float32"), ("maxs", "float32"),
+        ("counts", "int32"), ("copy", "float32")]
+    assert [f["what"] for f in k["block_features"]] == ["__shfl_xor_sync"]
+
+    r = run_kernelc("emit", WARP_STATS, "-o", tmp_path, "--target", "cuda",
+                    "--cuda-arch", "sm_80")
+    assert r.returncode == 0, r.stderr
+    assert r.stderr == ""
+    ptx = (tmp_path / "build" / "cuda" / "0_warp_stats.compute_80.ptx").read_text()
+    for instruction in ("ld.global.cs.f32", "ld.global.cs.s32",
+                        "st.global.cs.f32", "st.global.cg.f32",
+                        "st.global.wt.f32", "redux.sync.add.u32"):
+        assert instruction in ptx, instruction
 
 
 def test_cpu_target_names_the_toolkit_header_it_cannot_read(tmp_path):

@@ -36,7 +36,7 @@ def cxx():
     # For fold_host_driver.cc, which includes fold programs that kernelc
     # generates at test time, so it is compiled here (the rest of the tier
     # is built by Bazel: tests/fake_cuda/BUILD.bazel).
-    c = os.environ.get("KERNELC_CXX") or shutil.which("clang++-14") or \
+    c = os.environ.get("KERNELC_CXX") or shutil.which("clang++-19") or \
         shutil.which("clang++")
     if not c:
         pytest.fail("no clang++ to build the fold driver")

@@ -56,7 +56,11 @@ struct GridState {
 };
 inline thread_local GridState grid_state;
 
-inline dim3 Load(const Index3& i) {
+// Inlined before any optimization of its own: compiled alone, it returns
+// x and y packed into one register, and LLVM 19 merges their two loads into
+// one 64-bit load without the alias class, which would then alias every
+// store of the kernel and keep the grid loop from vectorizing.
+__attribute__((always_inline)) inline dim3 Load(const Index3& i) {
   return dim3(static_cast<unsigned int>(i.x), static_cast<unsigned int>(i.y),
               static_cast<unsigned int>(i.z));
 }
@@ -352,8 +356,13 @@ inline long long clock64() {
 
 // The function that runs a kernel on the CPU. On x86-64 it is compiled
 // twice (AVX2/FMA and baseline) and the clone is chosen when the library
-// loads. Clang 14 gives the dispatcher a name other translation units cannot
-// link to, so each one is static and reached through a plain entry point.
+// loads. The generated entry point itself is the multiversioned function,
+// with external linkage: Clang 19 does not emit the inline functions that
+// only a multiversioned function of internal linkage calls (the kernel's
+// helpers, dim3's constructor), so a static one fails to link. Clang gives
+// the resolver default visibility whatever -fvisibility says, so the
+// library exports a weak "<entry>.resolver" beside the FFI handlers; its
+// ifunc and clones stay hidden.
 #if defined(__x86_64__) && defined(__clang__)
 #define KC_HOST_CLONES_ \
   __attribute__((target_clones("arch=x86-64-v3", "default")))

@@ -14,7 +14,7 @@
 // Runs 'saxpy' over its grid: blocks in order, the threads of each block
 // in order, the kernel inlined into the innermost loop so that it
 // vectorizes. One clone per instruction set, chosen when the library loads.
-static KC_HOST_CLONES_ void kc_saxpy_saxpy_<hash>_cpu_entry_run(const kc_launch* kc_launch_, void* p_x, void* p_y, float p_a, int64_t p_n, void* p_out) {
+extern "C" KC_HOST_CLONES_ void kc_saxpy_saxpy_<hash>_cpu_entry(const kc_launch* kc_launch_, void* p_x, void* p_y, float p_a, int64_t p_n, void* p_out) {
   using ::kc::host::Index;
   ::kc::host::GridState& kc_state_ = ::kc::host::grid_state;
   const kc_dim3 kc_grid_ = kc_launch_->grid;
@@ -44,6 +44,4 @@ static KC_HOST_CLONES_ void kc_saxpy_saxpy_<hash>_cpu_entry_run(const kc_launch*
     }
   }
 }
-
-extern "C" void kc_saxpy_saxpy_<hash>_cpu_entry(const kc_launch* kc_launch_, void* p_x, void* p_y, float p_a, int64_t p_n, void* p_out) { kc_saxpy_saxpy_<hash>_cpu_entry_run(kc_launch_, p_x, p_y, p_a, p_n, p_out); }
 

@@ -12,9 +12,7 @@
 #endif
 
 // Calls host kernel 'histogram' once with whole tensors.
-static KC_HOST_CLONES_ void kc_histogram_histogram_<hash>_cpu_entry_run(void* p_values, const int64_t* p_values_shape, float p_lo, float p_hi, int64_t p_bins, void* p_counts, const int64_t* p_counts_shape) {
+extern "C" KC_HOST_CLONES_ void kc_histogram_histogram_<hash>_cpu_entry(void* p_values, const int64_t* p_values_shape, float p_lo, float p_hi, int64_t p_bins, void* p_counts, const int64_t* p_counts_shape) {
   histogram(::kc::host::AnyView<2>{p_values, {p_values_shape[0], p_values_shape[1]}}, p_lo, p_hi, p_bins, ::kc::host::AnyView<2>{p_counts, {p_counts_shape[0], p_counts_shape[1]}});
 }
-
-extern "C" void kc_histogram_histogram_<hash>_cpu_entry(void* p_values, const int64_t* p_values_shape, float p_lo, float p_hi, int64_t p_bins, void* p_counts, const int64_t* p_counts_shape) { kc_histogram_histogram_<hash>_cpu_entry_run(p_values, p_values_shape, p_lo, p_hi, p_bins, p_counts, p_counts_shape); }
 

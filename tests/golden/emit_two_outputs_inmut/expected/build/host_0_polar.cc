@@ -14,7 +14,7 @@
 // Runs 'polar' over its grid: blocks in order, the threads of each block
 // in order, the kernel inlined into the innermost loop so that it
 // vectorizes. One clone per instruction set, chosen when the library loads.
-static KC_HOST_CLONES_ void kc_polar_polar_<hash>_cpu_entry_run(const kc_launch* kc_launch_, void* p_x, void* p_y, int64_t p_n, void* p_radius, void* p_angle) {
+extern "C" KC_HOST_CLONES_ void kc_polar_polar_<hash>_cpu_entry(const kc_launch* kc_launch_, void* p_x, void* p_y, int64_t p_n, void* p_radius, void* p_angle) {
   using ::kc::host::Index;
   ::kc::host::GridState& kc_state_ = ::kc::host::grid_state;
   const kc_dim3 kc_grid_ = kc_launch_->grid;
@@ -45,12 +45,10 @@ static KC_HOST_CLONES_ void kc_polar_polar_<hash>_cpu_entry_run(const kc_launch*
   }
 }
 
-extern "C" void kc_polar_polar_<hash>_cpu_entry(const kc_launch* kc_launch_, void* p_x, void* p_y, int64_t p_n, void* p_radius, void* p_angle) { kc_polar_polar_<hash>_cpu_entry_run(kc_launch_, p_x, p_y, p_n, p_radius, p_angle); }
-
 // Runs 'accumulate' over its grid: blocks in order, the threads of each block
 // in order, the kernel inlined into the innermost loop so that it
 // vectorizes. One clone per instruction set, chosen when the library loads.
-static KC_HOST_CLONES_ void kc_polar_accumulate_<hash>_cpu_entry_run(const kc_launch* kc_launch_, void* p_total, void* p_delta, int64_t p_n) {
+extern "C" KC_HOST_CLONES_ void kc_polar_accumulate_<hash>_cpu_entry(const kc_launch* kc_launch_, void* p_total, void* p_delta, int64_t p_n) {
   using ::kc::host::Index;
   ::kc::host::GridState& kc_state_ = ::kc::host::grid_state;
   const kc_dim3 kc_grid_ = kc_launch_->grid;
@@ -80,6 +78,4 @@ static KC_HOST_CLONES_ void kc_polar_accumulate_<hash>_cpu_entry_run(const kc_la
     }
   }
 }
-
-extern "C" void kc_polar_accumulate_<hash>_cpu_entry(const kc_launch* kc_launch_, void* p_total, void* p_delta, int64_t p_n) { kc_polar_accumulate_<hash>_cpu_entry_run(kc_launch_, p_total, p_delta, p_n); }
 

@@ -14,7 +14,7 @@
 // Runs 'matmul' over its grid: blocks in order, the threads of each block
 // in order, the kernel inlined into the innermost loop so that it
 // vectorizes. One clone per instruction set, chosen when the library loads.
-static KC_HOST_CLONES_ void kc_matmul_matmul_<hash>_cpu_entry_run(const kc_launch* kc_launch_, void* p_a, const int64_t* p_a_shape, void* p_b, const int64_t* p_b_shape, void* p_c, const int64_t* p_c_shape) {
+extern "C" KC_HOST_CLONES_ void kc_matmul_matmul_<hash>_cpu_entry(const kc_launch* kc_launch_, void* p_a, const int64_t* p_a_shape, void* p_b, const int64_t* p_b_shape, void* p_c, const int64_t* p_c_shape) {
   using ::kc::host::Index;
   ::kc::host::GridState& kc_state_ = ::kc::host::grid_state;
   const kc_dim3 kc_grid_ = kc_launch_->grid;
@@ -44,6 +44,4 @@ static KC_HOST_CLONES_ void kc_matmul_matmul_<hash>_cpu_entry_run(const kc_launc
     }
   }
 }
-
-extern "C" void kc_matmul_matmul_<hash>_cpu_entry(const kc_launch* kc_launch_, void* p_a, const int64_t* p_a_shape, void* p_b, const int64_t* p_b_shape, void* p_c, const int64_t* p_c_shape) { kc_matmul_matmul_<hash>_cpu_entry_run(kc_launch_, p_a, p_a_shape, p_b, p_b_shape, p_c, p_c_shape); }
 

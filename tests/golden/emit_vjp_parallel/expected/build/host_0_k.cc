@@ -14,7 +14,7 @@
 // Runs 'square_add' over its grid: blocks in order, the threads of each block
 // in order, the kernel inlined into the innermost loop so that it
 // vectorizes. One clone per instruction set, chosen when the library loads.
-static KC_HOST_CLONES_ void kc_k_square_add_<hash>_cpu_entry_run(const kc_launch* kc_launch_, void* p_x, void* p_y, float p_a, void* p_out) {
+extern "C" KC_HOST_CLONES_ void kc_k_square_add_<hash>_cpu_entry(const kc_launch* kc_launch_, void* p_x, void* p_y, float p_a, void* p_out) {
   using ::kc::host::Index;
   ::kc::host::GridState& kc_state_ = ::kc::host::grid_state;
   const kc_dim3 kc_grid_ = kc_launch_->grid;
@@ -45,12 +45,8 @@ static KC_HOST_CLONES_ void kc_k_square_add_<hash>_cpu_entry_run(const kc_launch
   }
 }
 
-extern "C" void kc_k_square_add_<hash>_cpu_entry(const kc_launch* kc_launch_, void* p_x, void* p_y, float p_a, void* p_out) { kc_k_square_add_<hash>_cpu_entry_run(kc_launch_, p_x, p_y, p_a, p_out); }
-
 // Calls host kernel 'square_add_bwd' once with whole tensors.
-static KC_HOST_CLONES_ void kc_k_square_add_bwd_<hash>_cpu_entry_run(void* p_x, const int64_t* p_x_shape, float p_a, void* p_d_out, const int64_t* p_d_out_shape, void* p_d_x, const int64_t* p_d_x_shape, void* p_d_y, const int64_t* p_d_y_shape) {
+extern "C" KC_HOST_CLONES_ void kc_k_square_add_bwd_<hash>_cpu_entry(void* p_x, const int64_t* p_x_shape, float p_a, void* p_d_out, const int64_t* p_d_out_shape, void* p_d_x, const int64_t* p_d_x_shape, void* p_d_y, const int64_t* p_d_y_shape) {
   square_add_bwd(::kc::host::AnyView<2>{p_x, {p_x_shape[0], p_x_shape[1]}}, p_a, ::kc::host::AnyView<2>{p_d_out, {p_d_out_shape[0], p_d_out_shape[1]}}, ::kc::host::AnyView<2>{p_d_x, {p_d_x_shape[0], p_d_x_shape[1]}}, ::kc::host::AnyView<2>{p_d_y, {p_d_y_shape[0], p_d_y_shape[1]}});
 }
-
-extern "C" void kc_k_square_add_bwd_<hash>_cpu_entry(void* p_x, const int64_t* p_x_shape, float p_a, void* p_d_out, const int64_t* p_d_out_shape, void* p_d_x, const int64_t* p_d_x_shape, void* p_d_y, const int64_t* p_d_y_shape) { kc_k_square_add_bwd_<hash>_cpu_entry_run(p_x, p_x_shape, p_a, p_d_out, p_d_out_shape, p_d_x, p_d_x_shape, p_d_y, p_d_y_shape); }
 

@@ -1,0 +1,30 @@
+// Reading the kernels of a build and checking them.
+#ifndef KERNELC_COMPILER_DRIVER_ANALYZE_H_
+#define KERNELC_COMPILER_DRIVER_ANALYZE_H_
+
+#include <string>
+#include <vector>
+
+#include "compiler/driver/diagnostics.h"
+#include "compiler/driver/options.h"
+#include "compiler/driver/target_units.h"
+#include "compiler/model/model.h"
+#include "compiler/sema/sema.h"
+#include "compiler/util/status.h"
+
+namespace kernelc::driver {
+
+// Reads the model from o.sources, C++ sources (annotations, read as
+// FrontendOptions says) or JSON specs, and analyzes it into *module and
+// the returned plan, which points into *module. The targets' units check
+// the kernels too, unless `units` is null (inspect describes kernels that
+// a target cannot build). Diagnostics go to `diagnostics`. For C++
+// sources, `dependencies` (when set) receives the files Clang read.
+Result<sema::ModulePlan> Analyze(const Options& o, const TargetUnits* units,
+                                 model::Module* module,
+                                 Diagnostics& diagnostics,
+                                 std::vector<std::string>* dependencies);
+
+}  // namespace kernelc::driver
+
+#endif  // KERNELC_COMPILER_DRIVER_ANALYZE_H_

@@ -1,0 +1,354 @@
+#include "compiler/driver/driver.h"
+
+#include <fmt/format.h>
+#include <llvm/Support/FileSystem.h>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "compiler/backends/nvrtc_backend.h"
+#include "compiler/driver/test_sources.h"
+#include "compiler/util/file_io.h"
+
+namespace kernelc::driver {
+namespace {
+
+using testing::FilesUnder;
+using testing::TempDir;
+
+// A build of saxpy.cu (TempDir::WriteSaxpy) into `t`/out, with a cache in
+// `t`/cache.
+Options SaxpyOptions(const TempDir& t, const std::string& source) {
+  Options o;
+  o.sources = {source};
+  o.include_dirs = {source.substr(0, source.rfind('/')) + "/inc"};
+  o.out_dir = t.path() + "/out";
+  o.cache_dir = t.path() + "/cache";
+  return o;
+}
+
+std::map<std::string, std::string> Contents(const std::string& dir) {
+  std::map<std::string, std::string> contents;
+  for (const std::string& f : FilesUnder(dir))
+    contents[f] = ReadFile(dir + "/" + f).value_or("");
+  return contents;
+}
+
+bool HaveNvrtc() {
+  Result<backends::Nvrtc> nvrtc = backends::FindNvrtc();
+  if (!nvrtc.ok())
+    WARN("skipped, the cuda target needs NVRTC: " << nvrtc.error().message);
+  return nvrtc.ok();
+}
+
+TEST_CASE(
+    "Build writes a package; the same build again hits the cache and "
+    "writes nothing") {
+  TempDir t;
+  Options o = SaxpyOptions(t, t.WriteSaxpy());
+  Diagnostics d;
+  Result<BuildResult> r = Build(o, d);
+  INFO(d.text());
+  REQUIRE(r.ok());
+  CHECK(d.text().empty());
+  const BuildResult& first = r.value();
+  CHECK_FALSE(first.cache_hit);
+  CHECK(first.package == "saxpy");
+  CHECK(first.package_dir == o.out_dir + "/saxpy");
+  CHECK(llvm::StringRef(first.library).starts_with("_kernelc_"));
+  CHECK(llvm::StringRef(first.library).ends_with(".so"));
+  std::vector<std::string> files = {"__init__.py", "__init__.pyi",
+                                    "_kernelc.py", "kernelc.json",
+                                    first.library};
+  std::sort(files.begin(), files.end());
+  CHECK(first.written == files);
+  // Nothing but the package: the scratch directory is gone.
+  std::vector<std::string> in_out;
+  for (const std::string& f : files) in_out.push_back("saxpy/" + f);
+  CHECK(FilesUnder(o.out_dir) == in_out);
+
+  std::map<std::string, llvm::sys::TimePoint<>> mtimes;
+  for (const std::string& f : files) {
+    llvm::sys::fs::file_status st;
+    REQUIRE(!llvm::sys::fs::status(first.package_dir + "/" + f, st));
+    mtimes[f] = st.getLastModificationTime();
+  }
+  Diagnostics again;
+  Result<BuildResult> hit = Build(o, again);
+  REQUIRE(hit.ok());
+  CHECK(again.text().empty());
+  CHECK(hit.value().cache_hit);
+  CHECK(hit.value().library == first.library);
+  CHECK(hit.value().written.empty());
+  for (const std::string& f : files) {
+    llvm::sys::fs::file_status st;
+    REQUIRE(!llvm::sys::fs::status(first.package_dir + "/" + f, st));
+    CHECK(st.getLastModificationTime() == mtimes[f]);
+  }
+
+  // Without the cache, the same bytes.
+  Options uncached = o;
+  uncached.no_cache = true;
+  uncached.out_dir = t.path() + "/uncached";
+  Diagnostics d3;
+  Result<BuildResult> rebuilt = Build(uncached, d3);
+  REQUIRE(rebuilt.ok());
+  CHECK_FALSE(rebuilt.value().cache_hit);
+  CHECK(Contents(uncached.out_dir) == Contents(o.out_dir));
+}
+
+TEST_CASE(
+    "A failed build leaves the earlier package as it was, and no "
+    "scratch directory") {
+  TempDir t;
+  std::string src = t.WriteSaxpy();
+  Options o = SaxpyOptions(t, src);
+  o.no_cache = true;
+  Diagnostics d;
+  REQUIRE(Build(o, d).ok());
+  const std::map<std::string, std::string> before = Contents(o.out_dir);
+
+  SECTION("an error in the annotations") {
+    std::string text = testing::kSaxpy;
+    text.replace(text.find("KC_IN(\"n\") const float* y"),
+                 sizeof("KC_IN(\"n\") ") - 1, "");
+    t.Write("src/saxpy.cu", text);
+    Diagnostics failed;
+    Result<BuildResult> r = Build(o, failed);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().kind == ErrorKind::kUser);
+    CHECK(r.error().message == "1 error generated");
+    // The diagnostics say it all, once.
+    CHECK(
+        failed.text() ==
+        src +
+            ":5:63: error: pointer parameter 'y' of kernel 'saxpy' needs a "
+            "role: KC_IN, KC_INMUT or KC_OUT\n"
+            "__global__ void saxpy(KC_IN(\"n\") const float* x, const "
+            "float* y,\n"
+            "                                                              ^\n"
+            "1 error generated.\n");
+  }
+  SECTION("a kernel that the CPU cannot link, after the compile started") {
+    std::string text = testing::kSaxpy;
+    text.insert(text.find('\n') + 1, "__device__ float gpu_only(float);\n");
+    text.replace(text.find("SCALE * a"), sizeof("SCALE") - 1,
+                 "gpu_only(SCALE)");
+    t.Write("src/saxpy.cu", text);
+    Diagnostics failed;
+    Result<BuildResult> r = Build(o, failed);
+    INFO(failed.text());
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().kind == ErrorKind::kUser);
+    CHECK(llvm::StringRef(failed.text())
+              .starts_with("kernelc: error: linking the kernels for the CPU "
+                          "failed"));
+  }
+  CHECK(Contents(o.out_dir) == before);
+}
+
+TEST_CASE("Option errors are results, with their messages") {
+  TempDir t;
+  Options o = SaxpyOptions(t, t.WriteSaxpy());
+  struct Case {
+    const char* message;
+    void (*change)(Options&);
+  };
+  const Case cases[] = {
+      {"--cuda-arch needs the cuda target",
+       [](Options& o) { o.cuda_arch = "sm_80"; }},
+      {"--use-fast-math needs the cuda target",
+       [](Options& o) { o.use_fast_math = true; }},
+      {"--lineinfo needs the cuda target",
+       [](Options& o) { o.lineinfo = true; }},
+      {"'2bad' is not a valid Python package name: use --name",
+       [](Options& o) { o.name = "2bad"; }},
+  };
+  for (const Case& c : cases) {
+    Options bad = o;
+    c.change(bad);
+    Diagnostics d;
+    Result<BuildResult> r = Build(bad, d);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().kind == ErrorKind::kUser);
+    CHECK(r.error().message == c.message);
+    CHECK(d.text() == fmt::format("kernelc: error: {}\n", c.message));
+    // A build from sources into a wheel reports it once too.
+    Diagnostics w;
+    REQUIRE_FALSE(Wheel(bad, w).ok());
+    CHECK(w.text() == d.text());
+  }
+  CHECK_FALSE(llvm::sys::fs::exists(o.out_dir));
+  Result<std::vector<model::Target>> targets = ParseTargets("cpu,tpu");
+  REQUIRE_FALSE(targets.ok());
+  CHECK(targets.error().message ==
+        "unknown target 'tpu' (expected cpu or cuda)");
+}
+
+TEST_CASE("Emit writes the generated sources, without compiling them") {
+  TempDir t;
+  Options o = SaxpyOptions(t, t.WriteSaxpy());
+  Diagnostics d;
+  Result<EmitResult> r = Emit(o, d);
+  REQUIRE(r.ok());
+  CHECK(r.value().written ==
+        std::vector<std::string>{"package/__init__.py", "package/__init__.pyi",
+                                 "package/_kernelc.py", "package/kernelc.json",
+                                 "build/host_0_saxpy.cc", "build/shim.cc"});
+  CHECK(FilesUnder(o.out_dir).size() == r.value().written.size());
+  nlohmann::json manifest =
+      nlohmann::json::parse(*ReadFile(o.out_dir + "/package/kernelc.json"));
+  CHECK(manifest["content_hash"] == r.value().content_hash);
+  CHECK(manifest["targets"] == nlohmann::json::array({"cpu"}));
+  // Again: nothing changed, nothing written.
+  Diagnostics again;
+  Result<EmitResult> same = Emit(o, again);
+  REQUIRE(same.ok());
+  CHECK(same.value().written.empty());
+}
+
+TEST_CASE("The content hash does not depend on where the sources lie") {
+  TempDir a, b;
+  Options oa = SaxpyOptions(a, a.WriteSaxpy("src"));
+  Options ob = SaxpyOptions(b, b.WriteSaxpy("deeper/still/src"));
+  Diagnostics da, db;
+  Result<EmitResult> ra = Emit(oa, da);
+  Result<EmitResult> rb = Emit(ob, db);
+  REQUIRE(ra.ok());
+  REQUIRE(rb.ok());
+  CHECK(ra.value().content_hash == rb.value().content_hash);
+  CHECK(Contents(oa.out_dir) == Contents(ob.out_dir));
+}
+
+TEST_CASE("Inspect reads the sources, or a built package's manifest") {
+  TempDir t;
+  Options o = SaxpyOptions(t, t.WriteSaxpy());
+  Diagnostics d;
+  Result<InspectResult> model = Inspect(o, d);
+  REQUIRE(model.ok());
+  nlohmann::json j = nlohmann::json::parse(model.value().json);
+  REQUIRE(j["kernels"].size() == 1);
+  CHECK(j["kernels"][0]["name"] == "saxpy");
+  CHECK(j["sources"] == nlohmann::json::array({o.sources[0]}));
+
+  Result<BuildResult> built = Build(o, d);
+  REQUIRE(built.ok());
+  Options package;
+  package.sources = {built.value().package_dir};
+  Result<InspectResult> manifest = Inspect(package, d);
+  REQUIRE(manifest.ok());
+  j = nlohmann::json::parse(manifest.value().json);
+  CHECK(j["library"] == built.value().library);
+  CHECK(j["targets"] == nlohmann::json::array({"cpu"}));
+
+  Options not_package;
+  not_package.sources = {t.path() + "/src"};
+  Diagnostics nd;
+  Result<InspectResult> r = Inspect(not_package, nd);
+  REQUIRE_FALSE(r.ok());
+  CHECK(nd.text() == "kernelc: error: '" + t.path() +
+                         "/src' is a directory but not a package built by "
+                         "kernelc (no kernelc.json)\n");
+}
+
+TEST_CASE("Wheel packages a package directory, or sources built first") {
+  TempDir t;
+  Options o = SaxpyOptions(t, t.WriteSaxpy());
+  Diagnostics d;
+  Result<BuildResult> built = Build(o, d);
+  REQUIRE(built.ok());
+
+  Options from_dir;
+  from_dir.sources = {built.value().package_dir};
+  from_dir.out_dir = t.path() + "/dist1";
+  from_dir.platform = "linux_test";
+  Result<WheelResult> w1 = Wheel(from_dir, d);
+  REQUIRE(w1.ok());
+  CHECK(w1.value().path ==
+        from_dir.out_dir + "/saxpy-0.0.0-py3-none-linux_test.whl");
+  CHECK_FALSE(w1.value().build.has_value());
+
+  Options from_sources = o;
+  from_sources.out_dir = t.path() + "/dist2";
+  from_sources.platform = "linux_test";
+  Result<WheelResult> w2 = Wheel(from_sources, d);
+  REQUIRE(w2.ok());
+  REQUIRE(w2.value().build.has_value());
+  CHECK(w2.value().build->library == built.value().library);
+  // Built in a scratch directory, which is gone.
+  CHECK_FALSE(llvm::sys::fs::exists(w2.value().build->package_dir));
+  // The same package, the same bytes.
+  CHECK(ReadFile(w2.value().path) == ReadFile(w1.value().path));
+  CHECK(d.text().empty());
+}
+
+TEST_CASE("A host kernel needs the cpu target beside the cuda target") {
+  TempDir t;
+  std::string src = t.Write("host.cc", R"(#include <kernelc.h>
+KC_KERNEL void twice(KC_IN("n") const float* x, KC_OUT("x") float* y) {}
+)");
+  Options o;
+  o.sources = {src};
+  o.out_dir = t.path() + "/out";
+  o.no_cache = true;
+  o.targets = {model::Target::kCuda};
+  Diagnostics d;
+  Result<EmitResult> r = Emit(o, d);
+  REQUIRE_FALSE(r.ok());
+  CHECK(llvm::StringRef(d.text()).starts_with(
+      src +
+      ":2:16: error: host kernel 'twice' (KC_KERNEL) runs only on the CPU: "
+      "build with --target cpu,cuda\n"));
+}
+
+TEST_CASE("A build for the cuda target compiles with NVRTC") {
+  if (!HaveNvrtc()) return;
+  TempDir t;
+  Options o = SaxpyOptions(t, t.WriteSaxpy());
+  o.targets = {model::Target::kCpu, model::Target::kCuda};
+  o.cuda_arch = "sm_80";
+  Diagnostics d;
+  Result<EmitResult> r = Emit(o, d);
+  INFO(d.text());
+  REQUIRE(r.ok());
+  std::vector<std::string> files = FilesUnder(o.out_dir);
+  CHECK(std::count(files.begin(), files.end(),
+                   "build/cuda/0_saxpy.sm_80.cubin") == 1);
+  std::optional<std::string> ptx =
+      ReadFile(o.out_dir + "/build/cuda/0_saxpy.compute_80.ptx");
+  REQUIRE(ptx);
+  CHECK(ptx->find(".entry") != std::string::npos);
+  nlohmann::json manifest =
+      nlohmann::json::parse(*ReadFile(o.out_dir + "/package/kernelc.json"));
+  CHECK(manifest["targets"] == nlohmann::json::array({"cpu", "cuda"}));
+  CHECK(manifest["cuda"]["archs"] == nlohmann::json::array({"sm_80"}));
+}
+
+TEST_CASE("--lineinfo reaches NVRTC: the PTX maps to source lines") {
+  if (!HaveNvrtc()) return;
+  TempDir t;
+  Options o = SaxpyOptions(t, t.WriteSaxpy());
+  o.targets = {model::Target::kCuda};
+  o.cuda_arch = "sm_80";
+  std::string hash[2];
+  for (bool lineinfo : {false, true}) {
+    o.lineinfo = lineinfo;
+    o.out_dir = t.path() + (lineinfo ? "/lines" : "/plain");
+    Diagnostics d;
+    Result<EmitResult> r = Emit(o, d);
+    INFO(d.text());
+    REQUIRE(r.ok());
+    hash[lineinfo] = r.value().content_hash;
+    std::optional<std::string> ptx =
+        ReadFile(o.out_dir + "/build/cuda/0_saxpy.compute_80.ptx");
+    REQUIRE(ptx);
+    CHECK((ptx->find("\t.loc\t") != std::string::npos) == lineinfo);
+    CHECK((ptx->find("\t.file\t") != std::string::npos) == lineinfo);
+    if (lineinfo) CHECK(ptx->find("saxpy.cu") != std::string::npos);
+  }
+  // The images stand for it in the content hash.
+  CHECK(hash[0] != hash[1]);
+}
+
+}  // namespace
+}  // namespace kernelc::driver

@@ -1,0 +1,68 @@
+#include "compiler/driver/generate.h"
+
+#include <llvm/ADT/SmallString.h>
+#include <llvm/Support/FileSystem.h>
+
+#include <utility>
+
+#include "compiler/driver/analyze.h"
+#include "compiler/driver/identity.h"
+#include "compiler/driver/output_names.h"
+#include "compiler/driver/version.h"
+
+namespace kernelc::driver {
+
+targets::BuildSettings TargetSettings(const Options& o) {
+  targets::BuildSettings settings;
+  settings.targets = o.targets;
+  // Absolute for the compilers, which run elsewhere than kernelc; as the
+  // path is given otherwise, with its "." and "..", as kernelc has always
+  // handed it to them.
+  for (const std::string& d : o.include_dirs) {
+    llvm::SmallString<256> abs(d);
+    llvm::sys::fs::make_absolute(abs);
+    settings.include_dirs.push_back(std::string(abs));
+  }
+  settings.defines = o.defines;
+  settings.cuda_archs = o.cuda_arch;
+  settings.use_fast_math = o.use_fast_math;
+  settings.lineinfo = o.lineinfo;
+  return settings;
+}
+
+Result<Generated> Generate(const Options& o, TargetUnits& units,
+                           Diagnostics& diagnostics,
+                           std::vector<std::string>* dependencies) {
+  Generated g;
+  Result<sema::ModulePlan> plan =
+      Analyze(o, &units, &g.module, diagnostics, dependencies);
+  if (!plan.ok()) return plan.error();
+  model::BuildInfo& info = g.info;
+  info.version = kVersion;
+  info.package = o.name;
+  info.ffi_api = kFfiApi;
+  info.jaxlib_floor = kJaxlibFloor;
+  info.targets = o.targets;
+  targets::BuildSettings settings = TargetSettings(o);
+  for (std::unique_ptr<targets::TargetUnit>& unit : units) {
+    diag::DiagnosticSink diags;
+    Status s = unit->CompileKernels(g.module, settings, &info, diags);
+    diagnostics.Add(diags);
+    if (!s.ok()) return s.error();
+  }
+  // Everything that reads the sources or reports at their paths is done:
+  // from here on the model names its files as the output does.
+  g.source_paths = g.module.sources;
+  OutputNames names(g.module);
+  model::ForEachPath(g.module, [&names](std::string& p) { p = names.Name(p); });
+  for (model::CudaBinary& b : info.cuda_binaries)
+    b.source = names.Name(b.source);
+  info.content_hash =
+      ContentHash(o, {&g.module, &g.source_paths, &names, &info}, units);
+  Result<emit::Output> out = emit::EmitPackage(plan.value(), info);
+  if (!out.ok()) return out.error();
+  g.output = std::move(out).value();
+  return g;
+}
+
+}  // namespace kernelc::driver

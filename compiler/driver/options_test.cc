@@ -1,0 +1,115 @@
+#include "compiler/driver/options.h"
+
+#include <fmt/format.h>
+
+#include <catch2/catch.hpp>
+#include <set>
+#include <utility>
+#include <variant>
+
+namespace kernelc::driver {
+namespace {
+
+using model::Target;
+
+TEST_CASE("ParseTargets reads names, sorted and each once") {
+  CHECK(ParseTargets("cpu").value() == std::vector<Target>{Target::kCpu});
+  CHECK(ParseTargets("cuda, cpu").value() ==
+        std::vector<Target>{Target::kCpu, Target::kCuda});
+  CHECK(ParseTargets("cuda,cuda").value() ==
+        std::vector<Target>{Target::kCuda});
+  for (const char* bad : {"tpu", "cpu,", ""}) {
+    Result<std::vector<Target>> r = ParseTargets(bad);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().kind == ErrorKind::kUser);
+  }
+  CHECK(ParseTargets("cpu,gpu").error().message ==
+        "unknown target 'gpu' (expected cpu or cuda)");
+}
+
+TEST_CASE("An option that needs a target is an error without it") {
+  int needing = 0;
+  for (const OptionSpec& spec : OptionTable()) {
+    if (!spec.needs) continue;
+    ++needing;
+    INFO(spec.name);
+    Options o;
+    REQUIRE_FALSE(IsSet(o, spec));
+    std::visit(
+        [&](auto member) {
+          using T = std::decay_t<decltype(std::declval<Options&>().*member)>;
+          if constexpr (std::is_same_v<T, bool>)
+            o.*member = true;
+          else if constexpr (std::is_same_v<T, std::string>)
+            o.*member = "sm_80";
+          else
+            FAIL("a target's option of a new kind");
+        },
+        spec.member);
+    REQUIRE(IsSet(o, spec));
+    Status s = CheckOptions(o);
+    REQUIRE_FALSE(s.ok());
+    CHECK(s.error().message == fmt::format("{} needs the {} target", spec.name,
+                                           model::TargetName(*spec.needs)));
+    o.targets = {Target::kCpu, *spec.needs};
+    CHECK(CheckOptions(o).ok());
+  }
+  CHECK(needing >= 2);  // --cuda-arch, --use-fast-math, ...
+}
+
+TEST_CASE("CheckOptions sorts the targets, and wants one") {
+  Options o;
+  o.targets = {Target::kCuda, Target::kCpu, Target::kCuda};
+  REQUIRE(CheckOptions(o).ok());
+  CHECK(o.targets == std::vector<Target>{Target::kCpu, Target::kCuda});
+  o.targets.clear();
+  CHECK(CheckOptions(o).error().message ==
+        "no target: build for cpu, cuda or both");
+}
+
+TEST_CASE("The package name defaults to the first source's stem") {
+  Options o;
+  o.sources = {"dir/saxpy.kernels.cu", "other.cu"};
+  REQUIRE(ResolvePackageName(o).ok());
+  CHECK(o.name == "saxpy");
+  o.name = "2bad";
+  CHECK(ResolvePackageName(o).error().message ==
+        "'2bad' is not a valid Python package name: use --name");
+}
+
+TEST_CASE("Option values as the digests read them") {
+  Options o;
+  o.defines = {"A=1", "B"};
+  o.targets = {Target::kCpu, Target::kCuda};
+  for (const OptionSpec& spec : OptionTable()) {
+    if (spec.name == "-D")
+      CHECK(OptionValues(o, spec) == std::vector<std::string>{"A=1", "B"});
+    if (spec.name == "--target")
+      CHECK(OptionValues(o, spec) == std::vector<std::string>{"cpu", "cuda"});
+    if (spec.name == "--no-cache")
+      CHECK(OptionValues(o, spec) == std::vector<std::string>{"0"});
+  }
+}
+
+TEST_CASE("The option table names each option once, and its identity") {
+  std::set<std::string_view> names, fields;
+  for (const OptionSpec& spec : OptionTable()) {
+    INFO(spec.name);
+    CHECK(names.insert(spec.name).second);
+    CHECK_FALSE(spec.help.empty());
+    bool identity = spec.identity.key != KeyUse::kNone ||
+                    spec.identity.hash != HashUse::kNone;
+    // A part of the identity has a field name of its own.
+    CHECK(identity != spec.identity.field.empty());
+    if (identity) CHECK(fields.insert(spec.identity.field).second);
+  }
+  // Every command reads sources (or a package directory).
+  const OptionSpec& src = OptionTable().front();
+  CHECK(src.name == "SRC");
+  for (Command c :
+       {Command::kBuild, Command::kWheel, Command::kInspect, Command::kEmit})
+    CHECK(src.commands.Has(c));
+}
+
+}  // namespace
+}  // namespace kernelc::driver

@@ -1,0 +1,70 @@
+#include "compiler/driver/utf8.h"
+
+#include <fmt/format.h>
+#include <llvm/Support/JSON.h>
+
+#include <nlohmann/json.hpp>
+
+#include "compiler/model/json.h"
+
+namespace kernelc::driver {
+
+namespace {
+
+// `text` for a message: bytes that are not UTF-8 as \xNN escapes.
+std::string Printable(std::string_view text) {
+  std::string out;
+  while (!text.empty()) {
+    size_t bad = 0;
+    if (llvm::json::isUTF8(llvm::StringRef(text.data(), text.size()), &bad)) {
+      out += text;
+      break;
+    }
+    out += text.substr(0, bad);
+    out += fmt::format("\\x{:02x}", static_cast<unsigned char>(text[bad]));
+    text.remove_prefix(bad + 1);
+  }
+  return out;
+}
+
+}  // namespace
+
+Status RequireUtf8(const std::vector<std::string>& sources) {
+  for (const std::string& s : sources)
+    if (!llvm::json::isUTF8(s))
+      return Error::User(fmt::format(
+          "the file name '{}' is not valid UTF-8: kernelc writes source names "
+          "into the package's Python and JSON files, so rename the file",
+          Printable(s)));
+  return Status();
+}
+
+Status RequireUtf8(const model::Module& m) {
+  Status s = RequireUtf8(m.sources);
+  if (!s.ok()) return s;
+  std::vector<const nlohmann::json*> todo;
+  nlohmann::json j = model::ToJson(m);
+  todo.push_back(&j);
+  while (!todo.empty()) {
+    const nlohmann::json* v = todo.back();
+    todo.pop_back();
+    if (v->is_string() && !llvm::json::isUTF8(v->get_ref<const std::string&>()))
+      return Error::User(fmt::format(
+          "'{}' in the kernels' sources is not valid UTF-8: kernelc writes it "
+          "into the package's Python and JSON files",
+          Printable(v->get_ref<const std::string&>())));
+    if (v->is_object())
+      for (auto it = v->begin(); it != v->end(); ++it) {
+        if (!llvm::json::isUTF8(it.key()))
+          return Error::User(
+              fmt::format("'{}' in the kernels' sources is not valid UTF-8",
+                          Printable(it.key())));
+        todo.push_back(&it.value());
+      }
+    if (v->is_array())
+      for (const nlohmann::json& e : *v) todo.push_back(&e);
+  }
+  return Status();
+}
+
+}  // namespace kernelc::driver

@@ -1,0 +1,41 @@
+#include "compiler/targets/cpu_target.h"
+
+#include <fmt/format.h>
+
+#include "compiler/emit/emit.h"
+
+namespace kernelc::targets {
+
+void CpuTarget::Check(const model::Module& module,
+                      const BuildSettings& /*settings*/,
+                      diag::DiagnosticSink& diags) const {
+  for (const model::Kernel& k : module.kernels) {
+    if (k.block_features.empty()) continue;
+    std::string names;
+    for (size_t i = 0; i < k.block_features.size(); ++i) {
+      if (i > 0) names += i + 1 == k.block_features.size() ? " and " : ", ";
+      names += k.block_features[i].what;
+    }
+    diags.Error(k.loc, fmt::format("kernel '{}' uses {} and cannot target cpu: "
+                                   "the CPU runs threads one after another, "
+                                   "so block-level features are unavailable",
+                                   k.name, names));
+    for (const model::BlockFeature& f : k.block_features)
+      diags.Note(f.loc, fmt::format("{} used here", f.what));
+  }
+}
+
+std::vector<backends::HostBuild::UserUnit> CpuTarget::HostUnits(
+    const model::Module& module, const std::vector<std::string>& source_paths,
+    const std::map<std::string, std::string>& generated) const {
+  std::vector<backends::HostBuild::UserUnit> units;
+  for (size_t i = 0; i < module.sources.size(); ++i) {
+    std::string file =
+        emit::HostSourceName(module.sources[i], static_cast<int>(i));
+    // A source without kernels has no entry points.
+    if (generated.count(file)) units.push_back({file, source_paths[i]});
+  }
+  return units;
+}
+
+}  // namespace kernelc::targets
