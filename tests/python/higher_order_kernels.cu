@@ -50,60 +50,56 @@ __global__ void rotate_bwd(KC_IN("n") const double* d_u,
   d_y[i] = -s * d_u[i] + c * d_v[i];
 }
 
-// Nonlinear: out = a * x * x + y. Reverse mode from KC_VJP, forward mode
+// Nonlinear: out = a * x^3 + y. Reverse mode from KC_VJP, forward mode
 // from KC_JVP; the backward kernel takes x, so its own forward mode (for
 // jax.hessian) comes from its KC_JVP.
 KC_GRID("n")
-KC_VJP("square_add_bwd")
-KC_JVP("square_add_jvp")
-__global__ void square_add(KC_IN("n") const double* x,
-                           KC_IN("n") const double* y, double a,
-                           KC_DERIVED("x.size") int64_t n,
-                           KC_OUT("n") double* out) {
+KC_VJP("cube_add_bwd")
+KC_JVP("cube_add_jvp")
+__global__ void cube_add(KC_IN("n") const double* x, KC_IN("n") const double* y,
+                         double a, KC_DERIVED("x.size") int64_t n,
+                         KC_OUT("n") double* out) {
   int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-  if (i < n) out[i] = a * x[i] * x[i] + y[i];
+  if (i < n) out[i] = a * x[i] * x[i] * x[i] + y[i];
 }
 
 KC_GRID("n")
-__global__ void square_add_jvp(KC_IN("n") const double* x,
-                               KC_IN("n") const double* d_x,
-                               KC_IN("n") const double* d_y, double a,
-                               KC_DERIVED("x.size") int64_t n,
-                               KC_OUT("n") double* d_out) {
+__global__ void cube_add_jvp(KC_IN("n") const double* x,
+                             KC_IN("n") const double* d_x,
+                             KC_IN("n") const double* d_y, double a,
+                             KC_DERIVED("x.size") int64_t n,
+                             KC_OUT("n") double* d_out) {
   int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-  if (i < n) d_out[i] = 2.0 * a * x[i] * d_x[i] + d_y[i];
+  if (i < n) d_out[i] = 3.0 * a * x[i] * x[i] * d_x[i] + d_y[i];
 }
 
 KC_GRID("n")
-KC_JVP("square_add_bwd_jvp")
-__global__ void square_add_bwd(KC_IN("n") const double* x, double a,
-                               KC_IN("n") const double* d_out,
-                               KC_DERIVED("x.size") int64_t n,
-                               KC_OUT("n") double* d_x,
-                               KC_OUT("n") double* d_y) {
+KC_JVP("cube_add_bwd_jvp")
+__global__ void cube_add_bwd(KC_IN("n") const double* x, double a,
+                             KC_IN("n") const double* d_out,
+                             KC_DERIVED("x.size") int64_t n,
+                             KC_OUT("n") double* d_x, KC_OUT("n") double* d_y) {
   int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-  if (i < n) {
-    d_x[i] = 2.0 * a * x[i] * d_out[i];
-    d_y[i] = d_out[i];
-  }
+  if (i >= n) return;
+  d_x[i] = 3.0 * a * x[i] * x[i] * d_out[i];
+  d_y[i] = d_out[i];
 }
 
 KC_GRID("n")
-__global__ void square_add_bwd_jvp(KC_IN("n") const double* x,
-                                   KC_IN("n") const double* d_out,
-                                   KC_IN("n") const double* d_x,
-                                   KC_IN("n") const double* d_d_out, double a,
-                                   KC_DERIVED("x.size") int64_t n,
-                                   KC_OUT("n") double* d_d_x,
-                                   KC_OUT("n") double* d_d_y) {
+__global__ void cube_add_bwd_jvp(KC_IN("n") const double* x,
+                                 KC_IN("n") const double* d_out,
+                                 KC_IN("n") const double* d_x,
+                                 KC_IN("n") const double* d_d_out, double a,
+                                 KC_DERIVED("x.size") int64_t n,
+                                 KC_OUT("n") double* d_d_x,
+                                 KC_OUT("n") double* d_d_y) {
   int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-  if (i < n) {
-    d_d_x[i] = 2.0 * a * (d_x[i] * d_out[i] + x[i] * d_d_out[i]);
-    d_d_y[i] = d_d_out[i];
-  }
+  if (i >= n) return;
+  d_d_x[i] = 3.0 * a * x[i] * (2.0 * d_x[i] * d_out[i] + x[i] * d_d_out[i]);
+  d_d_y[i] = d_d_out[i];
 }
 
-// Nonlinear with two outputs: (sin x, cos x), annotated like square_add.
+// Nonlinear with two outputs: (sin x, cos x), annotated like cube_add.
 KC_GRID("n")
 KC_VJP("sincos_bwd")
 KC_JVP("sincos_jvp")

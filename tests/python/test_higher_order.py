@@ -77,10 +77,10 @@ def test_linear_kernel_with_two_outputs(ho):
 
 
 def test_hessian_from_tangent_kernels(ho):
-    # square_add: KC_VJP and KC_JVP; its backward kernel takes x and gives
+    # cube_add: KC_VJP and KC_JVP; its backward kernel takes x and gives
     # its own forward mode with KC_JVP.
-    loss = lambda x: jnp.sum(jnp.sin(ho.square_add(x, Y, 0.7)))
-    ref = lambda x: jnp.sum(jnp.sin(0.7 * x * x + Y))
+    loss = lambda x: jnp.sum(jnp.sin(ho.cube_add(x, Y, 0.7)))
+    ref = lambda x: jnp.sum(jnp.sin(0.7 * x ** 3 + Y))
     close(jax.hessian(loss)(X), jax.hessian(ref)(X))
     close(jax.jit(jax.hessian(loss))(X), jax.hessian(ref)(X))
     np.testing.assert_allclose(jax.hessian(loss)(X), finite_difference_hessian(loss, X),
@@ -88,9 +88,9 @@ def test_hessian_from_tangent_kernels(ho):
     xs = np.stack([X, 2 * X])
     close(jax.vmap(jax.hessian(loss))(xs), jax.vmap(jax.hessian(ref))(xs))
     # Mixed mode: forward over reverse of the op itself, in both inputs.
-    f = lambda x, y: ho.square_add(x, y, 0.7)
+    f = lambda x, y: ho.cube_add(x, y, 0.7)
     close(jax.jacfwd(jax.jacrev(f, argnums=(0, 1)), argnums=(0, 1))(X, Y),
-          jax.jacfwd(jax.jacrev(lambda x, y: 0.7 * x * x + y, argnums=(0, 1)),
+          jax.jacfwd(jax.jacrev(lambda x, y: 0.7 * x ** 3 + y, argnums=(0, 1)),
                      argnums=(0, 1))(X, Y))
     check_grads(f, (X, Y), order=1, modes=["fwd", "rev"])
 
@@ -126,12 +126,12 @@ def test_forward_mode_from_a_differentiable_backward_kernel(ho):
 
 
 def test_unsupported_orders_name_the_kernel_and_the_annotation(ho):
-    # Reverse over reverse needs the backward kernel's reverse mode: square_add's
+    # Reverse over reverse needs the backward kernel's reverse mode: cube_add's
     # has a tangent kernel only.
-    loss = lambda x: jnp.sum(jnp.sin(ho.square_add(x, Y, 0.7)))
+    loss = lambda x: jnp.sum(jnp.sin(ho.cube_add(x, Y, 0.7)))
     with pytest.raises(TypeError, match=exactly(
-            "square_add_bwd: cannot differentiate in reverse mode (jax.grad, jax.vjp, "
-            "jax.jacrev): the kernel declares a tangent kernel ('square_add_bwd_jvp', "
+            "cube_add_bwd: cannot differentiate in reverse mode (jax.grad, jax.vjp, "
+            "jax.jacrev): the kernel declares a tangent kernel ('cube_add_bwd_jvp', "
             "KC_JVP), which gives forward mode (jax.jvp, jax.jacfwd), and a kernel "
             "cannot be transposed; reverse mode needs a backward kernel: name one with "
             "KC_VJP(\"...\") instead")):
@@ -149,7 +149,7 @@ def test_unsupported_orders_name_the_kernel_and_the_annotation(ho):
     # A third order needs derivatives of the tangent kernel, which declares
     # none.
     with pytest.raises(TypeError, match=exactly(
-            "square_add_jvp: cannot differentiate: the kernel declares no backward "
+            "cube_add_jvp: cannot differentiate: the kernel declares no backward "
             "kernel; name one with KC_VJP(\"...\") (or a tangent kernel with "
             "KC_JVP(\"...\") for forward mode)")):
         jax.jacfwd(jax.jacfwd(jax.jacrev(loss)))(X)
