@@ -56,8 +56,11 @@ if [ -z "$python_newest" ]; then
        "version (jax 0.12 and newer need Python 3.12)"
 fi
 
+# libboost-context-dev: the fibers of the CPU block executor, linked
+# statically into generated libraries.
 apt_packages=(bazel-bootstrap clang-19 llvm-19-dev libclang-19-dev libclang-rt-19-dev
-              libfmt-dev libcli11-dev nlohmann-json3-dev catch2 libzip-dev)
+              libfmt-dev libcli11-dev nlohmann-json3-dev catch2 libzip-dev
+              libboost-context-dev)
 # `python -m venv` needs ensurepip, which Debian's Pythons leave to the
 # python3-venv package; other Pythons (pyenv's, for one) bring their own.
 for py in "$python_newest" "$python_floor"; do
