@@ -40,6 +40,7 @@ def test_wheel_contents(saxpy_pkg, tmp_path):
         lib = next(n for n in names if n.endswith(".so"))
         assert names == ["saxpy/__init__.py", "saxpy/__init__.pyi",
                          "saxpy/_kernelc.py", lib, "saxpy/kernelc.json",
+                         "saxpy/py.typed",
                          "saxpy-1.2.0.dist-info/METADATA",
                          "saxpy-1.2.0.dist-info/WHEEL",
                          "saxpy-1.2.0.dist-info/RECORD"]
@@ -138,7 +139,11 @@ def test_same_sources_elsewhere_give_the_same_bytes(tmp_path):
         assert a.read() == b.read()
 
 
-def test_pip_installs_the_wheel_into_a_fresh_venv(tmp_path):
+@pytest.fixture(scope="module")
+def polar_venv(tmp_path_factory):
+    """A fresh virtual environment with the polar example's wheel installed
+    by pip; its directory."""
+    tmp_path = tmp_path_factory.mktemp("polar_venv")
     path = wheel_of([EXAMPLES / "polar.cu", "--version", "0.3.0"],
                     tmp_path / "dist")
     venv = tmp_path / "venv"
@@ -154,6 +159,12 @@ def test_pip_installs_the_wheel_into_a_fresh_venv(tmp_path):
                         "--disable-pip-version-check", path],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
+    return venv
+
+
+def test_pip_installs_the_wheel_into_a_fresh_venv(polar_venv, tmp_path):
+    venv = polar_venv
+    py = venv / "bin" / "python"
     code = textwrap.dedent("""\
         import os, jax, numpy as np, polar
         assert os.path.dirname(polar.__file__).startswith(os.environ["VENV"])
@@ -171,6 +182,33 @@ def test_pip_installs_the_wheel_into_a_fresh_venv(tmp_path):
     r = subprocess.run([str(py), "-m", "pip", "show", "polar"],
                        capture_output=True, text=True, check=True)
     assert "Version: 0.3.0" in r.stdout
+
+
+def test_type_checkers_read_the_installed_stubs(polar_venv, tmp_path):
+    # The package carries PEP 561's py.typed, so mypy reads its
+    # __init__.pyi where pip installed it: a wrong call is an error in the
+    # user's code, not a package mypy skips. jax and numpy are left
+    # unchecked, for speed.
+    (tmp_path / "use_polar.py").write_text(textwrap.dedent("""\
+        import polar
+        r, theta = polar.polar([1.0], [2.0])
+        polar.polar([1.0], [2.0], 3.0)
+        """))
+    (tmp_path / "mypy.ini").write_text(textwrap.dedent("""\
+        [mypy]
+        cache_dir = mypy_cache
+        [mypy-jax.*,numpy.*]
+        follow_imports = skip
+        """))
+    r = subprocess.run(
+        [sys.executable, "-m", "mypy", "--config-file", "mypy.ini",
+         "--python-executable", str(polar_venv / "bin" / "python"),
+         "use_polar.py"],
+        capture_output=True, text=True, cwd=tmp_path)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert r.stdout.splitlines()[0] == (
+        'use_polar.py:3: error: Too many arguments for "polar"  [call-arg]')
+    assert "py.typed" not in r.stdout
 
 
 def import_saxpy(saxpy_pkg, setup, after=""):
