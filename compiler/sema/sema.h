@@ -105,7 +105,11 @@ struct KernelPlan {
   // a fiber; any other runs in the plain grid loop (RunThreadLoop).
   bool block_executor = false;
   // KC_VJP or KC_JVP; none without either, or when the pairing is wrong.
+  // A kernel with both has KC_VJP's here and KC_JVP's in `tangent`.
   std::optional<Pairing> pairing;
+  // KC_JVP given beside KC_VJP: forward mode from the tangent kernel, reverse
+  // mode from the backward kernel.
+  std::optional<Pairing> tangent;
   // KC_PARALLEL: the shape symbols (or derived values), checked to be whole
   // dimensions of an input and of every output, with every dimension that
   // depends on one being that one.

@@ -20,6 +20,13 @@ _LIBRARY = _ctypes.CDLL(
 
 _PACKAGE.register(_LIBRARY, "transpose.transpose.<hash>", "kc_transpose_transpose_<hash>_cpu", "cpu")
 _PACKAGE.register(_LIBRARY, "transpose.scale.<hash>", "kc_transpose_scale_<hash>_cpu", "cpu")
+
+# The XLA custom-call targets of the package's functions, for jax.export:
+# disabled_checks=[jax.export.DisabledSafetyCheck.custom_call(t) for t in
+# CUSTOM_CALL_TARGETS]. Importing the package registers them, also in a
+# process that deserializes an export.
+CUSTOM_CALL_TARGETS = ("transpose.transpose.<hash>", "transpose.scale.<hash>")
+
 __all__ = ["transpose", "scale"]
 
 
@@ -102,6 +109,6 @@ def scale(x, a):
         return _scale_op(x, a)
     return _scale_nodiff(x, a)
 
-# Wrappers: autodiff (a custom_vjp from KC_VJP, or an error without one) and sharding rules (KC_PARALLEL); see _kernelc.py.
+# Wrappers: autodiff (from KC_VJP and KC_JVP, or an error without them) and sharding rules (KC_PARALLEL); see _kernelc.py.
 _transpose_nodiff = _kc.without_vjp("transpose", _transpose_op, ())
 _scale_nodiff = _kc.without_vjp("scale", _scale_op, (1,))
