@@ -144,6 +144,7 @@ TEST_CASE("FillTemplate fills an embedded template") {
   Result<std::string> r =
       FillTemplate("py/init.pyi.tmpl", {{"banner", "# BANNER"},
                                         {"package", "pkg"},
+                                        {"all", "\"f\""},
                                         {"functions", "def f(): ..."}});
   REQUIRE(r.ok());
   CHECK(r.value().rfind("# BANNER\n\"\"\"pkg: JAX functions", 0) == 0);
@@ -161,6 +162,7 @@ TEST_CASE("FillTemplate names the template in its errors") {
   Result<std::string> unused =
       FillTemplate("py/init.pyi.tmpl", {{"banner", "#"},
                                         {"package", "pkg"},
+                                        {"all", ""},
                                         {"functions", ""},
                                         {"extra", "x"}});
   REQUIRE_FALSE(unused.ok());

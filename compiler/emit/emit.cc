@@ -814,12 +814,12 @@ class KernelEmitter {
       if (IsInput(p.role))
         args.push_back(Namer::Python(p.name) + ": jax.typing.ArrayLike");
       else if (p.role == Role::kScalar)
+        // The stub's aliases (init.pyi.tmpl): what _kernelc.scalar takes.
         args.push_back(fmt::format(
             "{}: {}", Namer::Python(p.name),
             p.dtype == DType::kBool
-                ? "bool"
-                : (model::IsFloat(p.dtype) ? "Union[float, np.floating]"
-                                           : "Union[int, np.integer]")));
+                ? "_Bool"
+                : (model::IsFloat(p.dtype) ? "_Float" : "_Int")));
     }
     int results = 0;
     for (const Param& p : k_.params) results += IsResult(p.role);
@@ -1408,6 +1408,7 @@ Result<Output> EmitPackage(const sema::ModulePlan& plan,
       "py/init.pyi.tmpl",
       {{"banner", Banner(info, m.sources, "#")},
        {"package", info.package},
+       {"all", fmt::format("{}", fmt::join(all, ", "))},
        {"functions", fmt::format("{}", fmt::join(py_stubs, "\n"))}});
   if (!pyi.ok()) return pyi.error();
   out.package["__init__.pyi"] = pyi.value();
