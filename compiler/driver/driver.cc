@@ -254,6 +254,17 @@ Result<int64_t> WheelTimestamp() {
 Result<WheelResult> MakeWheel(const Options& o, Diagnostics& diagnostics) {
   Result<int64_t> mtime = WheelTimestamp();
   if (!mtime.ok()) return mtime.error();
+  wheel::Options wo;
+  wo.version = o.wheel_version;
+  wo.platform = o.platform;
+  wo.distribution = o.distribution;
+  wo.summary = o.summary;
+  wo.requirements = o.requirements;
+  wo.requires_python = kRequiresPython;
+  wo.generator = fmt::format("kernelc {}", kVersion);
+  wo.mtime = mtime.value();
+  // The metadata is checked before sources are built.
+  if (Status s = wheel::CheckOptions(wo); !s.ok()) return s.error();
   WheelResult result;
   std::string package_dir;
   ScratchDirectory scratch;
@@ -274,13 +285,13 @@ Result<WheelResult> MakeWheel(const Options& o, Diagnostics& diagnostics) {
   }
   Result<wheel::Files> files = wheel::ReadPackage(package_dir);
   if (!files.ok()) return files.error();
-  wheel::Options wo;
-  wo.version = o.wheel_version;
-  wo.platform = o.platform.empty() ? wheel::HostPlatformTag() : o.platform;
-  wo.generator = fmt::format("kernelc {}", kVersion);
-  wo.mtime = mtime.value();
   Result<wheel::Wheel> w = wheel::MakeWheel(files.value(), wo);
   if (!w.ok()) return w.error();
+  if (!w.value().not_manylinux.empty())
+    diagnostics.Warning(fmt::format(
+        "the wheel is tagged {}, which PyPI does not accept: no manylinux "
+        "policy admits the library ({})",
+        w.value().platform_tags[0], fmt::join(w.value().not_manylinux, "; ")));
   Result<std::string> path = wheel::WriteWheel(w.value(), o.out_dir, wo.mtime);
   if (!path.ok()) return path.error();
   result.path = std::move(path).value();

@@ -2,21 +2,36 @@
 
 #include <catch2/catch.hpp>
 
+#include "compiler/wheel/test_elf.h"
+
 namespace kernelc::wheel {
 namespace {
 
+// A package whose library is an x86-64 ELF shared library that needs
+// nothing: every manylinux policy admits it.
 Files Package() {
   return {{"__init__.py", "import ctypes\n"},
-          {"_kernelc_0123456789ab.so", std::string("\x7f"
-                                                   "ELF\0\1",
-                                                   6)},
+          {"_kernelc_0123456789ab.so", HeaderOnlyElf("EM_X86_64")},
           {"kernelc.json",
            R"({"package": "saxpy", "library": "_kernelc_0123456789ab.so",)"
            R"( "xla_ffi_api": "0.2", "jaxlib_headers": "0.8.1",)"
            R"( "targets": ["cpu"], "kernels": [{"python_name": "saxpy"}]})"}};
 }
 
-Options Opts() { return {"1.2.0", "linux_x86_64", "kernelc 0.1.0", 0}; }
+Options Opts() {
+  Options o;
+  o.version = "1.2.0";
+  o.requires_python = ">=3.11";
+  o.generator = "kernelc 0.1.0";
+  return o;
+}
+
+std::string Entry(const Wheel& w, const std::string& name) {
+  for (const auto& [n, bytes] : w.entries)
+    if (n == name) return bytes;
+  FAIL("no entry " << name);
+  return "";
+}
 
 TEST_CASE("RecordHash is urlsafe base64 without padding") {
   // SHA-256 of "" is e3b0c442...; its base64 is 47DEQpj8HBSa+/TImW+5JCeu...
@@ -26,44 +41,108 @@ TEST_CASE("RecordHash is urlsafe base64 without padding") {
 
 TEST_CASE("MakeWheel names, tags and records the wheel") {
   Result<Wheel> w = MakeWheel(Package(), Opts());
+  INFO((w.ok() ? "" : w.error().message));
   REQUIRE(w.ok());
-  REQUIRE(w.value().file_name == "saxpy-1.2.0-py3-none-linux_x86_64.whl");
+  // auditwheel repair's file name: the tags sorted, joined by dots.
+  REQUIRE(w.value().file_name ==
+          "saxpy-1.2.0-py3-none-manylinux1_x86_64.manylinux_2_5_x86_64.whl");
   std::vector<std::string> names;
   for (const auto& [n, b] : w.value().entries) names.push_back(n);
   REQUIRE(names == std::vector<std::string>{
                        "saxpy/__init__.py", "saxpy/_kernelc_0123456789ab.so",
-                       "saxpy/kernelc.json", "saxpy-1.2.0.dist-info/METADATA",
+                       "saxpy/kernelc.json", "saxpy/py.typed",
+                       "saxpy-1.2.0.dist-info/METADATA",
                        "saxpy-1.2.0.dist-info/WHEEL",
                        "saxpy-1.2.0.dist-info/RECORD"});
-  const std::string& wheel = w.value().entries[4].second;
-  REQUIRE(wheel ==
+  REQUIRE(Entry(w.value(), "saxpy-1.2.0.dist-info/WHEEL") ==
           "Wheel-Version: 1.0\nGenerator: kernelc 0.1.0\nRoot-Is-Purelib: "
-          "false\nTag: py3-none-linux_x86_64\n");
-  const std::string& metadata = w.value().entries[3].second;
-  REQUIRE(metadata.find("Name: saxpy\nVersion: 1.2.0\n") != std::string::npos);
-  REQUIRE(metadata.find("Requires-Dist: jax>=0.8.1\n") != std::string::npos);
-  REQUIRE(metadata.find("Requires-Dist: jaxlib>=0.8.1\n") != std::string::npos);
+          "false\nTag: py3-none-manylinux_2_5_x86_64\n"
+          "Tag: py3-none-manylinux1_x86_64\n");
+  std::string metadata = Entry(w.value(), "saxpy-1.2.0.dist-info/METADATA");
+  REQUIRE(metadata.substr(0, metadata.find("\n\n")) ==
+          "Metadata-Version: 2.1\n"
+          "Name: saxpy\n"
+          "Version: 1.2.0\n"
+          "Summary: JAX ops compiled by kernelc 0.1.0: saxpy\n"
+          "Requires-Python: >=3.11\n"
+          "Requires-Dist: jax>=0.8.1\n"
+          "Requires-Dist: jaxlib>=0.8.1\n"
+          "Requires-Dist: numpy\n"
+          "Description-Content-Type: text/plain");
   REQUIRE(metadata.find("XLA FFI API 0.2") != std::string::npos);
-  const std::string& record = w.value().entries[5].second;
+  const std::string& record = w.value().entries.back().second;
   REQUIRE(record.find("saxpy/__init__.py," + RecordHash("import ctypes\n") +
                       ",14\n") == 0);
+  REQUIRE(record.find("saxpy/py.typed," + RecordHash("") + ",0\n") !=
+          std::string::npos);
   REQUIRE(record.substr(record.size() - 31) ==
           "saxpy-1.2.0.dist-info/RECORD,,\n");
 }
 
-TEST_CASE("MakeWheel rejects bad versions, tags and packages") {
+TEST_CASE("MakeWheel normalises the version and escapes the name") {
   Options o = Opts();
-  o.version = "1.2-beta";
+  o.version = "v1.0-DEV";
+  o.distribution = "My.Fast--Ops";
+  o.summary = "Fast ops";
+  o.requirements = {"scipy>=1.11", " optax ; python_version >= '3.12' "};
+  o.platform = "manylinux2014_x86_64";
+  Result<Wheel> w = MakeWheel(Package(), o);
+  REQUIRE(w.ok());
+  REQUIRE(w.value().file_name ==
+          "my_fast_ops-1.0.dev0-py3-none-manylinux2014_x86_64."
+          "manylinux_2_17_x86_64.whl");
+  std::string metadata =
+      Entry(w.value(), "my_fast_ops-1.0.dev0.dist-info/METADATA");
+  REQUIRE(metadata.find("Name: My.Fast--Ops\nVersion: 1.0.dev0\n"
+                        "Summary: Fast ops\n") != std::string::npos);
+  REQUIRE(metadata.find("Requires-Dist: numpy\n"
+                        "Requires-Dist: scipy>=1.11\n"
+                        "Requires-Dist: optax ; python_version >= '3.12'\n") !=
+          std::string::npos);
+  // The import name stays the package's.
+  REQUIRE(w.value().entries.front().first == "saxpy/__init__.py");
+}
+
+TEST_CASE("MakeWheel keeps a package's own py.typed") {
+  Files p = Package();
+  p["py.typed"] = "partial\n";
+  Result<Wheel> w = MakeWheel(p, Opts());
+  REQUIRE(Entry(w.value(), "saxpy/py.typed") == "partial\n");
+}
+
+TEST_CASE("CheckOptions and MakeWheel reject bad metadata and packages") {
+  Options o = Opts();
+  o.version = "1.2-gamma";
   REQUIRE(MakeWheel(Package(), o).error().message ==
-          "'1.2-beta' is not a valid version (PEP 440, e.g. 1.2.0)");
+          "'1.2-gamma' is not a valid version (PEP 440, e.g. 1.2.0, 1.2rc1, "
+          "1.2.post1, 1.2.dev3, 1!1.2+local.7)");
+  o = Opts();
+  o.distribution = "-ops";
+  REQUIRE(CheckOptions(o).error().message ==
+          "'-ops' is not a valid distribution name: letters, digits, '.', '-' "
+          "and '_', starting and ending with a letter or digit");
+  o = Opts();
+  o.summary = "two\nlines";
+  REQUIRE(CheckOptions(o).error().message ==
+          "the summary must be one line of text");
+  o = Opts();
+  o.requirements = {"scipy >= "};
+  REQUIRE(!CheckOptions(o).ok());
   o = Opts();
   o.platform = "linux-x86_64";
-  REQUIRE(!MakeWheel(Package(), o).ok());
+  REQUIRE(llvm::StringRef(MakeWheel(Package(), o).error().message)
+              .starts_with("'linux-x86_64' is not a Linux platform tag"));
   Files p = Package();
   p.erase("_kernelc_0123456789ab.so");
   REQUIRE(MakeWheel(p, Opts()).error().message ==
           "the package lacks its library '_kernelc_0123456789ab.so': "
           "rebuild it");
+  p = Package();
+  p["kernelc.json"].replace(p["kernelc.json"].find("\"saxpy\""), 7,
+                            "\"_saxpy\"");
+  REQUIRE(MakeWheel(p, Opts()).error().message ==
+          "the package's name '_saxpy' is not a valid distribution name: "
+          "give one");
 }
 
 }  // namespace
