@@ -82,51 +82,29 @@ _local_dir = repository_rule(
     },
 )
 
-_LLVM = "/usr/lib/llvm-19"
-
-def _define_build_repositories(existing):
-    """The repositories that building kernelc from source needs."""
-    if "llvm" not in existing:
-        _local_dir(
-            name = "llvm",
-            path = _LLVM,
-            build_file = Label("//third_party/system:llvm.BUILD"),
-            what = "LLVM and Clang 19",
-            needs = {
-                "include/llvm/Support/raw_ostream.h": "llvm-19-dev",
-                "include/clang/Tooling/Tooling.h": "libclang-19-dev",
-                "lib/libLLVM.so.19.1": "libllvm19",
-                "lib/libclang-cpp.so.19.1": "libclang-cpp19",
-            },
-        )
-    if "system_include" not in existing:
-        _local_dir(
-            name = "system_include",
-            path = "/usr/include",
-            build_file = Label("//third_party/system:system_include.BUILD"),
-            what = "the headers of fmt, CLI11, nlohmann/json, Catch2 and libzip",
-            needs = {
-                "fmt/format.h": "libfmt-dev",
-                "CLI/CLI.hpp": "libcli11-dev",
-                "nlohmann/json.hpp": "nlohmann-json3-dev",
-                "catch2/catch.hpp": "catch2",
-                "zip.h": "libzip-dev",
-            },
-        )
-    if "xla_ffi" not in existing:
-        _local_dir(
-            name = "xla_ffi",
-            path = ".cache/xla_ffi",
-            build_file = Label("//third_party/system:xla_ffi.BUILD"),
-            what = "the XLA FFI headers of the floor jaxlib",
-        )
-    if "manylinux_policy" not in existing:
-        _local_dir(
-            name = "manylinux_policy",
-            path = ".cache/manylinux_policy",
-            build_file = Label("//third_party/system:manylinux_policy.BUILD"),
-            what = "auditwheel's manylinux policies",
-        )
+# The repositories that building kernelc from source needs, each with its
+# BUILD file in third_party/system: name, directory (absolute, or in the
+# kernelc checkout), what it holds (for messages), and the files that must
+# be there with the Debian package that provides each.
+_BUILD_REPOSITORIES = [
+    ("llvm", "/usr/lib/llvm-19", "LLVM and Clang 19", {
+        "include/llvm/Support/raw_ostream.h": "llvm-19-dev",
+        "include/clang/Tooling/Tooling.h": "libclang-19-dev",
+        "lib/libLLVM.so.19.1": "libllvm19",
+        "lib/libclang-cpp.so.19.1": "libclang-cpp19",
+    }),
+    ("system_include", "/usr/include",
+     "the headers of fmt, CLI11, nlohmann/json, Catch2 and libzip", {
+         "fmt/format.h": "libfmt-dev",
+         "CLI/CLI.hpp": "libcli11-dev",
+         "nlohmann/json.hpp": "nlohmann-json3-dev",
+         "catch2/catch.hpp": "catch2",
+         "zip.h": "libzip-dev",
+     }),
+    ("xla_ffi", ".cache/xla_ffi", "the XLA FFI headers of the floor jaxlib", {}),
+    ("manylinux_policy", ".cache/manylinux_policy",
+     "auditwheel's manylinux policies", {}),
+]
 
 _PREBUILT_BUILD = """\
 load("{rules}", "kernelc_toolchain")
@@ -145,32 +123,38 @@ toolchain(
 )
 """
 
+def _find_executable(rctx, call, value, missing):
+    """The executable that `value` names: an absolute path, or a name looked
+    up on PATH. `call` ("f(x = \"v\")") starts the messages; `missing` says
+    what to do when the name is not on PATH."""
+    if value.startswith("/"):
+        path = rctx.path(value)
+        if not path.exists:
+            fail("%s: there is no such file" % call)
+        return path
+    if "/" in value:
+        fail("%s: give an absolute path, or a name to look up on PATH" % call)
+    path = rctx.which(value)
+    if path == None:
+        fail("%s: no %s on PATH (%s): %s" %
+             (call, value, rctx.os.environ.get("PATH", ""), missing))
+    return path
+
 def _kernelc_prebuilt_impl(rctx):
     compiler = rctx.attr.compiler
-    if compiler.startswith("/"):
-        path = rctx.path(compiler)
-        if not path.exists:
-            fail("kernelc_dependencies(compiler = \"%s\"): there is no such file" %
-                 compiler)
-    elif "/" in compiler:
-        fail(("kernelc_dependencies(compiler = \"%s\"): give an absolute path, " +
-              "or a name to look up on PATH") % compiler)
-    else:
-        path = rctx.which(compiler)
-        if path == None:
-            fail(("kernelc_dependencies(compiler = \"{c}\"): no {c} on PATH " +
-                  "({path}): install kernelc (pip install kernelc, into the " +
-                  "environment whose bin directory is on PATH), or give the " +
-                  "compiler's absolute path").format(
-                c = compiler,
-                path = rctx.os.environ.get("PATH", ""),
-            ))
+    call = "kernelc_dependencies(compiler = \"%s\")" % compiler
+    path = _find_executable(
+        rctx,
+        call,
+        compiler,
+        "install kernelc (pip install kernelc, into the environment whose " +
+        "bin directory is on PATH), or give the compiler's absolute path",
+    )
     result = rctx.execute([path, "--version"])
     if result.return_code != 0 or not result.stdout.startswith("kernelc "):
-        fail(("kernelc_dependencies(compiler = \"{c}\"): {path} is not a " +
-              "kernelc that runs here: `{path} --version` exited with {rc}: " +
-              "{out}").format(
-            c = compiler,
+        fail(("{call}: {path} is not a kernelc that runs here: `{path} " +
+              "--version` exited with {rc}: {out}").format(
+            call = call,
             path = path,
             rc = result.return_code,
             out = (result.stdout + result.stderr).strip(),
@@ -222,7 +206,15 @@ def kernelc_dependencies(compiler = None, name = "kernelc_compiler"):
             _kernelc_prebuilt(name = name, compiler = compiler)
         native.register_toolchains("@%s//:toolchain" % name)
     else:
-        _define_build_repositories(existing)
+        for repo, path, what, needs in _BUILD_REPOSITORIES:
+            if repo not in existing:
+                _local_dir(
+                    name = repo,
+                    path = path,
+                    build_file = Label("//third_party/system:%s.BUILD" % repo),
+                    what = what,
+                    needs = needs,
+                )
         native.register_toolchains(str(Label("//tools:built_toolchain")))
 
 _PYTHON_BUILD = """\
@@ -266,23 +258,18 @@ print("jax", jax.__version__)
 
 def _kernelc_python_impl(rctx):
     interpreter = rctx.attr.interpreter
-    if interpreter.startswith("/"):
-        path = rctx.path(interpreter)
-        if not path.exists:
-            fail("kernelc_python_toolchain(interpreter = \"%s\"): there is no such file" %
-                 interpreter)
-    elif "/" in interpreter:
-        fail(("kernelc_python_toolchain(interpreter = \"%s\"): give an absolute " +
-              "path, or a name to look up on PATH") % interpreter)
-    else:
-        path = rctx.which(interpreter)
-        if path == None:
-            fail("kernelc_python_toolchain(interpreter = \"%s\"): not on PATH (%s)" %
-                 (interpreter, rctx.os.environ.get("PATH", "")))
+    call = "kernelc_python_toolchain(interpreter = \"%s\")" % interpreter
+    path = _find_executable(
+        rctx,
+        call,
+        interpreter,
+        "activate the virtual environment that has jax, or give its " +
+        "interpreter's absolute path",
+    )
     result = rctx.execute([path, "-c", _PYTHON_CHECK])
     if result.return_code != 0:
-        fail("kernelc_python_toolchain(interpreter = \"%s\"): %s: %s" %
-             (interpreter, path, (result.stderr or result.stdout).strip()))
+        fail("%s: %s: %s" %
+             (call, path, (result.stderr or result.stdout).strip()))
     rctx.file("WORKSPACE", "workspace(name = \"%s\")\n" % rctx.name)
     rctx.file("BUILD.bazel", _PYTHON_BUILD.format(
         interpreter = path,

@@ -45,13 +45,7 @@ TEST_CASE("ReadElfLibrary names the architecture as auditwheel does") {
 // DT_NEEDED (through a string table of the test's own, so that the offsets
 // are the test's), the dynamic loader's versions (left out), memcpy (an
 // import) and a weak import (not one).
-constexpr const char* kLinkedLibrary = R"(--- !ELF
-FileHeader:
-  Class:   ELFCLASS64
-  Data:    ELFDATA2LSB
-  Type:    ET_DYN
-  Machine: EM_X86_64
-Sections:
+constexpr const char* kLinkedLibrarySections = R"(Sections:
   - Name:    .gnu.version
     Type:    SHT_GNU_versym
     Entries: [ 0, 2, 0 ]
@@ -89,7 +83,8 @@ DynamicSymbols:
 )";
 
 TEST_CASE("ReadElfLibrary reads what auditwheel reads") {
-  Result<ElfLibrary> lib = ReadElfLibrary(ElfFromYaml(kLinkedLibrary), "l.so");
+  Result<ElfLibrary> lib = ReadElfLibrary(
+      ElfFromYaml(ElfHeaderYaml("EM_X86_64") + kLinkedLibrarySections), "l.so");
   INFO((lib.ok() ? "" : lib.error().message));
   REQUIRE(lib.ok());
   REQUIRE(lib.value().architecture == "x86_64");
@@ -104,13 +99,8 @@ TEST_CASE("ReadElfLibrary reads what auditwheel reads") {
 
 TEST_CASE("ReadElfLibrary reads the x86-64 ISA level of a GNU property note") {
   // GNU_PROPERTY_X86_ISA_1_NEEDED (0xc0008002), 4 bytes: baseline | v3.
-  Result<ElfLibrary> lib = ReadElfLibrary(ElfFromYaml(R"(--- !ELF
-FileHeader:
-  Class:   ELFCLASS64
-  Data:    ELFDATA2LSB
-  Type:    ET_DYN
-  Machine: EM_X86_64
-Sections:
+  Result<ElfLibrary> lib =
+      ReadElfLibrary(ElfFromYaml(ElfHeaderYaml("EM_X86_64") + R"(Sections:
   - Name:         .note.gnu.property
     Type:         SHT_NOTE
     AddressAlign: 8
@@ -119,7 +109,7 @@ Sections:
         Type: NT_GNU_PROPERTY_TYPE_0
         Desc: 028000c0040000000500000000000000
 )"),
-                                          "v3.so");
+                     "v3.so");
   REQUIRE(lib.ok());
   REQUIRE(lib.value().x86_isa_level == 3);
 }

@@ -25,16 +25,24 @@ inline std::string ElfFromYaml(const std::string& yaml) {
   return out.str();
 }
 
-// A shared library with no sections: only its header, for `machine`
-// ("EM_X86_64"), `elf_class` ("ELFCLASS64") and `data` ("ELFDATA2LSB").
+// The YAML of a shared library's header: `machine` ("EM_X86_64"),
+// `elf_class` ("ELFCLASS64"), `data` ("ELFDATA2LSB") and `flags`. Sections
+// may follow.
+inline std::string ElfHeaderYaml(const std::string& machine,
+                                 const std::string& elf_class = "ELFCLASS64",
+                                 const std::string& data = "ELFDATA2LSB",
+                                 const std::string& flags = "") {
+  return "--- !ELF\nFileHeader:\n  Class: " + elf_class + "\n  Data: " + data +
+         "\n  Type: ET_DYN\n  Machine: " + machine + "\n" +
+         (flags.empty() ? "" : "  Flags: [ " + flags + " ]\n");
+}
+
+// A shared library with no sections: only its header.
 inline std::string HeaderOnlyElf(const std::string& machine,
                                  const std::string& elf_class = "ELFCLASS64",
                                  const std::string& data = "ELFDATA2LSB",
                                  const std::string& flags = "") {
-  return ElfFromYaml("--- !ELF\nFileHeader:\n  Class: " + elf_class +
-                     "\n  Data: " + data +
-                     "\n  Type: ET_DYN\n  Machine: " + machine + "\n" +
-                     (flags.empty() ? "" : "  Flags: [ " + flags + " ]\n"));
+  return ElfFromYaml(ElfHeaderYaml(machine, elf_class, data, flags));
 }
 
 }  // namespace kernelc::wheel

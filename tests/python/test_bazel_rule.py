@@ -283,20 +283,27 @@ def test_a_prebuilt_kernelc_builds_no_cpp(tmp_path):
         w.close()
 
 
-def test_a_prebuilt_kernelc_that_is_not_there_is_named(tmp_path):
-    w = Workspace(consumer_copy(tmp_path / "ws",
-                                dependencies='kernelc_dependencies(compiler = "kernelc")'),
+def failed_build(tmp_path, target, env_update=None, **copy):
+    """Builds `target` in a copy of the consumer workspace (consumer_copy's
+    `copy` arguments), which must fail; returns bazel's stderr."""
+    w = Workspace(consumer_copy(tmp_path / "ws", **copy),
                   tmp_path / "output_base")
     try:
-        r = w.bazel("build", "//:scale_ops_package", check=False,
-                    env_update={"PATH": "/usr/bin:/bin"})
+        r = w.bazel("build", target, check=False, env_update=env_update)
     finally:
         w.close()
     assert r.returncode != 0
+    return r.stderr
+
+
+def test_a_prebuilt_kernelc_that_is_not_there_is_named(tmp_path):
+    stderr = failed_build(
+        tmp_path, "//:scale_ops_package", env_update={"PATH": "/usr/bin:/bin"},
+        dependencies='kernelc_dependencies(compiler = "kernelc")')
     assert ('kernelc_dependencies(compiler = "kernelc"): no kernelc on PATH '
-            "(/usr/bin:/bin): install kernelc (pip "
-            "install kernelc, into the environment whose bin directory is on "
-            "PATH), or give the compiler's absolute path") in r.stderr, r.stderr
+            "(/usr/bin:/bin): install kernelc (pip install kernelc, into the "
+            "environment whose bin directory is on PATH), or give the "
+            "compiler's absolute path") in stderr, stderr
 
 
 def test_a_checkout_that_is_not_set_up_is_named(tmp_path):
@@ -304,13 +311,7 @@ def test_a_checkout_that_is_not_set_up_is_named(tmp_path):
     checkout = tmp_path / "kernelc"
     shutil.copytree(ROOT, checkout, ignore=shutil.ignore_patterns(
         ".cache", ".venv", ".git", "bazel-*", "tests", "__pycache__"))
-    w = Workspace(consumer_copy(tmp_path / "ws", kernelc=checkout),
-                  tmp_path / "output_base")
-    try:
-        r = w.bazel("build", "//:scale_ops_package", check=False)
-    finally:
-        w.close()
-    assert r.returncode != 0
+    stderr = failed_build(tmp_path, "//:scale_ops_package", kernelc=checkout)
     # Whichever of the two that set-up fetches Bazel misses first.
     messages = [
         f"kernelc's build needs {what} in {checkout}/.cache/{directory}, which "
@@ -320,7 +321,7 @@ def test_a_checkout_that_is_not_set_up_is_named(tmp_path):
         for what, directory in [
             ("the XLA FFI headers of the floor jaxlib", "xla_ffi"),
             ("auditwheel's manylinux policies", "manylinux_policy")]]
-    assert any(m in r.stderr for m in messages), r.stderr
+    assert any(m in stderr for m in messages), stderr
 
 
 def test_a_python_without_jax_is_named(tmp_path):
@@ -328,14 +329,8 @@ def test_a_python_without_jax_is_named(tmp_path):
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)],
                    check=True)
     python = venv / "bin" / "python3"
-    w = Workspace(consumer_copy(tmp_path / "ws",
-                                python=f'interpreter = "{python}"'),
-                  tmp_path / "output_base")
-    try:
-        r = w.bazel("build", "//:ops_test", check=False)
-    finally:
-        w.close()
-    assert r.returncode != 0
+    stderr = failed_build(tmp_path, "//:ops_test",
+                          python=f'interpreter = "{python}"')
     assert (f'kernelc_python_toolchain(interpreter = "{python}"): {python}: '
             "it cannot import jax (No module named 'jax'): "
-            f"{python} -m pip install 'jax>=0.8.1'") in r.stderr, r.stderr
+            f"{python} -m pip install 'jax>=0.8.1'") in stderr, stderr
