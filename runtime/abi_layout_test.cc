@@ -20,6 +20,14 @@ static_assert(sizeof(kc_launch) == 24, "kc_launch");
 static_assert(offsetof(kc_launch, grid) == 0 &&
                   offsetof(kc_launch, block) == 12,
               "kc_launch fields");
+static_assert(sizeof(kc_block_range) == 48 && alignof(kc_block_range) == 8 &&
+                  offsetof(kc_block_range, launch) == 0 &&
+                  offsetof(kc_block_range, block_begin) == 24 &&
+                  offsetof(kc_block_range, block_end) == 32 &&
+                  offsetof(kc_block_range, shared_bytes) == 40,
+              "kc_block_range");
+static_assert(sizeof(kc_error) == 1024 && offsetof(kc_error, message) == 0,
+              "kc_error");
 
 // Views: a data pointer, then the extents as int64_t, whatever the role.
 template <template <typename, int> class V, typename T, int R>

@@ -94,12 +94,14 @@ _BUILD_REPOSITORIES = [
         "lib/libclang-cpp.so.19.1": "libclang-cpp19",
     }),
     ("system_include", "/usr/include",
-     "the headers of fmt, CLI11, nlohmann/json, Catch2 and libzip", {
+     "the headers of fmt, CLI11, nlohmann/json, Catch2, libzip and " +
+     "Boost.Context", {
          "fmt/format.h": "libfmt-dev",
          "CLI/CLI.hpp": "libcli11-dev",
          "nlohmann/json.hpp": "nlohmann-json3-dev",
          "catch2/catch.hpp": "catch2",
          "zip.h": "libzip-dev",
+         "boost/context/detail/fcontext.hpp": "libboost-context-dev",
      }),
     ("xla_ffi", ".cache/xla_ffi", "the XLA FFI headers of the floor jaxlib", {}),
     ("manylinux_policy", ".cache/manylinux_policy",

@@ -59,7 +59,7 @@ TEST_CASE(
   CHECK(llvm::StringRef(first.library).ends_with(".so"));
   std::vector<std::string> files = {"__init__.py", "__init__.pyi",
                                     "_kernelc.py", "kernelc.json",
-                                    first.library};
+                                    "py.typed",    first.library};
   std::sort(files.begin(), files.end());
   CHECK(first.written == files);
   // Nothing but the package: the scratch directory is gone.
@@ -194,7 +194,8 @@ TEST_CASE("Emit writes the generated sources, without compiling them") {
   CHECK(r.value().written ==
         std::vector<std::string>{"package/__init__.py", "package/__init__.pyi",
                                  "package/_kernelc.py", "package/kernelc.json",
-                                 "build/host_0_saxpy.cc", "build/shim.cc"});
+                                 "package/py.typed", "build/host_0_saxpy.cc",
+                                 "build/shim.cc"});
   CHECK(FilesUnder(o.out_dir).size() == r.value().written.size());
   nlohmann::json manifest =
       nlohmann::json::parse(*ReadFile(o.out_dir + "/package/kernelc.json"));

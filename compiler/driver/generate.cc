@@ -9,8 +9,34 @@
 #include "compiler/driver/identity.h"
 #include "compiler/driver/output_names.h"
 #include "compiler/driver/version.h"
+#include "compiler/emit/generators.h"
 
 namespace kernelc::driver {
+
+namespace {
+
+// Every file of a package comes from one of these generators, run in this
+// order: a new kind of file is one more line here.
+Result<emit::Output> EmitPackage(const sema::ModulePlan& plan,
+                                 const model::BuildInfo& info,
+                                 const TargetUnits& units) {
+  std::vector<const emit::PlatformShim*> platforms;
+  for (const std::unique_ptr<targets::TargetUnit>& unit : units)
+    platforms.push_back(&unit->shim());
+  std::vector<std::unique_ptr<const emit::Generator>> generators;
+  generators.push_back(std::make_unique<emit::ShimGenerator>());
+  generators.push_back(std::make_unique<emit::HostEntriesGenerator>());
+  generators.push_back(std::make_unique<emit::CudaImagesGenerator>());
+  generators.push_back(std::make_unique<emit::FoldProgramsGenerator>());
+  generators.push_back(std::make_unique<emit::PythonPackageGenerator>());
+  generators.push_back(std::make_unique<emit::StubsGenerator>());
+  generators.push_back(std::make_unique<emit::PyTypedGenerator>());
+  generators.push_back(std::make_unique<emit::ManifestGenerator>());
+  return emit::RunGenerators(
+      emit::EmitRequest(plan, info, std::move(platforms)), generators);
+}
+
+}  // namespace
 
 targets::BuildSettings TargetSettings(const Options& o) {
   targets::BuildSettings settings;
@@ -46,7 +72,7 @@ Result<Generated> Generate(const Options& o, TargetUnits& units,
   targets::BuildSettings settings = TargetSettings(o);
   for (std::unique_ptr<targets::TargetUnit>& unit : units) {
     diag::DiagnosticSink diags;
-    Status s = unit->CompileKernels(g.module, settings, &info, diags);
+    Status s = unit->CompileKernels(plan.value(), settings, &info, diags);
     diagnostics.Add(diags);
     if (!s.ok()) return s.error();
   }
@@ -59,7 +85,7 @@ Result<Generated> Generate(const Options& o, TargetUnits& units,
     b.source = names.Name(b.source);
   info.content_hash =
       ContentHash(o, {&g.module, &g.source_paths, &names, &info}, units);
-  Result<emit::Output> out = emit::EmitPackage(plan.value(), info);
+  Result<emit::Output> out = EmitPackage(plan.value(), info, units);
   if (!out.ok()) return out.error();
   g.output = std::move(out).value();
   return g;

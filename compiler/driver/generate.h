@@ -8,7 +8,7 @@
 #include "compiler/driver/diagnostics.h"
 #include "compiler/driver/options.h"
 #include "compiler/driver/target_units.h"
-#include "compiler/emit/emit.h"
+#include "compiler/emit/generator.h"
 #include "compiler/model/artifacts.h"
 #include "compiler/model/model.h"
 #include "compiler/targets/target.h"

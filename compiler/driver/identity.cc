@@ -12,6 +12,7 @@
 
 #include "compiler/backends/host_backend.h"
 #include "compiler/cache/build_cache.h"
+#include "compiler/driver/embedded_generator_sources.h"
 #include "compiler/driver/paths.h"
 #include "compiler/driver/version.h"
 #include "compiler/frontend/frontend.h"
@@ -45,9 +46,10 @@ Values One(std::string value) {
   return std::vector<std::string>{std::move(value)};
 }
 
-// A digest of every file compiled into kernelc: the templates, the Python
-// runtime, kernelc's headers and the XLA FFI headers all shape a package,
-// and a kernelc rebuilt with other ones keeps its version string. Computed
+// A digest of every file compiled into kernelc that shapes a package: the
+// templates, the Python runtime, kernelc's headers, the XLA FFI headers and
+// the sources of the emitters (whose snippets are code), since a kernelc
+// rebuilt with other ones keeps its version string. Computed
 // once per process (some 300 KB of SHA-256, about a millisecond), for the
 // content hash; only a build that misses the cache computes it.
 const std::string& EmbeddedFilesDigest() {
@@ -57,7 +59,8 @@ const std::string& EmbeddedFilesDigest() {
         {"templates", &embedded::Templates()},
         {"python-runtime", &embedded::PythonRuntime()},
         {"headers", &embedded::UserHeaders()},
-        {"xla-ffi", &embedded::XlaFfiHeaders()}};
+        {"xla-ffi", &embedded::XlaFfiHeaders()},
+        {"generator-sources", &embedded::GeneratorSources()}};
     for (const auto& [set, files] : sets) {
       key.Add("set", set);
       for (const EmbeddedFile& f : *files) {

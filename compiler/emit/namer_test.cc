@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "compiler/emit/emit.h"
+#include "compiler/emit/generator.h"
 #include "compiler/model/json.h"
 #include "compiler/sema/sema.h"
 
@@ -97,7 +97,8 @@ TEST_CASE("user names that meet after escaping are reported") {
   REQUIRE(plan.ok());
   model::BuildInfo info{"0.1.0", "pkg", std::string(64, 'a'), "0.2", "0.8.1",
                         {model::Target::kCpu}};
-  Result<Output> out = EmitPackage(plan.value(), info);
+  Result<Output> out =
+      RunGenerators(EmitRequest(plan.value(), info, {}), {});
   REQUIRE_FALSE(out.ok());
   CHECK(out.error().kind == ErrorKind::kUser);
   CHECK(out.error().message ==

@@ -48,6 +48,7 @@ class KernelAnalyzer {
 
   KernelPlan Run() {
     CheckParams();
+    AnalyzeBatching();
     if (!params_ok_) return std::move(plan_);
     ResolveShapes();
     BindSymbols();
@@ -439,6 +440,17 @@ class KernelAnalyzer {
       if (!p.init || p.role != Role::kOut) continue;
       if (auto v = ParseInit(p, diags_)) plan_.params[i].init = *v;
     }
+  }
+
+  // See KernelPlan::batching.
+  void AnalyzeBatching() {
+    bool inmut = std::any_of(k_.params.begin(), k_.params.end(),
+                             [](const Param& p) {
+                               return p.role == Role::kInMut;
+                             });
+    plan_.batching = inmut || k_.elementwise
+                         ? KernelPlan::Batching::kBroadcastAll
+                         : KernelPlan::Batching::kExpandDims;
   }
 
   void AnalyzeParallel() { sema::AnalyzeParallel(k_, shapes_, plan_, diags_); }

@@ -106,6 +106,15 @@ struct KernelPlan {
   // dimensions of an input and of every output, with every dimension that
   // depends on one being that one.
   std::vector<std::string> parallel;
+  // How the op batches under jax.vmap, which the Python call (its
+  // vmap_method) and the handlers (kernelc/batch.h) both follow. Unbatched
+  // operands gain a size-1 batch dimension (kExpandDims), except where the
+  // handler needs every operand at the batch's full extent
+  // (kBroadcastAll): an in-place operand is aliased to its batched result,
+  // and an elementwise kernel folds the batch into one run only when no
+  // operand is broadcast.
+  enum class Batching { kExpandDims, kBroadcastAll };
+  Batching batching = Batching::kExpandDims;
 
   // The name kinds for expression checking: tensors, symbols, scalars,
   // derived values.

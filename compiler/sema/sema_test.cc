@@ -574,5 +574,17 @@ TEST_CASE("sema: KC_ELEMENTWISE tensors share one shape") {
                 "known extents and rank 1 or more; 'x' has shape ()"});
 }
 
+TEST_CASE("sema: the batch broadcasts for in-place and elementwise kernels") {
+  using Batching = KernelPlan::Batching;
+  Kernel plain = Global("k", {"n"}, {In("x", "n", 4), Out("o", "n", 5)});
+  CHECK(Analysis(plain).plan().batching == Batching::kExpandDims);
+  Kernel elementwise = plain;
+  elementwise.elementwise = true;
+  CHECK(Analysis(elementwise).plan().batching == Batching::kBroadcastAll);
+  Kernel inplace =
+      Global("k", {"n"}, {Tensor(Role::kInMut, "acc", "n", 4), In("x", "n", 5)});
+  CHECK(Analysis(inplace).plan().batching == Batching::kBroadcastAll);
+}
+
 }  // namespace
 }  // namespace kernelc::sema::testing

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "compiler/emit/emit.h"
+#include "compiler/emit/generators.h"
 
 namespace kernelc::targets {
 

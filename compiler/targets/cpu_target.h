@@ -5,6 +5,7 @@
 #ifndef KERNELC_COMPILER_TARGETS_CPU_TARGET_H_
 #define KERNELC_COMPILER_TARGETS_CPU_TARGET_H_
 
+#include "compiler/emit/cpu_shim.h"
 #include "compiler/targets/target.h"
 
 namespace kernelc::targets {
@@ -21,7 +22,7 @@ class CpuTarget : public TargetUnit {
   // is in the key already.
   bool AddToCacheKey(cache::KeyBuilder& /*key*/) override { return true; }
   // The kernels are compiled with the package's library (HostUnits).
-  Status CompileKernels(const model::Module& /*module*/,
+  Status CompileKernels(const sema::ModulePlan& /*plan*/,
                         const BuildSettings& /*settings*/,
                         model::BuildInfo* /*info*/,
                         diag::DiagnosticSink& /*diags*/) override {
@@ -36,6 +37,10 @@ class CpuTarget : public TargetUnit {
   std::vector<backends::HostBuild::UserUnit> HostUnits(
       const model::Module& module, const std::vector<std::string>& source_paths,
       const std::map<std::string, std::string>& generated) const override;
+  const emit::PlatformShim& shim() const override { return shim_; }
+
+ private:
+  emit::CpuShim shim_;
 };
 
 }  // namespace kernelc::targets

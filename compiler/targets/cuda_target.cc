@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "compiler/emit/emit.h"
+#include "compiler/emit/generators.h"
 
 namespace kernelc::targets {
 
@@ -29,7 +29,7 @@ bool CudaTarget::AddToCacheKey(cache::KeyBuilder& key) {
   return true;
 }
 
-Status CudaTarget::CompileKernels(const model::Module& module,
+Status CudaTarget::CompileKernels(const sema::ModulePlan& plan,
                                   const BuildSettings& settings,
                                   model::BuildInfo* info,
                                   diag::DiagnosticSink& diags) {
@@ -45,9 +45,12 @@ Status CudaTarget::CompileKernels(const model::Module& module,
   cb.lineinfo = settings.lineinfo;
   cb.include_dirs = settings.include_dirs;
   cb.defines = settings.defines;
-  cb.fold_program = emit::CudaFoldProgram;
+  cb.fold_program = [&plan](const std::string& source, std::string_view text,
+                            const std::vector<const model::Kernel*>& kernels) {
+    return emit::CudaFoldProgram(plan, source, text, kernels);
+  };
   Result<std::vector<model::CudaBinary>> bins =
-      backends::CompileCuda(nvrtc.value(), module, cb, diags);
+      backends::CompileCuda(nvrtc.value(), *plan.module, cb, diags);
   if (!bins.ok()) return bins.error();
   info->cuda_archs = cb.archs;
   info->cuda_fast_math = cb.fast_math;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "compiler/backends/nvrtc_backend.h"
+#include "compiler/emit/cuda_shim.h"
 #include "compiler/targets/target.h"
 
 namespace kernelc::targets {
@@ -28,7 +29,7 @@ class CudaTarget : public TargetUnit {
   // identity, and its toolkit's include directory.
   bool AddToCacheKey(cache::KeyBuilder& key) override;
   // Finds and loads NVRTC, and fills info's cuda fields.
-  Status CompileKernels(const model::Module& module,
+  Status CompileKernels(const sema::ModulePlan& plan,
                         const BuildSettings& settings, model::BuildInfo* info,
                         diag::DiagnosticSink& diags) override;
   // NVRTC's version and every image's SHA-256: the images stand for
@@ -44,8 +45,10 @@ class CudaTarget : public TargetUnit {
   bool CompiledWithKeyedToolchain() const override;
   // The toolkit's include directories of the NVRTC the key names.
   std::vector<std::string> UnreportedIncludeDirs() const override;
+  const emit::PlatformShim& shim() const override { return shim_; }
 
  private:
+  emit::CudaShim shim_;
   std::optional<backends::NvrtcLocation> keyed_;  // by AddToCacheKey
   std::string compiled_with_;  // the NVRTC library CompileKernels loaded
 };

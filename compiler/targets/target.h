@@ -2,8 +2,9 @@
 // one platform that the kernels run on, behind one interface. The driver
 // makes one unit per target of a build (it names each implementation; there
 // is no registry) and calls each in turn: its checks on the analyzed
-// kernels, its part of the build cache's key and of the content hash, and
-// its compile steps.
+// kernels, its part of the build cache's key and of the content hash, its
+// compile steps, and its part of the generated package (its
+// emit::PlatformShim).
 #ifndef KERNELC_COMPILER_TARGETS_TARGET_H_
 #define KERNELC_COMPILER_TARGETS_TARGET_H_
 
@@ -15,9 +16,11 @@
 #include "compiler/backends/host_backend.h"
 #include "compiler/cache/build_cache.h"
 #include "compiler/diag/diagnostic.h"
+#include "compiler/emit/platform_shim.h"
 #include "compiler/model/artifacts.h"
 #include "compiler/model/model.h"
 #include "compiler/model/target.h"
+#include "compiler/sema/sema.h"
 #include "compiler/util/status.h"
 
 namespace kernelc::targets {
@@ -55,10 +58,10 @@ class TargetUnit {
   // build then goes without the cache.
   virtual bool AddToCacheKey(cache::KeyBuilder& key) = 0;
 
-  // Compiles the kernels before the package is emitted, into this target's
-  // part of `info`. Problems in the sources go to `diags`, with a user
-  // error.
-  virtual Status CompileKernels(const model::Module& module,
+  // Compiles the kernels of plan.module before the package is emitted,
+  // into this target's part of `info`. Problems in the sources go to
+  // `diags`, with a user error.
+  virtual Status CompileKernels(const sema::ModulePlan& plan,
                                 const BuildSettings& settings,
                                 model::BuildInfo* info,
                                 diag::DiagnosticSink& diags) = 0;
@@ -75,6 +78,10 @@ class TargetUnit {
   virtual std::vector<backends::HostBuild::UserUnit> HostUnits(
       const model::Module& module, const std::vector<std::string>& source_paths,
       const std::map<std::string, std::string>& generated) const = 0;
+
+  // The generated package's handlers for this target, and their
+  // registration. The shim lives as long as the unit.
+  virtual const emit::PlatformShim& shim() const = 0;
 
   // Whether the toolchain that AddToCacheKey named compiled the kernels (it
   // may not have, when it could not be loaded and another was found): a

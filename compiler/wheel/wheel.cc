@@ -187,10 +187,7 @@ Result<Wheel> MakeWheel(const Files& package, const Options& o) {
                             fmt::join(sorted_tags, "."));
   std::string dist_info = fmt::format("{}-{}.dist-info", escaped, version);
 
-  Files files = package;
-  // PEP 561: the package's types are its stubs (__init__.pyi).
-  files.emplace("py.typed", "");
-  for (const auto& [path, bytes] : files)
+  for (const auto& [path, bytes] : package)
     w.entries.push_back({name + "/" + path, bytes});
   std::string summary =
       o.summary.empty() ? fmt::format("JAX ops compiled by {}: {}", o.generator,

@@ -64,8 +64,7 @@ Result<Files> ReadPackage(const std::string& dir);
 
 // The wheel of a built package. The package name, the FFI API version and
 // the jaxlib floor come from its kernelc.json manifest; the jax/jaxlib
-// requirement is that floor. The wheel holds py.typed (PEP 561), so type
-// checkers read the package's stubs once it is installed. User errors: the
+// requirement is that floor. User errors: the
 // options' (CheckOptions), a package without a manifest or library, a
 // platform tag that does not fit the library.
 Result<Wheel> MakeWheel(const Files& package, const Options& options);

@@ -15,7 +15,8 @@ Files Package() {
           {"kernelc.json",
            R"({"package": "saxpy", "library": "_kernelc_0123456789ab.so",)"
            R"( "xla_ffi_api": "0.2", "jaxlib_headers": "0.8.1",)"
-           R"( "targets": ["cpu"], "kernels": [{"python_name": "saxpy"}]})"}};
+           R"( "targets": ["cpu"], "kernels": [{"python_name": "saxpy"}]})"},
+          {"py.typed", ""}};
 }
 
 Options Opts() {
@@ -101,13 +102,6 @@ TEST_CASE("MakeWheel normalises the version and escapes the name") {
           std::string::npos);
   // The import name stays the package's.
   REQUIRE(w.value().entries.front().first == "saxpy/__init__.py");
-}
-
-TEST_CASE("MakeWheel keeps a package's own py.typed") {
-  Files p = Package();
-  p["py.typed"] = "partial\n";
-  Result<Wheel> w = MakeWheel(p, Opts());
-  REQUIRE(Entry(w.value(), "saxpy/py.typed") == "partial\n");
 }
 
 TEST_CASE("CheckOptions and MakeWheel reject bad metadata and packages") {

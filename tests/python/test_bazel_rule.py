@@ -157,7 +157,7 @@ def test_py_test_imports_and_runs_the_ops(workspace):
         lib = [f for f in files if f.endswith(".so")]
         assert len(lib) == 1 and lib[0].startswith("_kernelc_")
         assert files == sorted(["__init__.py", "__init__.pyi", "_kernelc.py",
-                                "kernelc.json", lib[0]])
+                                "kernelc.json", "py.typed", lib[0]])
 
 
 def test_building_twice_is_byte_identical(workspace):

@@ -1,19 +1,26 @@
 // CUDA's built-in variables and qualifiers for sources compiled for the CPU
-// grid executor (__KERNELC_HOST__) or read by kernelc's frontend
-// (__KERNELC_FRONTEND__). Included by kernelc.h; not for direct use.
+// (__KERNELC_HOST__) or read by kernelc's frontend (__KERNELC_FRONTEND__).
+// Included by kernelc.h; not for direct use.
 //
-// The grid executor runs a __global__ kernel once per (block, thread) in
-// nested loops on one OS thread. The indices live in a thread_local so that
-// concurrent calls on other threads do not interfere; they are stored as an
-// enum type, which has its own alias class, so after the kernel is inlined
-// into the loop the compiler can keep them in registers and vectorize the
-// loop even when the kernel writes unsigned integers.
+// On the CPU a __global__ kernel runs once per (block, thread), either in
+// nested loops (kc::host::RunThreadLoop) or, when it uses block-level
+// features (kernelc/block.h), under the block executor (kc::host::RunBlocks);
+// both are in kernelc/cpu_exec.h. The indices live in a thread_local, since
+// the blocks of a launch run on several OS threads and each OS thread runs
+// one block at a time; they are stored as an enum type, which has its own
+// alias class, so after the kernel is inlined into the loop the compiler can
+// keep them in registers and vectorize the loop even when the kernel writes
+// unsigned integers.
 #ifndef KERNELC_HOST_H_
 #define KERNELC_HOST_H_
 
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
+#include <time.h>
+
+#include <type_traits>
 
 #include "kernelc/half.h"
 
@@ -34,9 +41,6 @@
 #define __constant__
 #define __launch_bounds__(...)
 #define __managed__
-// Block-level features cannot run on the grid executor; the frontend reports
-// any use of them in a kernel that targets the CPU.
-#define __shared__ KC_HOST_MARK_("kc.block_feature", "__shared__")
 
 struct dim3 {
   unsigned int x = 1, y = 1, z = 1;
@@ -73,83 +77,159 @@ __attribute__((always_inline)) inline dim3 Load(const Index3& i) {
 #define gridDim (::kc::host::Load(::kc::host::grid_state.grid_dim))
 #define warpSize 32
 
-// Block-level synchronization and warp intrinsics: declared so that sources
-// using them parse, marked so that the frontend can name the feature.
-#define KC_BLOCK_FEATURE_(name) KC_HOST_MARK_("kc.block_feature", #name)
-KC_BLOCK_FEATURE_(__syncthreads) void __syncthreads();
-KC_BLOCK_FEATURE_(__syncthreads_count) int __syncthreads_count(int);
-KC_BLOCK_FEATURE_(__syncthreads_and) int __syncthreads_and(int);
-KC_BLOCK_FEATURE_(__syncthreads_or) int __syncthreads_or(int);
-KC_BLOCK_FEATURE_(__syncwarp) void __syncwarp(unsigned mask = 0xffffffffu);
-KC_BLOCK_FEATURE_(__activemask) unsigned __activemask();
-KC_BLOCK_FEATURE_(__ballot_sync) unsigned __ballot_sync(unsigned, int);
-KC_BLOCK_FEATURE_(__any_sync) int __any_sync(unsigned, int);
-KC_BLOCK_FEATURE_(__all_sync) int __all_sync(unsigned, int);
-template <typename T>
-KC_BLOCK_FEATURE_(__shfl_sync)
-T __shfl_sync(unsigned, T, int, int = 32);
-template <typename T>
-KC_BLOCK_FEATURE_(__shfl_up_sync)
-T __shfl_up_sync(unsigned, T, unsigned, int = 32);
-template <typename T>
-KC_BLOCK_FEATURE_(__shfl_down_sync)
-T __shfl_down_sync(unsigned, T, unsigned, int = 32);
-template <typename T>
-KC_BLOCK_FEATURE_(__shfl_xor_sync)
-T __shfl_xor_sync(unsigned, T, int, int = 32);
-#undef KC_BLOCK_FEATURE_
+// __shared__, barriers and warp intrinsics. The frontend reports their uses
+// (the "kc.block_feature" marks), so that such kernels run under the block
+// executor.
+#include "kernelc/block.h"
 
-// Atomics. The executor runs one call's threads on one OS thread, but calls
-// may run concurrently, so these are real atomics.
+// Atomics. The blocks of a launch run concurrently on several OS threads, so
+// these are real atomics, relaxed as CUDA's are. The integer operations map
+// to the processor's; the others (floating-point sums, the 16-bit floats,
+// minima and maxima of any type) are compare-and-swap loops over the bits.
+namespace kc::host::detail {
+
 template <typename T>
-inline T atomicAdd(T* p, T v) {
+inline constexpr bool kNativeAtomic = std::is_integral_v<T> &&
+                                      (sizeof(T) == 4 || sizeof(T) == 8);
+
+// Replaces *p with f(*p) atomically; returns the old value.
+template <typename T, typename F>
+inline T AtomicUpdate(T* p, F f) {
   T old;
   __atomic_load(p, &old, __ATOMIC_RELAXED);
   T desired;
   do {
-    desired = static_cast<T>(old + v);
+    desired = f(old);
   } while (!__atomic_compare_exchange(p, &old, &desired, false,
                                       __ATOMIC_RELAXED, __ATOMIC_RELAXED));
   return old;
 }
+
+}  // namespace kc::host::detail
+
+// int, unsigned, unsigned long long, float, double, __half, __nv_bfloat16
+// and, below, their pairs and float2/float4.
 template <typename T>
-inline T atomicSub(T* p, T v) {
-  return atomicAdd(p, static_cast<T>(-v));
+inline T atomicAdd(T* p, T v) {
+  if constexpr (::kc::host::detail::kNativeAtomic<T>) {
+    return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+  } else {
+    return ::kc::host::detail::AtomicUpdate(
+        p, [v](T old) { return static_cast<T>(old + v); });
+  }
 }
 template <typename T>
+inline T atomicSub(T* p, T v) {
+  if constexpr (::kc::host::detail::kNativeAtomic<T>) {
+    return __atomic_fetch_sub(p, v, __ATOMIC_RELAXED);
+  } else {
+    return ::kc::host::detail::AtomicUpdate(
+        p, [v](T old) { return static_cast<T>(old - v); });
+  }
+}
+// Minima and maxima write only when the value changes.
+template <typename T>
 inline T atomicMax(T* p, T v) {
-  T old = __atomic_load_n(p, __ATOMIC_RELAXED);
+  T old;
+  __atomic_load(p, &old, __ATOMIC_RELAXED);
   while (old < v &&
-         !__atomic_compare_exchange_n(p, &old, v, false, __ATOMIC_RELAXED,
-                                      __ATOMIC_RELAXED)) {
+         !__atomic_compare_exchange(p, &old, &v, false, __ATOMIC_RELAXED,
+                                    __ATOMIC_RELAXED)) {
   }
   return old;
 }
 template <typename T>
 inline T atomicMin(T* p, T v) {
-  T old = __atomic_load_n(p, __ATOMIC_RELAXED);
+  T old;
+  __atomic_load(p, &old, __ATOMIC_RELAXED);
   while (v < old &&
-         !__atomic_compare_exchange_n(p, &old, v, false, __ATOMIC_RELAXED,
-                                      __ATOMIC_RELAXED)) {
+         !__atomic_compare_exchange(p, &old, &v, false, __ATOMIC_RELAXED,
+                                    __ATOMIC_RELAXED)) {
   }
   return old;
 }
 template <typename T>
+inline T atomicAnd(T* p, T v) {
+  return __atomic_fetch_and(p, v, __ATOMIC_RELAXED);
+}
+template <typename T>
+inline T atomicOr(T* p, T v) {
+  return __atomic_fetch_or(p, v, __ATOMIC_RELAXED);
+}
+template <typename T>
+inline T atomicXor(T* p, T v) {
+  return __atomic_fetch_xor(p, v, __ATOMIC_RELAXED);
+}
+template <typename T>
 inline T atomicExch(T* p, T v) {
-  return __atomic_exchange_n(p, v, __ATOMIC_RELAXED);
+  T old;
+  __atomic_exchange(p, &v, &old, __ATOMIC_RELAXED);
+  return old;
 }
 template <typename T>
 inline T atomicCAS(T* p, T expected, T desired) {
-  __atomic_compare_exchange_n(p, &expected, desired, false, __ATOMIC_RELAXED,
-                              __ATOMIC_RELAXED);
+  __atomic_compare_exchange(p, &expected, &desired, false, __ATOMIC_RELAXED,
+                            __ATOMIC_RELAXED);
   return expected;
 }
+// ((old >= v) ? 0 : old + 1) and ((old == 0 || old > v) ? v : old - 1).
+inline unsigned atomicInc(unsigned* p, unsigned v) {
+  return ::kc::host::detail::AtomicUpdate(
+      p, [v](unsigned old) { return old >= v ? 0u : old + 1; });
+}
+inline unsigned atomicDec(unsigned* p, unsigned v) {
+  return ::kc::host::detail::AtomicUpdate(
+      p, [v](unsigned old) { return (old == 0 || old > v) ? v : old - 1; });
+}
+// CUDA's scoped forms: a block runs on one OS thread and the system is this
+// process, so each is the device-wide atomic.
+#define KC_HOST_SCOPED_ATOMIC_(name)        \
+  template <typename T, typename... A>      \
+  inline auto name##_block(T* p, A... a) {  \
+    return name(p, a...);                   \
+  }                                         \
+  template <typename T, typename... A>      \
+  inline auto name##_system(T* p, A... a) { \
+    return name(p, a...);                   \
+  }
+KC_HOST_SCOPED_ATOMIC_(atomicAdd)
+KC_HOST_SCOPED_ATOMIC_(atomicSub)
+KC_HOST_SCOPED_ATOMIC_(atomicMax)
+KC_HOST_SCOPED_ATOMIC_(atomicMin)
+KC_HOST_SCOPED_ATOMIC_(atomicAnd)
+KC_HOST_SCOPED_ATOMIC_(atomicOr)
+KC_HOST_SCOPED_ATOMIC_(atomicXor)
+KC_HOST_SCOPED_ATOMIC_(atomicExch)
+KC_HOST_SCOPED_ATOMIC_(atomicCAS)
+KC_HOST_SCOPED_ATOMIC_(atomicInc)
+KC_HOST_SCOPED_ATOMIC_(atomicDec)
+#undef KC_HOST_SCOPED_ATOMIC_
+
+// Loads and stores with a cache hint: the CPU has one kind of each.
+#define KC_HOST_LOAD_(name)   \
+  template <typename T>       \
+  inline T name(const T* p) { \
+    return *p;                \
+  }
+KC_HOST_LOAD_(__ldg)
+KC_HOST_LOAD_(__ldca)
+KC_HOST_LOAD_(__ldcg)
+KC_HOST_LOAD_(__ldcs)
+KC_HOST_LOAD_(__ldlu)
+KC_HOST_LOAD_(__ldcv)
+#undef KC_HOST_LOAD_
+#define KC_HOST_STORE_(name)    \
+  template <typename T>         \
+  inline void name(T* p, T v) { \
+    *p = v;                     \
+  }
+KC_HOST_STORE_(__stwb)
+KC_HOST_STORE_(__stcg)
+KC_HOST_STORE_(__stcs)
+KC_HOST_STORE_(__stwt)
+#undef KC_HOST_STORE_
 
 // Device math that the C library lacks.
-template <typename T>
-inline T __ldg(const T* p) {
-  return *p;
-}
 inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
 inline double rsqrt(double x) { return 1.0 / sqrt(x); }
 inline float __expf(float x) { return expf(x); }
@@ -275,6 +355,25 @@ inline float2 __bfloat1622float2(__nv_bfloat162 v) {
   return float2{float(v.x), float(v.y)};
 }
 
+// atomicAdd of pairs and vectors: CUDA makes each element's addition atomic,
+// not the pair's; these make the whole pair's (the vectors': each element's).
+inline __half2 atomicAdd(__half2* p, __half2 v) {
+  return ::kc::host::detail::AtomicUpdate(
+      p, [v](__half2 old) { return __hadd2(old, v); });
+}
+inline __nv_bfloat162 atomicAdd(__nv_bfloat162* p, __nv_bfloat162 v) {
+  return ::kc::host::detail::AtomicUpdate(p, [v](__nv_bfloat162 old) {
+    return __nv_bfloat162{old.x + v.x, old.y + v.y};
+  });
+}
+inline float2 atomicAdd(float2* p, float2 v) {
+  return float2{atomicAdd(&p->x, v.x), atomicAdd(&p->y, v.y)};
+}
+inline float4 atomicAdd(float4* p, float4 v) {
+  return float4{atomicAdd(&p->x, v.x), atomicAdd(&p->y, v.y),
+                atomicAdd(&p->z, v.z), atomicAdd(&p->w, v.w)};
+}
+
 // Float intrinsics with an explicit rounding mode: round to nearest, as the
 // CPU does.
 inline float __fadd_rn(float a, float b) { return a + b; }
@@ -338,20 +437,21 @@ inline float max(float a, float b) { return fmaxf(a, b); }
 inline double min(double a, double b) { return fmin(a, b); }
 inline double max(double a, double b) { return fmax(a, b); }
 
-// Memory fences order nothing on the CPU, where one thread runs at a time;
-// they still keep the compiler from reordering.
+// Memory fences. The threads of a block run on one OS thread, so ordering
+// their accesses only needs the compiler's cooperation; blocks run
+// concurrently, so the device- and system-wide fences are the processor's.
+inline void __threadfence_block() { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
 inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
-inline void __threadfence_block() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 inline void __threadfence_system() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
-// A cycle-like counter: the time stamp counter where the compiler offers it.
+// printf is stdio's (included above, as nvcc includes it): each call writes
+// its text under the stream's lock, so blocks running on several threads do
+// not mix within one call's output.
+// A counter that never goes back, in nanoseconds (CLOCK_MONOTONIC) rather
+// than a GPU's cycles: differences of it time code, as on a GPU.
 inline long long clock64() {
-#if defined(__clang__)
-  return static_cast<long long>(__builtin_readcyclecounter());
-#elif defined(__x86_64__)
-  return static_cast<long long>(__builtin_ia32_rdtsc());
-#else
-  return 0;
-#endif
+  timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<long long>(t.tv_sec) * 1000000000LL + t.tv_nsec;
 }
 
 // The function that runs a kernel on the CPU. On x86-64 it is compiled

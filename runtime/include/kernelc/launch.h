@@ -24,6 +24,24 @@ typedef struct kc_launch {
   kc_dim3 block;
 } kc_launch;
 
+// A part of a launch that one CPU entry call runs: the blocks whose linear
+// index (x fastest, then y, then z) lies in [block_begin, block_end), each
+// with `shared_bytes` of dynamic shared memory (KC_SHARED_BYTES). The handler
+// splits a launch into such ranges to spread it over a thread pool
+// (kernelc/grid_split.h); kernelc/cpu_exec.h runs one.
+typedef struct kc_block_range {
+  kc_launch launch;
+  uint64_t block_begin;
+  uint64_t block_end;
+  uint64_t shared_bytes;
+} kc_block_range;
+
+// Why a CPU entry call failed: a NUL-terminated message, cut to fit. Written
+// only by a call that returns non-zero.
+typedef struct kc_error {
+  char message[1024];
+} kc_error;
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif

@@ -62,4 +62,3 @@ static const char* const kc_saxpy_<hash>_cuda_fold_module_0_kernels[] = {
 };
 extern "C" const kc_cuda_module kc_saxpy_<hash>_cuda_fold_module_0 = {
     "saxpy.cu", kc_saxpy_<hash>_cuda_fold_module_0_images, 3, kc_saxpy_<hash>_cuda_fold_module_0_kernels, 1, <nvrtc>};
-

@@ -44,4 +44,3 @@ extern "C" KC_HOST_CLONES_ void kc_saxpy_saxpy_<hash>_cpu_entry(const kc_launch*
     }
   }
 }
-

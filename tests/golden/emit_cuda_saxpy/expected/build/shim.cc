@@ -149,7 +149,8 @@ ffi::Error saxpy_cpu_impl(
       kc_batch.count, kc_helpers,
       [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
       [&](int64_t kc_i) {
-        ffi::Error kc_error = saxpy_cpu_impl_element(e_b_x.At(kc_batch, kc_i),
+        ffi::Error kc_error = saxpy_cpu_impl_element(
+            e_b_x.At(kc_batch, kc_i),
             e_b_y.At(kc_batch, kc_i),
             a_a,
             e_o_out.At(kc_batch, kc_i));
@@ -316,23 +317,27 @@ ffi::Error saxpy_cuda_impl(
       if (!kc_error.empty()) {
         return ffi::Error::Internal(::kc::rt::Str("saxpy: ", kc_error));
       }
-      return saxpy_cuda_impl_element(kc_stream, kc_functions[0],
-                  &kc_fold,
-                  kc_fold_function,
-                  e_b_x.At(kc_batch, 0),
-                  e_b_y.At(kc_batch, 0),
-                  a_a,
-                  e_o_out.At(kc_batch, 0));
+      return saxpy_cuda_impl_element(
+          kc_stream,
+          kc_functions[0],
+          &kc_fold,
+          kc_fold_function,
+          e_b_x.At(kc_batch, 0),
+          e_b_y.At(kc_batch, 0),
+          a_a,
+          e_o_out.At(kc_batch, 0));
     }
   }
   for (int64_t kc_i = 0; kc_i < kc_batch.count; ++kc_i) {
-    ffi::Error kc_error = saxpy_cuda_impl_element(kc_stream, kc_functions[0],
-            nullptr,
-            nullptr,
-            e_b_x.At(kc_batch, kc_i),
-            e_b_y.At(kc_batch, kc_i),
-            a_a,
-            e_o_out.At(kc_batch, kc_i));
+    ffi::Error kc_error = saxpy_cuda_impl_element(
+        kc_stream,
+        kc_functions[0],
+        nullptr,
+        nullptr,
+        e_b_x.At(kc_batch, kc_i),
+        e_b_y.At(kc_batch, kc_i),
+        a_a,
+        e_o_out.At(kc_batch, kc_i));
     if (kc_error.failure()) return kc_error;
   }
   return ffi::Error::Success();
@@ -346,11 +351,11 @@ extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_saxpy_saxpy_
     XLA_FFI_CallFrame* call_frame);
 XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_saxpy_saxpy_<hash>_cpu, saxpy_cpu_impl,
                               ffi::Ffi::Bind()
-        .Ctx<ffi::ThreadPool>()
-        .Arg<ffi::AnyBuffer>()
-        .Arg<ffi::AnyBuffer>()
-        .Attr<float>("a")
-        .Ret<ffi::AnyBuffer>());
+                                  .Ctx<ffi::ThreadPool>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Attr<float>("a")
+                                  .Ret<ffi::AnyBuffer>());
 
 // The CUDA handlers of 'saxpy': an initialize stage that loads the module
 // and an execute stage that only launches, marked command-buffer compatible.
@@ -359,17 +364,17 @@ extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_saxpy_saxpy_
 XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_saxpy_saxpy_<hash>_cuda_init, saxpy_cuda_init_impl,
                               ffi::Ffi::Bind<ffi::ExecutionStage::kInitialize>()
                                   .Ctx<ffi::PlatformStream<CUstream>>()
-        .Arg<ffi::AnyBuffer>()
-        .Arg<ffi::AnyBuffer>()
-        .Attr<float>("a")
-        .Ret<ffi::AnyBuffer>());
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Attr<float>("a")
+                                  .Ret<ffi::AnyBuffer>());
 extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_saxpy_saxpy_<hash>_cuda(
     XLA_FFI_CallFrame* call_frame);
 XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_saxpy_saxpy_<hash>_cuda, saxpy_cuda_impl,
                               ffi::Ffi::Bind()
                                   .Ctx<ffi::PlatformStream<CUstream>>()
-        .Arg<ffi::AnyBuffer>()
-        .Arg<ffi::AnyBuffer>()
-        .Attr<float>("a")
-        .Ret<ffi::AnyBuffer>(),
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Attr<float>("a")
+                                  .Ret<ffi::AnyBuffer>(),
                               {ffi::Traits::kCmdBufferCompatible});

@@ -15,4 +15,3 @@
 extern "C" KC_HOST_CLONES_ void kc_histogram_histogram_<hash>_cpu_entry(void* p_values, const int64_t* p_values_shape, float p_lo, float p_hi, int64_t p_bins, void* p_counts, const int64_t* p_counts_shape) {
   histogram(::kc::host::AnyView<2>{p_values, {p_values_shape[0], p_values_shape[1]}}, p_lo, p_hi, p_bins, ::kc::host::AnyView<2>{p_counts, {p_counts_shape[0], p_counts_shape[1]}});
 }
-

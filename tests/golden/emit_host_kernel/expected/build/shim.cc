@@ -102,7 +102,8 @@ ffi::Error histogram_cpu_impl(
       kc_batch.count, kc_helpers,
       [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
       [&](int64_t kc_i) {
-        ffi::Error kc_error = histogram_cpu_impl_element(e_b_values.At(kc_batch, kc_i),
+        ffi::Error kc_error = histogram_cpu_impl_element(
+            e_b_values.At(kc_batch, kc_i),
             a_lo,
             a_hi,
             a_bins,
@@ -123,9 +124,9 @@ extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_histogram_hi
     XLA_FFI_CallFrame* call_frame);
 XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_histogram_histogram_<hash>_cpu, histogram_cpu_impl,
                               ffi::Ffi::Bind()
-        .Ctx<ffi::ThreadPool>()
-        .Arg<ffi::AnyBuffer>()
-        .Attr<float>("lo")
-        .Attr<float>("hi")
-        .Attr<int64_t>("bins")
-        .Ret<ffi::AnyBuffer>());
+                                  .Ctx<ffi::ThreadPool>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Attr<float>("lo")
+                                  .Attr<float>("hi")
+                                  .Attr<int64_t>("bins")
+                                  .Ret<ffi::AnyBuffer>());

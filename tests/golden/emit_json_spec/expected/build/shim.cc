@@ -108,7 +108,8 @@ ffi::Error scale_cpu_impl(
       kc_batch.count, kc_helpers,
       [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
       [&](int64_t kc_i) {
-        ffi::Error kc_error = scale_cpu_impl_element(e_b_x.At(kc_batch, kc_i),
+        ffi::Error kc_error = scale_cpu_impl_element(
+            e_b_x.At(kc_batch, kc_i),
             a_s,
             e_o_out.At(kc_batch, kc_i));
         if (kc_error.failure()) {
@@ -127,7 +128,7 @@ extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_scale_scale_
     XLA_FFI_CallFrame* call_frame);
 XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_scale_scale_<hash>_cpu, scale_cpu_impl,
                               ffi::Ffi::Bind()
-        .Ctx<ffi::ThreadPool>()
-        .Arg<ffi::AnyBuffer>()
-        .Attr<float>("s")
-        .Ret<ffi::AnyBuffer>());
+                                  .Ctx<ffi::ThreadPool>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Attr<float>("s")
+                                  .Ret<ffi::AnyBuffer>());

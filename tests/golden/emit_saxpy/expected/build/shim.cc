@@ -126,7 +126,8 @@ ffi::Error saxpy_cpu_impl(
       kc_batch.count, kc_helpers,
       [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
       [&](int64_t kc_i) {
-        ffi::Error kc_error = saxpy_cpu_impl_element(e_b_x.At(kc_batch, kc_i),
+        ffi::Error kc_error = saxpy_cpu_impl_element(
+            e_b_x.At(kc_batch, kc_i),
             e_b_y.At(kc_batch, kc_i),
             a_a,
             e_o_out.At(kc_batch, kc_i));
@@ -146,8 +147,8 @@ extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_saxpy_saxpy_
     XLA_FFI_CallFrame* call_frame);
 XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_saxpy_saxpy_<hash>_cpu, saxpy_cpu_impl,
                               ffi::Ffi::Bind()
-        .Ctx<ffi::ThreadPool>()
-        .Arg<ffi::AnyBuffer>()
-        .Arg<ffi::AnyBuffer>()
-        .Attr<float>("a")
-        .Ret<ffi::AnyBuffer>());
+                                  .Ctx<ffi::ThreadPool>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Attr<float>("a")
+                                  .Ret<ffi::AnyBuffer>());

@@ -78,4 +78,3 @@ extern "C" KC_HOST_CLONES_ void kc_polar_accumulate_<hash>_cpu_entry(const kc_la
     }
   }
 }
-

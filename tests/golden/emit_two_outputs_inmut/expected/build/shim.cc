@@ -144,7 +144,8 @@ ffi::Error polar_cpu_impl(
       kc_batch.count, kc_helpers,
       [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
       [&](int64_t kc_i) {
-        ffi::Error kc_error = polar_cpu_impl_element(e_b_x.At(kc_batch, kc_i),
+        ffi::Error kc_error = polar_cpu_impl_element(
+            e_b_x.At(kc_batch, kc_i),
             e_b_y.At(kc_batch, kc_i),
             e_o_radius.At(kc_batch, kc_i),
             e_o_angle.At(kc_batch, kc_i));
@@ -247,7 +248,8 @@ ffi::Error accumulate_cpu_impl(
       kc_batch.count, kc_helpers,
       [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
       [&](int64_t kc_i) {
-        ffi::Error kc_error = accumulate_cpu_impl_element(e_b_total.At(kc_batch, kc_i),
+        ffi::Error kc_error = accumulate_cpu_impl_element(
+            e_b_total.At(kc_batch, kc_i),
             e_b_delta.At(kc_batch, kc_i),
             e_o_total.At(kc_batch, kc_i));
         if (kc_error.failure()) {
@@ -266,11 +268,11 @@ extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_polar_polar_
     XLA_FFI_CallFrame* call_frame);
 XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_polar_polar_<hash>_cpu, polar_cpu_impl,
                               ffi::Ffi::Bind()
-        .Ctx<ffi::ThreadPool>()
-        .Arg<ffi::AnyBuffer>()
-        .Arg<ffi::AnyBuffer>()
-        .Ret<ffi::AnyBuffer>()
-        .Ret<ffi::AnyBuffer>());
+                                  .Ctx<ffi::ThreadPool>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Ret<ffi::AnyBuffer>()
+                                  .Ret<ffi::AnyBuffer>());
 
 // The only symbol the library exports for 'accumulate': everything else is
 // hidden.
@@ -278,7 +280,7 @@ extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_polar_accumu
     XLA_FFI_CallFrame* call_frame);
 XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_polar_accumulate_<hash>_cpu, accumulate_cpu_impl,
                               ffi::Ffi::Bind()
-        .Ctx<ffi::ThreadPool>()
-        .Arg<ffi::AnyBuffer>()
-        .Arg<ffi::AnyBuffer>()
-        .Ret<ffi::AnyBuffer>());
+                                  .Ctx<ffi::ThreadPool>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Ret<ffi::AnyBuffer>());

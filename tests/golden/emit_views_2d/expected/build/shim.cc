@@ -123,7 +123,8 @@ ffi::Error matmul_cpu_impl(
       kc_batch.count, kc_helpers,
       [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
       [&](int64_t kc_i) {
-        ffi::Error kc_error = matmul_cpu_impl_element(e_b_a.At(kc_batch, kc_i),
+        ffi::Error kc_error = matmul_cpu_impl_element(
+            e_b_a.At(kc_batch, kc_i),
             e_b_b.At(kc_batch, kc_i),
             e_o_c.At(kc_batch, kc_i));
         if (kc_error.failure()) {
@@ -142,7 +143,7 @@ extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_matmul_matmu
     XLA_FFI_CallFrame* call_frame);
 XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_matmul_matmul_<hash>_cpu, matmul_cpu_impl,
                               ffi::Ffi::Bind()
-        .Ctx<ffi::ThreadPool>()
-        .Arg<ffi::AnyBuffer>()
-        .Arg<ffi::AnyBuffer>()
-        .Ret<ffi::AnyBuffer>());
+                                  .Ctx<ffi::ThreadPool>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Ret<ffi::AnyBuffer>());

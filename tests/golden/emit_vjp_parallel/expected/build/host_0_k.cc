@@ -49,4 +49,3 @@ extern "C" KC_HOST_CLONES_ void kc_k_square_add_<hash>_cpu_entry(const kc_launch
 extern "C" KC_HOST_CLONES_ void kc_k_square_add_bwd_<hash>_cpu_entry(void* p_x, const int64_t* p_x_shape, float p_a, void* p_d_out, const int64_t* p_d_out_shape, void* p_d_x, const int64_t* p_d_x_shape, void* p_d_y, const int64_t* p_d_y_shape) {
   square_add_bwd(::kc::host::AnyView<2>{p_x, {p_x_shape[0], p_x_shape[1]}}, p_a, ::kc::host::AnyView<2>{p_d_out, {p_d_out_shape[0], p_d_out_shape[1]}}, ::kc::host::AnyView<2>{p_d_x, {p_d_x_shape[0], p_d_x_shape[1]}}, ::kc::host::AnyView<2>{p_d_y, {p_d_y_shape[0], p_d_y_shape[1]}});
 }
-

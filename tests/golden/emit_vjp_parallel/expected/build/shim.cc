@@ -137,7 +137,8 @@ ffi::Error square_add_cpu_impl(
       kc_batch.count, kc_helpers,
       [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
       [&](int64_t kc_i) {
-        ffi::Error kc_error = square_add_cpu_impl_element(e_b_x.At(kc_batch, kc_i),
+        ffi::Error kc_error = square_add_cpu_impl_element(
+            e_b_x.At(kc_batch, kc_i),
             e_b_y.At(kc_batch, kc_i),
             a_a,
             e_o_out.At(kc_batch, kc_i));
@@ -265,7 +266,8 @@ ffi::Error square_add_bwd_cpu_impl(
       kc_batch.count, kc_helpers,
       [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
       [&](int64_t kc_i) {
-        ffi::Error kc_error = square_add_bwd_cpu_impl_element(e_b_x.At(kc_batch, kc_i),
+        ffi::Error kc_error = square_add_bwd_cpu_impl_element(
+            e_b_x.At(kc_batch, kc_i),
             a_a,
             e_b_d_out.At(kc_batch, kc_i),
             e_o_d_x.At(kc_batch, kc_i),
@@ -286,11 +288,11 @@ extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_k_square_add
     XLA_FFI_CallFrame* call_frame);
 XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_k_square_add_<hash>_cpu, square_add_cpu_impl,
                               ffi::Ffi::Bind()
-        .Ctx<ffi::ThreadPool>()
-        .Arg<ffi::AnyBuffer>()
-        .Arg<ffi::AnyBuffer>()
-        .Attr<float>("a")
-        .Ret<ffi::AnyBuffer>());
+                                  .Ctx<ffi::ThreadPool>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Attr<float>("a")
+                                  .Ret<ffi::AnyBuffer>());
 
 // The only symbol the library exports for 'square_add_bwd': everything else is
 // hidden.
@@ -298,9 +300,9 @@ extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_k_square_add
     XLA_FFI_CallFrame* call_frame);
 XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_k_square_add_bwd_<hash>_cpu, square_add_bwd_cpu_impl,
                               ffi::Ffi::Bind()
-        .Ctx<ffi::ThreadPool>()
-        .Arg<ffi::AnyBuffer>()
-        .Attr<float>("a")
-        .Arg<ffi::AnyBuffer>()
-        .Ret<ffi::AnyBuffer>()
-        .Ret<ffi::AnyBuffer>());
+                                  .Ctx<ffi::ThreadPool>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Attr<float>("a")
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Ret<ffi::AnyBuffer>()
+                                  .Ret<ffi::AnyBuffer>());

@@ -40,4 +40,3 @@ extern "C" __attribute__((global)) __attribute__((launch_bounds(256))) void kc_f
   ::kc::fold::Shift(a4, ::kc::fold::Offset(kc_batch, 2));
   saxpy(a0, a1, a2, a3, a4);
 }
-

@@ -1,0 +1,474 @@
+#include "compiler/emit/cuda_shim.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "compiler/emit/handler_parts.h"
+#include "compiler/emit/text.h"
+
+namespace kernelc::emit {
+
+using model::Access;
+using model::CudaBinary;
+using model::IsResult;
+using model::Param;
+using model::Role;
+
+namespace {
+
+// Where a kernel's handlers find it: the module cache of its source (a
+// function in the shim) and its slot there.
+struct Slot {
+  std::string cache;  // the cache accessor's name
+  int slot = 0;       // the kernel's index in the module's kernel list
+  int fill_slot = 0;  // the index of kc_fill_u64
+  // The batch fold (kernelc/fold.h), for a kernel with an entry in its
+  // source's fold program: that module's cache accessor and the entry's
+  // index; an empty cache otherwise.
+  std::string fold_cache;
+  int fold_slot = 0;
+  bool folds() const { return !fold_cache.empty(); }
+};
+
+std::optional<Slot> FindSlot(const EmitRequest& request,
+                             const model::Kernel& k) {
+  for (const CudaBinary& b : request.info().cuda_binaries) {
+    if (b.source != k.source) continue;
+    Slot slot;
+    slot.cache = Namer::CudaCacheAccessor(b.source_index, /*fold=*/false);
+    slot.slot =
+        static_cast<int>(std::find(b.kernels.begin(), b.kernels.end(), k.name) -
+                         b.kernels.begin());
+    slot.fill_slot = static_cast<int>(b.kernels.size());
+    auto fold = std::find(b.fold_kernels.begin(), b.fold_kernels.end(), k.name);
+    if (fold != b.fold_kernels.end()) {
+      slot.fold_cache = Namer::CudaCacheAccessor(b.source_index, /*fold=*/true);
+      slot.fold_slot = static_cast<int>(fold - b.fold_kernels.begin());
+    }
+    return slot;
+  }
+  return std::nullopt;
+}
+
+std::string Impl(const model::Kernel& k, std::string_view stage) {
+  return fmt::format("{}_cuda{}_impl", k.name, stage);
+}
+
+// Fails the handler when a call of the CUDA runtime left an error in
+// kc_error.
+constexpr std::string_view kReturnError = R"code(
+  if (!kc_error.empty()) {
+    return ffi::Error::Internal(::kc::rt::Str("$kernel$: ", kc_error));
+  }
+)code";
+
+// The element's statements after the checks: in-place copies and fills on
+// the stream, then the launch. A folded batch (kc_fold set) is one
+// contiguous run of elements in every result, from the element the body
+// sees: fills and copies cover it all.
+void EmitBody(const sema::KernelPlan& kp, const Slot& slot,
+              const HandlerParts& h, Printer& p) {
+  const model::Kernel& k = h.kernel();
+  h.EmitChecks(p);
+  // Dynamic shared memory, evaluated with the other expressions.
+  if (kp.shared_bytes)
+    p.Emit({{"expr", h.Cpp(kp.shared_bytes)}}, R"code(
+      const int64_t kc_shared_bytes = $expr$;
+    )code");
+  h.EmitExpressionsOk(p);
+  if (slot.folds())
+    p.Emit(R"code(
+      const int64_t kc_copies = kc_fold != nullptr ? kc_fold->count : 1;
+    )code");
+  for (const Param& param : k.params) {
+    if (param.role != Role::kInMut) continue;
+    const std::string result = HandlerParts::BufferVar(param);
+    p.Emit(
+        {{"result", result},
+         {"arg", Namer::CppLocal("b", param.name)},
+         {"bytes",
+          fmt::format("{}.size_bytes(){}", result,
+                      slot.folds() ? " * static_cast<size_t>(kc_copies)" : "")},
+         {"kernel", k.name},
+         {"param", param.name}},
+        R"code(
+             if ($result$.untyped_data() != $arg$.untyped_data() && $bytes$ > 0) {
+               const std::string kc_error = ::kc::cuda::CopyAsync($result$.untyped_data(), $arg$.untyped_data(), $bytes$, kc_stream);
+               if (!kc_error.empty()) {
+                 return ffi::Error::Internal(::kc::rt::Str("$kernel$: copying '$param$': ", kc_error));
+               }
+             }
+           )code");
+  }
+  std::vector<std::string> decls, refs;
+  for (size_t i = 0; i < k.params.size(); ++i) {
+    const Param& param = k.params[i];
+    const std::string buffer = HandlerParts::BufferVar(param);
+    if (h.Fills(i))
+      p.Emit(
+          {{"ctype", model::DTypeCppName(param.dtype)},
+           {"buffer", buffer},
+           {"value", h.InitValue(i)},
+           {"kernel", k.name},
+           {"param", param.name},
+           {"count", fmt::format("static_cast<int64_t>({}.element_count()){}",
+                                 buffer, slot.folds() ? " * kc_copies" : "")}},
+          R"code(
+               {
+                 const std::string kc_error = ::kc::cuda::Fill($buffer$.untyped_data(), $count$, static_cast<int>(sizeof($ctype$)), ::kc::cuda::Bits<$ctype$>($value$), kc_stream, kc_fill64);
+                 if (!kc_error.empty()) {
+                   return ffi::Error::Internal(::kc::rt::Str("$kernel$: filling '$param$': ", kc_error));
+                 }
+               }
+             )code");
+    // Each argument in a local of the kernel parameter's type; the launch
+    // passes their addresses.
+    const std::string local = Namer::CppLocal("kc_arg", param.name);
+    const std::string arg = h.KernelArgs(i).front();
+    if (model::IsTensor(param.role) && param.access == Access::kView)
+      decls.push_back(fmt::format(
+          "::kc::cuda::View<{0}> {1} = ::kc::cuda::MakeView<{0}>({2}, "
+          "{3}.dimensions());",
+          kp.params[i].rank, local, arg, buffer));
+    else if (model::IsTensor(param.role))
+      decls.push_back(fmt::format("void* {} = {};", local, arg));
+    else
+      decls.push_back(fmt::format(
+          "{} {} = {};", model::DTypeCppName(param.dtype), local, arg));
+    refs.push_back("&" + local);
+  }
+  h.EmitLaunchGrid(p);
+  const std::string shared_bytes = kp.shared_bytes ? "kc_shared_bytes" : "0";
+  std::function<void()> launch = [&] {
+    p.Emit({{"shared_bytes", shared_bytes}}, R"code(
+      const std::string kc_error = ::kc::cuda::Launch(kc_function, kc_grid_dims, kc_block_dims, $shared_bytes$, kc_stream, kc_params);
+    )code");
+  };
+  if (slot.folds()) {
+    // The fold entry's last parameter, the batch, set by LaunchFold.
+    launch = [&, batch_param = refs.size()] {
+      p.Emit({{"shared_bytes", shared_bytes}, {"batch_param", batch_param}},
+             R"code(
+               const std::string kc_error =
+                   kc_fold == nullptr
+                       ? ::kc::cuda::Launch(kc_function, kc_grid_dims, kc_block_dims, $shared_bytes$, kc_stream, kc_params)
+                       : ::kc::cuda::LaunchFold(kc_fold_function, kc_grid_dims, kc_block_dims, $shared_bytes$, kc_stream, kc_params, $batch_param$, *kc_fold);
+             )code");
+    };
+    refs.push_back("nullptr");
+  }
+  refs.push_back("nullptr");  // never an empty array
+  p.Emit({{"arg_decls", fmt::format("{}", fmt::join(decls, "\n"))},
+          {"arg_refs", fmt::format("{}", fmt::join(refs, ", "))},
+          {"launch", launch},
+          {"check",
+           [&] {
+             p.Emit({{"kernel", k.name}}, kReturnError);
+           }}},
+         R"code(
+           $arg_decls$
+           void* kc_params[] = {$arg_refs$};
+           const unsigned kc_grid_dims[3] = {kc_launch_.grid.x, kc_launch_.grid.y, kc_launch_.grid.z};
+           const unsigned kc_block_dims[3] = {kc_launch_.block.x, kc_launch_.block.y, kc_launch_.block.z};
+           $launch$
+           $check$
+         )code");
+}
+
+// Loads the kernel's modules in the initialize stage, so that the execute
+// stage only launches (and can be captured into a CUDA graph).
+void EmitInitHandler(const sema::KernelPlan& kp, const Slot& slot, Printer& p) {
+  const model::Kernel& k = *kp.kernel;
+  auto loads = [&] {
+    auto load = [&](const std::string& cache, int index) {
+      p.Emit({{"module", cache + "()"},
+              {"slot", index},
+              {"check",
+               [&] {
+                 p.Emit({{"kernel", k.name}}, kReturnError);
+               }}},
+             R"code(
+               {
+                 ::kc::cuda::Function* kc_function = nullptr;
+                 const std::string kc_error = $module$.Get(kc_stream, $slot$, &kc_function);
+                 $check$
+               }
+             )code");
+    };
+    load(slot.cache, slot.slot);
+    if (slot.folds()) load(slot.fold_cache, slot.fold_slot);
+  };
+  p.Emit({{"kernel", k.name},
+          {"impl", Impl(k, "_init")},
+          {"impl_params",
+           ParamLines(HandlerParts(kp).ImplParams("CUstream kc_stream"))},
+          {"loads", loads}},
+         R"code(
+           // Kernel '$kernel$', platform CUDA, initialize stage: loads the module into
+           // the stream's context, so that the execute stage only launches (and can be
+           // captured into a CUDA graph).
+           ffi::Error $impl$($impl_params$) {
+             $loads$
+             return ffi::Error::Success();
+           }
+
+         )code");
+}
+
+// The execute stage: the kernels looked up once, then one launch per batch
+// element on XLA's stream, within the one call; an elementwise batch folds
+// into one element, and a kernel with a fold entry runs a batch of several
+// elements as one launch along the grid's z axis.
+void EmitExecuteHandler(const sema::KernelPlan& kp, const Slot& slot,
+                        Printer& p) {
+  HandlerParts h(kp);
+  const model::Kernel& k = h.kernel();
+  const std::string impl = Impl(k, "");
+  // The element's own parameters, before its tensors and scalars: the
+  // stream and the kernels the handler looked up.
+  std::vector<std::string> params = {"CUstream kc_stream",
+                                     "::kc::cuda::Function* kc_function"};
+  std::vector<std::string> prefix = {"kc_stream", "kc_functions[0]"};
+  std::vector<int> slots = {slot.slot};
+  if (h.HasFills()) {
+    params.push_back("::kc::cuda::Function* kc_fill64");
+    prefix.push_back("kc_functions[1]");
+    slots.push_back(slot.fill_slot);
+  }
+  // A kernel that folds runs per element only when the batch does not fold
+  // (kc_fold null).
+  std::vector<std::string> fold_prefix = prefix;
+  if (slot.folds()) {
+    params.push_back("const ::kc::cuda::FoldLaunch* kc_fold");
+    params.push_back("::kc::cuda::Function* kc_fold_function");
+    prefix.insert(prefix.end(), {"nullptr", "nullptr"});
+    fold_prefix.insert(fold_prefix.end(), {"&kc_fold", "kc_fold_function"});
+  }
+  auto with = [](std::vector<std::string> first,
+                 const std::vector<std::string>& rest) {
+    first.insert(first.end(), rest.begin(), rest.end());
+    return first;
+  };
+  h.EmitElementFunction(p, "CUDA", impl, params,
+                        [&] { EmitBody(kp, slot, h, p); });
+  std::vector<std::string> operands = h.Operands();
+  auto batch = [&] {
+    h.EmitBatchPlan(p);
+    if (!k.elementwise) return;
+    p.Emit({{"operands", fmt::format("{}", fmt::join(operands, ", "))},
+            {"count", operands.size()}},
+           R"code(
+             // Elementwise: the whole batch as one element, folded into dimension 0, so
+             // one launch covers it.
+             ::kc::rt::Operand<ffi::DataType>* const kc_operands[] = {$operands$};
+             ::kc::rt::FoldBatch(&kc_batch, kc_operands, $count$);
+           )code");
+  };
+  auto functions = [&] {
+    p.Emit({{"module", slot.cache + "()"},
+            {"count", slots.size()},
+            {"slots", fmt::format("{}", fmt::join(slots, ", "))},
+            {"check",
+             [&] {
+               p.Emit({{"kernel", k.name}}, kReturnError);
+             }}},
+           R"code(
+             // The kernels this call launches, looked up once for every batch element.
+             ::kc::cuda::Function* kc_functions[$count$] = {};
+             {
+               static const int kc_slots[$count$] = {$slots$};
+               const std::string kc_error = $module$.Get(kc_stream, kc_slots, $count$, kc_functions);
+               $check$
+             }
+           )code");
+    if (!slot.folds()) return;
+    // The tensors in declaration order, as the fold entry numbers them; an
+    // in-place argument is copied into its result as a whole.
+    std::vector<std::string> tensors, dense;
+    for (const Param& param : k.params) {
+      if (model::IsTensor(param.role))
+        tensors.push_back(
+            "&" + Namer::CppLocal(
+                      "e", (IsResult(param.role) ? "o_" : "b_") + param.name));
+      if (param.role == Role::kInMut)
+        dense.push_back("&" + Namer::CppLocal("e", "b_" + param.name));
+    }
+    p.Emit(
+        {{"tensors", fmt::format("{}", fmt::join(tensors, ", "))},
+         {"count", tensors.size()},
+         // Never an empty array.
+         {"dense", dense.empty() ? std::string("nullptr")
+                                 : fmt::format("{}", fmt::join(dense, ", "))},
+         {"dense_count", dense.size()},
+         {"module", slot.fold_cache + "()"},
+         {"slot", slot.fold_slot},
+         {"impl", impl},
+         {"args",
+          fmt::format("{}",
+                      fmt::join(with(fold_prefix, h.ElementArgs("0")), ",\n"))},
+         {"check",
+          [&] {
+            p.Emit({{"kernel", k.name}}, kReturnError);
+          }}},
+        R"code(
+             // A batch of several elements folds into the grid's z axis: one element's
+             // checks, one launch of the fold entry for all (kernelc/fold.h).
+             if (kc_batch.count > 1) {
+               const ::kc::rt::Operand<ffi::DataType>* const kc_tensors[] = {$tensors$};
+               const ::kc::rt::Operand<ffi::DataType>* const kc_dense[] = {$dense$};
+               ::kc::cuda::FoldLaunch kc_fold;
+               if (::kc::cuda::PlanFold(kc_batch, kc_tensors, $count$, kc_dense, $dense_count$, &kc_fold)) {
+                 ::kc::cuda::Function* kc_fold_function = nullptr;
+                 const std::string kc_error = $module$.Get(kc_stream, $slot$, &kc_fold_function);
+                 $check$
+                 return $impl$_element(
+                     $args$);
+               }
+             }
+           )code");
+  };
+  p.Emit({{"kernel", k.name},
+          {"impl", impl},
+          {"impl_params", ParamLines(h.ImplParams("CUstream kc_stream"))},
+          {"batch", batch},
+          {"functions", functions},
+          {"element_args",
+           fmt::format("{}",
+                       fmt::join(with(prefix, h.ElementArgs("kc_i")), ",\n"))}},
+         R"code(
+           // The CUDA handler of '$kernel$': launches the kernel once per batch element
+           // on XLA's stream, all within this one call (one element outside vmap). It
+           // only launches, so XLA may capture it into a CUDA graph.
+           ffi::Error $impl$($impl_params$) {
+             $batch$
+             $functions$
+             for (int64_t kc_i = 0; kc_i < kc_batch.count; ++kc_i) {
+               ffi::Error kc_error = $impl$_element(
+                   $element_args$);
+               if (kc_error.failure()) return kc_error;
+             }
+             return ffi::Error::Success();
+           }
+
+         )code");
+}
+
+}  // namespace
+
+void CudaShim::EmitSupport(const EmitRequest& request, Printer& p) const {
+  const model::BuildInfo& info = request.info();
+  if (info.cuda_binaries.empty()) return;
+  std::vector<std::string> decls;
+  auto caches = [&] {
+    bool first = true;
+    auto cache = [&](const std::string& source, const std::string& accessor,
+                     const std::string& module) {
+      if (!first) p.PrintRaw("\n");
+      first = false;
+      p.Emit({{"source", source}, {"cache", accessor}, {"module", module}},
+             R"code(
+               // The kernels of $source$, loaded once per CUDA context.
+               ::kc::cuda::ModuleCache& $cache$() {
+                 static ::kc::cuda::ModuleCache* cache = new ::kc::cuda::ModuleCache(&$module$);
+                 return *cache;
+               }
+             )code");
+    };
+    for (const CudaBinary& b : info.cuda_binaries) {
+      cache(b.source, Namer::CudaCacheAccessor(b.source_index, /*fold=*/false),
+            request.namer().CudaModuleSymbol(b.source_index));
+      if (!b.fold_kernels.empty())
+        cache(b.source + " (fold program)",
+              Namer::CudaCacheAccessor(b.source_index, /*fold=*/true),
+              request.namer().CudaFoldModuleSymbol(b.source_index));
+    }
+  };
+  for (const CudaBinary& b : info.cuda_binaries) {
+    decls.push_back(
+        fmt::format("extern const kc_cuda_module {};",
+                    request.namer().CudaModuleSymbol(b.source_index)));
+    if (!b.fold_kernels.empty())
+      decls.push_back(
+          fmt::format("extern const kc_cuda_module {};",
+                      request.namer().CudaFoldModuleSymbol(b.source_index)));
+  }
+  p.Emit({{"decls", fmt::format("{}", fmt::join(decls, "\n"))},
+          {"caches", caches}},
+         R"code(
+
+           #include "kernelc/cuda.h"
+
+           // The CUDA binaries of each kernel source, in cuda_images.cc.
+           extern "C" {
+           $decls$
+           }  // extern "C"
+
+           namespace {
+
+           $caches$
+           }  // namespace
+         )code");
+}
+
+void CudaShim::EmitHandlers(const EmitRequest& request,
+                            const sema::KernelPlan& kp, Printer& p) const {
+  std::optional<Slot> slot = FindSlot(request, *kp.kernel);
+  if (!slot) {
+    p.Fail(Error::Internal(fmt::format("no CUDA binary for kernel '{}' of {}",
+                                       kp.kernel->name, kp.kernel->source)));
+    return;
+  }
+  EmitInitHandler(kp, *slot, p);
+  EmitExecuteHandler(kp, *slot, p);
+}
+
+void CudaShim::EmitRegistration(const EmitRequest& request,
+                                const sema::KernelPlan& kp, Printer& p) const {
+  const model::Kernel& k = *kp.kernel;
+  p.Emit({{"kernel", k.name},
+          {"init_symbol", request.namer().HandlerSymbol(k.name, "cuda_init")},
+          {"init_impl", Impl(k, "_init")},
+          {"symbol", HandlerSymbol(request.namer(), k)},
+          {"impl", Impl(k, "")},
+          {"bindings", HandlerParts(kp).Bindings()}},
+         R"code(
+           // The CUDA handlers of '$kernel$': an initialize stage that loads the module
+           // and an execute stage that only launches, marked command-buffer compatible.
+           extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* $init_symbol$(
+               XLA_FFI_CallFrame* call_frame);
+           XLA_FFI_DEFINE_HANDLER_SYMBOL($init_symbol$, $init_impl$,
+                                         ffi::Ffi::Bind<ffi::ExecutionStage::kInitialize>()
+                                             .Ctx<ffi::PlatformStream<CUstream>>()
+                                             $bindings$);
+           extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* $symbol$(
+               XLA_FFI_CallFrame* call_frame);
+           XLA_FFI_DEFINE_HANDLER_SYMBOL($symbol$, $impl$,
+                                         ffi::Ffi::Bind()
+                                             .Ctx<ffi::PlatformStream<CUstream>>()
+                                             $bindings$,
+                                         {ffi::Traits::kCmdBufferCompatible});
+         )code");
+}
+
+void CudaShim::EmitPyRegistration(const EmitRequest& request,
+                                  const model::Kernel& kernel,
+                                  Printer& p) const {
+  const Namer& namer = request.namer();
+  p.Emit({{"target", Quote(namer.FfiTarget(kernel.name))},
+          {"init", Quote(namer.HandlerSymbol(kernel.name, "cuda_init"))},
+          {"execute", Quote(HandlerSymbol(namer, kernel))}},
+         R"py(
+           _PACKAGE.register_cuda(_LIBRARY, $target$, $init$, $execute$)
+         )py");
+}
+
+std::string CudaShim::HandlerSymbol(const Namer& namer,
+                                    const model::Kernel& kernel) const {
+  return namer.HandlerSymbol(kernel.name, "cuda");
+}
+
+}  // namespace kernelc::emit

@@ -1,0 +1,416 @@
+#include "compiler/emit/handler_parts.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "compiler/emit/namer.h"
+#include "compiler/emit/text.h"
+
+namespace kernelc::emit {
+
+using model::Access;
+using model::DType;
+using model::IsInput;
+using model::IsResult;
+using model::Param;
+using model::Role;
+
+namespace {
+
+std::string_view FfiDataType(DType t) {
+  switch (t) {
+    case DType::kBool:
+      return "PRED";
+    case DType::kI8:
+      return "S8";
+    case DType::kI16:
+      return "S16";
+    case DType::kI32:
+      return "S32";
+    case DType::kI64:
+      return "S64";
+    case DType::kU8:
+      return "U8";
+    case DType::kU16:
+      return "U16";
+    case DType::kU32:
+      return "U32";
+    case DType::kU64:
+      return "U64";
+    case DType::kF16:
+      return "F16";
+    case DType::kBF16:
+      return "BF16";
+    case DType::kF32:
+      return "F32";
+    case DType::kF64:
+      return "F64";
+  }
+  return "INVALID";
+}
+
+// Expressions as the handler computes them: parameters by their handler
+// names, shapes from the buffers.
+expr::Resolver CppResolver(const sema::KernelPlan& kp) {
+  expr::Resolver r;
+  auto param = [&kp](std::string_view n) -> const Param* {
+    return kp.kernel->FindParam(n);
+  };
+  r.value = [param](std::string_view n) -> std::string {
+    const Param* p = param(n);
+    if (!p) return Namer::CppLocal("s", n);
+    if (p->role == Role::kDerived) return Namer::CppLocal("d", n);
+    return fmt::format("static_cast<int64_t>({})", Namer::CppLocal("a", n));
+  };
+  r.size = [param](std::string_view n) {
+    return fmt::format("static_cast<int64_t>({}.element_count())",
+                       HandlerParts::BufferVar(*param(n)));
+  };
+  r.rank = [param](std::string_view n) {
+    return fmt::format("static_cast<int64_t>({}.dimensions().size())",
+                       HandlerParts::BufferVar(*param(n)));
+  };
+  r.dim = [param](std::string_view n, int64_t d) {
+    return fmt::format("{}.dimensions()[{}]",
+                       HandlerParts::BufferVar(*param(n)), d);
+  };
+  return r;
+}
+
+std::string InitLiteral(const Param& p, const sema::InitValue& v) {
+  std::string cpp(model::DTypeCppName(p.dtype));
+  if (model::IsFloat(p.dtype)) {
+    std::string lit;
+    if (std::isnan(v.real)) {
+      lit = "__builtin_nan(\"\")";
+    } else if (std::isinf(v.real)) {
+      lit = v.real > 0 ? "__builtin_inf()" : "-__builtin_inf()";
+    } else {
+      lit = fmt::format("{:.17g}", v.real);
+      if (lit.find_first_of(".e") == std::string::npos) lit += ".0";
+    }
+    // 16-bit floats convert from float.
+    if (p.dtype == DType::kF16 || p.dtype == DType::kBF16)
+      return fmt::format("{}(static_cast<float>({}))", cpp, lit);
+    return fmt::format("static_cast<{}>({})", cpp, lit);
+  }
+  if (p.dtype == DType::kBool) return v.integer ? "true" : "false";
+  if (v.is_unsigned_large)
+    return fmt::format("static_cast<{}>(UINT64_C({}))", cpp,
+                       v.unsigned_integer);
+  if (v.integer == INT64_MIN) return "INT64_MIN";
+  return fmt::format("static_cast<{}>(INT64_C({}))", cpp, v.integer);
+}
+
+// The handler's name for a batch operand: "e_b_x", "e_o_out".
+std::string OperandVar(const Param& p, bool result) {
+  return Namer::CppLocal("e", (result ? "o_" : "b_") + p.name);
+}
+
+}  // namespace
+
+HandlerParts::HandlerParts(const sema::KernelPlan& kp)
+    : kp_(kp), k_(*kp.kernel) {}
+
+std::string HandlerParts::BufferVar(const Param& p) {
+  return Namer::CppLocal(IsResult(p.role) ? "o" : "b", p.name);
+}
+
+// jax lowers integer attributes through a signed 64-bit MLIR integer, so
+// uint64 values travel as their int64 bit pattern and are reinterpreted in
+// the handler (KernelArgs).
+std::string_view HandlerParts::AttrCppType(DType t) {
+  return t == DType::kU64 ? "int64_t" : model::DTypeCppName(t);
+}
+
+bool HandlerParts::HasFills() const {
+  for (const sema::ParamPlan& pp : kp_.params)
+    if (pp.init) return true;
+  return false;
+}
+
+std::string HandlerParts::Cpp(const expr::NodePtr& e) const {
+  return expr::EmitCpp(e, CppResolver(kp_), "ev");
+}
+
+std::vector<std::string> HandlerParts::ImplParams(std::string context) const {
+  std::vector<std::string> params = {std::move(context)};
+  for (const Param& p : k_.params) {
+    if (IsInput(p.role))
+      params.push_back("ffi::AnyBuffer " + Namer::CppLocal("b", p.name));
+    else if (p.role == Role::kScalar)
+      params.push_back(fmt::format("{} {}", AttrCppType(p.dtype),
+                                   Namer::CppLocal("a", p.name)));
+  }
+  for (const Param& p : k_.params)
+    if (IsResult(p.role))
+      params.push_back("ffi::Result<ffi::AnyBuffer> " +
+                       Namer::CppLocal("r", p.name));
+  return params;
+}
+
+std::string HandlerParts::Bindings() const {
+  std::vector<std::string> bindings;
+  for (const Param& p : k_.params) {
+    if (IsInput(p.role))
+      bindings.push_back(".Arg<ffi::AnyBuffer>()");
+    else if (p.role == Role::kScalar)
+      bindings.push_back(
+          fmt::format(".Attr<{}>({})", AttrCppType(p.dtype), Quote(p.name)));
+  }
+  for (const Param& p : k_.params)
+    if (IsResult(p.role)) bindings.push_back(".Ret<ffi::AnyBuffer>()");
+  return fmt::format("{}", fmt::join(bindings, "\n"));
+}
+
+std::vector<std::string> HandlerParts::ElementParams() const {
+  const std::string tensor = "const ::kc::rt::Tensor<ffi::DataType>& ";
+  std::vector<std::string> params;
+  for (const Param& p : k_.params) {
+    if (IsInput(p.role))
+      params.push_back(tensor + Namer::CppLocal("b", p.name));
+    else if (p.role == Role::kScalar)
+      params.push_back(fmt::format("{} {}", AttrCppType(p.dtype),
+                                   Namer::CppLocal("a", p.name)));
+  }
+  for (const Param& p : k_.params)
+    if (IsResult(p.role)) params.push_back(tensor + BufferVar(p));
+  return params;
+}
+
+std::vector<std::string> HandlerParts::ElementArgs(
+    std::string_view element) const {
+  std::vector<std::string> args;
+  for (const Param& p : k_.params) {
+    if (IsInput(p.role))
+      args.push_back(fmt::format("{}.At(kc_batch, {})",
+                                 OperandVar(p, /*result=*/false), element));
+    else if (p.role == Role::kScalar)
+      args.push_back(Namer::CppLocal("a", p.name));
+  }
+  for (const Param& p : k_.params)
+    if (IsResult(p.role))
+      args.push_back(fmt::format("{}.At(kc_batch, {})",
+                                 OperandVar(p, /*result=*/true), element));
+  return args;
+}
+
+std::vector<std::string> HandlerParts::Operands() const {
+  std::vector<std::string> operands;
+  for (const Param& p : k_.params)
+    if (IsInput(p.role))
+      operands.push_back("&" + OperandVar(p, /*result=*/false));
+  for (const Param& p : k_.params)
+    if (IsResult(p.role))
+      operands.push_back("&" + OperandVar(p, /*result=*/true));
+  return operands;
+}
+
+std::string HandlerParts::ElementBytes() const {
+  std::vector<std::string> bytes;
+  for (std::string operand : Operands())
+    bytes.push_back(operand.substr(1) + ".bytes");
+  return fmt::format("{}", fmt::join(bytes, " + "));
+}
+
+void HandlerParts::EmitElementFunction(
+    Printer& p, std::string_view platform, std::string_view impl,
+    const std::vector<std::string>& params,
+    const std::function<void()>& body) const {
+  std::vector<std::string> all = params;
+  for (std::string& param : ElementParams()) all.push_back(std::move(param));
+  p.Emit({{"kernel", k_.name},
+          {"source", k_.source},
+          {"platform", platform},
+          {"impl", impl},
+          {"params", ParamLines(all)},
+          {"body", body}},
+         R"code(
+           // Kernel '$kernel$' ($source$), platform $platform$: one batch element.
+           ffi::Error $impl$_element($params$) {
+             ::kc::rt::Evaluator ev;
+             $body$
+             return ffi::Error::Success();
+           }
+
+         )code");
+}
+
+void HandlerParts::EmitBatchPlan(Printer& p) const {
+  const Param* first = nullptr;
+  for (const Param& param : k_.params)
+    if (IsResult(param.role)) {
+      p.Emit({{"buffer", BufferVar(param)},
+              {"result", Namer::CppLocal("r", param.name)}},
+             R"code(
+               ffi::AnyBuffer $buffer$ = *$result$;
+             )code");
+      if (!first) first = &param;
+    }
+  if (!first) {
+    p.Fail(Error::Internal(
+        fmt::format("kernel '{}' has no result to batch over", k_.name)));
+    return;
+  }
+  auto rank = [&](const Param& param) {
+    return kp_.params[&param - &k_.params[0]].rank;
+  };
+  p.Emit({{"buffer", BufferVar(*first)},
+          {"rank", rank(*first)},
+          {"kernel", k_.name}},
+         R"code(
+           ::kc::rt::Batch kc_batch;
+           if (const std::string kc_error = ::kc::rt::PlanBatch($buffer$, $rank$, &kc_batch); !kc_error.empty()) {
+             return ffi::Error::InvalidArgument(::kc::rt::Str("$kernel$: ", kc_error));
+           }
+         )code");
+  auto operand = [&](const Param& param, bool result) {
+    p.Emit({{"operand", OperandVar(param, result)},
+            {"buffer", Namer::CppLocal(result ? "o" : "b", param.name)},
+            {"rank", rank(param)},
+            {"kernel", k_.name},
+            {"param", param.name}},
+           R"code(
+             ::kc::rt::Operand<ffi::DataType> $operand$;
+             if (const std::string kc_error = ::kc::rt::MakeOperand($buffer$, $rank$, ffi::ByteWidth($buffer$.element_type()), kc_batch, &$operand$); !kc_error.empty()) {
+               return ffi::Error::InvalidArgument(::kc::rt::Str("$kernel$: parameter '$param$' ", kc_error));
+             }
+           )code");
+  };
+  for (const Param& param : k_.params)
+    if (IsInput(param.role)) operand(param, /*result=*/false);
+  for (const Param& param : k_.params)
+    if (IsResult(param.role)) operand(param, /*result=*/true);
+}
+
+void HandlerParts::EmitChecks(Printer& p) const {
+  // Dtypes and ranks: XLA was told them at trace time; a mismatch here
+  // means the library and the Python package disagree.
+  for (size_t i = 0; i < k_.params.size(); ++i) {
+    const Param& param = k_.params[i];
+    if (!model::IsTensor(param.role)) continue;
+    std::vector<std::string> buffers = {BufferVar(param)};
+    if (param.role == Role::kInMut)
+      buffers.push_back(Namer::CppLocal("b", param.name));
+    for (const std::string& buffer : buffers)
+      p.Emit({{"buffer", buffer},
+              {"ffi_dtype", FfiDataType(param.dtype)},
+              {"kernel", k_.name},
+              {"param", param.name},
+              {"dtype", model::DTypeName(param.dtype)},
+              {"rank", kp_.params[i].rank}},
+             R"code(
+               if ($buffer$.element_type() != ffi::DataType::$ffi_dtype$) {
+                 return ffi::Error::InvalidArgument("$kernel$: parameter '$param$' expects $dtype$ elements");
+               }
+               if ($buffer$.dimensions().size() != $rank$) {
+                 return ffi::Error::InvalidArgument(::kc::rt::Str("$kernel$: parameter '$param$' expects rank $rank$, got rank ", $buffer$.dimensions().size()));
+               }
+             )code");
+  }
+  for (const sema::Symbol& sym : kp_.symbols)
+    p.Emit({{"symbol", Namer::CppLocal("s", sym.name)},
+            {"buffer", BufferVar(k_.params[sym.param])},
+            {"dim", sym.dim}},
+           R"code(
+             const int64_t $symbol$ = $buffer$.dimensions()[$dim$];
+           )code");
+  for (int i : kp_.derived_order) {
+    const Param& param = k_.params[i];
+    p.Emit({{"var", Namer::CppLocal("d", param.name)},
+            {"expr", Cpp(kp_.params[i].derived)},
+            {"ctype", model::DTypeCppName(param.dtype)},
+            {"kernel", k_.name},
+            {"param", param.name},
+            {"dtype", model::DTypeName(param.dtype)}},
+           R"code(
+             const int64_t $var$ = $expr$;
+             if (!ev.failed() && !::kc::rt::Fits<$ctype$>($var$)) {
+               return ffi::Error::InvalidArgument(::kc::rt::Str("$kernel$: derived value '$param$' = ", $var$, " does not fit $dtype$"));
+             }
+           )code");
+  }
+  auto check_dim = [&](const Param& param, int dim, const expr::NodePtr& e,
+                       const std::string& text) {
+    p.Emit({{"expr", Cpp(e)},
+            {"buffer", BufferVar(param)},
+            {"dim", dim},
+            {"kernel", k_.name},
+            {"param", param.name},
+            {"text", Escape(text)}},
+           R"code(
+             {
+               const int64_t expected = $expr$;
+               if (!ev.failed() && $buffer$.dimensions()[$dim$] != expected) {
+                 return ffi::Error::InvalidArgument(::kc::rt::Str("$kernel$: parameter '$param$' has shape ", ::kc::rt::ShapeString($buffer$.dimensions()), ", but dimension $dim$ must be $text$ = ", expected));
+               }
+             }
+           )code");
+  };
+  for (const sema::DimCheck& c : kp_.checks)
+    check_dim(k_.params[c.param], c.dim, c.expr, c.text);
+  for (size_t i = 0; i < k_.params.size(); ++i) {
+    if (k_.params[i].role != Role::kOut) continue;
+    const sema::ParamPlan& pp = kp_.params[i];
+    for (size_t d = 0; d < pp.out_dims.size(); ++d)
+      check_dim(k_.params[i], static_cast<int>(d), pp.out_dims[d],
+                pp.out_dim_texts[d]);
+  }
+  // Grid expressions, evaluated before the check of them all.
+  if (!grid()) return;
+  std::vector<std::string> threads, block;
+  for (size_t g = 0; g < 3; ++g) {
+    threads.push_back(g < kp_.grid.size() ? Cpp(kp_.grid[g]) : "1");
+    block.push_back(std::to_string(g < kp_.block.size() ? kp_.block[g] : 1));
+  }
+  p.Emit({{"threads", fmt::format("{}", fmt::join(threads, ", "))},
+          {"block", fmt::format("{}", fmt::join(block, ", "))}},
+         R"code(
+           const int64_t kc_threads[3] = {$threads$};
+           const int64_t kc_block[3] = {$block$};
+         )code");
+}
+
+void HandlerParts::EmitExpressionsOk(Printer& p) const {
+  p.Emit({{"kernel", k_.name}}, R"code(
+    if (ev.failed()) {
+      return ffi::Error::InvalidArgument("$kernel$: a shape or grid expression divides by zero or overflows");
+    }
+  )code");
+}
+
+void HandlerParts::EmitLaunchGrid(Printer& p) const {
+  if (!grid()) return;
+  p.Emit({{"rank", kp_.grid.size()}, {"kernel", k_.name}}, R"code(
+    kc_launch kc_launch_;
+    bool kc_empty = false;
+    const std::string kc_grid_error = ::kc::rt::SizeGrid(kc_threads, kc_block, $rank$, &kc_launch_, &kc_empty);
+    if (!kc_grid_error.empty()) {
+      return ffi::Error::InvalidArgument(::kc::rt::Str("$kernel$: ", kc_grid_error));
+    }
+    if (kc_empty) return ffi::Error::Success();  // no thread to run
+  )code");
+}
+
+std::vector<std::string> HandlerParts::KernelArgs(size_t i) const {
+  const Param& p = k_.params[i];
+  if (model::IsTensor(p.role)) {
+    std::vector<std::string> args = {BufferVar(p) + ".untyped_data()"};
+    if (p.access == Access::kView)
+      args.push_back(BufferVar(p) + ".dimensions().begin()");
+    return args;
+  }
+  if (p.role == Role::kScalar)
+    return {p.dtype == DType::kU64 ? fmt::format("static_cast<uint64_t>({})",
+                                                 Namer::CppLocal("a", p.name))
+                                   : Namer::CppLocal("a", p.name)};
+  return {fmt::format("static_cast<{}>({})", model::DTypeCppName(p.dtype),
+                      Namer::CppLocal("d", p.name))};
+}
+
+std::string HandlerParts::InitValue(size_t i) const {
+  return InitLiteral(k_.params[i], *kp_.params[i].init);
+}
+
+}  // namespace kernelc::emit

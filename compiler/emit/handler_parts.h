@@ -1,0 +1,94 @@
+// What the handlers of every platform share for one kernel: the binding of
+// buffers and attributes, the batch (kernelc/batch.h), and the checks and
+// expressions of the element function, all read from sema's plan. The
+// platforms (cpu_shim.cc, cuda_shim.cc) put them around what only they do:
+// how the element runs, fills and copies, and how the handler iterates the
+// batch.
+#ifndef KERNELC_COMPILER_EMIT_HANDLER_PARTS_H_
+#define KERNELC_COMPILER_EMIT_HANDLER_PARTS_H_
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "compiler/emit/printer.h"
+#include "compiler/model/model.h"
+#include "compiler/sema/sema.h"
+
+namespace kernelc::emit {
+
+class HandlerParts {
+ public:
+  // Refers to `kp`, which must outlive it.
+  explicit HandlerParts(const sema::KernelPlan& kp);
+
+  const model::Kernel& kernel() const { return k_; }
+  // Whether the kernel runs over a launch grid (a __global__ kernel).
+  bool grid() const { return k_.kind == model::KernelKind::kGlobal; }
+  // Whether parameter `i` (an Out) is pre-filled (KC_INIT), and whether
+  // any is.
+  bool Fills(size_t i) const { return kp_.params[i].init.has_value(); }
+  bool HasFills() const;
+
+  // The handler's parameters: the platform's `context` (XLA's stream, the
+  // CPU's thread pool), then buffers and attributes in binding order.
+  std::vector<std::string> ImplParams(std::string context) const;
+  // The FFI binding of the buffers and attributes, in that order, one per
+  // line: ".Arg<ffi::AnyBuffer>()\n.Attr<float>(\"a\")...".
+  std::string Bindings() const;
+
+  // The element function's tensors and scalars, after the platform's own
+  // parameters, and the handler's arguments for them, for batch element
+  // `element` ("kc_i", "0").
+  std::vector<std::string> ElementParams() const;
+  std::vector<std::string> ElementArgs(std::string_view element) const;
+  // The batch operands ("&e_b_x, ..."), inputs then results, and the sum
+  // of their element sizes.
+  std::vector<std::string> Operands() const;
+  std::string ElementBytes() const;
+
+  // "Kernel 'k' (src), platform P: one batch element.": the element
+  // function `impl`_element with the platform's `params` first; `body`
+  // emits its statements.
+  void EmitElementFunction(Printer& p, std::string_view platform,
+                           std::string_view impl,
+                           const std::vector<std::string>& params,
+                           const std::function<void()>& body) const;
+
+  // The handler's batch: the results dereferenced, the batch planned from
+  // the first, one operand per buffer.
+  void EmitBatchPlan(Printer& p) const;
+  // The element's checks: dtypes and ranks, shape symbols, derived
+  // values, dimensions, then the grid's sizes.
+  void EmitChecks(Printer& p) const;
+  // Fails the element when an expression divided by zero or overflowed.
+  void EmitExpressionsOk(Printer& p) const;
+  // Sizes the launch grid (kc_launch_), for a grid kernel.
+  void EmitLaunchGrid(Printer& p) const;
+
+  // The kernel's arguments for parameter `i` as the entry point and the
+  // launch take them: a tensor's data (and a view's shape), a scalar, a
+  // derived value.
+  std::vector<std::string> KernelArgs(size_t i) const;
+  // The value that parameter `i` (an Out with KC_INIT) is filled with.
+  std::string InitValue(size_t i) const;
+
+  // An expression of the plan, as the handler computes it.
+  std::string Cpp(const expr::NodePtr& e) const;
+
+  // The handler's name for a parameter's buffer: inputs are the bound
+  // arguments (b_), results the dereferenced results (o_); an InMut is read
+  // from its result, which XLA aliases to the argument.
+  static std::string BufferVar(const model::Param& p);
+  // The C++ type a scalar attribute is bound as.
+  static std::string_view AttrCppType(model::DType t);
+
+ private:
+  const sema::KernelPlan& kp_;
+  const model::Kernel& k_;
+};
+
+}  // namespace kernelc::emit
+
+#endif  // KERNELC_COMPILER_EMIT_HANDLER_PARTS_H_

@@ -1,0 +1,43 @@
+#include <fmt/format.h>
+
+#include "compiler/emit/cpu_shim.h"
+#include "compiler/emit/generators.h"
+#include "compiler/emit/text.h"
+#include "kernelc/launch.h"
+
+namespace kernelc::emit {
+
+std::string HostSourceName(const std::string& source, int source_index) {
+  return fmt::format("host_{}_{}.cc", source_index, Stem(source));
+}
+
+Status HostEntriesGenerator::Generate(const EmitRequest& request,
+                                      GeneratorContext& context) const {
+  if (!model::HasTarget(request.info(), model::Target::kCpu)) return Status();
+  const std::vector<std::string>& sources = request.module().sources;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    std::vector<const sema::KernelPlan*> kernels;
+    for (const sema::KernelPlan& kp : request.plan().kernels)
+      if (kp.kernel->source == sources[i]) kernels.push_back(&kp);
+    // A source without kernels has no entry points.
+    if (kernels.empty()) continue;
+    Printer p;
+    p.EmitTemplate("cpp/host_kernels.cc.tmpl",
+                   {{"banner", request.Banner({sources[i]}, "//")},
+                    {"source", sources[i]},
+                    {"abi_version", KC_RUNTIME_ABI_VERSION},
+                    {"entries", [&] {
+                       for (const sema::KernelPlan* kp : kernels) {
+                         if (kp != kernels.front()) p.PrintRaw("\n");
+                         EmitCpuEntry(request, *kp, p);
+                       }
+                     }}});
+    Status s =
+        context.Write(GeneratorContext::Tree::kBuild,
+                      HostSourceName(sources[i], static_cast<int>(i)), p);
+    if (!s.ok()) return s;
+  }
+  return Status();
+}
+
+}  // namespace kernelc::emit

@@ -1,0 +1,27 @@
+// What the package's functions (__init__.py) and their stubs (__init__.pyi)
+// both say about a kernel's function.
+#ifndef KERNELC_COMPILER_EMIT_PYTHON_FUNCTION_H_
+#define KERNELC_COMPILER_EMIT_PYTHON_FUNCTION_H_
+
+#include <string>
+#include <vector>
+
+#include "compiler/sema/sema.h"
+
+namespace kernelc::emit {
+
+// The function's arguments: the In and InMut tensors and the scalars, in
+// declaration order, by their Python names.
+std::vector<std::string> PyArgs(const model::Kernel& k);
+
+// Its docstring's text, to go between triple quotes in a function body:
+// the kernel, each argument's dtype and shape, and the results'.
+std::string PyDoc(const sema::KernelPlan& kp);
+
+// The package's public names as __all__ lists them: each kernel's function,
+// quoted, in declaration order, joined by ", ".
+std::string PyAll(const std::vector<sema::KernelPlan>& kernels);
+
+}  // namespace kernelc::emit
+
+#endif  // KERNELC_COMPILER_EMIT_PYTHON_FUNCTION_H_

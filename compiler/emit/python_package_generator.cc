@@ -1,0 +1,382 @@
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "compiler/emit/generators.h"
+#include "compiler/emit/platform_shim.h"
+#include "compiler/emit/python_function.h"
+#include "compiler/emit/text.h"
+#include "runtime/embedded_python.h"
+
+namespace kernelc::emit {
+
+using model::IsInput;
+using model::IsResult;
+using model::Param;
+using model::Role;
+
+namespace {
+
+// Expressions as the generated function computes them, with the
+// arithmetic of _kernelc.py.
+expr::Resolver PyResolver(const sema::KernelPlan& kp) {
+  expr::Resolver r;
+  auto param = [&kp](std::string_view n) -> const Param* {
+    return kp.kernel->FindParam(n);
+  };
+  r.value = [param](std::string_view n) -> std::string {
+    const Param* p = param(n);
+    if (!p) return Namer::PySymbol(n);
+    if (p->role == Role::kDerived) return Namer::PyDerived(n);
+    // As the handler reads it: a uint64 above INT64_MAX wraps.
+    return fmt::format("_kc.int64({})", Namer::Python(n));
+  };
+  r.size = [](std::string_view n) {
+    return fmt::format("{}.size", Namer::Python(n));
+  };
+  r.rank = [](std::string_view n) {
+    return fmt::format("{}.ndim", Namer::Python(n));
+  };
+  r.dim = [](std::string_view n, int64_t d) {
+    return fmt::format("{}.shape[{}]", Namer::Python(n), d);
+  };
+  return r;
+}
+
+// The autodiff wrapper, as sema paired the kernel: "vjp" (KC_VJP), "jvp"
+// (KC_JVP), or "nodiff", which says that there is no derivative.
+const char* Autodiff(const sema::KernelPlan& kp) {
+  if (!kp.pairing) return "nodiff";
+  return kp.pairing->mode == sema::Pairing::Mode::kVjp ? "vjp" : "jvp";
+}
+
+std::string_view VmapMethod(sema::KernelPlan::Batching batching) {
+  switch (batching) {
+    case sema::KernelPlan::Batching::kExpandDims:
+      return "expand_dims";
+    case sema::KernelPlan::Batching::kBroadcastAll:
+      return "broadcast_all";
+  }
+  return "";
+}
+
+// "def name(args):" with the docstring, and `body`.
+void EmitFunction(const sema::KernelPlan& kp, const std::string& name,
+                  const std::function<void()>& body, Printer& p) {
+  p.Emit({{"name", name},
+          {"args", fmt::format("{}", fmt::join(PyArgs(*kp.kernel), ", "))},
+          {"doc", PyDoc(kp)},
+          {"body", body}},
+         R"py(
+
+           def $name$($args$):
+               """$doc$"""
+               $body$
+         )py");
+}
+
+// The arguments converted and checked against their dtypes and ranks.
+void EmitArguments(const sema::KernelPlan& kp, Printer& p) {
+  const model::Kernel& k = *kp.kernel;
+  for (size_t i = 0; i < k.params.size(); ++i) {
+    const Param& param = k.params[i];
+    Printer::Subs subs = {{"var", Namer::Python(param.name)},
+                          {"kernel", k.name},
+                          {"param", param.name},
+                          {"dtype", model::DTypeName(param.dtype)}};
+    if (IsInput(param.role)) {
+      subs.emplace_back("rank", kp.params[i].rank);
+      p.Emit(subs, R"py(
+        $var$ = _kc.tensor("$kernel$", "$param$", $var$, "$dtype$", $rank$)
+      )py");
+    } else if (param.role == Role::kScalar) {
+      p.Emit(subs, R"py(
+        $var$ = _kc.scalar("$kernel$", "$param$", $var$, "$dtype$")
+      )py");
+    }
+  }
+}
+
+// The op's body: the arguments, the shape symbols, derived values and
+// checks, then the FFI call.
+void EmitOpBody(const EmitRequest& request, const sema::KernelPlan& kp,
+                Printer& p) {
+  const model::Kernel& k = *kp.kernel;
+  expr::Resolver r = PyResolver(kp);
+  EmitArguments(kp, p);
+  for (const sema::Symbol& sym : kp.symbols)
+    p.Emit({{"symbol", Namer::PySymbol(sym.name)},
+            {"var", Namer::Python(k.params[sym.param].name)},
+            {"dim", sym.dim}},
+           R"py(
+             $symbol$ = $var$.shape[$dim$]
+           )py");
+  for (int i : kp.derived_order) {
+    const Param& param = k.params[i];
+    p.Emit({{"var", Namer::PyDerived(param.name)},
+            {"kernel", k.name},
+            {"param", param.name},
+            {"expr", expr::EmitPython(kp.params[i].derived, r, "_kc")},
+            {"dtype", model::DTypeName(param.dtype)},
+            {"text", Quote(param.derived->text)}},
+           R"py(
+             $var$ = _kc.derived("$kernel$", "$param$", lambda: $expr$, "$dtype$", $text$)
+           )py");
+  }
+  for (const sema::DimCheck& c : kp.checks) {
+    const Param& param = k.params[c.param];
+    p.Emit({{"kernel", k.name},
+            {"param", param.name},
+            {"var", Namer::Python(param.name)},
+            {"dim", c.dim},
+            {"expr", expr::EmitPython(c.expr, r, "_kc")},
+            {"text", Quote(c.text)}},
+           R"py(
+             _kc.check_dim("$kernel$", "$param$", $var$, $dim$, lambda: $expr$, $text$)
+           )py");
+  }
+  std::vector<std::string> operands, attrs, aliases;
+  std::map<std::string, int> operand_of;
+  for (const Param& param : k.params) {
+    if (IsInput(param.role)) {
+      operand_of[param.name] = static_cast<int>(operands.size());
+      operands.push_back(Namer::Python(param.name));
+    } else if (param.role == Role::kScalar) {
+      attrs.push_back(fmt::format("{}: _kc.attr({})", Quote(param.name),
+                                  Namer::Python(param.name)));
+    }
+  }
+  // The results, each with its shape and dtype; an InMut result is updated
+  // in place and has its argument's shape.
+  std::vector<size_t> results;
+  for (size_t i = 0; i < k.params.size(); ++i) {
+    if (!IsResult(k.params[i].role)) continue;
+    if (k.params[i].role == Role::kInMut)
+      aliases.push_back(
+          fmt::format("{}: {}", operand_of[k.params[i].name], results.size()));
+    results.push_back(i);
+  }
+  auto out_shapes = [&] {
+    for (size_t i : results) {
+      const Param& param = k.params[i];
+      const sema::ParamPlan& pp = kp.params[i];
+      Printer::Subs subs = {{"kernel", k.name},
+                            {"param", param.name},
+                            {"dtype", model::DTypeName(param.dtype)}};
+      if (param.role == Role::kInMut) {
+        subs.emplace_back("shape", Namer::Python(param.name) + ".shape");
+        subs.emplace_back("texts", "()");
+      } else {
+        std::vector<std::string> dims, texts;
+        for (size_t d = 0; d < pp.out_dims.size(); ++d) {
+          dims.push_back(expr::EmitPython(pp.out_dims[d], r, "_kc"));
+          texts.push_back(Quote(pp.out_dim_texts[d]));
+        }
+        subs.emplace_back("shape", PyTuple(dims));
+        subs.emplace_back("texts", PyTuple(texts));
+      }
+      if (i != results.front()) p.PrintRaw(",\n     ");
+      p.Emit(
+          subs,
+          R"py(_kc.out_shape("$kernel$", "$param$", "$dtype$", lambda: $shape$, $texts$))py");
+    }
+  };
+  p.Emit({{"target", request.namer().FfiTarget(k.name)},
+          {"results", out_shapes},
+          {"operands", fmt::format("{}", fmt::join(operands, ", "))},
+          {"aliases", fmt::format("{}", fmt::join(aliases, ", "))},
+          {"vmap_method", VmapMethod(kp.batching)},
+          {"attrs", fmt::format("{}", fmt::join(attrs, ", "))},
+          {"return", results.size() == 1 ? "_results[0]" : "tuple(_results)"}},
+         R"py(
+           _results = _kc.call(
+               "$target$",
+               [$results$],
+               [$operands$],
+               {$aliases$},
+               {$attrs$},
+               "$vmap_method$")
+           return $return$
+         )py");
+}
+
+// The public function: converts its arguments, then calls the wrappers
+// that EmitWrappers builds. Concrete arguments cannot carry tangents: the
+// op runs without the autodiff wrapper, which costs a trace on every eager
+// call.
+void EmitPublicBody(const sema::KernelPlan& kp, Printer& p) {
+  const model::Kernel& k = *kp.kernel;
+  EmitArguments(kp, p);
+  p.Emit({{"args", fmt::format("{}", fmt::join(PyArgs(k), ", "))},
+          {"eager",
+           Namer::PyPrivate(k.name, kp.parallel.empty() ? "op" : "eager")},
+          {"wrapped", Namer::PyPrivate(k.name, Autodiff(kp))}},
+         R"py(
+           if not _kc.traced($args$):
+               return $eager$($args$)
+           return $wrapped$($args$)
+         )py");
+}
+
+// Module-level statements, after every function is defined, that wrap the
+// op: a sharding rule (KC_PARALLEL), under a custom_vjp (KC_VJP), a
+// custom_jvp (KC_JVP), or a rule that says there is no derivative.
+void EmitWrappers(const sema::KernelPlan& kp, Printer& p) {
+  const model::Kernel& k = *kp.kernel;
+  std::vector<std::string> names, statics, results;
+  for (const Param& param : k.params) {
+    if (IsInput(param.role) || param.role == Role::kScalar) {
+      if (param.role == Role::kScalar)
+        statics.push_back(std::to_string(names.size()));
+      names.push_back(Quote(param.name));
+    }
+    if (IsResult(param.role)) results.push_back(Quote(param.name));
+  }
+  std::string op = Namer::PyPrivate(k.name, "op");
+  if (!kp.parallel.empty()) {
+    // One factor per dimension: the parallel symbols by name, every other
+    // dimension its own factor, which must stay replicated.
+    int fresh = 0;
+    auto factors = [&](size_t i) {
+      std::vector<std::string> f;
+      for (const std::string& s : kp.params[i].dim_symbols) {
+        bool parallel = std::find(kp.parallel.begin(), kp.parallel.end(), s) !=
+                        kp.parallel.end();
+        f.push_back(Quote(parallel ? "p_" + s : fmt::format("r{}", fresh++)));
+      }
+      return PyTuple(f);
+    };
+    std::vector<std::string> operands, outs;
+    for (size_t i = 0; i < k.params.size(); ++i)
+      if (IsInput(k.params[i].role)) operands.push_back(factors(i));
+    for (size_t i = 0; i < k.params.size(); ++i)
+      if (IsResult(k.params[i].role)) outs.push_back(factors(i));
+    const std::string sharded = Namer::PyPrivate(k.name, "sharded");
+    // Eager calls too run under jit, where the sharding rule applies.
+    p.Emit({{"sharded", sharded},
+            {"op", op},
+            {"statics", PyTuple(statics)},
+            {"operands", PyTuple(operands)},
+            {"outs", PyTuple(outs)},
+            {"eager", Namer::PyPrivate(k.name, "eager")}},
+           R"py(
+             $sharded$ = _kc.sharded($op$, $statics$, $operands$, $outs$)
+             $eager$ = _kc.jit($sharded$, $statics$)
+           )py");
+    op = sharded;
+  }
+  const std::string wrapper = Namer::PyPrivate(k.name, Autodiff(kp));
+  if (!kp.pairing) {
+    // In-place parameters, named in the error that differentiating gives.
+    std::vector<std::string> inplace;
+    for (const Param& param : k.params)
+      if (param.role == Role::kInMut) inplace.push_back(Quote(param.name));
+    p.Emit({{"wrapper", wrapper},
+            {"kernel", Quote(k.name)},
+            {"op", op},
+            {"statics", PyTuple(statics)},
+            {"inplace", inplace.empty() ? "" : ", " + PyTuple(inplace)}},
+           R"py(
+             $wrapper$ = _kc.without_vjp($kernel$, $op$, $statics$$inplace$)
+           )py");
+    return;
+  }
+  // KC_VJP: _kc.with_vjp(..., backward's parameters, gradients); KC_JVP:
+  // _kc.with_jvp(..., tangent kernel's parameters, output tangents).
+  const sema::Pairing& pairing = *kp.pairing;
+  const bool vjp = pairing.mode == sema::Pairing::Mode::kVjp;
+  const model::Kernel& d = *pairing.kernel;
+  std::vector<std::string> params, derivatives;
+  for (size_t i = 0; i < d.params.size(); ++i) {
+    const sema::PairedParam& q = pairing.params[i];
+    if (q.kind == sema::PairedParam::Kind::kComputed) continue;
+    const std::string of = Quote(k.params[q.of].name);
+    if (q.kind == sema::PairedParam::Kind::kStatic)
+      params.push_back(fmt::format("(\"static\", {})", of));
+    else if (q.kind == sema::PairedParam::Kind::kValue)
+      params.push_back(fmt::format("(\"value\", {})", of));
+    else if (IsInput(d.params[i].role))
+      params.push_back(
+          fmt::format("(\"{}\", {})", vjp ? "cotangent" : "tangent", of));
+    else
+      derivatives.push_back(of);
+  }
+  p.Emit({{"wrapper", wrapper},
+          {"autodiff", Autodiff(kp)},
+          {"kernel", Quote(k.name)},
+          {"paired", Quote(d.name)},
+          {"op", op},
+          {"paired_function", Namer::Python(d.name)},
+          {"names", PyTuple(names)},
+          {"statics", PyTuple(statics)},
+          {"results", PyTuple(results)},
+          {"params", PyTuple(params)},
+          {"derivatives", PyTuple(derivatives)}},
+         R"py(
+           $wrapper$ = _kc.with_$autodiff$(
+               $kernel$, $paired$, $op$, $paired_function$,
+               $names$, $statics$, $results$,
+               $params$,
+               $derivatives$)
+         )py");
+}
+
+}  // namespace
+
+Status PythonPackageGenerator::Generate(const EmitRequest& request,
+                                        GeneratorContext& context) const {
+  const std::vector<sema::KernelPlan>& kernels = request.plan().kernels;
+  std::vector<std::string> names;
+  for (const sema::KernelPlan& kp : kernels)
+    names.push_back(Namer::Python(kp.kernel->name));
+  Printer p;
+  auto registrations = [&] {
+    for (const sema::KernelPlan& kp : kernels)
+      for (const PlatformShim* platform : request.platforms())
+        if (platform->Runs(*kp.kernel))
+          platform->EmitPyRegistration(request, *kp.kernel, p);
+  };
+  // Each kernel's op (the checks and the FFI call) and its public
+  // function, then the wrappers that join them.
+  auto functions = [&] {
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      const sema::KernelPlan& kp = kernels[i];
+      if (i > 0) p.PrintRaw("\n");
+      EmitFunction(
+          kp, Namer::PyPrivate(kp.kernel->name, "op"),
+          [&] { EmitOpBody(request, kp, p); }, p);
+      p.PrintRaw("\n");
+      EmitFunction(
+          kp, names[i], [&] { EmitPublicBody(kp, p); }, p);
+    }
+    if (kernels.empty()) return;
+    p.Emit(R"py(
+
+      # Wrappers: autodiff (a custom_vjp from KC_VJP, or an error without one) and sharding rules (KC_PARALLEL); see _kernelc.py.
+    )py");
+    for (const sema::KernelPlan& kp : kernels) EmitWrappers(kp, p);
+  };
+  const model::BuildInfo& info = request.info();
+  p.EmitTemplate("py/init.py.tmpl",
+                 {{"banner", request.Banner(request.module().sources, "#")},
+                  {"package", info.package},
+                  {"ffi_api", info.ffi_api},
+                  {"jaxlib_floor", info.jaxlib_floor},
+                  {"function_list", fmt::format("{}", fmt::join(names, ", "))},
+                  {"library", request.namer().LibraryFile()},
+                  {"registrations", registrations},
+                  {"all", PyAll(kernels)},
+                  {"functions", functions}});
+  Status s = context.Write(GeneratorContext::Tree::kPackage, "__init__.py", p);
+  if (!s.ok()) return s;
+  // The package's Python runtime, verbatim: the same bytes in every
+  // package, so it is linted and tested as itself.
+  const std::vector<EmbeddedFile>& runtime = embedded::PythonRuntime();
+  if (runtime.size() != 1)
+    return Error::Internal("kernelc embeds no Python runtime");
+  return context.Write(GeneratorContext::Tree::kPackage, "_kernelc.py",
+                       std::string(runtime.front().contents));
+}
+
+}  // namespace kernelc::emit

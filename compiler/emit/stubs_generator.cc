@@ -1,0 +1,67 @@
+#include <fmt/format.h>
+
+#include "compiler/emit/generators.h"
+#include "compiler/emit/python_function.h"
+
+namespace kernelc::emit {
+
+using model::DType;
+using model::IsInput;
+using model::IsResult;
+using model::Param;
+using model::Role;
+
+namespace {
+
+void EmitStub(const sema::KernelPlan& kp, Printer& p) {
+  const model::Kernel& k = *kp.kernel;
+  std::vector<std::string> args;
+  for (const Param& param : k.params) {
+    if (IsInput(param.role))
+      args.push_back(Namer::Python(param.name) + ": jax.typing.ArrayLike");
+    else if (param.role == Role::kScalar)
+      // The stub's aliases (init.pyi.tmpl): what _kernelc.scalar takes.
+      args.push_back(fmt::format(
+          "{}: {}", Namer::Python(param.name),
+          param.dtype == DType::kBool
+              ? "_Bool"
+              : (model::IsFloat(param.dtype) ? "_Float" : "_Int")));
+  }
+  int results = 0;
+  for (const Param& param : k.params) results += IsResult(param.role);
+  std::vector<std::string> arrays(results, "jax.Array");
+  p.Emit({{"name", Namer::Python(k.name)},
+          {"args", fmt::format("{}", fmt::join(args, ", "))},
+          {"returns", results == 1
+                          ? "jax.Array"
+                          : fmt::format("Tuple[{}]", fmt::join(arrays, ", "))},
+          {"doc", PyDoc(kp)}},
+         R"py(
+
+           def $name$($args$) -> $returns$:
+               """$doc$"""
+               ...
+         )py");
+}
+
+}  // namespace
+
+Status StubsGenerator::Generate(const EmitRequest& request,
+                                GeneratorContext& context) const {
+  Printer p;
+  p.EmitTemplate("py/init.pyi.tmpl",
+                 {{"banner", request.Banner(request.module().sources, "#")},
+                  {"package", request.info().package},
+                  {"all", PyAll(request.plan().kernels)},
+                  {"functions", [&] {
+                     bool first = true;
+                     for (const sema::KernelPlan& kp : request.plan().kernels) {
+                       if (!first) p.PrintRaw("\n");
+                       first = false;
+                       EmitStub(kp, p);
+                     }
+                   }}});
+  return context.Write(GeneratorContext::Tree::kPackage, "__init__.pyi", p);
+}
+
+}  // namespace kernelc::emit

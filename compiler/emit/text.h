@@ -1,0 +1,30 @@
+// Text that several generators put into what they emit.
+#ifndef KERNELC_COMPILER_EMIT_TEXT_H_
+#define KERNELC_COMPILER_EMIT_TEXT_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kernelc::emit {
+
+// A C++ or Python string literal of `s`: printable ASCII as it is (names,
+// expression texts), '"' and '\\' escaped, anything else as \xNN.
+std::string Quote(std::string_view s);
+
+// The body of Quote(s), without the quotes.
+std::string Escape(std::string_view s);
+
+// The parameters of a function declaration, one per line after the open
+// parenthesis (four spaces in): "\n    a,\n    b"; empty for none.
+std::string ParamLines(const std::vector<std::string>& params);
+
+// A Python tuple of `items`: "(a,)", "(a, b)", "()".
+std::string PyTuple(const std::vector<std::string>& items);
+
+// A file name's stem: "saxpy" for "dir/saxpy.cu".
+std::string Stem(std::string_view path);
+
+}  // namespace kernelc::emit
+
+#endif  // KERNELC_COMPILER_EMIT_TEXT_H_

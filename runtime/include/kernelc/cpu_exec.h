@@ -1,0 +1,229 @@
+// Running a launch of a __global__ kernel on the CPU: the functions that a
+// generated library's CPU entry points call, compiled with the kernel source
+// (__KERNELC_HOST__).
+//
+// How the CPU runs a grid
+// -----------------------
+// The handler splits a launch into ranges of blocks (kernelc/grid_split.h)
+// and runs them on XLA's intra-op thread pool, the calling thread included:
+// the blocks of a grid run in parallel, each block on one OS thread. A grid
+// of little work stays on the calling thread. Each kernel runs its range in
+// one of two ways:
+//
+//  - A kernel that uses no block-level feature runs in nested loops over the
+//    blocks of the range and the threads of each block, with the kernel
+//    inlined into the innermost loop so that it vectorizes
+//    (RunThreadLoop).
+//  - A kernel that uses __shared__, barriers, warp intrinsics or cooperative
+//    groups runs under the block executor (RunBlocks). Each thread of a
+//    block is a fiber: a stack of its own and a saved set of registers
+//    (Boost.Context's make_fcontext/jump_fcontext, whose switch saves the
+//    callee-saved registers and the stack pointer). A block's fibers run on
+//    the OS thread that runs the block, one at a time, starting in thread
+//    order. A thread runs until it calls a barrier or a warp function, or
+//    returns; then the next thread that can go on runs. A barrier completes
+//    when every thread of the block has called one, a warp function when
+//    every lane its mask names has made the same call; the thread that
+//    completes it computes the results, makes the waiting threads ready and
+//    goes on. The kernel's code runs unchanged, barriers may sit anywhere
+//    (in loops, branches, helper functions), and a switch costs a few
+//    nanoseconds, where an OS thread per CUDA thread would cost a kernel
+//    context switch and 1024 threads per block.
+//
+// Threads switch only in those calls: a thread that spins waiting for
+// another thread of its block without calling one never lets it run (a
+// polling loop with __nanosleep does, which yields on the CPU). Threads of
+// different blocks run on different OS threads, and are ordered as CUDA
+// orders them: by atomics and fences.
+//
+// What the executor reports (RunBlocks returns non-zero; the message names
+// the kernel, the block and the threads involved), where CUDA's behaviour is
+// undefined or the GPU would hang:
+//  - a barrier that cannot complete: a thread returned while others wait at
+//    a barrier, or reaches one after another thread returned;
+//  - a warp function whose mask does not name the calling lane, or names a
+//    lane that returned or returns while the call waits for it;
+//  - threads that wait for each other (a barrier reached while a lane of
+//    the waiting warp function is blocked elsewhere, masks that disagree);
+//  - a block of more than kMaxBlockThreads (1024) threads, and dynamic
+//    shared memory over kMaxDynamicSharedBytes (227 KiB).
+// The block's remaining threads are abandoned where they wait (their stacks
+// are reused, destructors of their locals do not run), and so is the rest
+// of the range.
+//
+// Memory: each OS thread that runs blocks keeps, for the largest block it
+// has run, one stack of kFiberStackBytes (64 KiB) per thread with a guard
+// page below it, so that an overflow faults rather than corrupting another
+// thread's stack, and about 3 KiB of state per warp. The stacks are
+// reserved address space: only the pages a thread touches are committed, so
+// a 1024-thread block reserves 68 MiB and, for a kernel with small frames,
+// commits about 4 MiB (bench/cpu_blocks). Each stack is two memory
+// mappings: with Linux's default vm.max_map_count of 65530, some 30 OS
+// threads can run 1024-thread blocks at once, 120 can run 256-thread
+// blocks; past that RunBlocks reports that it cannot map the stacks. Shared
+// memory is thread_local (kernelc/block.h): each OS thread that runs a
+// kernel holds one copy of every __shared__ variable of the library and
+// kMaxDynamicSharedBytes per `extern __shared__` name.
+//
+// Integration contract
+// --------------------
+// Generated host file (one per source, compiled with -D__KERNELC_HOST__,
+// -I<include> -I<host_include> as today), per kernel, after
+// `#include KC_USER_SOURCE`:
+//
+//   // a kernel that uses a kc.block_feature
+//   extern "C" int32_t SYMBOL(const kc_block_range* r, kc_error* e, PARAMS) {
+//     return ::kc::host::RunBlocks(*r, "KERNEL", e, [&] { KERNEL(ARGS); });
+//   }
+//   // any other kernel: the entry is the multiversioned function, as today
+//   extern "C" KC_HOST_CLONES_ int32_t SYMBOL(const kc_block_range* r,
+//                                             kc_error*, PARAMS) {
+//     ::kc::host::RunThreadLoop(r->launch, r->block_begin, r->block_end,
+//                               [&]() KC_HOST_INLINE_ { KERNEL(ARGS); });
+//     return 0;
+//   }
+//
+// and for every `extern __shared__ T name[]` the frontend recorded, in the
+// declaration's namespace (an unnamed one included):
+//   KC_HOST_EXTERN_SHARED(T, name);
+// A block kernel's threads run the baseline instruction set: a lambda
+// inside a multiversioned function is not cloned, and each thread's code is
+// scalar anyway. To clone it too, pass the non-template RunBlocks a thread
+// function of external linkage that carries KC_HOST_CLONES_.
+//
+// Shim, per batch element, after sizing the grid (kc::rt::SizeGrid):
+//   const kc::rt::GridSplit split =
+//       kc::rt::SplitGrid(launch, BLOCK_KERNEL, pool_threads);
+//   kc::rt::ParallelFor(split.ranges, split.helpers, SCHEDULE,
+//                       [&](int64_t i) {
+//     const kc_block_range r = split.Range(i, shared_bytes);
+//     kc_error e;
+//     if (SYMBOL(&r, &e, ARGS) != 0) keep the first error, e.message;
+//   });
+// with pool_threads = ffi::ThreadPool::num_threads(), or 0 when the batch
+// is already spread over the pool (kc::rt::BatchHelpers > 0: each element's
+// grid then stays on its thread), SCHEDULE the pool's Schedule as for the
+// batch, and shared_bytes KC_SHARED_BYTES's value (0 without it). An error
+// becomes an FFI error with the message as it is (it names the kernel).
+// runtime/std_pool.h's RunLaunch does all this with a std::thread pool.
+//
+// Host backend: compile runtime/src/block_exec.cc into every library (like
+// the shim: -O2 -fPIC -fvisibility=hidden -fno-exceptions -I<include>; it
+// includes <boost/context/detail/fcontext.hpp> of libboost-context-dev),
+// and link /usr/lib/x86_64-linux-gnu/libboost_context.a (static and
+// position independent: the library needs no Boost at run time) with
+// -Wl,--exclude-libs,libboost_context.a, which keeps its three functions
+// out of the library's exports. Kernel sources are best compiled with
+// `-Xclang -no-enable-noundef-analysis` too: CUDA code passes values that
+// only some threads set through its own functions (`int v; if (lane == 0)
+// v = atomicAdd(...); v = broadcast(v);`), which clang otherwise treats as
+// undefined behaviour and compiles into every thread doing the atomicAdd
+// (seen with clang 19; the intrinsics here are not affected).
+//
+// Frontend: block kernels are those with block_features (the marks of
+// kernelc/block.h). Record each `extern __shared__` declaration (namespace,
+// name, element type) for the definitions above, and optionally the static
+// __shared__ bytes per kernel (kc::host::kMaxStaticSharedBytes). A
+// grid-wide barrier (cooperative_groups::grid_group::sync) fails to compile
+// on the CPU with a static_assert naming the way out; its declaration
+// carries the mark "kc.grid_sync" for a located diagnostic. Embed the
+// stand-ins host_include/cooperative_groups.h and cooperative_groups/*.h
+// with the other user headers (runtime/BUILD.bazel leaves them out until
+// then), and read them as system headers so that block features used
+// inside them are reported at the user's call. The ABI version goes to 3
+// with the new entry signatures.
+#ifndef KERNELC_CPU_EXEC_H_
+#define KERNELC_CPU_EXEC_H_
+
+#if !defined(__KERNELC_HOST__)
+#error "kernelc/cpu_exec.h is for code compiled for the CPU (__KERNELC_HOST__)"
+#endif
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernelc.h"
+#include "kernelc/launch.h"
+
+namespace kc::host {
+
+// The usable stack of each fiber; a guard page lies below it. Sanitizers
+// grow frames and run their reports on the fiber's stack.
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+constexpr size_t kFiberStackBytes = 512 * 1024;
+#else
+constexpr size_t kFiberStackBytes = 64 * 1024;
+#endif
+
+// Forces a call to be inlined, for the lambda that holds a kernel call.
+#define KC_HOST_INLINE_ __attribute__((always_inline))
+
+// Runs `thread()` for every thread of the blocks [begin, end) of `launch`
+// (linear block indices, x fastest), blocks and threads in order, with
+// threadIdx, blockIdx, blockDim and gridDim set. Inlined into its caller,
+// with `thread`, so that a kernel that `thread` calls vectorizes over
+// threadIdx.x: each index is stored in the loop that owns it, and the
+// compiler forwards the stores to the kernel's loads.
+template <typename Thread>
+KC_HOST_INLINE_ inline void RunThreadLoop(const kc_launch& launch,
+                                          uint64_t begin, uint64_t end,
+                                          Thread&& thread) {
+  GridState& state = grid_state;
+  const kc_dim3 grid = launch.grid;
+  const kc_dim3 block = launch.block;
+  state.grid_dim = {Index(grid.x), Index(grid.y), Index(grid.z)};
+  state.block_dim = {Index(block.x), Index(block.y), Index(block.z)};
+  const uint64_t row = grid.x;
+  const uint64_t plane = row * grid.y;
+  // The range as runs along x: one per (z, y) row it touches.
+  for (uint64_t i = begin; i < end;) {
+    const uint64_t in_plane = i % plane;
+    const uint32_t x0 = static_cast<uint32_t>(in_plane % row);
+    const uint64_t left = end - i;
+    const uint32_t x1 =
+        left < row - x0 ? static_cast<uint32_t>(x0 + left) : grid.x;
+    state.block.z = Index(static_cast<uint32_t>(i / plane));
+    state.block.y = Index(static_cast<uint32_t>(in_plane / row));
+    for (uint32_t bx = x0; bx < x1; ++bx) {
+      state.block.x = Index(bx);
+      for (uint32_t tz = 0; tz < block.z; ++tz) {
+        state.thread.z = Index(tz);
+        for (uint32_t ty = 0; ty < block.y; ++ty) {
+          state.thread.y = Index(ty);
+          for (uint32_t tx = 0; tx < block.x; ++tx) {
+            state.thread.x = Index(tx);
+            thread();
+          }
+        }
+      }
+    }
+    i += x1 - x0;
+  }
+}
+
+// One thread of a block: calls the kernel with the launch's arguments,
+// which `context` holds.
+using ThreadFunction = void (*)(const void* context);
+
+// Runs the blocks of `range` under the block executor, one after another on
+// the calling thread, each thread of a block as a fiber that calls
+// `thread(context)`. Returns 0, or non-zero with `error` saying why
+// (prefixed with `kernel`, the kernel's name). Never throws, prints or
+// aborts; safe to call from several threads at once. Must not be called by
+// a kernel's thread.
+int32_t RunBlocks(const kc_block_range& range, const char* kernel,
+                  kc_error* error, ThreadFunction thread, const void* context);
+
+// The same, with the thread given as a callable (a lambda that calls the
+// kernel).
+template <typename Thread>
+int32_t RunBlocks(const kc_block_range& range, const char* kernel,
+                  kc_error* error, const Thread& thread) {
+  return RunBlocks(
+      range, kernel, error,
+      [](const void* t) { (*static_cast<const Thread*>(t))(); }, &thread);
+}
+
+}  // namespace kc::host
+
+#endif  // KERNELC_CPU_EXEC_H_

@@ -1,0 +1,86 @@
+// Spreading the blocks of a launch over a thread pool: the ranges of blocks
+// (kc_block_range) that a handler hands to a kernel's CPU entry point, and
+// how many pool threads run them besides the caller (kc::rt::ParallelFor of
+// kernelc/batch.h claims the ranges). Header-only and dependency-free, like
+// batch.h; the pool is the caller's (ffi::ThreadPool in generated code).
+#ifndef KERNELC_GRID_SPLIT_H_
+#define KERNELC_GRID_SPLIT_H_
+
+#include <stdint.h>
+
+#include "kernelc/launch.h"
+
+namespace kc::rt {
+
+// The fewest threads of a launch (blocks times threads per block) that make
+// handing blocks to another OS thread pay, per OS thread. Waking a sleeping
+// pool thread takes 3 to 20 us (bench/cpu_blocks on the 2-core development
+// machine), so each thread's share should take about as long: 32 Ki threads
+// of an elementwise kernel in the plain loop (half a nanosecond to a few per
+// thread: a saxpy of 64 Ki elements ran 1.8 times as fast on two threads, of
+// 16 Ki no faster), 256 under the block executor (a hundred nanoseconds and
+// more per thread: a softmax of 4 rows of 128 threads ran 1.6 times as fast,
+// of 2 rows no faster). A launch with less than twice this runs on the
+// calling thread. Splitting early costs little: the caller claims ranges
+// too, and never waits for a pool thread that has not started.
+constexpr uint64_t kMinLoopThreadsPerWorker = uint64_t{1} << 15;
+constexpr uint64_t kMinFiberThreadsPerWorker = uint64_t{1} << 8;
+// Ranges per OS thread: threads that finish early take more, so uneven
+// blocks (or a busy pool thread) do not hold the launch up.
+constexpr int64_t kRangesPerWorker = 4;
+
+// How one launch is split: `ranges` ranges of `range_blocks` consecutive
+// blocks (the last one shorter), run by the caller and `helpers` pool
+// tasks.
+struct GridSplit {
+  kc_launch launch{};
+  uint64_t blocks = 0;
+  uint64_t range_blocks = 0;
+  int64_t ranges = 0;
+  int64_t helpers = 0;
+
+  // The blocks of range `i`, each with `shared_bytes` of dynamic shared
+  // memory.
+  kc_block_range Range(int64_t i, uint64_t shared_bytes) const {
+    const uint64_t begin = static_cast<uint64_t>(i) * range_blocks;
+    const uint64_t end =
+        begin + range_blocks < blocks ? begin + range_blocks : blocks;
+    return kc_block_range{launch, begin, end, shared_bytes};
+  }
+};
+
+// Splits `launch` for a pool of `pool_threads` threads (0: the calling
+// thread runs everything). `block_kernel`: the kernel runs under the block
+// executor.
+inline GridSplit SplitGrid(const kc_launch& launch, bool block_kernel,
+                           int64_t pool_threads) {
+  GridSplit s;
+  s.launch = launch;
+  s.blocks =
+      static_cast<uint64_t>(launch.grid.x) * launch.grid.y * launch.grid.z;
+  const uint64_t threads =
+      s.blocks * launch.block.x * launch.block.y * launch.block.z;
+  const uint64_t per_worker =
+      block_kernel ? kMinFiberThreadsPerWorker : kMinLoopThreadsPerWorker;
+  uint64_t workers = threads / per_worker;
+  const uint64_t most =
+      pool_threads > 0 ? static_cast<uint64_t>(pool_threads) + 1 : 1;
+  if (workers > most) workers = most;
+  if (workers > s.blocks) workers = s.blocks;
+  if (workers <= 1) {
+    s.range_blocks = s.blocks;
+    s.ranges = s.blocks > 0 ? 1 : 0;
+    return s;
+  }
+  uint64_t ranges = workers * static_cast<uint64_t>(kRangesPerWorker);
+  if (ranges > s.blocks) ranges = s.blocks;
+  s.range_blocks = (s.blocks + ranges - 1) / ranges;
+  s.ranges =
+      static_cast<int64_t>((s.blocks + s.range_blocks - 1) / s.range_blocks);
+  s.helpers = static_cast<int64_t>(workers) - 1;
+  return s;
+}
+
+}  // namespace kc::rt
+
+#endif  // KERNELC_GRID_SPLIT_H_

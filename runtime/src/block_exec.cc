@@ -1,0 +1,711 @@
+// The block executor of kernelc/cpu_exec.h: the threads of a CUDA block as
+// fibers on one OS thread, and the barriers and warp collectives of
+// kernelc/block.h on top of them. Compiled into every generated library.
+//
+// Everything a block needs lives in its OS thread's Worker, so blocks on
+// different OS threads share nothing here and need no locks. Fibers switch
+// directly to one another (one jump per switch); the worker's own stack is
+// left only to start a block and re-entered when the block ends or fails.
+// A fiber never moves to another OS thread, which is what lets the compiler
+// keep thread_local addresses (grid_state, __shared__ variables) in
+// registers across the calls that switch.
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <boost/context/detail/fcontext.hpp>
+#include <memory>
+#include <new>
+
+#include "kernelc/cpu_exec.h"
+
+#if defined(__SANITIZE_THREAD__)
+#define KC_TSAN_ 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define KC_TSAN_ 1
+#endif
+#endif
+
+#if defined(KC_TSAN_)
+// ThreadSanitizer's fiber interface: it must know which stack runs, or it
+// takes the switches for stack corruption.
+extern "C" {
+void* __tsan_get_current_fiber(void);
+void* __tsan_create_fiber(unsigned flags);
+void __tsan_destroy_fiber(void* fiber);
+void __tsan_switch_to_fiber(void* fiber, unsigned flags);
+}
+#endif
+
+namespace kc::host {
+namespace {
+
+namespace fc = boost::context::detail;
+
+// Where a fiber of the running block is.
+enum class Wait : uint8_t {
+  kNone,        // running or ready to run
+  kBarrier,     // in a block barrier
+  kWarp,        // in a warp collective
+  kActiveMask,  // in __activemask
+  kDone,        // returned
+};
+
+struct Fiber {
+  fc::fcontext_t context = nullptr;
+  Index3 index{};  // its threadIdx
+  Wait wait = Wait::kNone;
+  // Returned from its last thread and waiting, in Worker::Start, for the
+  // next; else new, or abandoned by a failed block, and started afresh.
+  bool parked = false;
+  const char* barrier = nullptr;  // the barrier function it waits in
+  // The source location of its __activemask call, and the result.
+  const char* file = nullptr;
+  uint32_t line = 0;
+  uint32_t column = 0;
+  uint32_t active_mask = 0;
+#if defined(KC_TSAN_)
+  void* tsan = nullptr;
+#endif
+};
+
+struct Warp {
+  uint32_t present = 0;      // lanes that exist in this block
+  uint32_t exited = 0;       // lanes that returned
+  uint32_t waiting = 0;      // lanes in a collective
+  uint32_t active_mask = 0;  // lanes in __activemask
+  // The collective each waiting lane called, with the lanes it waits for.
+  const WarpCollective* op[kWarpSize] = {};
+  uint32_t mask[kWarpSize] = {};
+  uint32_t size[kWarpSize] = {};
+  WarpLane lanes[kWarpSize];
+};
+
+// Fiber indices in the order they will run.
+class ReadyQueue {
+ public:
+  bool Reset(uint32_t capacity) {
+    slots_.reset(new (std::nothrow) int32_t[capacity]);
+    capacity_ = capacity;
+    Clear();
+    return slots_ != nullptr;
+  }
+  void Clear() { head_ = count_ = 0; }
+  bool empty() const { return count_ == 0; }
+  void PushBack(int32_t f) {
+    uint32_t tail = head_ + count_++;
+    if (tail >= capacity_) tail -= capacity_;
+    slots_[tail] = f;
+  }
+  void PushFront(int32_t f) {
+    head_ = head_ == 0 ? capacity_ - 1 : head_ - 1;
+    slots_[head_] = f;
+    ++count_;
+  }
+  int32_t PopFront() {
+    const int32_t f = slots_[head_];
+    if (++head_ == capacity_) head_ = 0;
+    --count_;
+    return f;
+  }
+
+ private:
+  std::unique_ptr<int32_t[]> slots_;
+  uint32_t capacity_ = 0;
+  uint32_t head_ = 0;
+  uint32_t count_ = 0;
+};
+
+// "(x, y, z)" of a thread or block index.
+struct IndexText {
+  char text[48];
+};
+IndexText Text(uint32_t x, uint32_t y, uint32_t z) {
+  IndexText t;
+  snprintf(t.text, sizeof t.text, "(%u, %u, %u)", x, y, z);
+  return t;
+}
+IndexText Text(const Index3& i) {
+  return Text(static_cast<uint32_t>(i.x), static_cast<uint32_t>(i.y),
+              static_cast<uint32_t>(i.z));
+}
+
+constexpr int32_t kScheduler = -1;  // the worker's own context
+
+class Worker;
+// The worker whose block runs on this OS thread, while one runs: how the
+// kernel's calls find their block.
+thread_local Worker* running = nullptr;
+
+class Worker {
+ public:
+  ~Worker() { Release(); }
+
+  // Makes room for blocks of `threads` threads. On failure, says why in
+  // `message` and returns false.
+  bool Reserve(uint32_t threads, char* message, size_t size);
+
+  // Prepares blocks of `block` threads that run `thread(context)`.
+  void Begin(const kc_dim3& block, ThreadFunction thread, const void* context);
+  // Runs one block; grid_state.block is already set. False when it failed,
+  // with message() saying why.
+  bool RunBlock();
+  const char* message() const { return message_; }
+
+  int Barrier(const char* name, int predicate);
+  void Collective(const WarpRequest& request, void* out, uint32_t out_size);
+  uint32_t ActiveMask(const char* file, uint32_t line, uint32_t column);
+  void Yield();
+  [[noreturn]] void Fail(const char* format, ...)
+      __attribute__((format(printf, 2, 3)));
+
+ private:
+  static void FiberMain(fc::transfer_t from);
+  [[noreturn]] void Start();
+  void Exit();
+  void Arrived(fc::fcontext_t from);
+  void SwitchTo(int32_t next);
+  void Suspend();
+  int32_t NextReady();
+  bool ReleaseActiveMasks();
+  [[noreturn]] void Deadlock();
+  void Describe(int32_t f, char* out, size_t size) const;
+  void Release();
+  char* StackTop(uint32_t f) const {
+    return stacks_ + (static_cast<size_t>(f) + 1) * stride_;
+  }
+
+  // Storage, sized for `capacity_` threads.
+  uint32_t capacity_ = 0;
+  std::unique_ptr<Fiber[]> fibers_;
+  std::unique_ptr<Warp[]> warps_;
+  ReadyQueue ready_;
+  char* stacks_ = nullptr;
+  size_t stride_ = 0;  // a stack and its guard page
+  size_t mapped_ = 0;
+
+  // The launch.
+  ThreadFunction thread_ = nullptr;
+  const void* thread_context_ = nullptr;
+  uint32_t threads_ = 0;  // per block
+
+  // The running block.
+  fc::fcontext_t scheduler_ = nullptr;
+#if defined(KC_TSAN_)
+  void* scheduler_tsan_ = nullptr;
+#endif
+  int32_t current_ = kScheduler;  // the fiber that runs
+  int32_t from_ = kScheduler;     // the context that switched to it
+  uint32_t live_ = 0;             // fibers that have not returned
+  int32_t first_exited_ = -1;
+  uint32_t arrived_ = 0;  // at the barrier
+  int barrier_count_ = 0;
+  int barrier_result_ = 0;
+  const char* barrier_name_ = nullptr;
+  bool failed_ = false;
+  char message_[sizeof(kc_error::message)] = {};
+};
+
+bool Worker::Reserve(uint32_t threads, char* message, size_t size) {
+  if (threads <= capacity_) return true;
+  Release();
+  const uint32_t capacity = (threads + kWarpSize - 1) / kWarpSize * kWarpSize;
+  const uint32_t warps = capacity / kWarpSize;
+  fibers_.reset(new (std::nothrow) Fiber[capacity]);
+  warps_.reset(new (std::nothrow) Warp[warps]);
+  if (fibers_ == nullptr || warps_ == nullptr || !ready_.Reset(capacity)) {
+    snprintf(message, size, "cannot allocate the state of %u threads",
+             capacity);
+    Release();
+    return false;
+  }
+  // One mapping for all stacks, each with a guard page below it. Only the
+  // pages a fiber touches are committed.
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  stride_ = kFiberStackBytes + page;
+  const size_t bytes = stride_ * capacity;
+  void* p =
+      mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+  if (p == MAP_FAILED) {
+    snprintf(message, size, "cannot map %u fiber stacks of %zu KiB: %s",
+             capacity, kFiberStackBytes / 1024, strerror(errno));
+    Release();
+    return false;
+  }
+  stacks_ = static_cast<char*>(p);
+  mapped_ = bytes;
+  for (uint32_t f = 0; f < capacity; ++f) {
+    if (mprotect(stacks_ + f * stride_, page, PROT_NONE) != 0) {
+      snprintf(message, size,
+               "cannot place the guard pages of %u fiber stacks (each stack "
+               "is two memory mappings; see vm.max_map_count): %s",
+               capacity, strerror(errno));
+      Release();
+      return false;
+    }
+  }
+  capacity_ = capacity;
+  return true;
+}
+
+void Worker::Release() {
+#if defined(KC_TSAN_)
+  for (uint32_t f = 0; f < capacity_; ++f)
+    if (fibers_[f].tsan != nullptr) __tsan_destroy_fiber(fibers_[f].tsan);
+#endif
+  if (stacks_ != nullptr) munmap(stacks_, mapped_);
+  stacks_ = nullptr;
+  mapped_ = 0;
+  capacity_ = 0;
+}
+
+void Worker::Begin(const kc_dim3& block, ThreadFunction thread,
+                   const void* context) {
+  thread_ = thread;
+  thread_context_ = context;
+  threads_ = block.x * block.y * block.z;
+  uint32_t f = 0;
+  for (uint32_t z = 0; z < block.z; ++z)
+    for (uint32_t y = 0; y < block.y; ++y)
+      for (uint32_t x = 0; x < block.x; ++x)
+        fibers_[f++].index = Index3{Index(x), Index(y), Index(z)};
+  const uint32_t warps = (threads_ + kWarpSize - 1) / kWarpSize;
+  for (uint32_t w = 0; w < warps; ++w) {
+    const uint32_t lanes = threads_ - w * kWarpSize;
+    warps_[w].present =
+        lanes >= static_cast<uint32_t>(kWarpSize) ? ~0u : (1u << lanes) - 1;
+  }
+}
+
+bool Worker::RunBlock() {
+  live_ = threads_;
+  first_exited_ = -1;
+  arrived_ = 0;
+  barrier_count_ = 0;
+  failed_ = false;
+  const uint32_t warps = (threads_ + kWarpSize - 1) / kWarpSize;
+  for (uint32_t w = 0; w < warps; ++w) {
+    Warp& warp = warps_[w];
+    warp.exited = warp.waiting = warp.active_mask = 0;
+  }
+  ready_.Clear();
+  for (uint32_t f = 0; f < threads_; ++f) {
+    Fiber& fiber = fibers_[f];
+    fiber.wait = Wait::kNone;
+    if (!fiber.parked) {
+      fiber.context =
+          fc::make_fcontext(StackTop(f), kFiberStackBytes, &Worker::FiberMain);
+#if defined(KC_TSAN_)
+      // The sanitizer's fiber of an abandoned one still holds its frames.
+      if (fiber.tsan != nullptr) __tsan_destroy_fiber(fiber.tsan);
+      fiber.tsan = __tsan_create_fiber(0);
+#endif
+    }
+    fiber.parked = false;
+    ready_.PushBack(static_cast<int32_t>(f));
+  }
+  running = this;
+  from_ = kScheduler;
+  current_ = ready_.PopFront();
+#if defined(KC_TSAN_)
+  scheduler_tsan_ = __tsan_get_current_fiber();
+  __tsan_switch_to_fiber(fibers_[current_].tsan, 0);
+#endif
+  // Returns when the last thread has returned (parked, to be resumed by the
+  // next block), or one has failed.
+  const fc::transfer_t t = fc::jump_fcontext(fibers_[current_].context, this);
+  Arrived(t.fctx);
+  running = nullptr;
+  return !failed_;
+}
+
+void Worker::FiberMain(fc::transfer_t from) {
+  Worker* w = static_cast<Worker*>(from.data);
+  w->Arrived(from.fctx);
+  w->Start();
+}
+
+// A fiber's life: a thread of one block after another. Between them it
+// waits in Exit, so its frames stay as they were: nothing to unwind, and a
+// sanitizer sees every call return.
+void Worker::Start() {
+  for (;;) {
+    grid_state.thread = fibers_[current_].index;
+    thread_(thread_context_);
+    Exit();
+  }
+}
+
+// Records the context of whoever switched to this fiber, to resume it later.
+void Worker::Arrived(fc::fcontext_t from) {
+  if (from_ == kScheduler) {
+    scheduler_ = from;
+  } else {
+    fibers_[from_].context = from;
+  }
+}
+
+void Worker::SwitchTo(int32_t next) {
+  const int32_t self = current_;
+  if (next == self) return;
+  from_ = self;
+  current_ = next;
+  fc::fcontext_t to = scheduler_;
+#if defined(KC_TSAN_)
+  __tsan_switch_to_fiber(
+      next == kScheduler ? scheduler_tsan_ : fibers_[next].tsan, 0);
+#endif
+  if (next != kScheduler) to = fibers_[next].context;
+  const fc::transfer_t t = fc::jump_fcontext(to, this);
+  // Back in `self` (maybe in a later block), switched to by some other
+  // context.
+  static_cast<Worker*>(t.data)->Arrived(t.fctx);
+  grid_state.thread = fibers_[self].index;
+}
+
+void Worker::Suspend() { SwitchTo(NextReady()); }
+
+int32_t Worker::NextReady() {
+  if (ready_.empty() && !ReleaseActiveMasks()) Deadlock();
+  return ready_.PopFront();
+}
+
+// Every thread that can go on has: now each lane in __activemask knows
+// which lanes of its warp reached the same call with it.
+bool Worker::ReleaseActiveMasks() {
+  bool released = false;
+  const uint32_t warps = (threads_ + kWarpSize - 1) / kWarpSize;
+  for (uint32_t w = 0; w < warps; ++w) {
+    Warp& warp = warps_[w];
+    uint32_t left = warp.active_mask;
+    while (left != 0) {
+      const Fiber& first = fibers_[w * kWarpSize + __builtin_ctz(left)];
+      uint32_t same = 0;
+      detail::ForLanes(left, [&](int lane) {
+        const Fiber& f = fibers_[w * kWarpSize + lane];
+        if (f.line == first.line && f.column == first.column &&
+            strcmp(f.file, first.file) == 0)
+          same |= 1u << lane;
+      });
+      detail::ForLanes(same, [&](int lane) {
+        const int32_t f = static_cast<int32_t>(w * kWarpSize + lane);
+        fibers_[f].active_mask = same;
+        fibers_[f].wait = Wait::kNone;
+        ready_.PushBack(f);
+      });
+      left &= ~same;
+      released = true;
+    }
+    warp.active_mask = 0;
+  }
+  return released;
+}
+
+void Worker::Exit() {
+  const int32_t self = current_;
+  Warp& warp = warps_[self / kWarpSize];
+  const int lane = self % kWarpSize;
+  fibers_[self].wait = Wait::kDone;
+  warp.exited |= 1u << lane;
+  --live_;
+  if (first_exited_ < 0) first_exited_ = self;
+  if (arrived_ > 0)
+    Fail(
+        "thread %s returned while %u threads wait at %s; every thread of "
+        "a block must reach each barrier",
+        Text(fibers_[self].index).text, arrived_, barrier_name_);
+  detail::ForLanes(warp.waiting, [&](int other) {
+    if (((warp.mask[other] >> lane) & 1u) != 0)
+      Fail(
+          "thread %s returned while thread %s waits for it in %s with "
+          "mask 0x%08x",
+          Text(fibers_[self].index).text,
+          Text(fibers_[self - lane + other].index).text, warp.op[other]->name,
+          warp.mask[other]);
+  });
+  const int32_t next = live_ == 0 ? kScheduler : NextReady();
+  fibers_[self].parked = true;
+  SwitchTo(next);
+}
+
+int Worker::Barrier(const char* name, int predicate) {
+  const int32_t self = current_;
+  if (first_exited_ >= 0)
+    Fail(
+        "thread %s reached %s after thread %s returned; every thread of a "
+        "block must reach each barrier",
+        Text(fibers_[self].index).text, name,
+        Text(fibers_[first_exited_].index).text);
+  if (arrived_ == 0) barrier_name_ = name;
+  ++arrived_;
+  barrier_count_ += predicate;
+  if (arrived_ == threads_) {
+    // The last one: release the others, in thread order, and go on.
+    barrier_result_ = barrier_count_;
+    arrived_ = 0;
+    barrier_count_ = 0;
+    for (uint32_t f = 0; f < threads_; ++f) {
+      if (fibers_[f].wait == Wait::kBarrier) {
+        fibers_[f].wait = Wait::kNone;
+        ready_.PushBack(static_cast<int32_t>(f));
+      }
+    }
+    return barrier_result_;
+  }
+  fibers_[self].wait = Wait::kBarrier;
+  fibers_[self].barrier = name;
+  Suspend();
+  // No other barrier completes before this thread arrives at it.
+  return barrier_result_;
+}
+
+void Worker::Collective(const WarpRequest& request, void* out,
+                        uint32_t out_size) {
+  const int32_t self = current_;
+  const int lane = self % kWarpSize;
+  Warp& warp = warps_[self / kWarpSize];
+  const char* name = request.op->name;
+  if (((request.mask >> lane) & 1u) == 0)
+    Fail(
+        "thread %s calls %s with mask 0x%08x, which does not name its own "
+        "lane %d",
+        Text(fibers_[self].index).text, name, request.mask, lane);
+  const uint32_t mask = request.mask & warp.present;
+  if ((mask & warp.exited) != 0) {
+    const int gone = __builtin_ctz(mask & warp.exited);
+    Fail(
+        "thread %s calls %s with mask 0x%08x, which names lane %d (thread "
+        "%s) that has returned",
+        Text(fibers_[self].index).text, name, request.mask, gone,
+        Text(fibers_[self - lane + gone].index).text);
+  }
+  warp.op[lane] = request.op;
+  warp.mask[lane] = mask;
+  warp.size[lane] = request.size;
+  WarpLane& slot = warp.lanes[lane];
+  memcpy(slot.in, request.in, request.size);
+  slot.a = request.a;
+  slot.b = request.b;
+  warp.waiting |= 1u << lane;
+  // Complete when every lane of the mask waits, and waits in this call.
+  bool complete = (warp.waiting & mask) == mask;
+  if (complete) {
+    detail::ForLanes(mask, [&](int other) {
+      complete = complete && warp.op[other] == request.op &&
+                 warp.mask[other] == mask && warp.size[other] == request.size;
+    });
+  }
+  if (complete) {
+    request.op->compute(mask, request.size, warp.lanes, request.context);
+    warp.waiting &= ~mask;
+    // The others run next, in lane order, while their warp's data is warm.
+    for (int other = kWarpSize - 1; other >= 0; --other) {
+      if (other == lane || ((mask >> other) & 1u) == 0) continue;
+      const int32_t f = self - lane + other;
+      fibers_[f].wait = Wait::kNone;
+      ready_.PushFront(f);
+    }
+  } else {
+    fibers_[self].wait = Wait::kWarp;
+    Suspend();
+  }
+  // The lane's result stays until it calls the next collective.
+  memcpy(out, slot.out, out_size);
+}
+
+uint32_t Worker::ActiveMask(const char* file, uint32_t line, uint32_t column) {
+  const int32_t self = current_;
+  Fiber& fiber = fibers_[self];
+  fiber.file = file;
+  fiber.line = line;
+  fiber.column = column;
+  fiber.wait = Wait::kActiveMask;
+  warps_[self / kWarpSize].active_mask |= 1u << (self % kWarpSize);
+  Suspend();
+  return fiber.active_mask;
+}
+
+void Worker::Yield() {
+  if (ready_.empty()) return;
+  ready_.PushBack(current_);
+  SwitchTo(ready_.PopFront());
+}
+
+void Worker::Fail(const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  vsnprintf(message_, sizeof message_, format, args);
+  va_end(args);
+  failed_ = true;
+  // Back to the worker for good: this fiber, and every other one that has
+  // not returned, is abandoned where it is (and started afresh later).
+  from_ = current_;
+  current_ = kScheduler;
+#if defined(KC_TSAN_)
+  __tsan_switch_to_fiber(scheduler_tsan_, 0);
+#endif
+  fc::jump_fcontext(scheduler_, this);
+  __builtin_unreachable();
+}
+
+void Worker::Describe(int32_t f, char* out, size_t size) const {
+  const Fiber& fiber = fibers_[f];
+  const IndexText thread = Text(fiber.index);
+  if (fiber.wait == Wait::kBarrier) {
+    snprintf(out, size, "thread %s waits at %s", thread.text, fiber.barrier);
+    return;
+  }
+  const Warp& warp = warps_[f / kWarpSize];
+  const int lane = f % kWarpSize;
+  snprintf(out, size, "thread %s waits in %s with mask 0x%08x", thread.text,
+           warp.op[lane]->name, warp.mask[lane]);
+}
+
+// No thread can go on. Names one that waits and one it waits for.
+void Worker::Deadlock() {
+  int32_t waiter = 0;
+  while (fibers_[waiter].wait == Wait::kDone) ++waiter;
+  int32_t blocker = waiter;
+  if (fibers_[waiter].wait == Wait::kBarrier) {
+    for (uint32_t f = 0; f < threads_ && blocker == waiter; ++f) {
+      const Wait wait = fibers_[f].wait;
+      if (wait != Wait::kBarrier && wait != Wait::kDone)
+        blocker = static_cast<int32_t>(f);
+    }
+  } else {
+    const Warp& warp = warps_[waiter / kWarpSize];
+    const int lane = waiter % kWarpSize;
+    detail::ForLanes(warp.mask[lane], [&](int other) {
+      const bool same = ((warp.waiting >> other) & 1u) != 0 &&
+                        warp.op[other] == warp.op[lane] &&
+                        warp.mask[other] == warp.mask[lane] &&
+                        warp.size[other] == warp.size[lane];
+      if (!same && blocker == waiter) blocker = waiter - lane + other;
+    });
+  }
+  char first[160];
+  char second[160];
+  Describe(waiter, first, sizeof first);
+  Describe(blocker, second, sizeof second);
+  Fail(
+      "threads wait for each other: %s, and %s; every thread of a block "
+      "must reach each barrier, and every lane a warp function names must "
+      "make the same call",
+      first, second);
+}
+
+// Writes "kernel: " and the formatted text to `error`; returns 1, the
+// entry's failure.
+__attribute__((format(printf, 3, 4))) int32_t Failure(kc_error* error,
+                                                      const char* kernel,
+                                                      const char* format, ...) {
+  const size_t size = sizeof error->message;
+  const int n = snprintf(error->message, size, "%s: ", kernel);
+  if (n >= 0 && static_cast<size_t>(n) < size) {
+    va_list args;
+    va_start(args, format);
+    vsnprintf(error->message + n, size - static_cast<size_t>(n), format, args);
+    va_end(args);
+  }
+  return 1;
+}
+
+Worker* ThisThreadsWorker() {
+  static thread_local std::unique_ptr<Worker> worker;
+  if (worker == nullptr) worker.reset(new (std::nothrow) Worker());
+  return worker.get();
+}
+
+}  // namespace
+
+int32_t RunBlocks(const kc_block_range& range, const char* kernel,
+                  kc_error* error, ThreadFunction thread, const void* context) {
+  const kc_dim3 grid = range.launch.grid;
+  const kc_dim3 block = range.launch.block;
+  const uint64_t threads = static_cast<uint64_t>(block.x) * block.y * block.z;
+  const uint64_t blocks = static_cast<uint64_t>(grid.x) * grid.y * grid.z;
+  if (range.block_begin >= range.block_end || threads == 0) return 0;
+  if (threads > kMaxBlockThreads)
+    return Failure(error, kernel,
+                   "a block of %llu threads (%u, %u, %u) is more than the %u "
+                   "threads a block may have",
+                   static_cast<unsigned long long>(threads), block.x, block.y,
+                   block.z, kMaxBlockThreads);
+  if (range.shared_bytes > kMaxDynamicSharedBytes)
+    return Failure(error, kernel,
+                   "%llu bytes of dynamic shared memory per block is more than "
+                   "the CPU target's limit of %llu",
+                   static_cast<unsigned long long>(range.shared_bytes),
+                   static_cast<unsigned long long>(kMaxDynamicSharedBytes));
+  if (range.block_end > blocks)
+    return Failure(error, kernel,
+                   "blocks %llu to %llu of a grid of %llu blocks",
+                   static_cast<unsigned long long>(range.block_begin),
+                   static_cast<unsigned long long>(range.block_end),
+                   static_cast<unsigned long long>(blocks));
+  if (running != nullptr)
+    return Failure(error, kernel, "%s", "a kernel's thread cannot run blocks");
+  Worker* worker = ThisThreadsWorker();
+  if (worker == nullptr)
+    return Failure(error, kernel, "%s", "cannot allocate a block executor");
+  char why[256];
+  if (!worker->Reserve(static_cast<uint32_t>(threads), why, sizeof why))
+    return Failure(error, kernel, "%s", why);
+  GridState& state = grid_state;
+  state.grid_dim = {Index(grid.x), Index(grid.y), Index(grid.z)};
+  state.block_dim = {Index(block.x), Index(block.y), Index(block.z)};
+  worker->Begin(block, thread, context);
+  const uint64_t plane = static_cast<uint64_t>(grid.x) * grid.y;
+  for (uint64_t b = range.block_begin; b < range.block_end; ++b) {
+    const uint32_t x = static_cast<uint32_t>(b % grid.x);
+    const uint32_t y = static_cast<uint32_t>((b % plane) / grid.x);
+    const uint32_t z = static_cast<uint32_t>(b / plane);
+    state.block = {Index(x), Index(y), Index(z)};
+    if (!worker->RunBlock())
+      return Failure(error, kernel, "block %s: %s", Text(x, y, z).text,
+                     worker->message());
+  }
+  return 0;
+}
+
+// The calls of kernelc/block.h. Outside a block (no executor on this
+// thread) each acts as in a block of one thread.
+
+int BlockBarrier(const char* name, int predicate) {
+  Worker* w = running;
+  return w != nullptr ? w->Barrier(name, predicate) : predicate;
+}
+
+void WarpCall(const WarpRequest& request, void* out, uint32_t out_size) {
+  Worker* w = running;
+  if (w != nullptr) {
+    w->Collective(request, out, out_size);
+    return;
+  }
+  WarpLane lanes[kWarpSize];
+  memcpy(lanes[0].in, request.in, request.size);
+  lanes[0].a = request.a;
+  lanes[0].b = request.b;
+  request.op->compute(1u, request.size, lanes, request.context);
+  memcpy(out, lanes[0].out, out_size);
+}
+
+uint32_t WarpActiveMask(const char* file, uint32_t line, uint32_t column) {
+  Worker* w = running;
+  return w != nullptr ? w->ActiveMask(file, line, column) : 1u;
+}
+
+void BlockYield() {
+  if (Worker* w = running) w->Yield();
+}
+
+void BlockFail(const char* message) {
+  if (Worker* w = running) w->Fail("%s", message);
+}
+
+}  // namespace kc::host

@@ -1,0 +1,104 @@
+// A std::thread pool standing in for XLA's intra-op pool (ffi::ThreadPool:
+// Schedule and num_threads) in the runtime's tests and benchmarks, and the
+// launch the generated handler makes on it: a grid split into ranges of
+// blocks (kernelc/grid_split.h) that the caller and pool tasks claim
+// (kc::rt::ParallelFor), each run by the kernel's CPU entry
+// (kernelc/cpu_exec.h).
+#ifndef KERNELC_RUNTIME_STD_POOL_H_
+#define KERNELC_RUNTIME_STD_POOL_H_
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "kernelc/batch.h"
+#include "kernelc/cpu_exec.h"
+#include "kernelc/grid_split.h"
+
+namespace kc::testing {
+
+class StdPool {
+ public:
+  explicit StdPool(int threads) {
+    for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Work(); });
+  }
+  ~StdPool() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    for (std::thread& t : threads_) t.join();
+  }
+  StdPool(const StdPool&) = delete;
+  StdPool& operator=(const StdPool&) = delete;
+
+  int64_t num_threads() const { return static_cast<int64_t>(threads_.size()); }
+  void Schedule(std::function<void()> task) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      tasks_.push_back(std::move(task));
+    }
+    wake_.notify_one();
+  }
+
+ private:
+  void Work() {
+    for (;;) {
+      std::function<void()> task;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        wake_.wait(lock, [this] { return stop_ || !tasks_.empty(); });
+        if (tasks_.empty()) return;
+        task = std::move(tasks_.front());
+        tasks_.pop_front();
+      }
+      task();
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable wake_;
+  std::deque<std::function<void()>> tasks_;
+  bool stop_ = false;
+  std::vector<std::thread> threads_;
+};
+
+// Runs a launch of a kernel as a generated handler will: split for `pool`
+// (null: all on the calling thread), each range through the kernel's entry,
+// the loop's or the block executor's. `thread` calls the kernel. Returns the
+// first error's message, or "".
+template <typename Thread>
+std::string RunLaunch(const kc_launch& launch, bool block_kernel, StdPool* pool,
+                      uint64_t shared_bytes, const char* kernel,
+                      const Thread& thread) {
+  const kc::rt::GridSplit split = kc::rt::SplitGrid(
+      launch, block_kernel, pool != nullptr ? pool->num_threads() : 0);
+  std::mutex mu;
+  std::string first;
+  kc::rt::ParallelFor(
+      split.ranges, split.helpers,
+      [pool](auto task) { pool->Schedule(std::move(task)); },
+      [&](int64_t i) {
+        const kc_block_range r = split.Range(i, shared_bytes);
+        if (!block_kernel) {
+          kc::host::RunThreadLoop(r.launch, r.block_begin, r.block_end, thread);
+          return;
+        }
+        kc_error error;
+        if (kc::host::RunBlocks(r, kernel, &error, thread) != 0) {
+          std::lock_guard<std::mutex> lock(mu);
+          if (first.empty()) first = error.message;
+        }
+      });
+  return first;
+}
+
+}  // namespace kc::testing
+
+#endif  // KERNELC_RUNTIME_STD_POOL_H_
