@@ -13,6 +13,9 @@
 // line, prints what a pipeline reports and returns, and maps its result to
 // the exit code: 0 success, 1 errors in the user's input (diagnostics
 // printed), 2 internal or toolchain failures.
+//
+// One diagnostics engine per run collects what the command line and the
+// pipeline report; it is printed once, at the end, to stderr.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -24,7 +27,7 @@
 #include <variant>
 #include <vector>
 
-#include "compiler/driver/diagnostics.h"
+#include "compiler/diag/engine.h"
 #include "compiler/driver/driver.h"
 #include "compiler/driver/options.h"
 
@@ -71,11 +74,14 @@ void Declare(CLI::App* cmd, const driver::OptionSpec& spec, driver::Options& o,
   if (spec.required) opt->required();
 }
 
-template <typename T>
-int Finish(const driver::Diagnostics& diagnostics, const Result<T>& result) {
-  fmt::print(stderr, "{}", diagnostics.text());
-  if (result.ok()) return kOk;
-  return result.error().kind == ErrorKind::kUser ? kUserError : kInternalError;
+// Prints what was reported, then the internal error a pipeline stopped at;
+// the exit code.
+int Finish(const diag::DiagnosticEngine& diags, const Status& status) {
+  fmt::print(stderr, "{}", diags.Render());
+  if (status.ok()) return kOk;
+  if (status.error().kind != ErrorKind::kInternal) return kUserError;
+  fmt::print(stderr, "kernelc: internal error: {}\n", status.error().message);
+  return kInternalError;
 }
 
 int Main(int argc, char** argv) {
@@ -98,6 +104,7 @@ int Main(int argc, char** argv) {
        "write the generated sources (package/ and build/) to DIR without "
        "compiling them"},
   };
+  diag::DiagnosticEngine diags(diag::ReadSourceFile);
   driver::Options o;
   std::deque<TextOption> texts;
   for (Subcommand& sub : subcommands)
@@ -112,11 +119,8 @@ int Main(int argc, char** argv) {
     for (const Subcommand& sub : subcommands)
       known = known || std::string_view(argv[1]) == sub.name;
     if (!known) {
-      fmt::print(stderr,
-                 "kernelc: error: unknown command '{}' (expected build, "
-                 "wheel, inspect or emit; see --help)\n",
-                 argv[1]);
-      return kUserError;
+      diags.Report<diag::Id::kUnknownCommand>({}, argv[1]);
+      return Finish(diags, Error::Reported());
     }
   }
   try {
@@ -132,31 +136,27 @@ int Main(int argc, char** argv) {
   for (const TextOption& text : texts) {
     if (text.option->count() == 0) continue;
     Result<std::vector<model::Target>> targets =
-        driver::ParseTargets(text.text);
-    if (!targets.ok()) {
-      fmt::print(stderr, "kernelc: error: {}\n", targets.error().message);
-      return kUserError;
-    }
+        driver::ParseTargets(text.text, diags);
+    if (!targets.ok()) return Finish(diags, targets.status());
     o.*std::get<std::vector<model::Target> driver::Options::*>(
            text.spec->member) = std::move(targets).value();
   }
 
-  driver::Diagnostics diagnostics;
   if (subcommands[0].app->parsed())
-    return Finish(diagnostics, driver::Build(o, diagnostics));
+    return Finish(diags, driver::Build(o, diags).status());
   if (subcommands[1].app->parsed()) {
-    Result<driver::WheelResult> r = driver::Wheel(o, diagnostics);
-    int rc = Finish(diagnostics, r);
+    Result<driver::WheelResult> r = driver::Wheel(o, diags);
+    int rc = Finish(diags, r.status());
     if (r.ok()) fmt::print("{}\n", r.value().path);
     return rc;
   }
   if (subcommands[2].app->parsed()) {
-    Result<driver::InspectResult> r = driver::Inspect(o, diagnostics);
-    int rc = Finish(diagnostics, r);
+    Result<driver::InspectResult> r = driver::Inspect(o, diags);
+    int rc = Finish(diags, r.status());
     if (r.ok()) fmt::print("{}", r.value().json);
     return rc;
   }
-  return Finish(diagnostics, driver::Emit(o, diagnostics));
+  return Finish(diags, driver::Emit(o, diags).status());
 }
 
 }  // namespace

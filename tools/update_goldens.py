@@ -1,10 +1,11 @@
 """Regenerates the expected outputs of every golden case in tests/golden/.
 
 Usage: .venv/bin/python tools/update_goldens.py [CASE...]
-Builds kernelc with Bazel first, so the goldens come from the kernelc that
-`bazel test //tests/golden:golden_test` checks them with. Run it after an
-intended change to generated code or diagnostics, and review the diff
-before committing.
+Builds kernelc (and the printer of its diagnostics' catalogue) with Bazel
+first, so the goldens come from the binaries that `bazel test
+//tests/golden:golden_test` checks them with. Run it after an intended
+change to generated code or diagnostics, and review the diff before
+committing.
 """
 
 import pathlib
@@ -18,7 +19,8 @@ import golden_runner  # noqa: E402  (found through the path above)
 
 
 def main(argv):
-    subprocess.run(["bazel", "build", "//tools:kernelc"], cwd=ROOT, check=True)
+    subprocess.run(["bazel", "build", "//tools:kernelc",
+                    "//compiler/diag:print_catalogue"], cwd=ROOT, check=True)
     tree = golden_runner.Tree(ROOT)
     for name in argv or tree.cases():
         tree.write_expected(name, tree.run_case(name))

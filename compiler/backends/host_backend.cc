@@ -73,7 +73,8 @@ Result<HostToolchain> FindHostToolchain() {
   return tc;
 }
 
-Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build) {
+Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build,
+                        diag::DiagnosticEngine& diags) {
   const std::string& work = build.work_dir;
   std::string include = work + "/include";
   std::string host_include = work + "/host_include";
@@ -115,10 +116,13 @@ Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build) {
     RunResult r = Run(tc.cxx, args, log);
     if (!r.error.empty() && r.code < 0)
       return Error::Internal(fmt::format("cannot run {}: {}", tc.cxx, r.error));
+    if (r.code != 0 && !user_code)
+      return Error::Internal(
+          fmt::format("compiling {} for the CPU failed:\n{}", src, r.output));
     if (r.code != 0) {
-      std::string msg =
-          fmt::format("compiling {} for the CPU failed:\n{}", src, r.output);
-      return user_code ? Error::User(msg) : Error::Internal(msg);
+      // The compiler's own diagnostics, relayed whole.
+      diags.Report<diag::Id::kHostCompileFailed>({}, src, r.output);
+      return Error::Reported();
     }
     objects.push_back(obj);
     return Status();
@@ -188,11 +192,10 @@ Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build) {
   RunResult r = Run(tc.cxx, link, log);
   if (r.code < 0)
     return Error::Internal(fmt::format("cannot run {}: {}", tc.cxx, r.error));
-  if (r.code != 0)
-    return Error::User(fmt::format(
-        "linking the kernels for the CPU failed (a function the kernels call "
-        "is not defined for the CPU?):\n{}",
-        r.output));
+  if (r.code != 0) {
+    diags.Report<diag::Id::kHostLinkFailed>({}, r.output);
+    return Error::Reported();
+  }
   return Status();
 }
 

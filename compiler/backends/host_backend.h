@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/diag/engine.h"
 #include "compiler/util/status.h"
 
 namespace kernelc::backends {
@@ -51,9 +52,12 @@ struct HostBuild {
 };
 
 // Writes kernelc's headers and the generated sources under work_dir,
-// compiles and links. Compiler output for a failed user source comes back
-// in the error (kUser); a failing toolchain is kInternal.
-Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build);
+// compiles and links. The compiler's output for a user source that fails
+// to compile, or for kernels that fail to link, is reported to `diags`
+// (Error::Reported()); a failing toolchain, or generated code that does not
+// compile, is an internal error.
+Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build,
+                        diag::DiagnosticEngine& diags);
 
 }  // namespace kernelc::backends
 

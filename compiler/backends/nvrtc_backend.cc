@@ -190,27 +190,32 @@ std::optional<NvrtcLocation> LocateNvrtc() {
 }
 
 Result<std::vector<int>> ParseCudaArchs(const std::string& text,
-                                        const Nvrtc& nvrtc) {
+                                        const Nvrtc& nvrtc,
+                                        diag::DiagnosticEngine& diags) {
   std::set<int> archs;
   for (llvm::StringRef part : llvm::split(text, ',')) {
     std::string a = part.trim().str();
     int sm = 0;
     if (a.size() < 5 || a.compare(0, 3, "sm_") != 0 ||
         a.find_first_not_of("0123456789", 3) != std::string::npos ||
-        llvm::StringRef(a).substr(3).getAsInteger(10, sm))
-      return Error::User(fmt::format(
-          "--cuda-arch: '{}' is not an architecture like sm_80", a));
+        llvm::StringRef(a).substr(3).getAsInteger(10, sm)) {
+      diags.Report<diag::Id::kCudaArchSyntax>({}, a);
+      return Error::Reported();
+    }
     const std::vector<int>& ok = nvrtc.supported_archs();
     if (std::find(ok.begin(), ok.end(), sm) == ok.end()) {
       std::vector<std::string> names;
       for (int s : ok) names.push_back(fmt::format("sm_{}", s));
-      return Error::User(fmt::format(
-          "--cuda-arch: NVRTC {} cannot compile for {} (it supports {})",
-          nvrtc.version(), a, fmt::join(names, ", ")));
+      diags.Report<diag::Id::kCudaArchUnsupported>({}, nvrtc.version(), a,
+                                                   fmt::join(names, ", "));
+      return Error::Reported();
     }
     archs.insert(sm);
   }
-  if (archs.empty()) return Error::User("--cuda-arch: no architecture given");
+  if (archs.empty()) {
+    diags.Report<diag::Id::kCudaArchMissing>({});
+    return Error::Reported();
+  }
   return std::vector<int>(archs.begin(), archs.end());
 }
 
@@ -226,7 +231,7 @@ std::vector<std::string> NvrtcFlags(const CudaBuild& build, int arch) {
   return flags;
 }
 
-bool ParseNvrtcLog(const std::string& log, diag::DiagnosticSink& diags) {
+bool ParseNvrtcLog(const std::string& log, diag::DiagnosticEngine& diags) {
   // "file(12): error: message", then the source line and a caret line, both
   // indented by two spaces.
   static const std::regex head(
@@ -249,10 +254,15 @@ bool ParseNvrtcLog(const std::string& log, diag::DiagnosticSink& diags) {
         loc.col = static_cast<int>(caret) - 1;
     }
     std::string what = m[3].str();
-    if (what == "warning")
-      diags.Warning(loc, m[4].str());
-    else if (what != "remark")
-      diags.Error(loc, m[4].str());
+    if (what != "remark") {
+      // NVRTC's words, relayed as they are: not kernelc's diagnostics.
+      diag::Diagnostic d;
+      d.severity =
+          what == "warning" ? diag::Severity::kWarning : diag::Severity::kError;
+      d.loc = std::move(loc);
+      d.message = m[4].str();
+      diags.Add(std::move(d));
+    }
     any = true;
   }
   return any;
@@ -475,7 +485,7 @@ bool UsesGridZ(const PtxFunctions& ptx, std::string_view entry) {
 
 Result<std::vector<model::CudaBinary>> CompileCuda(
     const Nvrtc& nvrtc, const model::Module& module, const CudaBuild& build,
-    diag::DiagnosticSink& diags) {
+    diag::DiagnosticEngine& diags) {
   const Headers headers;
   std::vector<model::CudaBinary> out;
   for (size_t si = 0; si < module.sources.size(); ++si) {
@@ -488,7 +498,10 @@ Result<std::vector<model::CudaBinary>> CompileCuda(
         bin.kernels.push_back(k.name);
     if (bin.kernels.empty()) continue;
     std::optional<std::string> text = ReadFile(src);
-    if (!text) return Error::User(fmt::format("cannot read '{}'", src));
+    if (!text) {
+      diags.Report<diag::Id::kCannotRead>({}, src);
+      return Error::Reported();
+    }
     llvm::SmallString<256> dir(src);
     llvm::sys::fs::make_absolute(dir);
     llvm::sys::path::remove_filename(dir);
@@ -499,10 +512,13 @@ Result<std::vector<model::CudaBinary>> CompileCuda(
                                         bin.kernels, build, std::string(dir));
     if (!c.ok()) return c.error();
     if (!c.value().failed_log.empty()) {
-      bool parsed = ParseNvrtcLog(c.value().failed_log, diags);
-      return Error::User(fmt::format(
-          "NVRTC {} could not compile {} for sm_{}{}", nvrtc.version(), src,
-          c.value().failed_arch, parsed ? "" : ":\n" + c.value().failed_log));
+      // NVRTC's diagnostics say what failed; a log they cannot be read out
+      // of is shown whole.
+      if (!ParseNvrtcLog(c.value().failed_log, diags))
+        diags.Report<diag::Id::kNvrtcFailed>({}, nvrtc.version(), src,
+                                             c.value().failed_arch,
+                                             c.value().failed_log);
+      return Error::Reported();
     }
     // Warnings are the same for every architecture: reported once.
     ParseNvrtcLog(c.value().log, diags);

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "compiler/diag/diagnostic.h"
+#include "compiler/diag/engine.h"
 #include "compiler/model/artifacts.h"
 #include "compiler/model/model.h"
 #include "compiler/util/status.h"
@@ -71,9 +71,11 @@ struct NvrtcLocation {
 std::optional<NvrtcLocation> LocateNvrtc();
 
 // Parses "--cuda-arch sm_80,sm_90": sorted, unique architectures, checked
-// against what NVRTC supports. User error for anything else.
+// against what NVRTC supports. Anything else is reported to `diags`, and
+// the result is Error::Reported().
 Result<std::vector<int>> ParseCudaArchs(const std::string& text,
-                                        const Nvrtc& nvrtc);
+                                        const Nvrtc& nvrtc,
+                                        diag::DiagnosticEngine& diags);
 
 // The fold program of a source (see emit::CudaFoldProgram, which the
 // caller passes in: the backend compiles generated code but does not
@@ -99,15 +101,15 @@ struct CudaBuild {
 std::vector<std::string> NvrtcFlags(const CudaBuild& build, int arch);
 
 // Compiles every source that defines __global__ kernels. NVRTC's errors and
-// warnings come back in `diags` at the user's file and line (the program
-// starts with a #line directive), with Error::User; a failing NVRTC is an
-// internal error. Each source's kernels whose batch can fold into the grid's
-// z axis are compiled a second time, into the fold program (see
-// kernelc/fold.h); CudaBinary::fold_kernels names those it holds.
-Result<std::vector<model::CudaBinary>> CompileCuda(const Nvrtc& nvrtc,
-                                                   const model::Module& module,
-                                                   const CudaBuild& build,
-                                                   diag::DiagnosticSink& diags);
+// warnings are relayed to `diags` at the user's file and line (the program
+// starts with a #line directive); a source that fails to compile gives
+// Error::Reported(), a failing NVRTC an internal error. Each source's kernels
+// whose batch can fold into the grid's z axis are compiled a second time, into
+// the fold program (see kernelc/fold.h); CudaBinary::fold_kernels names those
+// it holds.
+Result<std::vector<model::CudaBinary>> CompileCuda(
+    const Nvrtc& nvrtc, const model::Module& module, const CudaBuild& build,
+    diag::DiagnosticEngine& diags);
 
 // The functions of a PTX module that have a body (.entry and .func), by
 // name; `callable` for a .func, which a call can reach.
@@ -124,10 +126,10 @@ PtxFunctions ParsePtxFunctions(std::string_view ptx);
 // grid's z axis (kernelc/fold.h).
 bool UsesGridZ(const PtxFunctions& ptx, std::string_view entry);
 
-// Turns an NVRTC log into diagnostics: "file(line): error: message" lines,
-// with the column from the caret line below them. Returns whether any line
-// was recognized.
-bool ParseNvrtcLog(const std::string& log, diag::DiagnosticSink& diags);
+// Relays an NVRTC log to `diags`: its "file(line): error: message" lines,
+// with the column from the caret line below them, in NVRTC's words.
+// Returns whether any line was recognized.
+bool ParseNvrtcLog(const std::string& log, diag::DiagnosticEngine& diags);
 
 }  // namespace kernelc::backends
 

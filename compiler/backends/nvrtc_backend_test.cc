@@ -11,7 +11,7 @@ namespace kernelc::backends {
 namespace {
 
 TEST_CASE("NVRTC errors become diagnostics at the user's line and column") {
-  diag::DiagnosticSink diags;
+  diag::DiagnosticEngine diags;
   const std::string log =
       "k.cu(7): error: identifier \"undefined_thing\" is undefined\n"
       "    out[i] = undefined_thing(x[i]);\n"
@@ -40,7 +40,7 @@ TEST_CASE("NVRTC errors become diagnostics at the user's line and column") {
 }
 
 TEST_CASE("NVRTC warnings and catastrophic errors") {
-  diag::DiagnosticSink diags;
+  diag::DiagnosticEngine diags;
   const std::string log =
       "a.cu(3): warning: something odd\n"
       "a.cu(1): catastrophic error: cannot open source file \"x.h\"\n"
@@ -57,7 +57,7 @@ TEST_CASE("NVRTC warnings and catastrophic errors") {
 }
 
 TEST_CASE("A log without located messages is not parsed") {
-  diag::DiagnosticSink diags;
+  diag::DiagnosticEngine diags;
   CHECK_FALSE(
       ParseNvrtcLog("nvrtc: error: invalid value for --gpu-name\n", diags));
   CHECK(diags.diagnostics().empty());

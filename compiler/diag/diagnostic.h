@@ -1,20 +1,23 @@
-// Diagnostics for what the model layer and later stages find wrong with the
-// user's input. The frontend reports C++ problems through clang's own
-// DiagnosticsEngine; both print in the same clang style:
+// One diagnostic: what kernelc, or a tool whose findings it relays (Clang,
+// NVRTC), says about the user's input, where, and what to show under it.
+// Plain data; DiagnosticEngine collects them and renders them clang-style:
 //   file:line:col: error: message
 //   <the source line>
-//       ^
+//       ^~~~
 #ifndef KERNELC_COMPILER_DIAG_DIAGNOSTIC_H_
 #define KERNELC_COMPILER_DIAG_DIAGNOSTIC_H_
 
-#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "compiler/diag/catalogue.h"
+
 namespace kernelc::diag {
 
-// 1-based line and column; line 0 means "the whole file" (or no file).
+// 1-based line and column; the column counts bytes, as Clang's do. Line 0
+// means "the whole file"; an empty file, no file at all (a diagnostic
+// about the invocation).
 struct SourceLoc {
   std::string file;
   int line = 0;
@@ -28,44 +31,59 @@ struct SourceLoc {
     return l;
   }
   std::string ToString() const;  // "file:line:col", "file" or ""
+
+  friend bool operator==(const SourceLoc& a, const SourceLoc& b) {
+    return a.file == b.file && a.line == b.line && a.col == b.col;
+  }
+  friend bool operator!=(const SourceLoc& a, const SourceLoc& b) {
+    return !(a == b);
+  }
 };
 
-enum class Severity { kError, kWarning, kNote };
+// The bytes [begin, end) of one file, underlined with '~'; `end` may lie on
+// a later line.
+struct SourceRange {
+  SourceLoc begin;
+  SourceLoc end;
+};
+
+// Text that a fix-it hint inserts before the byte at `loc`, shown in a line
+// of its own under the caret (Clang's "expected ';'" inserts ";").
+struct FixIt {
+  SourceLoc loc;
+  std::string insert;
+};
+
+// Source lines as the reporter read them, for a diagnostic whose file the
+// renderer cannot read under its name: an in-memory file, or a buffer that a
+// #line directive names otherwise.
+struct Excerpt {
+  int first_line = 0;  // the number of lines[0], counted as SourceLoc::line
+  std::vector<std::string> lines;  // without their line breaks
+
+  // Line `n`, or null when the excerpt does not hold it.
+  const std::string* Line(int n) const;
+};
 
 struct Diagnostic {
   Severity severity = Severity::kError;
+  // The catalogue entry of a diagnostic that kernelc issues; none for one it
+  // relays from another tool.
+  std::optional<Id> id;
   SourceLoc loc;
   std::string message;
+  std::vector<SourceRange> ranges;
+  std::vector<FixIt> fixits;
+  // The #include directives through which loc.file was read, outermost
+  // first: "In file included from file:line:".
+  std::vector<SourceLoc> include_stack;
+  // When unset, the renderer reads loc.file.
+  std::optional<Excerpt> excerpt;
+
+  bool is_error() const {
+    return severity == Severity::kError || severity == Severity::kFatal;
+  }
 };
-
-// Collects diagnostics in report order. Not thread-safe.
-class DiagnosticSink {
- public:
-  void Error(SourceLoc loc, std::string message);
-  void Warning(SourceLoc loc, std::string message);
-  void Note(SourceLoc loc, std::string message);
-
-  const std::vector<Diagnostic>& diagnostics() const { return diags_; }
-  int error_count() const { return errors_; }
-  bool has_errors() const { return errors_ > 0; }
-
- private:
-  std::vector<Diagnostic> diags_;
-  int errors_ = 0;
-};
-
-// Reads a source file's text for the excerpt under a diagnostic; nullopt when
-// it cannot be read (the excerpt is then left out).
-using SourceReader =
-    std::function<std::optional<std::string>(const std::string& file)>;
-
-// Formats one diagnostic clang-style, with the source line and a caret when
-// the location has a position and the reader can supply the line.
-std::string Format(const Diagnostic& d, const SourceReader& reader);
-
-// Formats all diagnostics, then a summary line ("2 errors generated.") when
-// there were errors, as clang does.
-std::string FormatAll(const DiagnosticSink& sink, const SourceReader& reader);
 
 }  // namespace kernelc::diag
 

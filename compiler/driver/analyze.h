@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/driver/diagnostics.h"
+#include "compiler/diag/engine.h"
 #include "compiler/driver/options.h"
 #include "compiler/driver/target_units.h"
 #include "compiler/model/model.h"
@@ -18,11 +18,12 @@ namespace kernelc::driver {
 // FrontendOptions says) or JSON specs, and analyzes it into *module and
 // the returned plan, which points into *module. The targets' units check
 // the kernels too, unless `units` is null (inspect describes kernels that
-// a target cannot build). Diagnostics go to `diagnostics`. For C++
-// sources, `dependencies` (when set) receives the files Clang read.
+// a target cannot build). What is wrong is reported to `diags`
+// (Error::Reported()). For C++ sources, `dependencies` (when set) receives
+// the files Clang read.
 Result<sema::ModulePlan> Analyze(const Options& o, const TargetUnits* units,
                                  model::Module* module,
-                                 Diagnostics& diagnostics,
+                                 diag::DiagnosticEngine& diags,
                                  std::vector<std::string>* dependencies);
 
 }  // namespace kernelc::driver

@@ -32,18 +32,31 @@ namespace kernelc::driver {
 
 namespace {
 
+using diag::Id;
+
 // The options of a command that builds: checked, with the package's name.
-Result<Options> Resolve(Options o) {
-  if (Status s = CheckOptions(o); !s.ok()) return s.error();
-  if (Status s = ResolvePackageName(o); !s.ok()) return s.error();
+Result<Options> Resolve(Options o, diag::DiagnosticEngine& diags) {
+  if (Status s = CheckOptions(o, diags); !s.ok()) return s.error();
+  if (Status s = ResolvePackageName(o, diags); !s.ok()) return s.error();
   return o;
 }
 
-Status CreateOutDir(const std::string& dir) {
-  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
-    return Error::User(
-        fmt::format("cannot create '{}': {}", dir, ec.message()));
+Status CreateOutDir(const std::string& dir, diag::DiagnosticEngine& diags) {
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
+    diags.Report<Id::kCannotCreateDirectory>({}, dir, ec.message());
+    return Error::Reported();
+  }
   return Status();
+}
+
+// A pipeline's result, with a user error that file I/O below the engine
+// returned reported to `diags`: every error in the user's input leaves a
+// pipeline as a diagnostic.
+template <typename T>
+Result<T> Reported(Result<T> result, diag::DiagnosticEngine& diags) {
+  if (result.ok() || result.error().kind != ErrorKind::kUser) return result;
+  diags.Report<Id::kLibraryError>({}, result.error().message);
+  return Error::Reported();
 }
 
 // Stores a finished build in the cache, when the cache can tell when it
@@ -53,7 +66,7 @@ void StoreInCache(const cache::BuildCache& build_cache, const std::string& key,
                   const TargetUnits& units,
                   const std::vector<std::string>& frontend_dependencies,
                   std::vector<std::string> dependencies,
-                  const cache::Files& files, Diagnostics& diagnostics) {
+                  const cache::Files& files, diag::DiagnosticEngine& diags) {
   // A JSON spec's sources are not read by the frontend; the host compile of
   // the user's sources (the cpu target) names their headers, and without
   // it they are unknown: such a build is not cached.
@@ -93,14 +106,12 @@ void StoreInCache(const cache::BuildCache& build_cache, const std::string& key,
   }
   Status s = build_cache.Store(key, dependencies, files, toolkit_headers);
   // A cache that cannot be written costs speed, not correctness.
-  if (!s.ok())
-    diagnostics.Warning(
-        fmt::format("{} (build not cached)", s.error().message));
+  if (!s.ok()) diags.Report<Id::kCacheNotWritten>({}, s.error().message);
 }
 
 Result<BuildResult> BuildPackage(const Options& options,
-                                 Diagnostics& diagnostics) {
-  Result<Options> resolved = Resolve(options);
+                                 diag::DiagnosticEngine& diags) {
+  Result<Options> resolved = Resolve(options, diags);
   if (!resolved.ok()) return resolved.error();
   const Options& o = resolved.value();
   BuildResult result;
@@ -119,7 +130,8 @@ Result<BuildResult> BuildPackage(const Options& options,
       if (std::optional<cache::Files> hit = build_cache->Lookup(cache_key)) {
         std::string library = LibraryOf(*hit);
         if (!library.empty() && hit->count(library)) {
-          if (Status s = CreateOutDir(o.out_dir); !s.ok()) return s.error();
+          if (Status s = CreateOutDir(o.out_dir, diags); !s.ok())
+            return s.error();
           Status s = InstallPackage(result.package_dir, *hit, library,
                                     &result.written);
           if (!s.ok()) return s.error();
@@ -134,24 +146,24 @@ Result<BuildResult> BuildPackage(const Options& options,
   // The files Clang's frontend read: the sources and their headers, which
   // the targets' compilers read too.
   std::vector<std::string> frontend_dependencies;
-  Result<Generated> generated = Generate(
-      o, units, diagnostics, build_cache ? &frontend_dependencies : nullptr);
+  Result<Generated> generated =
+      Generate(o, units, diags, build_cache ? &frontend_dependencies : nullptr);
   if (!generated.ok()) return generated.error();
   const Generated& g = generated.value();
   Result<backends::HostToolchain> tc = backends::FindHostToolchain();
   if (!tc.ok()) return tc.error();
 
-  if (Status s = CreateOutDir(o.out_dir); !s.ok()) return s.error();
+  if (Status s = CreateOutDir(o.out_dir, diags); !s.ok()) return s.error();
   // Everything is built in a scratch directory; the package directory is
   // touched only once the library exists.
   ScratchDirectory scratch;
   llvm::SmallString<256> prefix(o.out_dir);
   llvm::sys::fs::make_absolute(prefix);
   llvm::sys::path::append(prefix, fmt::format(".{}.kernelc-%%%%%%", o.name));
-  if (std::error_code ec = scratch.Create(prefix))
-    return Error::User(
-        fmt::format("cannot create a scratch directory in '{}': {}", o.out_dir,
-                    ec.message()));
+  if (std::error_code ec = scratch.Create(prefix)) {
+    diags.Report<Id::kCannotCreateScratch>({}, o.out_dir, ec.message());
+    return Error::Reported();
+  }
   emit::Namer namer(g.info.package, g.info.content_hash);
   result.library = namer.LibraryFile();
   targets::BuildSettings settings = TargetSettings(o);
@@ -169,7 +181,7 @@ Result<BuildResult> BuildPackage(const Options& options,
   }
   std::vector<std::string> dependencies;
   if (build_cache) hb.dependencies = &dependencies;
-  if (Status s = backends::BuildHostLibrary(tc.value(), hb); !s.ok())
+  if (Status s = backends::BuildHostLibrary(tc.value(), hb, diags); !s.ok())
     return s.error();
   cache::Files files = g.output.package;
   std::optional<std::string> library = ReadFile(hb.library_path);
@@ -183,16 +195,17 @@ Result<BuildResult> BuildPackage(const Options& options,
     return s.error();
   if (build_cache)
     StoreInCache(*build_cache, cache_key, o, g, units, frontend_dependencies,
-                 std::move(dependencies), files, diagnostics);
+                 std::move(dependencies), files, diags);
   return result;
 }
 
-Result<EmitResult> EmitFiles(const Options& options, Diagnostics& diagnostics) {
-  Result<Options> resolved = Resolve(options);
+Result<EmitResult> EmitFiles(const Options& options,
+                             diag::DiagnosticEngine& diags) {
+  Result<Options> resolved = Resolve(options, diags);
   if (!resolved.ok()) return resolved.error();
   const Options& o = resolved.value();
   TargetUnits units = MakeTargetUnits(o.targets);
-  Result<Generated> g = Generate(o, units, diagnostics);
+  Result<Generated> g = Generate(o, units, diags);
   if (!g.ok()) return g.error();
   EmitResult result;
   result.content_hash = g.value().info.content_hash;
@@ -211,17 +224,19 @@ Result<EmitResult> EmitFiles(const Options& options, Diagnostics& diagnostics) {
 
 // The manifest of a built package (its targets, CUDA architectures and each
 // binary's SHA-256, the model), as built.
-Result<InspectResult> InspectPackage(const std::string& dir) {
+Result<InspectResult> InspectPackage(const std::string& dir,
+                                     diag::DiagnosticEngine& diags) {
   std::string path = dir + "/kernelc.json";
   std::optional<std::string> text = ReadFile(path);
-  if (!text)
-    return Error::User(fmt::format(
-        "'{}' is a directory but not a package built by kernelc (no "
-        "kernelc.json)",
-        dir));
+  if (!text) {
+    diags.Report<Id::kNotAPackage>({}, dir);
+    return Error::Reported();
+  }
   nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
-  if (!j.is_object() || !j.contains("targets"))
-    return Error::User(fmt::format("'{}' is not a kernelc manifest", path));
+  if (!j.is_object() || !j.contains("targets")) {
+    diags.Report<Id::kNotAManifest>({}, path);
+    return Error::Reported();
+  }
   return InspectResult{j.dump(2) + "\n"};
 }
 
@@ -229,30 +244,31 @@ bool IsOneDirectory(const std::vector<std::string>& sources) {
   return sources.size() == 1 && llvm::sys::fs::is_directory(sources[0]);
 }
 
-Result<InspectResult> InspectSources(Options o, Diagnostics& diagnostics) {
-  if (IsOneDirectory(o.sources)) return InspectPackage(o.sources[0]);
-  if (Status s = CheckOptions(o); !s.ok()) return s.error();
+Result<InspectResult> InspectSources(Options o, diag::DiagnosticEngine& diags) {
+  if (IsOneDirectory(o.sources)) return InspectPackage(o.sources[0], diags);
+  if (Status s = CheckOptions(o, diags); !s.ok()) return s.error();
   model::Module m;
   Result<sema::ModulePlan> plan =
-      Analyze(o, /*units=*/nullptr, &m, diagnostics, /*dependencies=*/nullptr);
+      Analyze(o, /*units=*/nullptr, &m, diags, /*dependencies=*/nullptr);
   if (!plan.ok()) return plan.error();
   return InspectResult{model::ToCanonicalJson(m)};
 }
 
 // The wheel's timestamp: $SOURCE_DATE_EPOCH when set (reproducible-builds
 // convention), else zip's earliest date; never the clock.
-Result<int64_t> WheelTimestamp() {
+Result<int64_t> WheelTimestamp(diag::DiagnosticEngine& diags) {
   const char* env = std::getenv("SOURCE_DATE_EPOCH");
   if (!env || !*env) return int64_t{0};
   long long v = 0;
-  if (llvm::StringRef(env).getAsInteger(10, v) || v < 0)
-    return Error::User(
-        fmt::format("SOURCE_DATE_EPOCH='{}' is not a number of seconds", env));
+  if (llvm::StringRef(env).getAsInteger(10, v) || v < 0) {
+    diags.Report<Id::kBadSourceDateEpoch>({}, env);
+    return Error::Reported();
+  }
   return static_cast<int64_t>(v);
 }
 
-Result<WheelResult> MakeWheel(const Options& o, Diagnostics& diagnostics) {
-  Result<int64_t> mtime = WheelTimestamp();
+Result<WheelResult> MakeWheel(const Options& o, diag::DiagnosticEngine& diags) {
+  Result<int64_t> mtime = WheelTimestamp(diags);
   if (!mtime.ok()) return mtime.error();
   wheel::Options wo;
   wo.version = o.wheel_version;
@@ -264,7 +280,7 @@ Result<WheelResult> MakeWheel(const Options& o, Diagnostics& diagnostics) {
   wo.generator = fmt::format("kernelc {}", kVersion);
   wo.mtime = mtime.value();
   // The metadata is checked before sources are built.
-  if (Status s = wheel::CheckOptions(wo); !s.ok()) return s.error();
+  if (Status s = wheel::CheckOptions(wo, diags); !s.ok()) return s.error();
   WheelResult result;
   std::string package_dir;
   ScratchDirectory scratch;
@@ -278,21 +294,17 @@ Result<WheelResult> MakeWheel(const Options& o, Diagnostics& diagnostics) {
           fmt::format("cannot create a scratch directory: {}", ec.message()));
     Options b = o;
     b.out_dir = scratch.path();
-    Result<BuildResult> built = BuildPackage(b, diagnostics);
+    Result<BuildResult> built = BuildPackage(b, diags);
     if (!built.ok()) return built.error();
     package_dir = built.value().package_dir;
     result.build = std::move(built).value();
   }
-  Result<wheel::Files> files = wheel::ReadPackage(package_dir);
+  Result<wheel::Files> files = wheel::ReadPackage(package_dir, diags);
   if (!files.ok()) return files.error();
-  Result<wheel::Wheel> w = wheel::MakeWheel(files.value(), wo);
+  Result<wheel::Wheel> w = wheel::MakeWheel(files.value(), wo, diags);
   if (!w.ok()) return w.error();
-  if (!w.value().not_manylinux.empty())
-    diagnostics.Warning(fmt::format(
-        "the wheel is tagged {}, which PyPI does not accept: no manylinux "
-        "policy admits the library ({})",
-        w.value().platform_tags[0], fmt::join(w.value().not_manylinux, "; ")));
-  Result<std::string> path = wheel::WriteWheel(w.value(), o.out_dir, wo.mtime);
+  Result<std::string> path =
+      wheel::WriteWheel(w.value(), o.out_dir, wo.mtime, diags);
   if (!path.ok()) return path.error();
   result.path = std::move(path).value();
   return result;
@@ -300,20 +312,20 @@ Result<WheelResult> MakeWheel(const Options& o, Diagnostics& diagnostics) {
 
 }  // namespace
 
-Result<BuildResult> Build(const Options& o, Diagnostics& diagnostics) {
-  return diagnostics.Finish(BuildPackage(o, diagnostics));
+Result<BuildResult> Build(const Options& o, diag::DiagnosticEngine& diags) {
+  return Reported(BuildPackage(o, diags), diags);
 }
 
-Result<EmitResult> Emit(const Options& o, Diagnostics& diagnostics) {
-  return diagnostics.Finish(EmitFiles(o, diagnostics));
+Result<EmitResult> Emit(const Options& o, diag::DiagnosticEngine& diags) {
+  return Reported(EmitFiles(o, diags), diags);
 }
 
-Result<InspectResult> Inspect(const Options& o, Diagnostics& diagnostics) {
-  return diagnostics.Finish(InspectSources(o, diagnostics));
+Result<InspectResult> Inspect(const Options& o, diag::DiagnosticEngine& diags) {
+  return Reported(InspectSources(o, diags), diags);
 }
 
-Result<WheelResult> Wheel(const Options& o, Diagnostics& diagnostics) {
-  return diagnostics.Finish(MakeWheel(o, diagnostics));
+Result<WheelResult> Wheel(const Options& o, diag::DiagnosticEngine& diags) {
+  return Reported(MakeWheel(o, diags), diags);
 }
 
 std::string VersionText() {

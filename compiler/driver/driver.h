@@ -1,8 +1,10 @@
 // kernelc's pipelines, for every front end: the command line (a thin shell
-// over these), and in-process front ends. Each takes the options and a
-// Diagnostics that collects what it reports, and returns what it did; it
-// neither prints nor exits. Errors in the user's input are user errors
-// (ErrorKind::kUser), failures of kernelc or a toolchain internal ones.
+// over these), and in-process front ends. Each takes the options and the
+// diagnostics engine of the call, which collects everything it reports, and
+// returns what it did; it neither prints nor exits. Errors in the user's
+// input are diagnostics in the engine, and the result is then
+// Error::Reported(); failures of kernelc or a toolchain are internal errors
+// (Error::Internal), which the front end shows itself.
 #ifndef KERNELC_COMPILER_DRIVER_DRIVER_H_
 #define KERNELC_COMPILER_DRIVER_DRIVER_H_
 
@@ -10,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/driver/diagnostics.h"
+#include "compiler/diag/engine.h"
 #include "compiler/driver/options.h"
 #include "compiler/util/status.h"
 
@@ -31,7 +33,7 @@ struct BuildResult {
 // o.out_dir/PKG, through the build cache unless o.no_cache. Everything is
 // built in a scratch directory beside the package, which is gone when this
 // returns; a failed build leaves an earlier package as it was.
-Result<BuildResult> Build(const Options& o, Diagnostics& diagnostics);
+Result<BuildResult> Build(const Options& o, diag::DiagnosticEngine& diags);
 
 struct EmitResult {
   std::string content_hash;
@@ -42,7 +44,7 @@ struct EmitResult {
 // `kernelc emit`: the generated sources of a build, without compiling them:
 // o.out_dir/package (the Python package but its library) and
 // o.out_dir/build (the C++ compiled into the library, and the CUDA images).
-Result<EmitResult> Emit(const Options& o, Diagnostics& diagnostics);
+Result<EmitResult> Emit(const Options& o, diag::DiagnosticEngine& diags);
 
 struct InspectResult {
   // The model as canonical JSON; for a package directory, its manifest
@@ -53,7 +55,7 @@ struct InspectResult {
 // `kernelc inspect`: the model of o.sources, read as a build for o.targets
 // reads them (kernels that a target cannot build included), or the manifest
 // of a built package when o.sources is one package directory.
-Result<InspectResult> Inspect(const Options& o, Diagnostics& diagnostics);
+Result<InspectResult> Inspect(const Options& o, diag::DiagnosticEngine& diags);
 
 struct WheelResult {
   std::string path;  // the wheel written into o.out_dir
@@ -65,7 +67,7 @@ struct WheelResult {
 // `kernelc wheel`: a wheel (PEP 427) of a built package directory, or of
 // o.sources built first (through Build, with the same options).
 // Reproducible: entries are dated $SOURCE_DATE_EPOCH, else 1980-01-01.
-Result<WheelResult> Wheel(const Options& o, Diagnostics& diagnostics);
+Result<WheelResult> Wheel(const Options& o, diag::DiagnosticEngine& diags);
 
 // `kernelc --version`: kernelc's version, then the NVRTC that the cuda
 // target would use (version and path) or why there is none.

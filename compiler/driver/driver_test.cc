@@ -46,11 +46,11 @@ TEST_CASE(
     "writes nothing") {
   TempDir t;
   Options o = SaxpyOptions(t, t.WriteSaxpy());
-  Diagnostics d;
+  diag::DiagnosticEngine d(diag::ReadSourceFile);
   Result<BuildResult> r = Build(o, d);
-  INFO(d.text());
+  INFO(d.Render());
   REQUIRE(r.ok());
-  CHECK(d.text().empty());
+  CHECK(d.Render().empty());
   const BuildResult& first = r.value();
   CHECK_FALSE(first.cache_hit);
   CHECK(first.package == "saxpy");
@@ -73,10 +73,10 @@ TEST_CASE(
     REQUIRE(!llvm::sys::fs::status(first.package_dir + "/" + f, st));
     mtimes[f] = st.getLastModificationTime();
   }
-  Diagnostics again;
+  diag::DiagnosticEngine again(diag::ReadSourceFile);
   Result<BuildResult> hit = Build(o, again);
   REQUIRE(hit.ok());
-  CHECK(again.text().empty());
+  CHECK(again.Render().empty());
   CHECK(hit.value().cache_hit);
   CHECK(hit.value().library == first.library);
   CHECK(hit.value().written.empty());
@@ -90,7 +90,7 @@ TEST_CASE(
   Options uncached = o;
   uncached.no_cache = true;
   uncached.out_dir = t.path() + "/uncached";
-  Diagnostics d3;
+  diag::DiagnosticEngine d3(diag::ReadSourceFile);
   Result<BuildResult> rebuilt = Build(uncached, d3);
   REQUIRE(rebuilt.ok());
   CHECK_FALSE(rebuilt.value().cache_hit);
@@ -104,7 +104,7 @@ TEST_CASE(
   std::string src = t.WriteSaxpy();
   Options o = SaxpyOptions(t, src);
   o.no_cache = true;
-  Diagnostics d;
+  diag::DiagnosticEngine d(diag::ReadSourceFile);
   REQUIRE(Build(o, d).ok());
   const std::map<std::string, std::string> before = Contents(o.out_dir);
 
@@ -113,14 +113,13 @@ TEST_CASE(
     text.replace(text.find("KC_IN(\"n\") const float* y"),
                  sizeof("KC_IN(\"n\") ") - 1, "");
     t.Write("src/saxpy.cu", text);
-    Diagnostics failed;
+    diag::DiagnosticEngine failed(diag::ReadSourceFile);
     Result<BuildResult> r = Build(o, failed);
     REQUIRE_FALSE(r.ok());
-    CHECK(r.error().kind == ErrorKind::kUser);
-    CHECK(r.error().message == "1 error generated");
+    CHECK(r.error().kind == ErrorKind::kReported);
     // The diagnostics say it all, once.
     CHECK(
-        failed.text() ==
+        failed.Render() ==
         src +
             ":5:63: error: pointer parameter 'y' of kernel 'saxpy' needs a "
             "role: KC_IN, KC_INMUT or KC_OUT\n"
@@ -135,19 +134,19 @@ TEST_CASE(
     text.replace(text.find("SCALE * a"), sizeof("SCALE") - 1,
                  "gpu_only(SCALE)");
     t.Write("src/saxpy.cu", text);
-    Diagnostics failed;
+    diag::DiagnosticEngine failed(diag::ReadSourceFile);
     Result<BuildResult> r = Build(o, failed);
-    INFO(failed.text());
+    INFO(failed.Render());
     REQUIRE_FALSE(r.ok());
-    CHECK(r.error().kind == ErrorKind::kUser);
-    CHECK(llvm::StringRef(failed.text())
+    CHECK(r.error().kind == ErrorKind::kReported);
+    CHECK(llvm::StringRef(failed.Render())
               .starts_with("kernelc: error: linking the kernels for the CPU "
                            "failed"));
   }
   CHECK(Contents(o.out_dir) == before);
 }
 
-TEST_CASE("Option errors are results, with their messages") {
+TEST_CASE("Option errors are diagnostics without a location") {
   TempDir t;
   Options o = SaxpyOptions(t, t.WriteSaxpy());
   struct Case {
@@ -167,28 +166,28 @@ TEST_CASE("Option errors are results, with their messages") {
   for (const Case& c : cases) {
     Options bad = o;
     c.change(bad);
-    Diagnostics d;
+    diag::DiagnosticEngine d(diag::ReadSourceFile);
     Result<BuildResult> r = Build(bad, d);
     REQUIRE_FALSE(r.ok());
-    CHECK(r.error().kind == ErrorKind::kUser);
-    CHECK(r.error().message == c.message);
-    CHECK(d.text() == fmt::format("kernelc: error: {}\n", c.message));
+    CHECK(r.error().kind == ErrorKind::kReported);
+    CHECK(d.Render() == fmt::format("kernelc: error: {}\n", c.message));
     // A build from sources into a wheel reports it once too.
-    Diagnostics w;
+    diag::DiagnosticEngine w(diag::ReadSourceFile);
     REQUIRE_FALSE(Wheel(bad, w).ok());
-    CHECK(w.text() == d.text());
+    CHECK(w.Render() == d.Render());
   }
   CHECK_FALSE(llvm::sys::fs::exists(o.out_dir));
-  Result<std::vector<model::Target>> targets = ParseTargets("cpu,tpu");
+  diag::DiagnosticEngine d;
+  Result<std::vector<model::Target>> targets = ParseTargets("cpu,tpu", d);
   REQUIRE_FALSE(targets.ok());
-  CHECK(targets.error().message ==
-        "unknown target 'tpu' (expected cpu or cuda)");
+  CHECK(d.Render() ==
+        "kernelc: error: unknown target 'tpu' (expected cpu or cuda)\n");
 }
 
 TEST_CASE("Emit writes the generated sources, without compiling them") {
   TempDir t;
   Options o = SaxpyOptions(t, t.WriteSaxpy());
-  Diagnostics d;
+  diag::DiagnosticEngine d(diag::ReadSourceFile);
   Result<EmitResult> r = Emit(o, d);
   REQUIRE(r.ok());
   CHECK(r.value().written ==
@@ -202,17 +201,46 @@ TEST_CASE("Emit writes the generated sources, without compiling them") {
   CHECK(manifest["content_hash"] == r.value().content_hash);
   CHECK(manifest["targets"] == nlohmann::json::array({"cpu"}));
   // Again: nothing changed, nothing written.
-  Diagnostics again;
+  diag::DiagnosticEngine again(diag::ReadSourceFile);
   Result<EmitResult> same = Emit(o, again);
   REQUIRE(same.ok());
   CHECK(same.value().written.empty());
+}
+
+TEST_CASE("User names that meet after escaping are reported at the second") {
+  // "lambda" is escaped onto the user's own "lambda_": a Python function
+  // with two arguments of one name, or two functions of one name, cannot
+  // work.
+  TempDir t;
+  std::string spec = t.Write("k.json", R"({"kernels": [
+      {"name": "k", "kind": "host", "params": [
+        {"name": "lambda", "role": "scalar", "dtype": "float32"},
+        {"name": "lambda_", "role": "scalar", "dtype": "float32"}]},
+      {"name": "lambda", "kind": "host", "params": []},
+      {"name": "lambda_", "kind": "host", "params": [],
+       "loc": "k.cu:7:16"}]})");
+  Options o;
+  o.sources = {spec};
+  o.out_dir = t.path() + "/out";
+  diag::DiagnosticEngine d;
+  Result<EmitResult> r = Emit(o, d);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().kind == ErrorKind::kReported);
+  CHECK(d.Render() ==
+        spec +
+            ": error: parameters 'lambda' and 'lambda_' of kernel 'k' both "
+            "become the Python argument 'lambda_'; rename one\n"
+            "k.cu:7:16: error: kernels 'lambda' and 'lambda_' both become "
+            "the Python function 'lambda_'; rename one\n"
+            "2 errors generated.\n");
+  CHECK_FALSE(llvm::sys::fs::exists(o.out_dir));
 }
 
 TEST_CASE("The content hash does not depend on where the sources lie") {
   TempDir a, b;
   Options oa = SaxpyOptions(a, a.WriteSaxpy("src"));
   Options ob = SaxpyOptions(b, b.WriteSaxpy("deeper/still/src"));
-  Diagnostics da, db;
+  diag::DiagnosticEngine da(diag::ReadSourceFile), db(diag::ReadSourceFile);
   Result<EmitResult> ra = Emit(oa, da);
   Result<EmitResult> rb = Emit(ob, db);
   REQUIRE(ra.ok());
@@ -224,7 +252,7 @@ TEST_CASE("The content hash does not depend on where the sources lie") {
 TEST_CASE("Inspect reads the sources, or a built package's manifest") {
   TempDir t;
   Options o = SaxpyOptions(t, t.WriteSaxpy());
-  Diagnostics d;
+  diag::DiagnosticEngine d(diag::ReadSourceFile);
   Result<InspectResult> model = Inspect(o, d);
   REQUIRE(model.ok());
   nlohmann::json j = nlohmann::json::parse(model.value().json);
@@ -244,18 +272,18 @@ TEST_CASE("Inspect reads the sources, or a built package's manifest") {
 
   Options not_package;
   not_package.sources = {t.path() + "/src"};
-  Diagnostics nd;
+  diag::DiagnosticEngine nd(diag::ReadSourceFile);
   Result<InspectResult> r = Inspect(not_package, nd);
   REQUIRE_FALSE(r.ok());
-  CHECK(nd.text() == "kernelc: error: '" + t.path() +
-                         "/src' is a directory but not a package built by "
-                         "kernelc (no kernelc.json)\n");
+  CHECK(nd.Render() == "kernelc: error: '" + t.path() +
+                           "/src' is a directory but not a package built by "
+                           "kernelc (no kernelc.json)\n");
 }
 
 TEST_CASE("Wheel packages a package directory, or sources built first") {
   TempDir t;
   Options o = SaxpyOptions(t, t.WriteSaxpy());
-  Diagnostics d;
+  diag::DiagnosticEngine d(diag::ReadSourceFile);
   Result<BuildResult> built = Build(o, d);
   REQUIRE(built.ok());
 
@@ -280,7 +308,7 @@ TEST_CASE("Wheel packages a package directory, or sources built first") {
   CHECK_FALSE(llvm::sys::fs::exists(w2.value().build->package_dir));
   // The same package, the same bytes.
   CHECK(ReadFile(w2.value().path) == ReadFile(w1.value().path));
-  CHECK(d.text().empty());
+  CHECK(d.Render().empty());
 }
 
 TEST_CASE("Wheel checks its metadata before it builds") {
@@ -288,10 +316,10 @@ TEST_CASE("Wheel checks its metadata before it builds") {
   Options o = SaxpyOptions(t, t.WriteSaxpy());
   o.out_dir = t.path() + "/dist";
   o.wheel_version = "1.0-x";
-  Diagnostics d;
+  diag::DiagnosticEngine d(diag::ReadSourceFile);
   Result<WheelResult> w = Wheel(o, d);
   REQUIRE_FALSE(w.ok());
-  CHECK(d.text() ==
+  CHECK(d.Render() ==
         "kernelc: error: '1.0-x' is not a valid version (PEP 440, e.g. 1.2.0, "
         "1.2rc1, 1.2.post1, 1.2.dev3, 1!1.2+local.7)\n");
   // Nothing was built: the build would have filled the cache.
@@ -309,13 +337,13 @@ KC_KERNEL void twice(KC_IN("n") const float* x, KC_OUT("x") float* y) {}
   o.out_dir = t.path() + "/out";
   o.no_cache = true;
   o.targets = {model::Target::kCuda};
-  Diagnostics d;
+  diag::DiagnosticEngine d(diag::ReadSourceFile);
   Result<EmitResult> r = Emit(o, d);
   REQUIRE_FALSE(r.ok());
-  CHECK(llvm::StringRef(d.text()).starts_with(
-      src +
-      ":2:16: error: host kernel 'twice' (KC_KERNEL) runs only on the CPU: "
-      "build with --target cpu,cuda\n"));
+  CHECK(llvm::StringRef(d.Render())
+            .starts_with(src + ":2:16: error: host kernel 'twice' (KC_KERNEL) "
+                               "runs only on the CPU: "
+                               "build with --target cpu,cuda\n"));
 }
 
 TEST_CASE("A build for the cuda target compiles with NVRTC") {
@@ -324,9 +352,9 @@ TEST_CASE("A build for the cuda target compiles with NVRTC") {
   Options o = SaxpyOptions(t, t.WriteSaxpy());
   o.targets = {model::Target::kCpu, model::Target::kCuda};
   o.cuda_arch = "sm_80";
-  Diagnostics d;
+  diag::DiagnosticEngine d(diag::ReadSourceFile);
   Result<EmitResult> r = Emit(o, d);
-  INFO(d.text());
+  INFO(d.Render());
   REQUIRE(r.ok());
   std::vector<std::string> files = FilesUnder(o.out_dir);
   CHECK(std::count(files.begin(), files.end(),
@@ -351,9 +379,9 @@ TEST_CASE("--lineinfo reaches NVRTC: the PTX maps to source lines") {
   for (bool lineinfo : {false, true}) {
     o.lineinfo = lineinfo;
     o.out_dir = t.path() + (lineinfo ? "/lines" : "/plain");
-    Diagnostics d;
+    diag::DiagnosticEngine d(diag::ReadSourceFile);
     Result<EmitResult> r = Emit(o, d);
-    INFO(d.text());
+    INFO(d.Render());
     REQUIRE(r.ok());
     hash[lineinfo] = r.value().content_hash;
     std::optional<std::string> ptx =

@@ -3,6 +3,7 @@
 #include <llvm/ADT/SmallString.h>
 #include <llvm/Support/FileSystem.h>
 
+#include <map>
 #include <utility>
 
 #include "compiler/driver/analyze.h"
@@ -10,10 +11,37 @@
 #include "compiler/driver/output_names.h"
 #include "compiler/driver/version.h"
 #include "compiler/emit/generators.h"
+#include "compiler/emit/namer.h"
 
 namespace kernelc::driver {
 
 namespace {
+
+// Python names are escaped user names ("lambda" -> "lambda_"), so two user
+// names can meet: a kernel "lambda" beside a kernel "lambda_", or such
+// parameters. Reported, at the second, instead of emitting a function that
+// cannot work.
+Status CheckPythonNames(const sema::ModulePlan& plan,
+                        diag::DiagnosticEngine& diags) {
+  const int errors_before = diags.error_count();
+  std::map<std::string, const model::Kernel*> kernels;
+  for (const sema::KernelPlan& kp : plan.kernels) {
+    const model::Kernel& k = *kp.kernel;
+    auto [it, fresh] = kernels.emplace(emit::Namer::Python(k.name), &k);
+    if (!fresh)
+      diags.Report<diag::Id::kPythonFunctionClash>(k.loc, it->second->name,
+                                                   k.name, it->first);
+    std::map<std::string, const model::Param*> params;
+    for (const model::Param& p : k.params) {
+      auto [pit, pfresh] = params.emplace(emit::Namer::Python(p.name), &p);
+      if (!pfresh)
+        diags.Report<diag::Id::kPythonArgumentClash>(
+            p.loc, pit->second->name, p.name, k.name, pit->first);
+    }
+  }
+  if (diags.error_count() > errors_before) return Error::Reported();
+  return Status();
+}
 
 // Every file of a package comes from one of these generators, run in this
 // order: a new kind of file is one more line here.
@@ -57,12 +85,14 @@ targets::BuildSettings TargetSettings(const Options& o) {
 }
 
 Result<Generated> Generate(const Options& o, TargetUnits& units,
-                           Diagnostics& diagnostics,
+                           diag::DiagnosticEngine& diags,
                            std::vector<std::string>* dependencies) {
   Generated g;
   Result<sema::ModulePlan> plan =
-      Analyze(o, &units, &g.module, diagnostics, dependencies);
+      Analyze(o, &units, &g.module, diags, dependencies);
   if (!plan.ok()) return plan.error();
+  if (Status s = CheckPythonNames(plan.value(), diags); !s.ok())
+    return s.error();
   model::BuildInfo& info = g.info;
   info.version = kVersion;
   info.package = o.name;
@@ -71,9 +101,7 @@ Result<Generated> Generate(const Options& o, TargetUnits& units,
   info.targets = o.targets;
   targets::BuildSettings settings = TargetSettings(o);
   for (std::unique_ptr<targets::TargetUnit>& unit : units) {
-    diag::DiagnosticSink diags;
     Status s = unit->CompileKernels(plan.value(), settings, &info, diags);
-    diagnostics.Add(diags);
     if (!s.ok()) return s.error();
   }
   // Everything that reads the sources or reports at their paths is done:

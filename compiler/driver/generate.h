@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/driver/diagnostics.h"
+#include "compiler/diag/engine.h"
 #include "compiler/driver/options.h"
 #include "compiler/driver/target_units.h"
 #include "compiler/emit/generator.h"
@@ -27,13 +27,15 @@ struct Generated {
 // What the targets read of options `o`.
 targets::BuildSettings TargetSettings(const Options& o);
 
-// Analyzes the sources, compiles the kernels for each target that compiles
-// before emission (cuda), names the package's files, computes the content
-// hash and emits. `o` as resolved (ResolvePackageName, CheckOptions);
-// `units` those of o.targets. For C++ sources, `dependencies` (when set)
-// receives the files Clang's frontend read.
+// Analyzes the sources, checks that their names make distinct Python
+// names, compiles the kernels for each target that compiles before
+// emission (cuda), names the package's files, computes the content hash and
+// emits. `o` as resolved (ResolvePackageName, CheckOptions); `units` those
+// of o.targets. What is wrong with the input is reported to `diags`
+// (Error::Reported()). For C++ sources, `dependencies` (when set) receives
+// the files Clang's frontend read.
 Result<Generated> Generate(const Options& o, TargetUnits& units,
-                           Diagnostics& diagnostics,
+                           diag::DiagnosticEngine& diags,
                            std::vector<std::string>* dependencies = nullptr);
 
 }  // namespace kernelc::driver

@@ -105,10 +105,10 @@ TEST_CASE(
   TempDir t;
   const Options base = Base(t);
   model::Module m;
-  Diagnostics d;
+  diag::DiagnosticEngine d(diag::ReadSourceFile);
   TargetUnits units = MakeTargetUnits(base.targets);
   Result<sema::ModulePlan> plan = Analyze(base, &units, &m, d, nullptr);
-  INFO(d.text());
+  INFO(d.Render());
   REQUIRE(plan.ok());
   std::vector<std::string> source_paths = m.sources;
   OutputNames names(m);

@@ -162,13 +162,15 @@ std::vector<std::string> OptionValues(const Options& o,
       spec.member);
 }
 
-Result<std::vector<Target>> ParseTargets(std::string_view text) {
+Result<std::vector<Target>> ParseTargets(std::string_view text,
+                                         diag::DiagnosticEngine& diags) {
   std::vector<Target> targets;
   for (llvm::StringRef name : llvm::split(text, ',')) {
     std::optional<Target> t = model::TargetFromName(name.trim());
-    if (!t)
-      return Error::User(fmt::format(
-          "unknown target '{}' (expected cpu or cuda)", name.trim().str()));
+    if (!t) {
+      diags.Report<diag::Id::kUnknownTarget>({}, name.trim().str());
+      return Error::Reported();
+    }
     targets.push_back(*t);
   }
   std::sort(targets.begin(), targets.end());
@@ -176,29 +178,35 @@ Result<std::vector<Target>> ParseTargets(std::string_view text) {
   return targets;
 }
 
-Status CheckOptions(Options& o) {
+Status CheckOptions(Options& o, diag::DiagnosticEngine& diags) {
   std::sort(o.targets.begin(), o.targets.end());
   o.targets.erase(std::unique(o.targets.begin(), o.targets.end()),
                   o.targets.end());
-  if (o.targets.empty())
-    return Error::User("no target: build for cpu, cuda or both");
-  for (const OptionSpec& spec : OptionTable())
+  if (o.targets.empty()) {
+    diags.Report<diag::Id::kNoTarget>({});
+    return Error::Reported();
+  }
+  for (const OptionSpec& spec : OptionTable()) {
     if (spec.needs && IsSet(o, spec) &&
         std::find(o.targets.begin(), o.targets.end(), *spec.needs) ==
-            o.targets.end())
-      return Error::User(fmt::format("{} needs the {} target", spec.name,
-                                     model::TargetName(*spec.needs)));
+            o.targets.end()) {
+      diags.Report<diag::Id::kOptionNeedsTarget>(
+          {}, spec.name, model::TargetName(*spec.needs));
+      return Error::Reported();
+    }
+  }
   return Status();
 }
 
-Status ResolvePackageName(Options& o) {
+Status ResolvePackageName(Options& o, diag::DiagnosticEngine& diags) {
   if (o.name.empty() && !o.sources.empty()) {
     std::string stem = llvm::sys::path::stem(o.sources[0]).str();
     o.name = stem.substr(0, stem.find('.'));
   }
-  if (!emit::Namer::IsValidPackageName(o.name))
-    return Error::User(fmt::format(
-        "'{}' is not a valid Python package name: use --name", o.name));
+  if (!emit::Namer::IsValidPackageName(o.name)) {
+    diags.Report<diag::Id::kBadPackageName>({}, o.name);
+    return Error::Reported();
+  }
   return Status();
 }
 

@@ -15,6 +15,7 @@
 #include <variant>
 #include <vector>
 
+#include "compiler/diag/engine.h"
 #include "compiler/model/target.h"
 #include "compiler/util/status.h"
 
@@ -128,18 +129,21 @@ bool IsSet(const Options& o, const OptionSpec& spec);
 // "1" or "0", each element of a list, targets by name.
 std::vector<std::string> OptionValues(const Options& o, const OptionSpec& spec);
 
-// Parses --target: comma-separated target names, sorted and each once.
-Result<std::vector<model::Target>> ParseTargets(std::string_view text);
+// Parses --target: comma-separated target names, sorted and each once. An
+// unknown name is reported to `diags` (Error::Reported()).
+Result<std::vector<model::Target>> ParseTargets(std::string_view text,
+                                                diag::DiagnosticEngine& diags);
 
 // Checks the options of a command that reads sources, and sorts the
-// targets (each once), as ParseTargets gives them: a user error for no
-// target, or for an option that needs a target the build lacks
-// ("--cuda-arch needs the cuda target").
-Status CheckOptions(Options& o);
+// targets (each once), as ParseTargets gives them. No target, or an option
+// that needs a target the build lacks ("--cuda-arch needs the cuda
+// target"), is reported to `diags` (Error::Reported()).
+Status CheckOptions(Options& o, diag::DiagnosticEngine& diags);
 
 // Fills in the default package name (the first source's stem, up to its
-// first dot) and checks that the name is a Python package name.
-Status ResolvePackageName(Options& o);
+// first dot) and checks that the name is a Python package name; reports it
+// to `diags` when it is not.
+Status ResolvePackageName(Options& o, diag::DiagnosticEngine& diags);
 
 }  // namespace kernelc::driver
 

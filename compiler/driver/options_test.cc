@@ -12,19 +12,31 @@ namespace {
 
 using model::Target;
 
+// The one diagnostic that `d` holds, as rendered.
+std::string Reported(const diag::DiagnosticEngine& d) {
+  CHECK(d.diagnostics().size() == 1);
+  return d.Render();
+}
+
 TEST_CASE("ParseTargets reads names, sorted and each once") {
-  CHECK(ParseTargets("cpu").value() == std::vector<Target>{Target::kCpu});
-  CHECK(ParseTargets("cuda, cpu").value() ==
+  diag::DiagnosticEngine d;
+  CHECK(ParseTargets("cpu", d).value() == std::vector<Target>{Target::kCpu});
+  CHECK(ParseTargets("cuda, cpu", d).value() ==
         std::vector<Target>{Target::kCpu, Target::kCuda});
-  CHECK(ParseTargets("cuda,cuda").value() ==
+  CHECK(ParseTargets("cuda,cuda", d).value() ==
         std::vector<Target>{Target::kCuda});
+  CHECK(d.diagnostics().empty());
   for (const char* bad : {"tpu", "cpu,", ""}) {
-    Result<std::vector<Target>> r = ParseTargets(bad);
+    diag::DiagnosticEngine bad_d;
+    Result<std::vector<Target>> r = ParseTargets(bad, bad_d);
     REQUIRE_FALSE(r.ok());
-    CHECK(r.error().kind == ErrorKind::kUser);
+    CHECK(r.error().kind == ErrorKind::kReported);
+    CHECK(bad_d.error_count() == 1);
   }
-  CHECK(ParseTargets("cpu,gpu").error().message ==
-        "unknown target 'gpu' (expected cpu or cuda)");
+  diag::DiagnosticEngine gpu;
+  REQUIRE_FALSE(ParseTargets("cpu,gpu", gpu).ok());
+  CHECK(Reported(gpu) ==
+        "kernelc: error: unknown target 'gpu' (expected cpu or cuda)\n");
 }
 
 TEST_CASE("An option that needs a target is an error without it") {
@@ -47,12 +59,17 @@ TEST_CASE("An option that needs a target is an error without it") {
         },
         spec.member);
     REQUIRE(IsSet(o, spec));
-    Status s = CheckOptions(o);
+    diag::DiagnosticEngine d;
+    Status s = CheckOptions(o, d);
     REQUIRE_FALSE(s.ok());
-    CHECK(s.error().message == fmt::format("{} needs the {} target", spec.name,
-                                           model::TargetName(*spec.needs)));
+    CHECK(s.error().kind == ErrorKind::kReported);
+    CHECK(Reported(d) == fmt::format("kernelc: error: {} needs the {} target\n",
+                                     spec.name,
+                                     model::TargetName(*spec.needs)));
     o.targets = {Target::kCpu, *spec.needs};
-    CHECK(CheckOptions(o).ok());
+    diag::DiagnosticEngine none;
+    CHECK(CheckOptions(o, none).ok());
+    CHECK(none.diagnostics().empty());
   }
   CHECK(needing >= 2);  // --cuda-arch, --use-fast-math, ...
 }
@@ -60,21 +77,26 @@ TEST_CASE("An option that needs a target is an error without it") {
 TEST_CASE("CheckOptions sorts the targets, and wants one") {
   Options o;
   o.targets = {Target::kCuda, Target::kCpu, Target::kCuda};
-  REQUIRE(CheckOptions(o).ok());
+  diag::DiagnosticEngine d;
+  REQUIRE(CheckOptions(o, d).ok());
   CHECK(o.targets == std::vector<Target>{Target::kCpu, Target::kCuda});
   o.targets.clear();
-  CHECK(CheckOptions(o).error().message ==
-        "no target: build for cpu, cuda or both");
+  REQUIRE_FALSE(CheckOptions(o, d).ok());
+  CHECK(Reported(d) ==
+        "kernelc: error: no target: build for cpu, cuda or both\n");
 }
 
 TEST_CASE("The package name defaults to the first source's stem") {
   Options o;
   o.sources = {"dir/saxpy.kernels.cu", "other.cu"};
-  REQUIRE(ResolvePackageName(o).ok());
+  diag::DiagnosticEngine d;
+  REQUIRE(ResolvePackageName(o, d).ok());
   CHECK(o.name == "saxpy");
   o.name = "2bad";
-  CHECK(ResolvePackageName(o).error().message ==
-        "'2bad' is not a valid Python package name: use --name");
+  REQUIRE_FALSE(ResolvePackageName(o, d).ok());
+  CHECK(Reported(d) ==
+        "kernelc: error: '2bad' is not a valid Python package name: use "
+        "--name\n");
 }
 
 TEST_CASE("Option values as the digests read them") {

@@ -29,18 +29,19 @@ std::string Printable(std::string_view text) {
 
 }  // namespace
 
-Status RequireUtf8(const std::vector<std::string>& sources) {
-  for (const std::string& s : sources)
-    if (!llvm::json::isUTF8(s))
-      return Error::User(fmt::format(
-          "the file name '{}' is not valid UTF-8: kernelc writes source names "
-          "into the package's Python and JSON files, so rename the file",
-          Printable(s)));
+Status RequireUtf8(const std::vector<std::string>& sources,
+                   diag::DiagnosticEngine& diags) {
+  for (const std::string& s : sources) {
+    if (!llvm::json::isUTF8(s)) {
+      diags.Report<diag::Id::kFileNameNotUtf8>({}, Printable(s));
+      return Error::Reported();
+    }
+  }
   return Status();
 }
 
-Status RequireUtf8(const model::Module& m) {
-  Status s = RequireUtf8(m.sources);
+Status RequireUtf8(const model::Module& m, diag::DiagnosticEngine& diags) {
+  Status s = RequireUtf8(m.sources, diags);
   if (!s.ok()) return s;
   std::vector<const nlohmann::json*> todo;
   nlohmann::json j = model::ToJson(m);
@@ -48,17 +49,18 @@ Status RequireUtf8(const model::Module& m) {
   while (!todo.empty()) {
     const nlohmann::json* v = todo.back();
     todo.pop_back();
-    if (v->is_string() && !llvm::json::isUTF8(v->get_ref<const std::string&>()))
-      return Error::User(fmt::format(
-          "'{}' in the kernels' sources is not valid UTF-8: kernelc writes it "
-          "into the package's Python and JSON files",
-          Printable(v->get_ref<const std::string&>())));
+    if (v->is_string() &&
+        !llvm::json::isUTF8(v->get_ref<const std::string&>())) {
+      diags.Report<diag::Id::kTextNotUtf8>(
+          {}, Printable(v->get_ref<const std::string&>()));
+      return Error::Reported();
+    }
     if (v->is_object())
       for (auto it = v->begin(); it != v->end(); ++it) {
-        if (!llvm::json::isUTF8(it.key()))
-          return Error::User(
-              fmt::format("'{}' in the kernels' sources is not valid UTF-8",
-                          Printable(it.key())));
+        if (!llvm::json::isUTF8(it.key())) {
+          diags.Report<diag::Id::kKeyNotUtf8>({}, Printable(it.key()));
+          return Error::Reported();
+        }
         todo.push_back(&it.value());
       }
     if (v->is_array())

@@ -90,9 +90,9 @@ class Generator {
                                         GeneratorContext& context) const = 0;
 };
 
-// Runs `generators` in order on one context. A user error when two user
-// names become one Python name (a function, or an argument of one), which
-// the generated package could not tell apart; nothing is generated then.
+// Runs `generators` in order on one context. The driver has checked that no
+// two user names become one Python name (a function, or an argument of
+// one), which the generated package could not tell apart.
 Result<Output> RunGenerators(
     const EmitRequest& request,
     const std::vector<std::unique_ptr<const Generator>>& generators);

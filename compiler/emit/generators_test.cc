@@ -40,7 +40,7 @@ constexpr std::string_view kModule = R"json({"kernels": [
 struct Build {
   explicit Build(std::vector<model::Target> targets,
                  std::string_view json = kModule) {
-    diag::DiagnosticSink diags;
+    diag::DiagnosticEngine diags;
     Result<model::Module> m = model::FromJson(json, "spec.json", diags);
     REQUIRE(m.ok());
     module = std::move(m).value();
@@ -217,24 +217,6 @@ TEST_CASE("the fold program launches with the block sema resolved") {
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.error().message ==
         "fold program of k.cu: kernel 'tile' is not in the plan");
-}
-
-TEST_CASE("two user names that become one Python name are a user error") {
-  Build build({model::Target::kCpu},
-              R"json({"kernels": [
-                {"name": "lambda", "kind": "host", "source": "k.cu",
-                 "params": [{"name": "out", "role": "out", "dtype": "int32",
-                             "shape": "1"}]},
-                {"name": "lambda_", "kind": "host", "source": "k.cu",
-                 "params": [{"name": "out", "role": "out", "dtype": "int32",
-                             "shape": "1"}]}],
-                "sources": ["k.cu"]})json");
-  Result<Output> out = build.Run();
-  REQUIRE_FALSE(out.ok());
-  CHECK(out.error().kind == ErrorKind::kUser);
-  CHECK(out.error().message ==
-        "kernels 'lambda' and 'lambda_' both become the Python function "
-        "'lambda_'; rename one");
 }
 
 TEST_CASE("a file written twice is an internal error") {

@@ -3,10 +3,6 @@
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "compiler/emit/generator.h"
-#include "compiler/model/json.h"
-#include "compiler/sema/sema.h"
-
 namespace kernelc::emit {
 namespace {
 
@@ -81,29 +77,6 @@ TEST_CASE("Python names with a leading underscore are moved aside") {
   CHECK(Namer::Python("_results") == "_u_results");
   CHECK(Namer::Python("_") == "_u_");
   CHECK(Namer::Python("__x") == "_u__x");
-}
-
-TEST_CASE("user names that meet after escaping are reported") {
-  // "lambda" is escaped onto the user's own "lambda_": the emitter refuses
-  // a kernel whose Python function would get two arguments of one name.
-  diag::DiagnosticSink diags;
-  Result<model::Module> m = model::FromJson(R"({"kernels": [{"name": "k",
-      "kind": "host", "params": [
-        {"name": "lambda", "role": "scalar", "dtype": "float32"},
-        {"name": "lambda_", "role": "scalar", "dtype": "float32"}]}]})",
-                                            "k.json", diags);
-  REQUIRE(m.ok());
-  Result<sema::ModulePlan> plan = sema::Analyze(m.value(), diags);
-  REQUIRE(plan.ok());
-  model::BuildInfo info{"0.1.0", "pkg", std::string(64, 'a'), "0.2", "0.8.1",
-                        {model::Target::kCpu}};
-  Result<Output> out =
-      RunGenerators(EmitRequest(plan.value(), info, {}), {});
-  REQUIRE_FALSE(out.ok());
-  CHECK(out.error().kind == ErrorKind::kUser);
-  CHECK(out.error().message ==
-        "parameters 'lambda' and 'lambda_' of kernel 'k' both become the "
-        "Python argument 'lambda_'; rename one");
 }
 
 TEST_CASE("IsPythonKeyword knows the hard and soft keywords") {

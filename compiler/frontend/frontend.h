@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "compiler/diag/engine.h"
 #include "compiler/model/model.h"
 #include "compiler/util/status.h"
 
@@ -74,21 +75,20 @@ std::string ClangVersion();
 // same model for a source that both can read.
 //
 // Every problem found, Clang's own errors in the sources and kernelc's errors
-// in the annotations, is rendered clang-style into *diagnostics (no colors),
-//   file:line:col: error: message
-//   <the source line>
-//       ^
-// then a summary line ("2 errors generated.") when there were errors. All
-// errors of all kernels in all sources are reported before returning. File
-// names in diagnostics and in the model are the paths as given (a relative
-// path stays relative). Clang's warnings are left out: the backends compile
-// the sources and report those. `diagnostics` may be null.
+// in the annotations (from the catalogue), is reported to `diags` in the
+// order found: both through Clang's DiagnosticsEngine and a
+// DiagnosticAdapter. All errors of all
+// kernels in all sources are reported before returning. File names in
+// diagnostics and in the model are the paths as given (a relative path
+// stays relative). Clang's warnings are left out: the backends compile the
+// sources and report those.
 //
-// Returns Error::User when an error was reported, and Error::Internal for a
-// failure that is not the user's (Clang could not be set up).
+// Returns Error::Reported() when an error was reported, and
+// Error::Internal for a failure that is not the user's (Clang could not be
+// set up).
 Result<model::Module> ParseSources(const std::vector<std::string>& sources,
                                    const Options& options,
-                                   std::string* diagnostics);
+                                   diag::DiagnosticEngine& diags);
 
 }  // namespace kernelc::frontend
 

@@ -4,6 +4,7 @@
 
 namespace kernelc::model {
 
+using diag::Id;
 using nlohmann::json;
 
 namespace {
@@ -62,11 +63,14 @@ json KernelToJson(const Kernel& k) {
 // Reads a JSON spec, reporting each structural problem with its JSON path.
 class Reader {
  public:
-  Reader(const std::string& file, diag::DiagnosticSink& diags)
+  Reader(const std::string& file, diag::DiagnosticEngine& diags)
       : file_(file), diags_(diags) {}
 
-  void Fail(const std::string& path, const std::string& message) {
-    diags_.Error(SourceLoc{file_, 0, 0}, fmt::format("{}: {}", path, message));
+  // Reports diagnostic kId at the spec's file; its first argument is the
+  // JSON path of what is wrong.
+  template <diag::Id kId, typename... Args>
+  void Fail(const Args&... args) {
+    diags_.Report<kId>(SourceLoc{file_, 0, 0}, args...);
   }
 
   const json* Field(const json& obj, const std::string& path, const char* key,
@@ -74,15 +78,14 @@ class Reader {
     auto it = obj.find(key);
     std::string p = fmt::format("{}.{}", path, key);
     if (it == obj.end()) {
-      if (required) Fail(p, "missing");
+      if (required) Fail<Id::kSpecFieldMissing>(p);
       return nullptr;
     }
     bool ok =
         it->type() == type || (type == json::value_t::number_integer &&
                                it->type() == json::value_t::number_unsigned);
     if (!ok) {
-      Fail(p,
-           fmt::format("expected {}, got {}", TypeName(type), it->type_name()));
+      Fail<Id::kSpecFieldType>(p, TypeName(type), it->type_name());
       return nullptr;
     }
     return &*it;
@@ -131,8 +134,7 @@ class Reader {
   std::optional<Text> ToText(const json& j, const std::string& p) {
     if (j.is_string()) return Text{j.get<std::string>(), SourceLoc{file_}};
     if (!j.is_object()) {
-      Fail(p,
-           fmt::format("expected a string or object, got {}", j.type_name()));
+      Fail<Id::kSpecTextType>(p, j.type_name());
       return std::nullopt;
     }
     Text t;
@@ -143,7 +145,7 @@ class Reader {
 
   std::optional<Param> ReadParam(const json& j, const std::string& path) {
     if (!j.is_object()) {
-      Fail(path, "expected an object");
+      Fail<Id::kSpecExpectedObject>(path);
       return std::nullopt;
     }
     Param p;
@@ -153,24 +155,19 @@ class Reader {
     if (auto r = RoleFromName(role)) {
       p.role = *r;
     } else if (!role.empty()) {
-      Fail(path + ".role",
-           fmt::format("unknown role '{}' (expected in, inmut, out, scalar or "
-                       "derived)",
-                       role));
+      Fail<Id::kSpecUnknownRole>(path + ".role", role);
     }
     std::string dtype = String(j, path, "dtype");
     if (auto d = DTypeFromName(dtype)) {
       p.dtype = *d;
     } else if (!dtype.empty()) {
-      Fail(path + ".dtype", fmt::format("unknown dtype '{}'", dtype));
+      Fail<Id::kSpecUnknownDtype>(path + ".dtype", dtype);
     }
     std::string access = String(j, path, "access", /*required=*/false);
     if (access == "view") {
       p.access = Access::kView;
     } else if (!access.empty() && access != "pointer") {
-      Fail(path + ".access",
-           fmt::format("unknown access '{}' (expected pointer or view)",
-                       access));
+      Fail<Id::kSpecUnknownAccess>(path + ".access", access);
     }
     if (const json* r =
             Field(j, path, "rank", json::value_t::number_integer, false))
@@ -183,7 +180,7 @@ class Reader {
 
   std::optional<Kernel> ReadKernel(const json& j, const std::string& path) {
     if (!j.is_object()) {
-      Fail(path, "expected an object");
+      Fail<Id::kSpecExpectedObject>(path);
       return std::nullopt;
     }
     Kernel k;
@@ -195,8 +192,7 @@ class Reader {
     if (kind == "host") {
       k.kind = KernelKind::kHost;
     } else if (!kind.empty() && kind != "global") {
-      Fail(path + ".kind",
-           fmt::format("unknown kind '{}' (expected global or host)", kind));
+      Fail<Id::kSpecUnknownKind>(path + ".kind", kind);
     }
     if (const json* g = Field(j, path, "grid", json::value_t::array, false)) {
       for (size_t i = 0; i < g->size(); ++i)
@@ -219,7 +215,7 @@ class Reader {
     if (const json* b = Field(j, path, "block", json::value_t::array, false)) {
       for (size_t i = 0; i < b->size(); ++i) {
         if (!(*b)[i].is_number_integer()) {
-          Fail(fmt::format("{}.block[{}]", path, i), "expected an integer");
+          Fail<Id::kSpecExpectedInteger>(fmt::format("{}.block[{}]", path, i));
           continue;
         }
         k.block.push_back((*b)[i].get<int64_t>());
@@ -230,7 +226,7 @@ class Reader {
       for (size_t i = 0; i < f->size(); ++i) {
         std::string p = fmt::format("{}.block_features[{}]", path, i);
         if (!(*f)[i].is_object()) {
-          Fail(p, "expected an object");
+          Fail<Id::kSpecExpectedObject>(p);
           continue;
         }
         k.block_features.push_back(
@@ -262,7 +258,7 @@ class Reader {
   }
 
   const std::string& file_;
-  diag::DiagnosticSink& diags_;
+  diag::DiagnosticEngine& diags_;
 };
 
 }  // namespace
@@ -279,24 +275,24 @@ std::string ToCanonicalJson(const Module& m) {
 }
 
 Result<Module> FromJson(std::string_view text, const std::string& file,
-                        diag::DiagnosticSink& diags) {
+                        diag::DiagnosticEngine& diags) {
   json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) {
     // Re-parse with exceptions for the position of the syntax error.
     try {
       (void)json::parse(text);
     } catch (const json::parse_error& e) {
-      diags.Error(SourceLoc{file, 0, 0},
-                  fmt::format("invalid JSON at byte {}: {}", e.byte, e.what()));
-      return Error::User("invalid JSON");
+      diags.Report<Id::kSpecInvalidJson>(SourceLoc{file, 0, 0}, e.byte,
+                                         e.what());
+      return Error::Reported();
     }
   }
   int errors_before = diags.error_count();
   Reader r(file, diags);
   Module m;
   if (!j.is_object()) {
-    r.Fail("$", "expected an object with \"kernels\"");
-    return Error::User("invalid spec");
+    r.Fail<Id::kSpecNotAnObject>();
+    return Error::Reported();
   }
   if (const json* ks = r.Field(j, "$", "kernels", json::value_t::array, true)) {
     for (size_t i = 0; i < ks->size(); ++i)
@@ -308,7 +304,7 @@ Result<Module> FromJson(std::string_view text, const std::string& file,
       if (e.is_string()) m.sources.push_back(e.get<std::string>());
   }
   if (m.sources.empty()) m.sources.push_back(file);
-  if (diags.error_count() > errors_before) return Error::User("invalid spec");
+  if (diags.error_count() > errors_before) return Error::Reported();
   return m;
 }
 

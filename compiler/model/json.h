@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "compiler/diag/diagnostic.h"
+#include "compiler/diag/engine.h"
 #include "compiler/model/model.h"
 #include "compiler/util/status.h"
 
@@ -20,9 +20,9 @@ std::string ToCanonicalJson(const Module& m);
 
 // Reads a spec. `file` names it in diagnostics. Structural problems (a
 // missing field, a wrong type, an unknown dtype or role) are reported to
-// `diags` with the JSON path, and the result is a user error.
+// `diags` with the JSON path, and the result is Error::Reported().
 Result<Module> FromJson(std::string_view text, const std::string& file,
-                        diag::DiagnosticSink& diags);
+                        diag::DiagnosticEngine& diags);
 
 }  // namespace kernelc::model
 

@@ -56,7 +56,7 @@ Module SampleModule() {
 TEST_CASE("model round-trips through canonical JSON") {
   Module m = SampleModule();
   std::string text = ToCanonicalJson(m);
-  diag::DiagnosticSink diags;
+  diag::DiagnosticEngine diags;
   Result<Module> back = FromJson(text, "spec.json", diags);
   REQUIRE(back.ok());
   CHECK(diags.diagnostics().empty());
@@ -91,7 +91,7 @@ TEST_CASE("canonical JSON has sorted keys and declaration-ordered lists") {
 }
 
 TEST_CASE("hand-written specs may give texts as plain strings") {
-  diag::DiagnosticSink diags;
+  diag::DiagnosticEngine diags;
   Result<Module> m = FromJson(R"({"kernels": [{"name": "k", "kind": "global",
       "grid": ["n"], "params": [{"name": "x", "role": "in",
       "dtype": "int32", "shape": "n"}]}]})",
@@ -107,12 +107,13 @@ TEST_CASE("hand-written specs may give texts as plain strings") {
 }
 
 TEST_CASE("structural errors name the JSON path") {
-  diag::DiagnosticSink diags;
+  diag::DiagnosticEngine diags;
   Result<Module> m = FromJson(R"({"kernels": [{"name": "k", "kind": "gpu",
       "params": [{"name": "x", "role": "input", "dtype": "float128"},
                  {"role": "in", "dtype": "float32", "rank": "2"}]}]})",
                               "k.json", diags);
   REQUIRE_FALSE(m.ok());
+  CHECK(m.error().kind == ErrorKind::kReported);
   std::vector<std::string> got;
   for (const auto& d : diags.diagnostics()) got.push_back(d.message);
   CHECK(got == std::vector<std::string>{
@@ -127,11 +128,11 @@ TEST_CASE("structural errors name the JSON path") {
                });
 }
 
-TEST_CASE("invalid JSON is a user error with the byte position") {
-  diag::DiagnosticSink diags;
+TEST_CASE("invalid JSON is reported with the byte position") {
+  diag::DiagnosticEngine diags;
   Result<Module> m = FromJson("{\"kernels\": [", "bad.json", diags);
   REQUIRE_FALSE(m.ok());
-  CHECK(m.error().kind == ErrorKind::kUser);
+  CHECK(m.error().kind == ErrorKind::kReported);
   REQUIRE(diags.error_count() == 1);
   CHECK(diags.diagnostics()[0].message.rfind("invalid JSON at byte 14", 0) ==
         0);

@@ -13,7 +13,7 @@
 namespace kernelc::sema {
 
 std::optional<InitValue> ParseInit(const model::Param& p,
-                                   diag::DiagnosticSink& diags) {
+                                   diag::DiagnosticEngine& diags) {
   const std::string& s = p.init->text;
   InitValue v;
   v.text = s;
@@ -45,9 +45,7 @@ std::optional<InitValue> ParseInit(const model::Param& p,
         std::isspace(static_cast<unsigned char>(s[0])) ||
         s.find_first_of("xX") != std::string::npos ||
         (!special && std::isinf(d))) {
-      diags.Error(
-          p.init->loc,
-          fmt::format("KC_INIT value '{}' of '{}' is not a number", s, p.name));
+      diags.Report<diag::Id::kInitNotANumber>(p.init->loc, s, p.name);
       return std::nullopt;
     }
     v.is_integer = false;
@@ -55,10 +53,8 @@ std::optional<InitValue> ParseInit(const model::Param& p,
   }
   model::DType t = p.dtype;
   auto does_not_fit = [&]() -> std::optional<InitValue> {
-    diags.Error(p.init->loc,
-                fmt::format("KC_INIT value {} does not fit output '{}' of type "
-                            "{}",
-                            s, p.name, model::DTypeName(t)));
+    diags.Report<diag::Id::kInitDoesNotFit>(p.init->loc, s, p.name,
+                                            model::DTypeName(t));
     return std::nullopt;
   };
   if (model::IsFloat(t)) {

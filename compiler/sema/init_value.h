@@ -5,7 +5,7 @@
 
 #include <optional>
 
-#include "compiler/diag/diagnostic.h"
+#include "compiler/diag/engine.h"
 #include "compiler/model/model.h"
 #include "compiler/sema/sema.h"
 
@@ -15,7 +15,7 @@ namespace kernelc::sema {
 // float, inf, -inf or nan, within the range of p's dtype. Otherwise reports
 // why at the value and returns nullopt.
 std::optional<InitValue> ParseInit(const model::Param& p,
-                                   diag::DiagnosticSink& diags);
+                                   diag::DiagnosticEngine& diags);
 
 }  // namespace kernelc::sema
 

@@ -15,6 +15,7 @@
 
 namespace kernelc::sema {
 
+using diag::Id;
 using model::IsInput;
 using model::Kernel;
 using model::Param;
@@ -40,7 +41,7 @@ expr::NodePtr ShapeRef(const std::string& tensor, int dim) {
 
 class KernelAnalyzer {
  public:
-  KernelAnalyzer(const Kernel& k, diag::DiagnosticSink& diags)
+  KernelAnalyzer(const Kernel& k, diag::DiagnosticEngine& diags)
       : k_(k), diags_(diags) {
     plan_.kernel = &k;
     plan_.params.resize(k.params.size());
@@ -64,74 +65,58 @@ class KernelAnalyzer {
   }
 
  private:
-  void Error(const diag::SourceLoc& loc, std::string message) {
-    diags_.Error(loc, std::move(message));
+  template <diag::Id kId, typename... Args>
+  void Error(const diag::SourceLoc& loc, const Args&... args) {
+    diags_.Report<kId>(loc, args...);
   }
 
   int IndexOf(std::string_view name) const { return k_.IndexOf(name); }
 
   void CheckParams() {
     if (!IsIdentifier(k_.name))
-      Error(k_.loc,
-            fmt::format("kernel name '{}' is not an identifier", k_.name));
+      Error<Id::kKernelNameNotIdentifier>(k_.loc, k_.name);
     std::map<std::string, int> seen;
     for (size_t i = 0; i < k_.params.size(); ++i) {
       const Param& p = k_.params[i];
       if (!IsIdentifier(p.name)) {
-        Error(p.loc, fmt::format("parameter name '{}' of kernel '{}' is not "
-                                 "an identifier",
-                                 p.name, k_.name));
+        Error<Id::kParamNameNotIdentifier>(p.loc, p.name, k_.name);
         params_ok_ = false;
         continue;
       }
       if (!seen.emplace(p.name, static_cast<int>(i)).second) {
-        Error(p.loc, fmt::format("parameter '{}' of kernel '{}' is declared "
-                                 "twice",
-                                 p.name, k_.name));
+        Error<Id::kParamDeclaredTwice>(p.loc, p.name, k_.name);
         params_ok_ = false;
       }
       if (p.role == Role::kScalar &&
           (p.dtype == model::DType::kF16 || p.dtype == model::DType::kBF16)) {
-        Error(p.loc, fmt::format("scalar '{}' has type {}: XLA attributes "
-                                 "cannot carry 16-bit floats; use float",
-                                 p.name, model::DTypeName(p.dtype)));
+        Error<Id::kModelHalfScalar>(p.loc, p.name, model::DTypeName(p.dtype));
       }
       if (p.role == Role::kDerived) {
         if (!model::IsInteger(p.dtype))
-          Error(p.loc, fmt::format("derived parameter '{}' must have an "
-                                   "integer type, not {}",
-                                   p.name, model::DTypeName(p.dtype)));
+          Error<Id::kModelDerivedNotInteger>(p.loc, p.name,
+                                             model::DTypeName(p.dtype));
         if (!p.derived) {
-          Error(p.loc, fmt::format("derived parameter '{}' has no expression",
-                                   p.name));
+          Error<Id::kDerivedWithoutExpression>(p.loc, p.name);
           params_ok_ = false;
         }
       }
       if (p.init && p.role != Role::kOut)
-        Error(p.init->loc, fmt::format("KC_INIT applies to outputs; '{}' is "
-                                       "not one",
-                                       p.name));
+        Error<Id::kModelInitOnNonOutput>(p.init->loc, p.name);
       if (model::IsTensor(p.role) && p.access == model::Access::kView &&
           p.rank < 0) {
-        Error(p.loc, fmt::format("view parameter '{}' of kernel '{}' needs a "
-                                 "rank",
-                                 p.name, k_.name));
+        Error<Id::kViewNeedsRank>(p.loc, p.name, k_.name);
         params_ok_ = false;
         continue;
       }
       if (model::IsTensor(p.role) && !p.shape &&
           (p.access == model::Access::kPointer || p.role == Role::kOut)) {
-        Error(p.loc, fmt::format("tensor parameter '{}' of kernel '{}' needs "
-                                 "a shape",
-                                 p.name, k_.name));
+        Error<Id::kTensorNeedsShape>(p.loc, p.name, k_.name);
         params_ok_ = false;
       }
     }
     if (k_.kind == model::KernelKind::kGlobal) {
       if (k_.grid.empty() || k_.grid.size() > 3)
-        Error(k_.loc, fmt::format("__global__ kernel '{}' needs a grid of 1 "
-                                  "to 3 expressions, has {}",
-                                  k_.name, k_.grid.size()));
+        Error<Id::kGridSize>(k_.loc, k_.name, k_.grid.size());
       if (!k_.block.empty()) {
         // Each factor is capped first, so the product cannot overflow.
         int64_t threads = 1;
@@ -141,23 +126,17 @@ class KernelAnalyzer {
           threads *= std::min<int64_t>(b >= 1 ? b : 1, 1025);
         }
         if (k_.block.size() != k_.grid.size())
-          Error(k_.loc, fmt::format("kernel '{}' has a {}-dimensional grid "
-                                    "but a {}-dimensional block",
-                                    k_.name, k_.grid.size(), k_.block.size()));
+          Error<Id::kGridBlockRank>(k_.loc, k_.name, k_.grid.size(),
+                                    k_.block.size());
         else if (!positive || threads > 1024)
-          Error(k_.loc, fmt::format("kernel '{}': block dimensions must be "
-                                    "positive with at most 1024 threads in "
-                                    "all",
-                                    k_.name));
+          Error<Id::kBlockLimits>(k_.loc, k_.name);
       }
       plan_.block = k_.block.empty()
                         ? model::DefaultBlock(static_cast<int>(k_.grid.size()))
                         : k_.block;
       plan_.block.resize(std::min<size_t>(plan_.block.size(), 3));
     } else if (!k_.grid.empty() || !k_.block.empty()) {
-      Error(k_.loc, fmt::format("host kernel '{}' runs once per call and "
-                                "takes no grid or block",
-                                k_.name));
+      Error<Id::kHostKernelGrid>(k_.loc, k_.name);
     }
   }
 
@@ -179,9 +158,7 @@ class KernelAnalyzer {
     if (state_[i] == Resolution::kFailed) return false;
     const Param& p = k_.params[i];
     if (state_[i] == Resolution::kInProgress) {
-      Error(p.shape->loc, fmt::format("the shape of '{}' refers to itself "
-                                      "through other tensors' shapes",
-                                      p.name));
+      Error<Id::kShapeCycle>(p.shape->loc, p.name);
       return false;
     }
     state_[i] = Resolution::kInProgress;
@@ -203,8 +180,8 @@ class KernelAnalyzer {
     }
     auto parsed = expr::ParseShape(p.shape->text);
     if (auto* err = std::get_if<expr::ParseError>(&parsed)) {
-      Error(p.shape->loc.Shifted(err->offset),
-            fmt::format("in the shape of '{}': {}", p.name, err->message));
+      Error<Id::kShapeSyntax>(p.shape->loc.Shifted(err->offset), p.name,
+                              err->message);
       return false;
     }
     const std::vector<expr::Dim>& dims =
@@ -215,8 +192,7 @@ class KernelAnalyzer {
       int ref = IndexOf(dims[0].expr->name);
       if (ref >= 0 && model::IsTensor(k_.params[ref].role)) {
         if (ref == i) {
-          Error(p.shape->loc,
-                fmt::format("the shape of '{}' refers to itself", p.name));
+          Error<Id::kShapeRefersToItself>(p.shape->loc, p.name);
           return false;
         }
         if (!Resolve(ref)) return false;
@@ -258,10 +234,8 @@ class KernelAnalyzer {
 
   bool CheckViewRank(const Param& p, int rank) {
     if (p.access == model::Access::kView && p.rank >= 0 && p.rank != rank) {
-      Error(p.shape->loc,
-            fmt::format("the shape of '{}' has {} dimension{} "
-                        "but its type has rank {}",
-                        p.name, rank, rank == 1 ? "" : "s", p.rank));
+      Error<Id::kShapeRankMismatch>(p.shape->loc, p.name, rank,
+                                    rank == 1 ? "" : "s", p.rank);
       return false;
     }
     return true;
@@ -306,20 +280,20 @@ class KernelAnalyzer {
       return i >= 0 ? plan_.params[i].rank : -1;
     };
     if (auto err = expr::Check(e, scope)) {
-      std::string message = err->message;
-      if (message.rfind("unknown name", 0) == 0)
-        message += ": not a parameter, and no input shape binds it";
-      Error(loc.Shifted(err->offset), fmt::format("{}: {}", what, message));
+      if (err->message.rfind("unknown name", 0) == 0)
+        Error<Id::kExpressionUnknownName>(loc.Shifted(err->offset), what,
+                                          err->message);
+      else
+        Error<Id::kExpressionInvalid>(loc.Shifted(err->offset), what,
+                                      err->message);
       return false;
     }
     if (inputs_only) {
       for (const std::string& n : expr::NamesUsed(e)) {
         int i = IndexOf(n);
         if (i >= 0 && k_.params[i].role == Role::kOut) {
-          Error(loc.Shifted(std::max(0, expr::FirstUse(e, n))),
-                fmt::format("{}: '{}' is an output; only inputs, "
-                            "symbols and scalars can be used here",
-                            what, n));
+          Error<Id::kExpressionUsesOutput>(
+              loc.Shifted(std::max(0, expr::FirstUse(e, n))), what, n);
           return false;
         }
       }
@@ -334,8 +308,8 @@ class KernelAnalyzer {
       if (p.role != Role::kDerived) continue;
       auto parsed = expr::Parse(p.derived->text);
       if (auto* err = std::get_if<expr::ParseError>(&parsed)) {
-        Error(p.derived->loc.Shifted(err->offset),
-              fmt::format("in derived value '{}': {}", p.name, err->message));
+        Error<Id::kDerivedSyntax>(p.derived->loc.Shifted(err->offset), p.name,
+                                  err->message);
         continue;
       }
       expr::NodePtr e = std::get<expr::NodePtr>(parsed);
@@ -351,9 +325,7 @@ class KernelAnalyzer {
     std::function<bool(int)> visit = [&](int i) -> bool {
       if (state[i] == 2) return true;
       if (state[i] == 1) {
-        Error(k_.params[i].derived->loc,
-              fmt::format("derived value '{}' depends on itself",
-                          k_.params[i].name));
+        Error<Id::kDerivedCycle>(k_.params[i].derived->loc, k_.params[i].name);
         return false;
       }
       state[i] = 1;
@@ -387,10 +359,7 @@ class KernelAnalyzer {
       ParamPlan& pp = plan_.params[i];
       for (const DimSpec& s : shapes_.dims[i]) {
         if (s.any) {
-          Error(s.loc, fmt::format("the shape of output '{}' cannot contain "
-                                   "'_': its dimensions must be computable "
-                                   "from inputs and scalars",
-                                   p.name));
+          Error<Id::kOutputShapeAny>(s.loc, p.name);
           continue;
         }
         if (!CheckExpr(s.expr, s.text_loc,
@@ -408,8 +377,8 @@ class KernelAnalyzer {
       const Text& t = k_.grid[g];
       auto parsed = expr::Parse(t.text);
       if (auto* err = std::get_if<expr::ParseError>(&parsed)) {
-        Error(t.loc.Shifted(err->offset),
-              fmt::format("in the grid of '{}': {}", k_.name, err->message));
+        Error<Id::kGridSyntax>(t.loc.Shifted(err->offset), k_.name,
+                               err->message);
         continue;
       }
       expr::NodePtr e = std::get<expr::NodePtr>(parsed);
@@ -425,8 +394,8 @@ class KernelAnalyzer {
     std::string what = fmt::format("in KC_SHARED_BYTES of '{}'", k_.name);
     auto parsed = expr::Parse(t.text);
     if (auto* err = std::get_if<expr::ParseError>(&parsed)) {
-      Error(t.loc.Shifted(err->offset),
-            fmt::format("{}: {}", what, err->message));
+      Error<Id::kSharedBytesSyntax>(t.loc.Shifted(err->offset), k_.name,
+                                    err->message);
       return;
     }
     expr::NodePtr e = std::get<expr::NodePtr>(parsed);
@@ -468,28 +437,22 @@ class KernelAnalyzer {
       std::string text = fmt::format("({})", fmt::join(dims, ", "));
       if (dims.empty() ||
           std::find(dims.begin(), dims.end(), "_") != dims.end()) {
-        Error(p.loc, fmt::format("KC_ELEMENTWISE kernel '{}' needs tensors "
-                                 "of known extents and rank 1 or more; '{}' "
-                                 "has shape {}",
-                                 k_.name, p.name, text));
+        Error<Id::kElementwiseExtents>(p.loc, k_.name, p.name, text);
         return;
       }
       if (!first) {
         first = &p;
         shape = &dims;
       } else if (dims != *shape) {
-        Error(p.loc,
-              fmt::format("KC_ELEMENTWISE kernel '{}' needs every tensor to "
-                          "have one shape: '{}' has shape {}, '{}' has ({})",
-                          k_.name, p.name, text, first->name,
-                          fmt::join(*shape, ", ")));
+        Error<Id::kElementwiseShapes>(p.loc, k_.name, p.name, text, first->name,
+                                      fmt::join(*shape, ", "));
         return;
       }
     }
   }
 
   const Kernel& k_;
-  diag::DiagnosticSink& diags_;
+  diag::DiagnosticEngine& diags_;
   KernelPlan plan_;
   bool params_ok_ = true;
   Shapes shapes_;
@@ -501,7 +464,7 @@ class KernelAnalyzer {
 
 }  // namespace
 
-KernelPlan AnalyzeKernel(const Kernel& k, diag::DiagnosticSink& diags) {
+KernelPlan AnalyzeKernel(const Kernel& k, diag::DiagnosticEngine& diags) {
   return KernelAnalyzer(k, diags).Run();
 }
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/diag/diagnostic.h"
+#include "compiler/diag/engine.h"
 #include "compiler/expr/expr.h"
 #include "compiler/model/model.h"
 #include "compiler/sema/sema.h"
@@ -38,7 +38,7 @@ struct Shapes {
 
 // Analyses `k`, reporting its problems to `diags`. The plan refers to `k`,
 // which must outlive it.
-KernelPlan AnalyzeKernel(const model::Kernel& k, diag::DiagnosticSink& diags);
+KernelPlan AnalyzeKernel(const model::Kernel& k, diag::DiagnosticEngine& diags);
 
 }  // namespace kernelc::sema
 

@@ -12,6 +12,7 @@
 
 namespace kernelc::sema {
 
+using diag::Id;
 using model::Kernel;
 using model::Param;
 using model::Role;
@@ -78,7 +79,7 @@ class PairingChecker {
   // error; shapes are compared only between clean kernels.
   PairingChecker(const ModulePlan& plan, const std::vector<bool>& clean,
                  KernelPlan& fp, const PairingRules& pairing,
-                 diag::DiagnosticSink& d)
+                 diag::DiagnosticEngine& d)
       : plan_(plan),
         clean_(clean),
         fp_(fp),
@@ -93,26 +94,20 @@ class PairingChecker {
     for (const KernelPlan& p : plan_.kernels)
       if (p.kernel->name == t.text) kp = &p;
     if (kp == nullptr) {
-      diags_.Error(t.loc, fmt::format("{} of kernel '{}' names '{}', which is "
-                                      "not a kernel in these sources",
-                                      pairing_.annotation, f_.name, t.text));
+      diags_.Report<Id::kPairingNamesNoKernel>(t.loc, pairing_.annotation,
+                                               f_.name, t.text);
       return;
     }
     if (kp->kernel == &f_) {
-      diags_.Error(t.loc,
-                   fmt::format("{} of kernel '{}' names the kernel "
-                               "itself; name its {} kernel",
-                               pairing_.annotation, f_.name, pairing_.kind));
+      diags_.Report<Id::kPairingNamesItself>(t.loc, pairing_.annotation,
+                                             f_.name, pairing_.kind);
       return;
     }
     int errors = diags_.error_count();
     for (const Param& p : f_.params)
       if (p.role == Role::kInMut)
-        diags_.Error(p.loc,
-                     fmt::format("kernel '{}' has {} and in-place parameter "
-                                 "'{}'; a differentiable kernel takes inputs "
-                                 "and returns outputs",
-                                 f_.name, pairing_.annotation, p.name));
+        diags_.Report<Id::kDifferentiableInMut>(p.loc, f_.name,
+                                                pairing_.annotation, p.name);
     const Kernel& k = *kp->kernel;
     if (Clean(fp_) && Clean(*kp)) {
       // The extents of `k`'s inputs are those of the values of `f` they
@@ -135,13 +130,10 @@ class PairingChecker {
       if (paired.count({p.role, p.name})) continue;
       const bool from_output = pairing_.output.of == p.role;
       const Link& link = from_output ? pairing_.output : pairing_.input;
-      diags_.Error(
-          t.loc,
-          fmt::format("{} kernel '{}' {} no {} for float {} '{}' of "
-                      "kernel '{}'; add an {} 'd_{}'",
-                      pairing_.kind, k.name, from_output ? "gives" : "takes",
-                      link.noun, TensorWord(p.role), p.name, f_.name,
-                      from_output ? "output" : "input", p.name));
+      diags_.Report<Id::kPairingMissingDerivative>(
+          t.loc, pairing_.kind, k.name, from_output ? "gives" : "takes",
+          link.noun, TensorWord(p.role), p.name, f_.name,
+          from_output ? "output" : "input", p.name);
     }
     if (diags_.error_count() == errors)
       fp_.pairing = Pairing{pairing_.mode, &k, std::move(params)};
@@ -244,25 +236,16 @@ class PairingChecker {
     const int q_rank = kp.params[qi].rank;
     const int p_rank = fp_.params[pi].rank;
     if (q.dtype != p.dtype)
-      diags_.Error(
-          q.loc,
-          fmt::format("parameter '{}' of {} kernel '{}' is {} and "
-                      "must be {}, not {}",
-                      q.name, pairing_.kind, k.name, what,
-                      model::DTypeName(p.dtype), model::DTypeName(q.dtype)));
+      diags_.Report<Id::kPairedDtype>(q.loc, q.name, pairing_.kind, k.name,
+                                      what, model::DTypeName(p.dtype),
+                                      model::DTypeName(q.dtype));
     else if (q_rank >= 0 && p_rank >= 0 && q_rank != p_rank)
-      diags_.Error(q.loc, fmt::format("parameter '{}' of {} kernel '{}' is {} "
-                                      "and must have rank {}, not {}",
-                                      q.name, pairing_.kind, k.name, what,
-                                      p_rank, q_rank));
+      diags_.Report<Id::kPairedRank>(q.loc, q.name, pairing_.kind, k.name, what,
+                                     p_rank, q_rank);
     else if (int d = q_rank == p_rank ? ShapeMismatch(kp, qi, pi) : -1; d >= 0)
-      diags_.Error(
-          q.loc, fmt::format("parameter '{}' of {} kernel '{}' is {} and must "
-                             "have its shape, but dimension {} is '{}' here "
-                             "and '{}' in kernel '{}'",
-                             q.name, pairing_.kind, k.name, what, d,
-                             kp.params[qi].dim_texts[d],
-                             fp_.params[pi].dim_texts[d], f_.name));
+      diags_.Report<Id::kPairedShape>(q.loc, q.name, pairing_.kind, k.name,
+                                      what, d, kp.params[qi].dim_texts[d],
+                                      fp_.params[pi].dim_texts[d], f_.name);
   }
 
   // `q` is `link`'s derivative of `p` (at index pi of `f`): float only.
@@ -270,12 +253,10 @@ class PairingChecker {
                   int pi, const Link& link) {
     const Param& q = k.params[qi];
     if (!model::IsFloat(p.dtype)) {
-      diags_.Error(
-          q.loc, fmt::format("{} '{}' of {} kernel '{}' would be the {} of "
-                             "{} {} '{}' of kernel '{}', {}",
-                             link.subject, q.name, pairing_.kind, k.name,
-                             link.noun, model::DTypeName(p.dtype),
-                             TensorWord(link.of), p.name, f_.name, link.none));
+      diags_.Report<Id::kPairedNonFloat>(
+          q.loc, link.subject, q.name, pairing_.kind, k.name, link.noun,
+          model::DTypeName(p.dtype), TensorWord(link.of), p.name, f_.name,
+          link.none);
       return false;
     }
     Match(k, kp, qi, pi,
@@ -295,24 +276,17 @@ class PairingChecker {
       case Role::kDerived:
         break;
       case Role::kInMut:
-        diags_.Error(q.loc, fmt::format("{} kernel '{}' cannot have in-place "
-                                        "parameter '{}'",
-                                        pairing_.kind, k.name, q.name));
+        diags_.Report<Id::kPairedKernelInMut>(q.loc, pairing_.kind, k.name,
+                                              q.name);
         break;
       case Role::kScalar:
         if (p == nullptr)
-          diags_.Error(q.loc,
-                       fmt::format("scalar '{}' of {} kernel '{}' is "
-                                   "not a scalar of kernel '{}'",
-                                   q.name, pairing_.kind, k.name, f_.name));
+          diags_.Report<Id::kPairedScalarUnknown>(q.loc, q.name, pairing_.kind,
+                                                  k.name, f_.name);
         else if (p->dtype != q.dtype)
-          diags_.Error(q.loc,
-                       fmt::format("scalar '{}' of {} kernel '{}' is {} in "
-                                   "kernel '{}' and must have that type, not "
-                                   "{}",
-                                   q.name, pairing_.kind, k.name,
-                                   model::DTypeName(p->dtype), f_.name,
-                                   model::DTypeName(q.dtype)));
+          diags_.Report<Id::kPairedScalarType>(
+              q.loc, q.name, pairing_.kind, k.name, model::DTypeName(p->dtype),
+              f_.name, model::DTypeName(q.dtype));
         break;
       case Role::kIn:
         if (p != nullptr && named->kind == PairedParam::Kind::kValue) {
@@ -320,28 +294,20 @@ class PairingChecker {
                 fmt::format("the {} '{}' of kernel '{}'", pairing_.plain,
                             q.name, f_.name));
         } else if (p == nullptr) {
-          diags_.Error(
-              q.loc,
-              fmt::format(
-                  "parameter '{}' of {} kernel '{}' names no "
-                  "{} of kernel '{}', nor the {} d_<{}> of "
-                  "one",
-                  q.name, pairing_.kind, k.name,
-                  pairing_.residual_outputs ? "input or output" : "input",
-                  f_.name, pairing_.input.noun, TensorWord(pairing_.input.of)));
+          diags_.Report<Id::kPairedParamUnknown>(
+              q.loc, q.name, pairing_.kind, k.name,
+              pairing_.residual_outputs ? "input or output" : "input", f_.name,
+              pairing_.input.noun, TensorWord(pairing_.input.of));
         } else if (Derivative(k, kp, qi, *p, named->of, pairing_.input)) {
           paired.insert({pairing_.input.of, p->name});
         }
         break;
       case Role::kOut:
         if (p == nullptr)
-          diags_.Error(q.loc,
-                       fmt::format("output '{}' of {} kernel '{}' must "
-                                   "be named d_<{}> for an {} of "
-                                   "kernel '{}'",
-                                   q.name, pairing_.kind, k.name,
-                                   TensorWord(pairing_.output.of),
-                                   TensorWord(pairing_.output.of), f_.name));
+          diags_.Report<Id::kPairedOutputName>(
+              q.loc, q.name, pairing_.kind, k.name,
+              TensorWord(pairing_.output.of), TensorWord(pairing_.output.of),
+              f_.name);
         else if (Derivative(k, kp, qi, *p, named->of, pairing_.output))
           paired.insert({pairing_.output.of, p->name});
         break;
@@ -354,7 +320,7 @@ class PairingChecker {
   KernelPlan& fp_;
   const Kernel& f_;
   const PairingRules& pairing_;
-  diag::DiagnosticSink& diags_;
+  diag::DiagnosticEngine& diags_;
   ExtentModel f_extents_;
   std::optional<ExtentModel> k_extents_;
 };
@@ -362,16 +328,14 @@ class PairingChecker {
 }  // namespace
 
 void AnalyzePairings(ModulePlan& plan, const std::vector<bool>& clean,
-                     diag::DiagnosticSink& diags) {
+                     diag::DiagnosticEngine& diags) {
   for (KernelPlan& kp : plan.kernels)
     if (kp.kernel->vjp) PairingChecker(plan, clean, kp, kVjp, diags).Run();
   for (KernelPlan& kp : plan.kernels) {
     const Kernel& k = *kp.kernel;
     if (!k.jvp) continue;
     if (k.vjp)
-      diags.Error(k.jvp->loc, fmt::format("kernel '{}' has both KC_VJP and "
-                                          "KC_JVP; give one",
-                                          k.name));
+      diags.Report<Id::kVjpAndJvp>(k.jvp->loc, k.name);
     else
       PairingChecker(plan, clean, kp, kJvp, diags).Run();
   }

@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "compiler/diag/diagnostic.h"
+#include "compiler/diag/engine.h"
 #include "compiler/sema/sema.h"
 
 namespace kernelc::sema {
@@ -16,7 +16,7 @@ namespace kernelc::sema {
 // of `plan`, whether its own analysis found no error; shapes are compared
 // only between clean kernels.
 void AnalyzePairings(ModulePlan& plan, const std::vector<bool>& clean,
-                     diag::DiagnosticSink& diags);
+                     diag::DiagnosticEngine& diags);
 
 }  // namespace kernelc::sema
 

@@ -11,6 +11,7 @@
 
 namespace kernelc::sema {
 
+using diag::Id;
 using model::Kernel;
 using model::Param;
 using model::Role;
@@ -115,7 +116,7 @@ class ParallelDeps {
 //  - a named derived value depends on a parallel dimension, or it would
 //    keep its whole value on a shard whose dimensions it sizes.
 void AnalyzeParallel(const Kernel& k, const Shapes& shapes, KernelPlan& plan,
-                     diag::DiagnosticSink& diags) {
+                     diag::DiagnosticEngine& diags) {
   // The names that are whole dimensions of inputs, shape symbols or
   // derived values: dependencies are traced to these.
   std::set<std::string> parallel;
@@ -128,25 +129,14 @@ void AnalyzeParallel(const Kernel& k, const Shapes& shapes, KernelPlan& plan,
   std::set<std::string> seen;
   for (const Text& t : k.parallel) {
     if (!seen.insert(t.text).second) {
-      diags.Error(t.loc,
-                  fmt::format("KC_PARALLEL of kernel '{}' names '{}' twice",
-                              k.name, t.text));
+      diags.Report<Id::kParallelTwice>(t.loc, k.name, t.text);
       continue;
     }
     if (!parallel.count(t.text)) {
-      diags.Error(
-          t.loc, fmt::format("KC_PARALLEL of kernel '{}' names '{}', which is "
-                             "not a dimension of an input: name a shape symbol "
-                             "or derived value that an input shape uses",
-                             k.name, t.text));
+      diags.Report<Id::kParallelNotInputDimension>(t.loc, k.name, t.text);
       continue;
     }
-    bool ok = true;
-    auto fail = [&](std::string message) {
-      diags.Error(t.loc, fmt::format("KC_PARALLEL of kernel '{}' names '{}'{}",
-                                     k.name, t.text, message));
-      ok = false;
-    };
+    const int errors = diags.error_count();
     for (size_t i = 0; i < k.params.size(); ++i) {
       if (!shapes.Resolved(i)) continue;
       const Param& p = k.params[i];
@@ -158,50 +148,34 @@ void AnalyzeParallel(const Kernel& k, const Shapes& shapes, KernelPlan& plan,
         if (s.any || s.copied || parallel.count(labels[d])) continue;
         std::vector<std::string> used = expr::NamesUsed(s.expr);
         if (std::find(used.begin(), used.end(), t.text) != used.end()) {
-          fail(
-              fmt::format(", but the shape of '{}' uses it in '{}'; a "
-                          "parallel symbol must be a whole dimension",
-                          p.name, s.text));
+          diags.Report<Id::kParallelPartOfDimension>(t.loc, k.name, t.text,
+                                                     p.name, s.text);
           uses = true;
           continue;
         }
         bool direct = false;  // on another parallel name: reported there
         for (const std::string& n : used) direct |= parallel.count(n) > 0;
         if (direct || deps.OfExpr(s.expr) != t.text) continue;
-        fail(
-            fmt::format(", and dimension '{}' of '{}' depends on it, so "
-                        "each device would compute that dimension from "
-                        "its own shard; a dimension that depends on a "
-                        "parallel symbol must be that symbol",
-                        s.text, p.name));
+        diags.Report<Id::kParallelDependentDimension>(t.loc, k.name, t.text,
+                                                      s.text, p.name);
         uses = true;
       }
       long count = std::count(labels.begin(), labels.end(), t.text);
       if (count > 1)
-        fail(
-            fmt::format(", which is {} dimensions of '{}'; a parallel "
-                        "symbol can be at most one dimension of each "
-                        "tensor",
-                        count, p.name));
+        diags.Report<Id::kParallelRepeatedDimension>(t.loc, k.name, t.text,
+                                                     count, p.name);
       if (model::IsResult(p.role) && count == 0 && !uses)
-        fail(
-            fmt::format(", but {} '{}' has no dimension '{}'; each device "
-                        "writes only its slice of every output, so every "
-                        "output needs each parallel symbol as a whole "
-                        "dimension",
-                        p.role == Role::kOut ? "output" : "in-place output",
-                        p.name, t.text));
+        diags.Report<Id::kParallelMissingFromOutput>(
+            t.loc, k.name, t.text,
+            p.role == Role::kOut ? "output" : "in-place output", p.name,
+            t.text);
     }
     int j = k.IndexOf(t.text);
     if (j >= 0 && k.params[j].role == Role::kDerived &&
         plan.params[j].derived && deps.OfExpr(plan.params[j].derived).empty())
-      fail(
-          fmt::format(", a derived value ('{}') that depends on no "
-                      "parallel dimension; on a shard it would keep its "
-                      "whole value: derive it from a tensor that '{}' is "
-                      "a dimension of",
-                      k.params[j].derived->text, t.text));
-    if (ok) plan.parallel.push_back(t.text);
+      diags.Report<Id::kParallelDerivedUnsharded>(
+          t.loc, k.name, t.text, k.params[j].derived->text, t.text);
+    if (diags.error_count() == errors) plan.parallel.push_back(t.text);
   }
 }
 

@@ -4,7 +4,7 @@
 #ifndef KERNELC_COMPILER_SEMA_PARALLEL_H_
 #define KERNELC_COMPILER_SEMA_PARALLEL_H_
 
-#include "compiler/diag/diagnostic.h"
+#include "compiler/diag/engine.h"
 #include "compiler/model/model.h"
 #include "compiler/sema/kernel_analyzer.h"
 #include "compiler/sema/sema.h"
@@ -15,7 +15,7 @@ namespace kernelc::sema {
 // and the plan's derived values, reporting problems at the name; appends
 // those that hold to `plan.parallel`.
 void AnalyzeParallel(const model::Kernel& k, const Shapes& shapes,
-                     KernelPlan& plan, diag::DiagnosticSink& diags);
+                     KernelPlan& plan, diag::DiagnosticEngine& diags);
 
 }  // namespace kernelc::sema
 

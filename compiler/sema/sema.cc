@@ -37,7 +37,7 @@ expr::NameKind KernelPlan::KindOf(std::string_view name) const {
 }
 
 Result<ModulePlan> Analyze(const model::Module& module,
-                           diag::DiagnosticSink& diags) {
+                           diag::DiagnosticEngine& diags) {
   int errors_before = diags.error_count();
   ModulePlan plan;
   plan.module = &module;
@@ -46,16 +46,15 @@ Result<ModulePlan> Analyze(const model::Module& module,
   for (const Kernel& k : module.kernels) {
     auto [it, inserted] = names.emplace(k.name, &k);
     if (!inserted) {
-      diags.Error(k.loc, fmt::format("kernel '{}' is defined twice", k.name));
-      diags.Note(it->second->loc, "first defined here");
+      diags.Report<diag::Id::kKernelDefinedTwice>(k.loc, k.name);
+      diags.Report<diag::Id::kFirstDefinedHere>(it->second->loc);
     }
     int before = diags.error_count();
     plan.kernels.push_back(AnalyzeKernel(k, diags));
     clean.push_back(diags.error_count() == before);
   }
   AnalyzePairings(plan, clean, diags);
-  if (diags.error_count() > errors_before)
-    return Error::User("the kernel model has errors");
+  if (diags.error_count() > errors_before) return Error::Reported();
   return plan;
 }
 

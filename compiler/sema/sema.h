@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/diag/diagnostic.h"
+#include "compiler/diag/engine.h"
 #include "compiler/expr/expr.h"
 #include "compiler/model/model.h"
 #include "compiler/util/status.h"
@@ -130,7 +130,7 @@ struct ModulePlan {
 // locations inside the annotation texts). The plan refers to `module`, which
 // must outlive it.
 Result<ModulePlan> Analyze(const model::Module& module,
-                           diag::DiagnosticSink& diags);
+                           diag::DiagnosticEngine& diags);
 
 }  // namespace kernelc::sema
 

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "compiler/diag/diagnostic.h"
+#include "compiler/diag/engine.h"
 #include "compiler/expr/expr.h"
 #include "compiler/model/model.h"
 #include "compiler/sema/sema.h"
@@ -154,9 +154,7 @@ class Analysis {
   std::vector<std::string> messages() const {
     std::vector<std::string> out;
     for (const diag::Diagnostic& d : diags_.diagnostics()) {
-      std::string s = diag::Format(d, nullptr);
-      if (!s.empty() && s.back() == '\n') s.pop_back();
-      out.push_back(s);
+      out.push_back(diag::Headline(d));
     }
     return out;
   }
@@ -169,7 +167,7 @@ class Analysis {
   }
 
   Module module_;
-  diag::DiagnosticSink diags_;
+  diag::DiagnosticEngine diags_;
   std::optional<Result<ModulePlan>> result_;
 };
 
@@ -178,8 +176,7 @@ inline std::vector<std::string> Errors(Kernel kernel) {
   Analysis a(std::move(kernel));
   CHECK_FALSE(a.ok());
   if (!a.ok()) {
-    CHECK(a.result().error().kind == ErrorKind::kUser);
-    CHECK(a.result().error().message == "the kernel model has errors");
+    CHECK(a.result().error().kind == ErrorKind::kReported);
   }
   return a.messages();
 }

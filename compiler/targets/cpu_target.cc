@@ -8,7 +8,7 @@ namespace kernelc::targets {
 
 void CpuTarget::Check(const model::Module& module,
                       const BuildSettings& /*settings*/,
-                      diag::DiagnosticSink& diags) const {
+                      diag::DiagnosticEngine& diags) const {
   for (const model::Kernel& k : module.kernels) {
     if (k.block_features.empty()) continue;
     std::string names;
@@ -16,12 +16,9 @@ void CpuTarget::Check(const model::Module& module,
       if (i > 0) names += i + 1 == k.block_features.size() ? " and " : ", ";
       names += k.block_features[i].what;
     }
-    diags.Error(k.loc, fmt::format("kernel '{}' uses {} and cannot target cpu: "
-                                   "the CPU runs threads one after another, "
-                                   "so block-level features are unavailable",
-                                   k.name, names));
+    diags.Report<diag::Id::kCpuBlockFeatures>(k.loc, k.name, names);
     for (const model::BlockFeature& f : k.block_features)
-      diags.Note(f.loc, fmt::format("{} used here", f.what));
+      diags.Report<diag::Id::kBlockFeatureUsedHere>(f.loc, f.what);
   }
 }
 

@@ -17,7 +17,7 @@ class CpuTarget : public TargetUnit {
   // __syncthreads, warp intrinsics), which the grid executor cannot give
   // it, with a note at each use.
   void Check(const model::Module& module, const BuildSettings& settings,
-             diag::DiagnosticSink& diags) const override;
+             diag::DiagnosticEngine& diags) const override;
   // The host compiler, which every build uses for the package's library,
   // is in the key already.
   bool AddToCacheKey(cache::KeyBuilder& /*key*/) override { return true; }
@@ -25,7 +25,7 @@ class CpuTarget : public TargetUnit {
   Status CompileKernels(const sema::ModulePlan& /*plan*/,
                         const BuildSettings& /*settings*/,
                         model::BuildInfo* /*info*/,
-                        diag::DiagnosticSink& /*diags*/) override {
+                        diag::DiagnosticEngine& /*diags*/) override {
     return Status();
   }
   IdentityFields ContentHashFields(

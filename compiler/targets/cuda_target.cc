@@ -10,16 +10,13 @@ namespace kernelc::targets {
 
 void CudaTarget::Check(const model::Module& module,
                        const BuildSettings& settings,
-                       diag::DiagnosticSink& diags) const {
+                       diag::DiagnosticEngine& diags) const {
   if (std::find(settings.targets.begin(), settings.targets.end(),
                 model::Target::kCpu) != settings.targets.end())
     return;
   for (const model::Kernel& k : module.kernels)
     if (k.kind == model::KernelKind::kHost)
-      diags.Error(k.loc, fmt::format("host kernel '{}' (KC_KERNEL) runs only "
-                                     "on the CPU: build with --target "
-                                     "cpu,cuda",
-                                     k.name));
+      diags.Report<diag::Id::kHostKernelNeedsCpu>(k.loc, k.name);
 }
 
 bool CudaTarget::AddToCacheKey(cache::KeyBuilder& key) {
@@ -32,12 +29,12 @@ bool CudaTarget::AddToCacheKey(cache::KeyBuilder& key) {
 Status CudaTarget::CompileKernels(const sema::ModulePlan& plan,
                                   const BuildSettings& settings,
                                   model::BuildInfo* info,
-                                  diag::DiagnosticSink& diags) {
+                                  diag::DiagnosticEngine& diags) {
   Result<backends::Nvrtc> nvrtc = backends::FindNvrtc();
   if (!nvrtc.ok()) return nvrtc.error();
   Result<std::vector<int>> archs = backends::ParseCudaArchs(
       settings.cuda_archs.empty() ? kDefaultCudaArchs : settings.cuda_archs,
-      nvrtc.value());
+      nvrtc.value(), diags);
   if (!archs.ok()) return archs.error();
   backends::CudaBuild cb;
   cb.archs = archs.value();

@@ -23,7 +23,7 @@ class CudaTarget : public TargetUnit {
   // A host kernel (KC_KERNEL) has no GPU form: it needs the cpu target in
   // the same build.
   void Check(const model::Module& module, const BuildSettings& settings,
-             diag::DiagnosticSink& diags) const override;
+             diag::DiagnosticEngine& diags) const override;
   // NVRTC without loading it (its 100 MB library would cost a warm build
   // more than all the rest): the library that FindNvrtc tries first, by
   // identity, and its toolkit's include directory.
@@ -31,7 +31,7 @@ class CudaTarget : public TargetUnit {
   // Finds and loads NVRTC, and fills info's cuda fields.
   Status CompileKernels(const sema::ModulePlan& plan,
                         const BuildSettings& settings, model::BuildInfo* info,
-                        diag::DiagnosticSink& diags) override;
+                        diag::DiagnosticEngine& diags) override;
   // NVRTC's version and every image's SHA-256: the images stand for
   // NVRTC's flags and the headers it read.
   IdentityFields ContentHashFields(const model::BuildInfo& info) const override;

@@ -15,7 +15,7 @@
 
 #include "compiler/backends/host_backend.h"
 #include "compiler/cache/build_cache.h"
-#include "compiler/diag/diagnostic.h"
+#include "compiler/diag/engine.h"
 #include "compiler/emit/platform_shim.h"
 #include "compiler/model/artifacts.h"
 #include "compiler/model/model.h"
@@ -51,7 +51,7 @@ class TargetUnit {
   // Reports to `diags` each analyzed kernel that cannot be built for this
   // target in a build for `settings.targets`.
   virtual void Check(const model::Module& module, const BuildSettings& settings,
-                     diag::DiagnosticSink& diags) const = 0;
+                     diag::DiagnosticEngine& diags) const = 0;
 
   // Adds this target's toolchain to the build cache's key, identified
   // without running or loading it. False when it cannot be identified: the
@@ -64,7 +64,7 @@ class TargetUnit {
   virtual Status CompileKernels(const sema::ModulePlan& plan,
                                 const BuildSettings& settings,
                                 model::BuildInfo* info,
-                                diag::DiagnosticSink& diags) = 0;
+                                diag::DiagnosticEngine& diags) = 0;
 
   // This target's part of the content hash, from what CompileKernels
   // produced: fields that do not depend on the machine.

@@ -25,7 +25,7 @@ TEST_CASE("The cpu target reports block-level features, with each use") {
   m.kernels.push_back(block);
   BuildSettings settings;
   settings.targets = {model::Target::kCpu};
-  diag::DiagnosticSink diags;
+  diag::DiagnosticEngine diags;
   CpuTarget().Check(m, settings, diags);
   REQUIRE(diags.diagnostics().size() == 3);
   CHECK(diags.error_count() == 1);
@@ -45,14 +45,14 @@ TEST_CASE("The cuda target needs the cpu target for host kernels") {
   m.kernels.push_back(KernelAt("host", model::KernelKind::kHost, 3));
   BuildSettings settings;
   settings.targets = {model::Target::kCuda};
-  diag::DiagnosticSink diags;
+  diag::DiagnosticEngine diags;
   CudaTarget().Check(m, settings, diags);
   REQUIRE(diags.diagnostics().size() == 1);
   CHECK(diags.diagnostics()[0].message ==
         "host kernel 'host' (KC_KERNEL) runs only on the CPU: build with "
         "--target cpu,cuda");
   settings.targets = {model::Target::kCpu, model::Target::kCuda};
-  diag::DiagnosticSink with_cpu;
+  diag::DiagnosticEngine with_cpu;
   CudaTarget().Check(m, settings, with_cpu);
   CHECK(with_cpu.diagnostics().empty());
 }

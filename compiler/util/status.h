@@ -9,9 +9,13 @@
 
 namespace kernelc {
 
-// kUser: the input is wrong and diagnostics were reported (exit 1).
+// kUser: the input is wrong, and the message says how: an error of a
+//   library below the diagnostics engine (file I/O), which the driver
+//   reports as a diagnostic (exit 1).
+// kReported: the input is wrong, and the diagnostics reported to the call's
+//   diag::DiagnosticEngine say how; the error carries nothing more (exit 1).
 // kInternal: a bug or a toolchain failure (exit 2).
-enum class ErrorKind { kUser, kInternal };
+enum class ErrorKind { kUser, kReported, kInternal };
 
 struct Error {
   ErrorKind kind = ErrorKind::kInternal;
@@ -19,6 +23,9 @@ struct Error {
 
   static Error User(std::string message) {
     return {ErrorKind::kUser, std::move(message)};
+  }
+  static Error Reported() {
+    return {ErrorKind::kReported, "errors were reported as diagnostics"};
   }
   static Error Internal(std::string message) {
     return {ErrorKind::kInternal, std::move(message)};

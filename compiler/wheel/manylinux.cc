@@ -16,6 +16,8 @@
 
 namespace kernelc::wheel {
 
+using diag::Id;
+
 namespace {
 
 namespace elf = llvm::ELF;
@@ -56,7 +58,8 @@ std::string Message(llvm::Error error) {
 // The ISA level of an x86-64 GNU property note's descriptor: its
 // GNU_PROPERTY_X86_ISA_1_NEEDED bits, read as auditwheel reads them.
 template <class ELFT>
-Result<int> IsaLevel(llvm::ArrayRef<uint8_t> desc, const std::string& name) {
+Result<int> IsaLevel(llvm::ArrayRef<uint8_t> desc, const std::string& name,
+                     diag::DiagnosticEngine& diags) {
   constexpr size_t kAlign = ELFT::Is64Bits ? 8 : 4;
   size_t pos = 0;
   while (pos + 8 <= desc.size()) {
@@ -73,11 +76,10 @@ Result<int> IsaLevel(llvm::ArrayRef<uint8_t> desc, const std::string& name) {
       if (bits & elf::GNU_PROPERTY_X86_ISA_1_V4) return 4;
       if (bits & elf::GNU_PROPERTY_X86_ISA_1_V3) return 3;
       if (bits & elf::GNU_PROPERTY_X86_ISA_1_V2) return 2;
-      if (bits != 0)
-        return Error::User(fmt::format(
-            "'{}' needs an x86-64 ISA that its GNU property note names by "
-            "unknown bits ({:#x})",
-            name, bits));
+      if (bits != 0) {
+        diags.Report<Id::kUnknownIsaBits>({}, name, fmt::format("{:#x}", bits));
+        return Error::Reported();
+      }
       return 1;
     }
     pos += (size + kAlign - 1) / kAlign * kAlign;
@@ -86,7 +88,8 @@ Result<int> IsaLevel(llvm::ArrayRef<uint8_t> desc, const std::string& name) {
 }
 
 template <class ELFT>
-Result<ElfLibrary> Read(const ELFFile<ELFT>& file, ElfLibrary lib) {
+Result<ElfLibrary> Read(const ELFFile<ELFT>& file, ElfLibrary lib,
+                        diag::DiagnosticEngine& diags) {
   const typename ELFT::Ehdr& header = file.getHeader();
   bool is64 = ELFT::Is64Bits;
   bool little = ELFT::Endianness == llvm::endianness::little;
@@ -105,10 +108,11 @@ Result<ElfLibrary> Read(const ELFFile<ELFT>& file, ElfLibrary lib) {
        !(header.e_flags & elf::EF_ARM_ABI_FLOAT_HARD)))
     lib.architecture.clear();
 
-  auto fail = [&lib](llvm::Error e) -> Error {
-    return Error::User(fmt::format("cannot read '{}' as ELF: {}", lib.name,
-                                   Message(std::move(e))));
+  auto unreadable = [&](const std::string& why) -> Error {
+    diags.Report<Id::kCannotReadElf>({}, lib.name, why);
+    return Error::Reported();
   };
+  auto fail = [&](llvm::Error e) { return unreadable(Message(std::move(e))); };
   auto sections = file.sections();
   if (!sections) return fail(sections.takeError());
   // Each kind from its first section, as auditwheel (pyelftools) reads it.
@@ -125,10 +129,7 @@ Result<ElfLibrary> Read(const ELFFile<ELFT>& file, ElfLibrary lib) {
       for (const typename ELFT::Dyn& d : *entries) {
         if (d.getTag() != elf::DT_NEEDED) continue;
         if (d.getVal() >= strtab->size())
-          return Error::User(fmt::format(
-              "cannot read '{}' as ELF: a DT_NEEDED entry lies outside its "
-              "string table",
-              lib.name));
+          return unreadable("a DT_NEEDED entry lies outside its string table");
         lib.needed.emplace_back(strtab->data() + d.getVal());
       }
     } else if (sec.sh_type == elf::SHT_GNU_verneed && !seen_verneed) {
@@ -143,10 +144,8 @@ Result<ElfLibrary> Read(const ELFFile<ELFT>& file, ElfLibrary lib) {
           std::string version = aux.Name.c_str();
           if (llvm::StringRef(need.File).starts_with("<corrupt") ||
               llvm::StringRef(version).starts_with("<corrupt"))
-            return Error::User(fmt::format(
-                "cannot read '{}' as ELF: a symbol version names a string "
-                "outside its string table",
-                lib.name));
+            return unreadable(
+                "a symbol version names a string outside its string table");
           lib.versions[need.File].insert(version);
         }
       }
@@ -175,7 +174,7 @@ Result<ElfLibrary> Read(const ELFFile<ELFT>& file, ElfLibrary lib) {
           continue;
         seen_property = true;
         Result<int> level =
-            IsaLevel<ELFT>(note.getDesc(sec.sh_addralign), lib.name);
+            IsaLevel<ELFT>(note.getDesc(sec.sh_addralign), lib.name, diags);
         if (!level.ok()) return level.error();
         lib.x86_isa_level = level.value();
         break;
@@ -187,13 +186,15 @@ Result<ElfLibrary> Read(const ELFFile<ELFT>& file, ElfLibrary lib) {
 }
 
 template <class ELFT>
-Result<ElfLibrary> Read(std::string_view bytes, ElfLibrary lib) {
+Result<ElfLibrary> Read(std::string_view bytes, ElfLibrary lib,
+                        diag::DiagnosticEngine& diags) {
   auto file =
       ELFFile<ELFT>::create(llvm::StringRef(bytes.data(), bytes.size()));
-  if (!file)
-    return Error::User(fmt::format("cannot read '{}' as ELF: {}", lib.name,
-                                   Message(file.takeError())));
-  return Read(*file, std::move(lib));
+  if (!file) {
+    diags.Report<Id::kCannotReadElf>({}, lib.name, Message(file.takeError()));
+    return Error::Reported();
+  }
+  return Read(*file, std::move(lib), diags);
 }
 
 // "GLIBCXX_3.4.29" -> "GLIBCXX", as auditwheel splits a version.
@@ -251,22 +252,25 @@ bool IsElf(std::string_view bytes) {
 }
 
 Result<ElfLibrary> ReadElfLibrary(std::string_view bytes,
-                                  const std::string& name) {
+                                  const std::string& name,
+                                  diag::DiagnosticEngine& diags) {
   ElfLibrary lib;
   lib.name = name;
-  if (!IsElf(bytes) || bytes.size() < elf::EI_NIDENT)
-    return Error::User(fmt::format("'{}' is not an ELF file", name));
+  if (!IsElf(bytes) || bytes.size() < elf::EI_NIDENT) {
+    diags.Report<Id::kNotAnElfFile>({}, name);
+    return Error::Reported();
+  }
   unsigned char cls = bytes[elf::EI_CLASS], data = bytes[elf::EI_DATA];
   if (cls == elf::ELFCLASS32 && data == elf::ELFDATA2LSB)
-    return Read<llvm::object::ELF32LE>(bytes, std::move(lib));
+    return Read<llvm::object::ELF32LE>(bytes, std::move(lib), diags);
   if (cls == elf::ELFCLASS32 && data == elf::ELFDATA2MSB)
-    return Read<llvm::object::ELF32BE>(bytes, std::move(lib));
+    return Read<llvm::object::ELF32BE>(bytes, std::move(lib), diags);
   if (cls == elf::ELFCLASS64 && data == elf::ELFDATA2LSB)
-    return Read<llvm::object::ELF64LE>(bytes, std::move(lib));
+    return Read<llvm::object::ELF64LE>(bytes, std::move(lib), diags);
   if (cls == elf::ELFCLASS64 && data == elf::ELFDATA2MSB)
-    return Read<llvm::object::ELF64BE>(bytes, std::move(lib));
-  return Error::User(fmt::format(
-      "cannot read '{}' as ELF: unknown class or byte order", name));
+    return Read<llvm::object::ELF64BE>(bytes, std::move(lib), diags);
+  diags.Report<Id::kCannotReadElf>({}, name, "unknown class or byte order");
+  return Error::Reported();
 }
 
 Result<Policies> Policies::Parse(std::string_view policy_json,
@@ -343,10 +347,10 @@ std::string_view PolicySource() {
            : "unknown";
 }
 
-std::vector<std::string> Violations(const Policy& policy,
-                                    const ElfLibrary& library) {
-  std::vector<std::string> lines;
-  if (policy.IsGenericLinux()) return lines;
+std::vector<Violation> Violations(const Policy& policy,
+                                  const ElfLibrary& library) {
+  std::vector<Violation> found;
+  if (policy.IsGenericLinux()) return found;
   // Symbol versions: each that the policy knows the prefix of must be one
   // it provides (auditwheel's versioned_symbols_policy).
   for (const auto& [lib, versions] : library.versions) {
@@ -358,16 +362,15 @@ std::vector<std::string> Violations(const Policy& policy,
         missing.insert(v);
     }
     if (!missing.empty())
-      lines.push_back(fmt::format("it needs {} from {}", Join(missing), lib));
+      found.push_back(
+          {Violation::kSymbolVersions, library.name, Join(missing), lib});
   }
   std::set<std::string> external;
   for (const std::string& lib : library.needed)
     if (!IsLoader(lib) && !policy.whitelist.count(lib)) external.insert(lib);
   if (!external.empty())
-    lines.push_back(fmt::format(
-        "it links {}, which the policy does not let a wheel take from the "
-        "system",
-        Join(external)));
+    found.push_back(
+        {Violation::kExternalLibraries, library.name, Join(external), ""});
   for (const auto& [lib, symbols] : policy.blacklist) {
     if (std::find(library.needed.begin(), library.needed.end(), lib) ==
         library.needed.end())
@@ -376,43 +379,62 @@ std::vector<std::string> Violations(const Policy& policy,
     for (const std::string& s : symbols)
       if (s == "*" || library.undefined_symbols.count(s)) used.insert(s);
     if (!used.empty())
-      lines.push_back(fmt::format("it uses {} of {}, which the policy forbids",
-                                  Join(used), lib));
+      found.push_back(
+          {Violation::kBlacklistedSymbols, library.name, Join(used), lib});
   }
   if (library.x86_isa_level > 1)
-    lines.push_back(fmt::format(
-        "it needs the x86-64-v{} instruction set (its GNU property note)",
-        library.x86_isa_level));
-  return lines;
+    found.push_back({Violation::kIsaLevel, library.name,
+                     std::to_string(library.x86_isa_level), ""});
+  return found;
 }
 
-Result<PlatformTags> ChoosePlatformTags(
-    const std::vector<ElfLibrary>& libraries, std::string_view requested) {
-  if (libraries.empty())
-    return Error::User("the package holds no shared library to tag");
+void ReportViolations(const std::vector<Violation>& violations,
+                      diag::DiagnosticEngine& diags) {
+  for (const Violation& v : violations) switch (v.kind) {
+      case Violation::kSymbolVersions:
+        diags.Report<Id::kNeedsSymbolVersions>({}, v.library, v.items, v.from);
+        break;
+      case Violation::kExternalLibraries:
+        diags.Report<Id::kLinksExternalLibraries>({}, v.library, v.items);
+        break;
+      case Violation::kBlacklistedSymbols:
+        diags.Report<Id::kUsesBlacklistedSymbols>({}, v.library, v.items,
+                                                  v.from);
+        break;
+      case Violation::kIsaLevel:
+        diags.Report<Id::kNeedsIsaLevel>({}, v.library, v.items);
+        break;
+    }
+}
+
+Result<std::vector<std::string>> ChoosePlatformTags(
+    const std::vector<ElfLibrary>& libraries, std::string_view requested,
+    diag::DiagnosticEngine& diags) {
+  if (libraries.empty()) {
+    diags.Report<Id::kNoLibraryToTag>({});
+    return Error::Reported();
+  }
   const ElfLibrary& first = libraries.front();
   for (const ElfLibrary& lib : libraries) {
-    if (lib.architecture.empty())
-      return Error::User(fmt::format(
-          "'{}' ({}) is of an architecture that has no platform tag", lib.name,
-          lib.machine));
-    if (lib.architecture != first.architecture)
-      return Error::User(fmt::format("'{}' is {} but '{}' is {}", first.name,
-                                     first.architecture, lib.name,
-                                     lib.architecture));
+    if (lib.architecture.empty()) {
+      diags.Report<Id::kUntaggedArchitecture>({}, lib.name, lib.machine);
+      return Error::Reported();
+    }
+    if (lib.architecture != first.architecture) {
+      diags.Report<Id::kLibrariesOfTwoArchitectures>(
+          {}, first.name, first.architecture, lib.name, lib.architecture);
+      return Error::Reported();
+    }
   }
   const std::string& arch = first.architecture;
   Result<Policies> policies = Policies::Embedded(arch);
   if (!policies.ok()) return policies.error();
   const std::vector<Policy>& all = policies.value().all();
   auto violations = [&libraries](const Policy& p) {
-    std::vector<std::string> lines;
+    std::vector<Violation> found;
     for (const ElfLibrary& lib : libraries)
-      for (std::string& line : Violations(p, lib))
-        lines.push_back(libraries.size() == 1
-                            ? std::move(line)
-                            : fmt::format("{}: {}", lib.name, line));
-    return lines;
+      for (Violation& v : Violations(p, lib)) found.push_back(std::move(v));
+    return found;
   };
   auto tags_of = [](const Policy& p) {
     std::vector<std::string> tags = {p.name};
@@ -427,45 +449,55 @@ Result<PlatformTags> ChoosePlatformTags(
   for (const Policy& p : all)
     if (violations(p).empty()) best = &p;
   if (requested.empty()) {
-    PlatformTags result{tags_of(*best), {}};
-    if (best->IsGenericLinux() && all.size() > 1)
-      result.not_manylinux = violations(all[1]);  // the newest glibc's
-    return result;
+    if (best->IsGenericLinux() && all.size() > 1) {
+      diags.Report<Id::kWheelNotManylinux>({}, best->name, first.name);
+      ReportViolations(violations(all[1]), diags);  // the newest glibc's
+    }
+    return tags_of(*best);
   }
 
-  std::string what =
-      fmt::format("'{}' is an ELF shared library for Linux on {} ({})",
-                  first.name, arch, first.machine);
-  std::string hint =
-      best->IsGenericLinux()
-          ? fmt::format("the only tag it can have is {}", best->name)
-          : fmt::format("the widest tag it can have is {}", best->name);
+  // An error about the requested tag, then the tag the libraries can have.
+  auto reject = [&](auto report) -> Error {
+    report();
+    if (best->IsGenericLinux())
+      diags.Report<Id::kOnlyPlatformTag>({}, best->name);
+    else
+      diags.Report<Id::kWidestPlatformTag>({}, best->name);
+    return Error::Reported();
+  };
   TagParts parts = ParseTag(requested);
   if (parts.kind == TagParts::kOther)
-    return Error::User(fmt::format("'{}' is not a Linux platform tag: {}; {}",
-                                   requested, what, hint));
+    return reject([&] {
+      diags.Report<Id::kPlatformNotLinux>({}, requested, first.name, arch,
+                                          first.machine);
+    });
   if (parts.kind == TagParts::kMusllinux)
-    return Error::User(fmt::format(
-        "'{}' is a platform tag for musl libc: {}, linked with glibc; {}",
-        requested, what, hint));
+    return reject([&] {
+      diags.Report<Id::kPlatformForMusl>({}, requested, first.name, arch,
+                                         first.machine);
+    });
   if (parts.architecture != arch)
-    return Error::User(fmt::format("'{}' is a platform tag for {}: {}; {}",
-                                   requested, parts.architecture, what, hint));
+    return reject([&] {
+      diags.Report<Id::kPlatformForOtherArchitecture>(
+          {}, requested, parts.architecture, first.name, arch, first.machine);
+    });
   const Policy* policy = policies.value().Find(requested);
   if (!policy) {
     std::vector<std::string> known;
     for (const Policy& p : all)
       if (!p.IsGenericLinux()) known.push_back(p.name);
-    return Error::User(fmt::format(
-        "'{}' is not a manylinux policy that kernelc knows (auditwheel {}'s "
-        "for {}: {}); {}",
-        requested, PolicySource(), arch, fmt::join(known, ", "), hint));
+    return reject([&] {
+      diags.Report<Id::kUnknownManylinuxPolicy>(
+          {}, requested, PolicySource(), arch,
+          fmt::format("{}", fmt::join(known, ", ")));
+    });
   }
-  if (std::vector<std::string> lines = violations(*policy); !lines.empty())
-    return Error::User(fmt::format("'{}' cannot be tagged {}: {}; {}",
-                                   first.name, requested,
-                                   fmt::join(lines, "; "), hint));
-  return PlatformTags{tags_of(*policy), {}};
+  if (std::vector<Violation> found = violations(*policy); !found.empty())
+    return reject([&] {
+      diags.Report<Id::kLibraryViolatesPolicy>({}, first.name, requested);
+      ReportViolations(found, diags);
+    });
+  return tags_of(*policy);
 }
 
 }  // namespace kernelc::wheel

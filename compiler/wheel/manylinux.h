@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "compiler/diag/engine.h"
 #include "compiler/util/status.h"
 
 namespace kernelc::wheel {
@@ -39,10 +40,11 @@ struct ElfLibrary {
   int x86_isa_level = 1;
 };
 
-// Reads `bytes`, an ELF shared library. A user error naming `name` when it
-// is not one that can be read.
+// Reads `bytes`, an ELF shared library. One that is not, or cannot be read,
+// is reported to `diags` under `name` (Error::Reported()).
 Result<ElfLibrary> ReadElfLibrary(std::string_view bytes,
-                                  const std::string& name);
+                                  const std::string& name,
+                                  diag::DiagnosticEngine& diags);
 
 // Whether `bytes` start like an ELF file.
 bool IsElf(std::string_view bytes);
@@ -79,35 +81,48 @@ class Policies {
   std::vector<Policy> policies_;
 };
 
-// Why `library` is not eligible for `policy`, one line each: symbol
-// versions that the policy's libraries lack, libraries outside its
-// whitelist, symbols on its blacklist, an ISA level above the baseline.
-// Empty when it is eligible; the generic linux policy admits every library.
-std::vector<std::string> Violations(const Policy& policy,
-                                    const ElfLibrary& library);
+// One reason why a policy does not admit a library.
+struct Violation {
+  enum Kind {
+    kSymbolVersions,      // `items` (versions) of `from` that it lacks
+    kExternalLibraries,   // `items`, linked, outside its whitelist
+    kBlacklistedSymbols,  // `items` of `from`, on its blacklist
+    kIsaLevel,            // x86-64-v`items`, above the baseline
+  };
+  Kind kind;
+  std::string library;  // the ELF file
+  std::string items;    // comma-separated
+  std::string from;
+};
+
+// Why `library` is not eligible for `policy`; empty when it is. The generic
+// linux policy admits every library.
+std::vector<Violation> Violations(const Policy& policy,
+                                  const ElfLibrary& library);
+
+// Reports each violation as a note.
+void ReportViolations(const std::vector<Violation>& violations,
+                      diag::DiagnosticEngine& diags);
 
 // The version of auditwheel whose policies kernelc carries ("6.8.2").
 std::string_view PolicySource();
 
-struct PlatformTags {
-  // The policy's name, then its aliases (as auditwheel repair writes
-  // them): "manylinux_2_17_x86_64", "manylinux2014_x86_64".
-  std::vector<std::string> tags;
-  // When the generic linux tag had to be chosen: why no manylinux policy
-  // admits the libraries (the newest policy's violations).
-  std::vector<std::string> not_manylinux;
-};
-
 // The platform tags of a wheel holding `libraries` (at least one, all of
-// one architecture): with an empty `requested`, those of the policy of the
-// highest priority that admits every library, as auditwheel's analysis
-// chooses it; else those of the policy `requested` names, which must admit
-// them. User errors: libraries of no or of different architectures; a
-// requested tag that is not Linux's (win_amd64, macosx_11_0_arm64, any), is
-// for musl, names another architecture or a policy kernelc does not know,
-// or whose policy the libraries violate (naming the symbol versions).
-Result<PlatformTags> ChoosePlatformTags(
-    const std::vector<ElfLibrary>& libraries, std::string_view requested);
+// one architecture): the policy's name, then its aliases, as auditwheel
+// repair writes them ("manylinux_2_17_x86_64", "manylinux2014_x86_64").
+// With an empty `requested`, those of the policy of the highest priority
+// that admits every library, as auditwheel's analysis chooses it; when that
+// is the generic linux policy, which PyPI refuses, a warning says why no
+// manylinux policy admits them. Else those of the policy `requested` names,
+// which must admit them. Reported to `diags`: libraries of no or of
+// different architectures; a requested tag that is not Linux's (win_amd64,
+// macosx_11_0_arm64, any), is for musl, names another architecture or a
+// policy kernelc does not know, or whose policy the libraries violate (with
+// a note for each violation, naming the symbol versions), each error with a
+// note of the tag the libraries can have.
+Result<std::vector<std::string>> ChoosePlatformTags(
+    const std::vector<ElfLibrary>& libraries, std::string_view requested,
+    diag::DiagnosticEngine& diags);
 
 }  // namespace kernelc::wheel
 

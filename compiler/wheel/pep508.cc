@@ -150,7 +150,7 @@ class Parser {
   }
 
   bool Fail(std::string message) {
-    error_ = "expected " + std::move(message);
+    error_ = std::move(message);
     error_position_ = pos_;
     return false;
   }
@@ -334,21 +334,14 @@ class Parser {
 
 }  // namespace
 
-Status CheckRequirement(std::string_view requirement) {
-  std::string_view example =
-      "(PEP 508, e.g. 'scipy>=1.11' or 'cupy-cuda12x; sys_platform == "
-      "\"linux\"')";
+std::optional<RequirementError> CheckRequirement(std::string_view requirement) {
   for (char c : requirement)
     if ((static_cast<unsigned char>(c) < 0x20 && c != '\t') ||
         static_cast<unsigned char>(c) >= 0x7f)
-      return Error::User(fmt::format(
-          "'{}' is not a valid requirement {}: only printable ASCII text",
-          requirement, example));
+      return RequirementError{/*not_ascii=*/true, "", 0};
   Parser parser(requirement);
-  if (parser.Requirement()) return Status();
-  return Error::User(fmt::format(
-      "'{}' is not a valid requirement {}: {} at column {}", requirement,
-      example, parser.error(), parser.error_position() + 1));
+  if (parser.Requirement()) return std::nullopt;
+  return RequirementError{false, parser.error(), parser.error_position() + 1};
 }
 
 }  // namespace kernelc::wheel

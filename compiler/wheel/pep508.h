@@ -5,17 +5,26 @@
 #ifndef KERNELC_COMPILER_WHEEL_PEP508_H_
 #define KERNELC_COMPILER_WHEEL_PEP508_H_
 
+#include <cstddef>
+#include <optional>
+#include <string>
 #include <string_view>
-
-#include "compiler/util/status.h"
 
 namespace kernelc::wheel {
 
-// A user error, saying what was expected where, unless `requirement` is one
-// that packaging accepts. Stricter in two ways: only printable ASCII text
-// (and tabs), and no backslash in a marker's quoted strings (packaging reads
-// those as Python string literals, escapes included).
-Status CheckRequirement(std::string_view requirement);
+// Why a requirement is not one: where packaging's parser stopped and what
+// it expected there; or that the text is not printable ASCII.
+struct RequirementError {
+  bool not_ascii = false;
+  std::string expected;  // "end of dependency specifier", ...
+  size_t column = 0;     // 1-based
+};
+
+// nullopt when `requirement` is one that packaging accepts, else why not.
+// Stricter in two ways: only printable ASCII text (and tabs), and no
+// backslash in a marker's quoted strings (packaging reads those as Python
+// string literals, escapes included).
+std::optional<RequirementError> CheckRequirement(std::string_view requirement);
 
 }  // namespace kernelc::wheel
 

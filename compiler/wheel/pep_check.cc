@@ -34,7 +34,7 @@ int main(int argc, char** argv) {
           kernelc::wheel::ParseVersion(text);
       if (v) out = v->Normalized();
     } else {
-      out = kernelc::wheel::CheckRequirement(text).ok();
+      out = !kernelc::wheel::CheckRequirement(text).has_value();
     }
     std::cout << out.dump() << "\n";
   }

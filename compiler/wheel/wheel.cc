@@ -23,6 +23,8 @@
 
 namespace kernelc::wheel {
 
+using diag::Id;
+
 namespace {
 
 // Zip stores local DOS times; 1980-01-01 00:00:00 is the earliest.
@@ -78,27 +80,30 @@ std::string RecordHash(const std::string& bytes) {
   return "sha256=" + b64;
 }
 
-Status CheckOptions(const Options& o) {
+Status CheckOptions(const Options& o, diag::DiagnosticEngine& diags) {
+  int errors = diags.error_count();
   if (!ParseVersion(o.version))
-    return Error::User(
-        fmt::format("'{}' is not a valid version (PEP 440, e.g. 1.2.0, 1.2rc1, "
-                    "1.2.post1, 1.2.dev3, 1!1.2+local.7)",
-                    o.version));
+    diags.Report<Id::kBadWheelVersion>({}, o.version);
   if (!o.distribution.empty() && !IsDistributionName(o.distribution))
-    return Error::User(fmt::format(
-        "'{}' is not a valid distribution name: letters, digits, '.', '-' "
-        "and '_', starting and ending with a letter or digit",
-        o.distribution));
-  if (!IsOneLine(o.summary))
-    return Error::User("the summary must be one line of text");
-  for (const std::string& r : o.requirements)
-    if (Status s = CheckRequirement(r); !s.ok()) return s;
+    diags.Report<Id::kBadDistributionName>({}, o.distribution);
+  if (!IsOneLine(o.summary)) diags.Report<Id::kSummaryNotOneLine>({});
+  for (const std::string& r : o.requirements) {
+    std::optional<RequirementError> e = CheckRequirement(r);
+    if (e && e->not_ascii)
+      diags.Report<Id::kRequirementNotAscii>({}, r);
+    else if (e)
+      diags.Report<Id::kBadRequirement>({}, r, e->expected, e->column);
+  }
+  if (diags.error_count() > errors) return Error::Reported();
   return Status();
 }
 
-Result<Files> ReadPackage(const std::string& dir) {
-  if (!llvm::sys::fs::is_directory(dir))
-    return Error::User(fmt::format("'{}' is not a directory", dir));
+Result<Files> ReadPackage(const std::string& dir,
+                          diag::DiagnosticEngine& diags) {
+  if (!llvm::sys::fs::is_directory(dir)) {
+    diags.Report<Id::kNotADirectory>({}, dir);
+    return Error::Reported();
+  }
   Files files;
   std::error_code ec;
   for (llvm::sys::fs::recursive_directory_iterator it(dir, ec), end;
@@ -110,28 +115,35 @@ Result<Files> ReadPackage(const std::string& dir) {
     }
     if (it->type() == llvm::sys::fs::file_type::directory_file) continue;
     std::optional<std::string> bytes = ReadFile(it->path());
-    if (!bytes) return Error::User(fmt::format("cannot read '{}'", it->path()));
+    if (!bytes) {
+      diags.Report<Id::kCannotRead>({}, it->path());
+      return Error::Reported();
+    }
     llvm::SmallString<256> rel(
         llvm::StringRef(it->path())
             .drop_front(llvm::StringRef(dir).rtrim('/').size() + 1));
     llvm::sys::path::native(rel, llvm::sys::path::Style::posix);
     files[std::string(rel)] = std::move(*bytes);
   }
-  if (ec)
-    return Error::User(fmt::format("cannot read '{}': {}", dir, ec.message()));
-  if (!files.count("kernelc.json") || !files.count("__init__.py"))
-    return Error::User(fmt::format(
-        "'{}' is not a package that kernelc built: it has no kernelc.json and "
-        "__init__.py",
-        dir));
+  if (ec) {
+    diags.Report<Id::kCannotReadDirectory>({}, dir, ec.message());
+    return Error::Reported();
+  }
+  if (!files.count("kernelc.json") || !files.count("__init__.py")) {
+    diags.Report<Id::kNotABuiltPackage>({}, dir);
+    return Error::Reported();
+  }
   return files;
 }
 
-Result<Wheel> MakeWheel(const Files& package, const Options& o) {
-  if (Status s = CheckOptions(o); !s.ok()) return s.error();
+Result<Wheel> MakeWheel(const Files& package, const Options& o,
+                        diag::DiagnosticEngine& diags) {
+  if (Status s = CheckOptions(o, diags); !s.ok()) return s.error();
   auto manifest_it = package.find("kernelc.json");
-  if (manifest_it == package.end())
-    return Error::User("the package has no kernelc.json manifest");
+  if (manifest_it == package.end()) {
+    diags.Report<Id::kPackageWithoutManifest>({});
+    return Error::Reported();
+  }
   nlohmann::json m = nlohmann::json::parse(manifest_it->second, nullptr,
                                            /*allow_exceptions=*/false);
   auto str = [&m](const char* key) -> std::string {
@@ -141,18 +153,19 @@ Result<Wheel> MakeWheel(const Files& package, const Options& o) {
   };
   std::string name = str("package"), ffi_api = str("xla_ffi_api"),
               floor = str("jaxlib_headers"), library = str("library");
-  if (name.empty() || ffi_api.empty() || floor.empty() || library.empty())
-    return Error::User(
-        "the package's kernelc.json lacks package, library, xla_ffi_api or "
-        "jaxlib_headers: rebuild it with this kernelc");
-  if (!package.count(library))
-    return Error::User(
-        fmt::format("the package lacks its library '{}': rebuild it", library));
+  if (name.empty() || ffi_api.empty() || floor.empty() || library.empty()) {
+    diags.Report<Id::kManifestIncomplete>({});
+    return Error::Reported();
+  }
+  if (!package.count(library)) {
+    diags.Report<Id::kPackageWithoutLibrary>({}, library);
+    return Error::Reported();
+  }
   std::string distribution = o.distribution.empty() ? name : o.distribution;
-  if (!IsDistributionName(distribution))
-    return Error::User(fmt::format(
-        "the package's name '{}' is not a valid distribution name: give one",
-        distribution));
+  if (!IsDistributionName(distribution)) {
+    diags.Report<Id::kPackageNameNotDistributionName>({}, distribution);
+    return Error::Reported();
+  }
   std::vector<std::string> functions, targets;
   if (m.contains("kernels") && m["kernels"].is_array())
     for (const nlohmann::json& k : m["kernels"])
@@ -167,16 +180,16 @@ Result<Wheel> MakeWheel(const Files& package, const Options& o) {
   std::vector<ElfLibrary> libraries;
   for (const auto& [path, bytes] : package) {
     if (!IsElf(bytes)) continue;
-    Result<ElfLibrary> lib = ReadElfLibrary(bytes, path);
+    Result<ElfLibrary> lib = ReadElfLibrary(bytes, path, diags);
     if (!lib.ok()) return lib.error();
     libraries.push_back(std::move(lib).value());
   }
-  Result<PlatformTags> platform = ChoosePlatformTags(libraries, o.platform);
+  Result<std::vector<std::string>> platform =
+      ChoosePlatformTags(libraries, o.platform, diags);
   if (!platform.ok()) return platform.error();
 
   Wheel w;
-  w.platform_tags = platform.value().tags;
-  w.not_manylinux = platform.value().not_manylinux;
+  w.platform_tags = std::move(platform).value();
   std::string version = ParseVersion(o.version)->Normalized();
   std::string escaped = EscapedName(distribution);
   // The library is loaded with ctypes, not as a CPython extension: any
@@ -234,10 +247,11 @@ Result<Wheel> MakeWheel(const Files& package, const Options& o) {
 }
 
 Result<std::string> WriteWheel(const Wheel& wheel, const std::string& dist_dir,
-                               int64_t mtime) {
-  if (std::error_code ec = llvm::sys::fs::create_directories(dist_dir))
-    return Error::User(
-        fmt::format("cannot create '{}': {}", dist_dir, ec.message()));
+                               int64_t mtime, diag::DiagnosticEngine& diags) {
+  if (std::error_code ec = llvm::sys::fs::create_directories(dist_dir)) {
+    diags.Report<Id::kCannotCreateDirectory>({}, dist_dir, ec.message());
+    return Error::Reported();
+  }
   std::string path = dist_dir + "/" + wheel.file_name;
   // libzip writes a temporary file beside `path` and renames it at
   // zip_close: a reader never sees half a wheel.
@@ -248,7 +262,8 @@ Result<std::string> WriteWheel(const Wheel& wheel, const std::string& dist_dir,
     zip_error_init_with_code(&e, err);
     std::string msg = zip_error_strerror(&e);
     zip_error_fini(&e);
-    return Error::User(fmt::format("cannot write '{}': {}", path, msg));
+    diags.Report<Id::kCannotWrite>({}, path, msg);
+    return Error::Reported();
   }
   auto fail = [&](const std::string& what) -> Error {
     std::string msg = zip_strerror(z);

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "compiler/diag/engine.h"
 #include "compiler/util/status.h"
 
 namespace kernelc::wheel {
@@ -48,31 +49,34 @@ struct Wheel {
   // then the dist-info files, RECORD last.
   std::vector<std::pair<std::string, std::string>> entries;
   std::vector<std::string> platform_tags;  // as WHEEL lists them
-  // When the tag is the generic linux_<arch>, which PyPI refuses: why no
-  // manylinux policy admits the library.
-  std::vector<std::string> not_manylinux;
 };
 
 // Checks what `options` say of the metadata before anything is built: the
-// version, the distribution's name, the summary and the requirements. The
-// platform tag needs the library and is checked by MakeWheel.
-Status CheckOptions(const Options& options);
+// version, the distribution's name, the summary and the requirements; each
+// error is reported to `diags` (Error::Reported()). The platform tag needs
+// the library and is checked by MakeWheel.
+Status CheckOptions(const Options& options, diag::DiagnosticEngine& diags);
 
 // Reads a package directory that `kernelc build` wrote: every file except
-// caches (__pycache__) and hidden files. A user error when it is not one.
-Result<Files> ReadPackage(const std::string& dir);
+// caches (__pycache__) and hidden files. A directory that is not one is
+// reported to `diags` (Error::Reported()).
+Result<Files> ReadPackage(const std::string& dir,
+                          diag::DiagnosticEngine& diags);
 
 // The wheel of a built package. The package name, the FFI API version and
 // the jaxlib floor come from its kernelc.json manifest; the jax/jaxlib
-// requirement is that floor. User errors: the
-// options' (CheckOptions), a package without a manifest or library, a
-// platform tag that does not fit the library.
-Result<Wheel> MakeWheel(const Files& package, const Options& options);
+// requirement is that floor. Reported to `diags` (Error::Reported()): the
+// options' errors (CheckOptions), a package without a manifest or library,
+// a platform tag that does not fit the library (ChoosePlatformTags, which
+// also warns of a tag that PyPI refuses).
+Result<Wheel> MakeWheel(const Files& package, const Options& options,
+                        diag::DiagnosticEngine& diags);
 
 // Writes the wheel into `dist_dir` (created if missing) through a temporary
-// file and a rename. Returns the wheel's path.
+// file and a rename. Returns the wheel's path; a directory or file that
+// cannot be written is reported to `diags`.
 Result<std::string> WriteWheel(const Wheel& wheel, const std::string& dist_dir,
-                               int64_t mtime);
+                               int64_t mtime, diag::DiagnosticEngine& diags);
 
 // "sha256=<urlsafe base64, no padding>" for RECORD.
 std::string RecordHash(const std::string& bytes);

@@ -5,6 +5,8 @@ command line, run in the case directory:
   emit SRC... [options]     -> the generated files (package/, build/)
   build SRC... [options]    -> stderr and exit status (diagnostic cases)
   inspect SRC...            -> stdout, stderr and exit status
+or the word `catalogue`: the table of kernelc's diagnostics, as
+//compiler/diag:print_catalogue prints it (stdout).
 The expected results live in the case's `expected/` directory.
 tools/update_goldens.py rewrites them; golden_test.py (`bazel test
 //tests/golden:golden_test`) checks them.
@@ -32,15 +34,17 @@ UPDATE_COMMAND = ".venv/bin/python tools/update_goldens.py"
 
 
 class Tree:
-    """Where a run finds the golden cases, kernelc and the Python runtime:
-    the checkout (`Tree()`) or a Bazel test's runfiles (`Tree(root,
-    kernelc)`)."""
+    """Where a run finds the golden cases, kernelc, the catalogue printer
+    and the Python runtime: the checkout (`Tree()`) or a Bazel test's
+    runfiles (`Tree(root, root)`), each with the Bazel-built binaries
+    under `bin`."""
 
-    def __init__(self, root=ROOT, kernelc=None):
+    def __init__(self, root=ROOT, bin=None):
         root = pathlib.Path(root)
+        bin = pathlib.Path(bin or root / "bazel-bin")
         self.golden = root / "tests" / "golden"
-        self.kernelc = pathlib.Path(kernelc or root / "bazel-bin" / "tools" /
-                                    "kernelc")
+        self.kernelc = bin / "tools" / "kernelc"
+        self.catalogue = bin / "compiler" / "diag" / "print_catalogue"
         # The packages' Python runtime, which kernelc copies verbatim into
         # every package.
         self.python_runtime = root / "runtime" / "python" / "_kernelc.py"
@@ -56,6 +60,10 @@ class Tree:
         """Returns {relative path: bytes} of what the case produces now;
         `extra_args` go after the case's own."""
         args = self.command(name) + list(extra_args)
+        if args == ["catalogue"]:
+            r = subprocess.run([str(self.catalogue)], capture_output=True,
+                               check=True)
+            return {"stdout.txt": r.stdout}
         produced = {}
         with tempfile.TemporaryDirectory() as tmp:
             out = pathlib.Path(tmp) / "out"

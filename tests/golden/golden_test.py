@@ -25,7 +25,7 @@ def _tree():
     runfiles = os.environ.get("TEST_SRCDIR")
     if runfiles:
         root = pathlib.Path(runfiles) / os.environ["TEST_WORKSPACE"]
-        return golden_runner.Tree(root, root / "tools" / "kernelc")
+        return golden_runner.Tree(root, root)
     return golden_runner.Tree()
 
 

@@ -157,14 +157,16 @@ def test_an_older_platform_names_the_symbol_versions(saxpy_pkg, tmp_path):
                          if v.split("_")[0] in provided and
                          v.split("_", 1)[1] not in provided[v.split("_")[0]])
         if lacking:
-            missing.append(f"it needs {', '.join(lacking)} from {soname}")
+            missing.append(f"kernelc: note: '{lib}' needs {', '.join(lacking)} "
+                           f"from {soname}\n")
     assert missing, "the library's toolchain is not newer than manylinux2014"
     r = run_kernelc("wheel", saxpy_pkg, "--platform", f"manylinux2014_{arch}",
                     "-o", tmp_path / "dist")
     assert r.returncode == 1
     assert r.stderr == (
-        f"kernelc: error: '{lib}' cannot be tagged manylinux2014_{arch}: "
-        f"{'; '.join(missing)}; the widest tag it can have is "
+        f"kernelc: error: '{lib}' cannot be tagged manylinux2014_{arch}\n" +
+        "".join(missing) +
+        f"kernelc: note: the widest tag it can have is "
         f"{auditwheel_tags(path)[0]}\n")
     assert not (tmp_path / "dist").exists()
 

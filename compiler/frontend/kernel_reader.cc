@@ -1,0 +1,651 @@
+#include "compiler/frontend/kernel_reader.h"
+
+#include <clang/AST/Attr.h>
+#include <clang/AST/Decl.h>
+#include <clang/AST/DeclCXX.h>
+#include <clang/AST/DeclTemplate.h>
+#include <clang/AST/Expr.h>
+#include <clang/AST/RecursiveASTVisitor.h>
+#include <clang/Basic/FileManager.h>
+#include <clang/Basic/SourceManager.h>
+#include <llvm/ADT/APSInt.h>
+#include <llvm/ADT/StringExtras.h>
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "compiler/frontend/annotations.h"
+#include "compiler/frontend/block_features.h"
+#include "compiler/frontend/cpp_types.h"
+#include "compiler/frontend/locations.h"
+
+namespace kernelc::frontend {
+
+namespace {
+
+using diag::Id;
+using model::DType;
+using model::Role;
+
+// Collects the function definitions of the main file in source order.
+class FunctionCollector : public clang::RecursiveASTVisitor<FunctionCollector> {
+  using Base = clang::RecursiveASTVisitor<FunctionCollector>;
+
+ public:
+  explicit FunctionCollector(const clang::SourceManager& sm) : sm_(sm) {}
+
+  bool TraverseDecl(clang::Decl* d) {
+    // Whole headers are skipped: kernels are what a source itself defines.
+    if (d != nullptr && !llvm::isa<clang::TranslationUnitDecl>(d) &&
+        !InMainFile(d->getLocation()))
+      return true;
+    return Base::TraverseDecl(d);
+  }
+  bool VisitFunctionDecl(clang::FunctionDecl* fd) {
+    if (fd->doesThisDeclarationHaveABody() && InMainFile(fd->getLocation()))
+      functions.push_back(fd);
+    return true;
+  }
+
+  std::vector<const clang::FunctionDecl*> functions;
+
+ private:
+  bool InMainFile(clang::SourceLocation loc) const {
+    if (loc.isInvalid()) return false;
+    return sm_.getFileID(sm_.getExpansionLoc(loc)) == sm_.getMainFileID();
+  }
+
+  const clang::SourceManager& sm_;
+};
+
+// Reads the kernels of one translation unit (see ReadKernels).
+class KernelReader {
+ public:
+  KernelReader(clang::ASTContext& ctx, const std::string& source,
+               model::Module& module, DiagnosticAdapter& reporter,
+               const diag::DiagnosticEngine& diags)
+      : ctx_(ctx),
+        sm_(ctx.getSourceManager()),
+        source_(source),
+        module_(module),
+        reporter_(reporter),
+        diags_(diags) {}
+
+  void Run() {
+    FunctionCollector collector(sm_);
+    collector.TraverseDecl(ctx_.getTranslationUnitDecl());
+    for (const clang::FunctionDecl* fd : collector.functions) Function(fd);
+  }
+
+ private:
+  // -- Reporting ------------------------------------------------------------
+
+  // Through the TU's DiagnosticsEngine, as Clang's own diagnostics.
+  template <diag::Id kId, typename... Args>
+  void Report(clang::SourceLocation loc, const Args&... args) {
+    reporter_.Report(ctx_.getDiagnostics(), sm_.getFileLoc(loc),
+                     diag::Make<kId>({}, args...));
+  }
+
+  diag::SourceLoc ToSourceLoc(clang::SourceLocation loc) const {
+    return frontend::ToSourceLoc(loc, sm_);
+  }
+
+  // Where a model location is in this TU, for a note about a kernel of an
+  // earlier source; invalid when that file cannot be loaded.
+  clang::SourceLocation FromSourceLoc(const diag::SourceLoc& loc) {
+    if (!loc.has_position()) return {};
+    llvm::Expected<clang::FileEntryRef> file =
+        sm_.getFileManager().getFileRef(loc.file);
+    if (!file) {
+      llvm::consumeError(file.takeError());
+      return {};
+    }
+    clang::FileID fid = sm_.getOrCreateFileID(*file, clang::SrcMgr::C_User);
+    return sm_.translateLineCol(fid, static_cast<unsigned>(loc.line),
+                                static_cast<unsigned>(loc.col));
+  }
+
+  // Whether an error was reported in a kernel's signature: after the end of
+  // the declaration before it (which takes in its leading annotations) up
+  // to the start of its body. What kernelc would add about such a kernel is
+  // likely an echo: Clang drops an annotation that it rejects, which then
+  // reads as a missing one ("needs a role", "needs KC_GRID").
+  bool ErrorInSignature(const clang::FunctionDecl* fd) const {
+    const clang::Decl* self = fd;
+    if (const clang::FunctionTemplateDecl* t =
+            fd->getDescribedFunctionTemplate())
+      self = t;
+    const clang::DeclContext* dc = self->getLexicalDeclContext();
+    clang::SourceLocation after;  // invalid: the start of the file
+    if (const auto* d = llvm::dyn_cast<clang::Decl>(dc);
+        d != nullptr && !llvm::isa<clang::TranslationUnitDecl>(d))
+      after = sm_.getFileLoc(d->getBeginLoc());
+    for (const clang::Decl* d : dc->decls()) {
+      if (d == self) break;
+      if (d->isImplicit()) continue;
+      clang::SourceLocation e = sm_.getFileLoc(d->getEndLoc());
+      if (e.isValid()) after = e;
+    }
+    diag::SourceLoc end =
+        ToSourceLoc(fd->getBody() != nullptr ? fd->getBody()->getBeginLoc()
+                                             : fd->getEndLoc());
+    // The declaration before may end in a header the source includes.
+    diag::SourceLoc begin = ToSourceLoc(after).Shifted(1);
+    if (begin.file != end.file) begin = {end.file, 1, 0};
+    return diags_.HasErrorIn({begin, end.Shifted(1)});
+  }
+
+  std::string TypeName(clang::QualType t) const {
+    return t.getAsString(ctx_.getPrintingPolicy());
+  }
+
+  // -- Functions ------------------------------------------------------------
+
+  void Function(const clang::FunctionDecl* fd) {
+    std::vector<const clang::AnnotateAttr*> own = KcAnnotations(fd, sm_);
+    const clang::AnnotateAttr* global_mark = nullptr;
+    const clang::AnnotateAttr* host = nullptr;
+    bool annotated = false;  // carries kernelc annotations beyond __global__
+    for (const clang::AnnotateAttr* a : own) {
+      llvm::StringRef name = a->getAnnotation();
+      if (name == kGlobal) {
+        global_mark = a;
+      } else if (name != kBlockFeature) {
+        annotated = true;
+        if (name == kKernel) host = a;
+      }
+    }
+    for (const clang::ParmVarDecl* p : fd->parameters())
+      if (!KcAnnotations(p, sm_).empty()) annotated = true;
+    // Read as the CPU sees it, __global__ is kernelc/host.h's mark; in CUDA
+    // mode, Clang's own attribute.
+    const clang::Attr* global = global_mark;
+    if (global == nullptr) global = fd->getAttr<clang::CUDAGlobalAttr>();
+
+    if (global == nullptr && host == nullptr && !annotated) return;
+    // Clang's error comes first; what kernelc would add is likely its echo.
+    if (ErrorInSignature(fd)) return;
+    std::string name = fd->getNameAsString();
+    if (global == nullptr && host == nullptr) {
+      Report<Id::kAnnotatedNonKernel>(fd->getLocation(), name);
+      return;
+    }
+    // A __global__ function without annotations is a helper kernel that
+    // other kernels launch (or nobody does): not exported.
+    if (host == nullptr && !annotated) return;
+    if (fd->isInvalidDecl()) return;
+
+    if (llvm::isa<clang::CXXMethodDecl>(fd)) {
+      Report<Id::kKernelIsMemberFunction>(fd->getLocation(), name);
+      return;
+    }
+    if (fd->getDescribedFunctionTemplate() != nullptr || fd->isTemplated() ||
+        fd->isFunctionTemplateSpecialization()) {
+      Report<Id::kKernelIsTemplate>(fd->getLocation(), name);
+      return;
+    }
+    if (global != nullptr && host != nullptr) {
+      Report<Id::kKernelGlobalAndHost>(host->getLocation(), name);
+      return;
+    }
+
+    model::Kernel k;
+    k.name = name;
+    k.kind =
+        host != nullptr ? model::KernelKind::kHost : model::KernelKind::kGlobal;
+    k.source = source_;
+    k.loc = ToSourceLoc(fd->getLocation());
+
+    CheckUnique(fd, k);
+    if (!fd->getDeclContext()->getRedeclContext()->isTranslationUnit())
+      Report<Id::kKernelNotInGlobalNamespace>(fd->getLocation(), name);
+    if (fd->isVariadic())
+      Report<Id::kKernelIsVariadic>(fd->getLocation(), name);
+    if (!fd->getReturnType()->isVoidType()) {
+      clang::SourceLocation at = fd->getReturnTypeSourceRange().getBegin();
+      Report<Id::kKernelReturnsValue>(at.isValid() ? at : fd->getLocation(),
+                                      host != nullptr ? "host" : "__global__",
+                                      name, TypeName(fd->getReturnType()));
+    }
+
+    LaunchConfig(fd, own, k);
+    for (unsigned i = 0; i < fd->getNumParams(); ++i) {
+      std::optional<model::Param> p = Param(k, i, fd->getParamDecl(i));
+      if (p) k.params.push_back(std::move(*p));
+    }
+    k.block_features = FindBlockFeatures(fd, sm_);
+    module_.kernels.push_back(std::move(k));
+  }
+
+  void CheckUnique(const clang::FunctionDecl* fd, const model::Kernel& k) {
+    if (const model::Kernel* first = module_.FindKernel(k.name)) {
+      Report<Id::kDuplicateKernelName>(fd->getLocation(), k.name);
+      clang::SourceLocation at = FromSourceLoc(first->loc);
+      if (at.isValid()) Report<Id::kKernelFirstDefinedHere>(at, k.name);
+    }
+  }
+
+  // KC_GRID and KC_BLOCK.
+  void LaunchConfig(const clang::FunctionDecl* fd,
+                    const std::vector<const clang::AnnotateAttr*>& own,
+                    model::Kernel& k) {
+    const clang::AnnotateAttr* grid = nullptr;
+    const clang::AnnotateAttr* block = nullptr;
+    const clang::AnnotateAttr* shared = nullptr;
+    for (const clang::AnnotateAttr* a : own) {
+      llvm::StringRef name = a->getAnnotation();
+      if (name == kGlobal || name == kKernel || name == kBlockFeature) continue;
+      if (name == kElementwise) {
+        k.elementwise = true;
+        continue;
+      }
+      if (name == kVjp || name == kJvp || name == kParallel) {
+        Autodiff(a, k);
+        continue;
+      }
+      if (name == kGrid || name == kBlock || name == kSharedBytes) {
+        if (k.kind == model::KernelKind::kHost) {
+          Report<Id::kLaunchAnnotationOnHostKernel>(a->getLocation(),
+                                                    SpelledName(name), k.name);
+          continue;
+        }
+        const clang::AnnotateAttr*& slot =
+            name == kGrid ? grid : (name == kBlock ? block : shared);
+        if (slot != nullptr) {
+          Report<Id::kKernelAnnotationRepeated>(a->getLocation(), k.name,
+                                                SpelledName(name));
+          continue;
+        }
+        slot = a;
+      } else if (IsParamAnnotation(name)) {
+        Report<Id::kParamAnnotationOnKernel>(a->getLocation(),
+                                             SpelledName(name), k.name);
+      } else {
+        Report<Id::kUnknownKernelAnnotation>(a->getLocation(), name.str(),
+                                             k.name);
+      }
+    }
+    if (k.kind == model::KernelKind::kHost) return;
+
+    if (shared != nullptr) {
+      std::optional<model::Text> t;
+      if (shared->args_size() == 1) t = TextOf(*shared->args_begin());
+      if (t)
+        k.shared_bytes = std::move(*t);
+      else
+        Report<Id::kSharedBytesArgument>(shared->getLocation(), k.name);
+    }
+
+    bool grid_ok = false;
+    if (grid == nullptr) {
+      Report<Id::kGlobalKernelNeedsGrid>(fd->getLocation(), k.name);
+    } else if (grid->args_size() < 1 || grid->args_size() > 3) {
+      Report<Id::kGridArity>(grid->getLocation(), k.name, grid->args_size());
+    } else {
+      grid_ok = StringArguments(grid, k.name, k.grid);
+    }
+
+    if (block == nullptr) return;
+    static constexpr const char* kAxes[] = {"x", "y", "z"};
+    std::vector<int64_t> sizes;
+    bool sizes_ok = true;
+    unsigned i = 0;
+    for (const clang::Expr* e : block->args()) {
+      ++i;
+      clang::Expr::EvalResult r;
+      if (e->isValueDependent() || !e->EvaluateAsInt(r, ctx_)) {
+        Report<Id::kBlockArgumentNotConstant>(e->getBeginLoc(), i, k.name);
+        sizes_ok = false;
+        continue;
+      }
+      const llvm::APSInt& v = r.Val.getInt();
+      if ((v.isSigned() && v.isNegative()) || v == 0) {
+        Report<Id::kBlockSizeNotPositive>(e->getBeginLoc(), k.name,
+                                          llvm::toString(v, 10),
+                                          i <= 3 ? kAxes[i - 1] : "?");
+        sizes_ok = false;
+        continue;
+      }
+      // Anything wider than 32 bits is over the limit below anyway.
+      sizes.push_back(v.getActiveBits() > 32
+                          ? int64_t{1} << 32
+                          : static_cast<int64_t>(v.getZExtValue()));
+    }
+    if (grid_ok && block->args_size() != grid->args_size()) {
+      Report<Id::kBlockGridMismatch>(
+          block->getLocation(), k.name, block->args_size(),
+          block->args_size() == 1 ? "" : "s", grid->args_size());
+      return;
+    }
+    if (!sizes_ok || !grid_ok) return;
+    int64_t threads = 1;
+    for (int64_t s : sizes) threads = std::min<int64_t>(threads * s, 1 << 30);
+    if (threads > 1024) {
+      Report<Id::kBlockTooLarge>(block->getLocation(), k.name, threads);
+      return;
+    }
+    k.block = std::move(sizes);
+  }
+
+  // KC_VJP("bwd") and KC_PARALLEL("m", ...): string literals, read as
+  // written; sema checks what they name.
+  void Autodiff(const clang::AnnotateAttr* a, model::Kernel& k) {
+    const bool jvp = a->getAnnotation() == kJvp;
+    const bool vjp = a->getAnnotation() == kVjp || jvp;
+    const llvm::StringRef spelled = SpelledName(a->getAnnotation());
+    if (vjp && (jvp ? k.jvp : k.vjp)) {
+      Report<Id::kKernelAnnotationRepeated>(a->getLocation(), k.name,
+                                            spelled.str());
+      return;
+    }
+    if (a->args_size() < 1 || (vjp && a->args_size() != 1)) {
+      if (jvp)
+        Report<Id::kJvpArity>(a->getLocation(), k.name);
+      else if (vjp)
+        Report<Id::kVjpArity>(a->getLocation(), k.name);
+      else
+        Report<Id::kParallelArity>(a->getLocation(), k.name);
+      return;
+    }
+    std::vector<model::Text> texts;
+    StringArguments(a, k.name, texts);
+    if (!vjp)
+      k.parallel.insert(k.parallel.end(), texts.begin(), texts.end());
+    else if (!texts.empty())
+      (jvp ? k.jvp : k.vjp) = std::move(texts[0]);
+  }
+
+  // Appends the string-literal arguments of kernel annotation `a` to
+  // `out`, and reports each other argument; false when there was one.
+  bool StringArguments(const clang::AnnotateAttr* a, const std::string& kernel,
+                       std::vector<model::Text>& out) {
+    bool all = true;
+    unsigned i = 0;
+    for (const clang::Expr* e : a->args()) {
+      ++i;
+      if (std::optional<model::Text> t = TextOf(e)) {
+        out.push_back(std::move(*t));
+        continue;
+      }
+      Report<Id::kAnnotationArgumentNotString>(
+          e->getBeginLoc(), i, SpelledName(a->getAnnotation()).str(), kernel);
+      all = false;
+    }
+    return all;
+  }
+
+  // The text of a string-literal annotation argument and where its first
+  // character is.
+  std::optional<model::Text> TextOf(const clang::Expr* e) const {
+    const clang::StringLiteral* lit = AsStringLiteral(e);
+    if (lit == nullptr) return std::nullopt;
+    model::Text t;
+    t.text = lit->getString().str();
+    t.loc = ToSourceLoc(lit->getLocationOfByte(0, sm_, ctx_.getLangOpts(),
+                                               ctx_.getTargetInfo()));
+    return t;
+  }
+
+  // -- Parameters -----------------------------------------------------------
+
+  std::optional<model::Param> Param(const model::Kernel& k, unsigned index,
+                                    const clang::ParmVarDecl* pd) {
+    if (pd->isInvalidDecl()) return std::nullopt;
+    const std::string& kn = k.name;
+    if (pd->getName().empty()) {
+      clang::SourceLocation at =
+          pd->getLocation().isValid() ? pd->getLocation() : pd->getBeginLoc();
+      Report<Id::kParamUnnamed>(at, index + 1, kn);
+      return std::nullopt;
+    }
+    model::Param p;
+    p.name = pd->getName().str();
+    p.loc = ToSourceLoc(pd->getLocation());
+    const std::string& pn = p.name;
+
+    // Annotations.
+    const clang::AnnotateAttr* role = nullptr;
+    const clang::AnnotateAttr* shape = nullptr;
+    const clang::AnnotateAttr* init = nullptr;
+    bool ok = true;
+    for (const clang::AnnotateAttr* a : KcAnnotations(pd, sm_)) {
+      llvm::StringRef name = a->getAnnotation();
+      if (IsRoleAnnotation(name)) {
+        if (role != nullptr) {
+          Report<Id::kParamRolesRepeated>(a->getLocation(), pn, kn,
+                                          SpelledName(role->getAnnotation()),
+                                          SpelledName(name));
+          ok = false;
+          continue;
+        }
+        role = a;
+      } else if (name == kShape || name == kInit) {
+        const clang::AnnotateAttr*& slot = name == kShape ? shape : init;
+        if (slot != nullptr) {
+          Report<Id::kParamAnnotationRepeated>(a->getLocation(), pn, kn,
+                                               SpelledName(name));
+          ok = false;
+          continue;
+        }
+        slot = a;
+      } else if (IsFunctionAnnotation(name) || name == kBlockFeature) {
+        Report<Id::kKernelAnnotationOnParam>(a->getLocation(),
+                                             SpelledName(name), pn, kn);
+        ok = false;
+      } else {
+        Report<Id::kUnknownParamAnnotation>(a->getLocation(), name.str(), pn,
+                                            kn);
+        ok = false;
+      }
+    }
+    llvm::StringRef role_name =
+        role != nullptr ? role->getAnnotation() : llvm::StringRef();
+
+    // The parameter's type decides what it is.
+    clang::QualType type = pd->getType();
+    clang::QualType canonical =
+        ctx_.getCanonicalType(type).getUnqualifiedType();
+    std::optional<ViewType> view = AsView(canonical);
+    const auto* pointer = type->getAs<clang::PointerType>();
+    bool is_out = false;  // for KC_INIT
+
+    if (role_name == kDerived) {
+      TypeClass c = ClassifyType(type, ctx_);
+      if (c.plain_char) {
+        PlainCharError(pd, pn, kn);
+        ok = false;
+      } else if (!c.dtype || !model::IsInteger(*c.dtype)) {
+        Report<Id::kDerivedNotInteger>(pd->getLocation(), pn, kn,
+                                       TypeName(type));
+        ok = false;
+      } else {
+        p.role = Role::kDerived;
+        p.dtype = *c.dtype;
+        p.derived = RoleText(role, pn, kn);
+        if (!p.derived) ok = false;
+      }
+      if (shape != nullptr) {
+        ShapeOnNonViewError(shape, pn, kn);
+        ok = false;
+      }
+    } else if (view) {
+      p.access = model::Access::kView;
+      p.role = view->role;
+      is_out = view->role == Role::kOut;
+      if (role != nullptr) {
+        Report<Id::kRoleOnView>(role->getLocation(), SpelledName(role_name), pn,
+                                kn);
+        ok = false;
+      }
+      if (view->rank < 0) {
+        Report<Id::kViewNegativeRank>(pd->getLocation(), pn, kn, view->rank);
+        ok = false;
+      }
+      p.rank = static_cast<int>(view->rank);
+      if (!ElementType(pd, view->element, pn, kn, &p.dtype)) ok = false;
+      if (shape != nullptr) {
+        p.shape = RoleText(shape, pn, kn);
+        if (!p.shape) ok = false;
+      } else if (view->role == Role::kOut && role == nullptr) {
+        Report<Id::kOutputViewNeedsShape>(pd->getLocation(), pn, kn);
+        ok = false;
+      }
+    } else if (pointer != nullptr && role != nullptr) {
+      p.access = model::Access::kPointer;
+      p.role = role_name == kIn      ? Role::kIn
+               : role_name == kInMut ? Role::kInMut
+                                     : Role::kOut;
+      is_out = p.role == Role::kOut;
+      clang::QualType pointee = pointer->getPointeeType();
+      if (p.role != Role::kIn && pointee.isConstQualified()) {
+        Report<Id::kOutputPointsToConst>(pd->getLocation(),
+                                         SpelledName(role_name), pn, kn);
+        ok = false;
+      }
+      if (!ElementType(pd, pointee, pn, kn, &p.dtype)) ok = false;
+      p.shape = RoleText(role, pn, kn);
+      if (!p.shape) ok = false;
+      if (shape != nullptr) {
+        ShapeOnNonViewError(shape, pn, kn);
+        ok = false;
+      }
+    } else if (pointer != nullptr) {
+      if (shape != nullptr) {
+        ShapeOnNonViewError(shape, pn, kn);
+      } else {
+        Report<Id::kPointerNeedsRole>(pd->getLocation(), pn, kn);
+      }
+      ok = false;
+    } else if (role != nullptr) {
+      Report<Id::kRoleNeedsPointer>(role->getLocation(), SpelledName(role_name),
+                                    pn, kn, TypeName(type));
+      is_out = role_name == kOut;
+      ok = false;
+    } else {
+      // A scalar.
+      p.role = Role::kScalar;
+      TypeClass c = ClassifyType(type, ctx_);
+      if (c.plain_char) {
+        PlainCharError(pd, pn, kn);
+        ok = false;
+      } else if (c.dtype &&
+                 (*c.dtype == DType::kF16 || *c.dtype == DType::kBF16)) {
+        Report<Id::kHalfScalar>(pd->getLocation(), pn, kn, TypeName(type));
+        ok = false;
+      } else if (c.dtype) {
+        p.dtype = *c.dtype;
+      } else if (canonical->isBuiltinType()) {
+        Report<Id::kUnsupportedScalarType>(pd->getLocation(), pn, kn,
+                                           TypeName(type));
+        ok = false;
+      } else {
+        Report<Id::kUnsupportedParamType>(pd->getLocation(), pn, kn,
+                                          TypeName(type));
+        ok = false;
+      }
+      if (shape != nullptr) {
+        ShapeOnNonViewError(shape, pn, kn);
+        ok = false;
+      }
+    }
+
+    if (init != nullptr) {
+      if (!is_out) {
+        Report<Id::kInitOnNonOutput>(init->getLocation(), pn, kn);
+        ok = false;
+      } else {
+        p.init = InitText(init, pn, kn);
+        if (!p.init) ok = false;
+      }
+    }
+    if (!ok) return std::nullopt;
+    return p;
+  }
+
+  void PlainCharError(const clang::ParmVarDecl* pd, const std::string& pn,
+                      const std::string& kn) {
+    Report<Id::kPlainChar>(pd->getLocation(), pn, kn);
+  }
+
+  void ShapeOnNonViewError(const clang::AnnotateAttr* shape,
+                           const std::string& pn, const std::string& kn) {
+    Report<Id::kShapeOnNonView>(shape->getLocation(), pn, kn);
+  }
+
+  // The element type of a tensor parameter, or false after an error.
+  bool ElementType(const clang::ParmVarDecl* pd, clang::QualType element,
+                   const std::string& pn, const std::string& kn, DType* out) {
+    TypeClass c = ClassifyType(element, ctx_);
+    if (c.plain_char) {
+      PlainCharError(pd, pn, kn);
+      return false;
+    }
+    if (!c.dtype) {
+      Report<Id::kUnsupportedElementType>(
+          pd->getLocation(), pn, kn, TypeName(element.getUnqualifiedType()));
+      return false;
+    }
+    *out = *c.dtype;
+    return true;
+  }
+
+  // The one string argument of KC_IN/KC_INMUT/KC_OUT/KC_SHAPE (the shape)
+  // or KC_DERIVED (the expression).
+  std::optional<model::Text> RoleText(const clang::AnnotateAttr* a,
+                                      const std::string& pn,
+                                      const std::string& kn) {
+    std::optional<model::Text> t;
+    if (a->args_size() == 1) t = TextOf(*a->args_begin());
+    if (!t) {
+      clang::SourceLocation at = a->args_size() == 1
+                                     ? (*a->args_begin())->getBeginLoc()
+                                     : a->getLocation();
+      if (a->getAnnotation() == kDerived)
+        Report<Id::kDerivedNotString>(at, pn, kn);
+      else
+        Report<Id::kShapeNotString>(at, SpelledName(a->getAnnotation()), pn,
+                                    kn);
+    }
+    return t;
+  }
+
+  std::optional<model::Text> InitText(const clang::AnnotateAttr* a,
+                                      const std::string& pn,
+                                      const std::string& kn) {
+    if (a->args_size() != 1) {
+      Report<Id::kInitArity>(a->getLocation(), pn, kn);
+      return std::nullopt;
+    }
+    const clang::Expr* e = *a->args_begin();
+    clang::Expr::EvalResult r;
+    std::optional<std::string> text;
+    if (!e->isValueDependent() && e->EvaluateAsRValue(r, ctx_))
+      text = ConstantText(r.Val);
+    if (!text) {
+      Report<Id::kInitNotConstant>(e->getBeginLoc(), pn, kn);
+      return std::nullopt;
+    }
+    return model::Text{std::move(*text), ToSourceLoc(e->getBeginLoc())};
+  }
+
+  clang::ASTContext& ctx_;
+  clang::SourceManager& sm_;
+  const std::string& source_;
+  model::Module& module_;
+  DiagnosticAdapter& reporter_;
+  const diag::DiagnosticEngine& diags_;
+};
+
+}  // namespace
+
+void ReadKernels(clang::ASTContext& ctx, const std::string& source,
+                 model::Module& module, DiagnosticAdapter& reporter,
+                 const diag::DiagnosticEngine& diags) {
+  KernelReader(ctx, source, module, reporter, diags).Run();
+}
+
+}  // namespace kernelc::frontend
