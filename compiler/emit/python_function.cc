@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "compiler/emit/namer.h"
+#include "compiler/emit/text.h"
 
 namespace kernelc::emit {
 
@@ -58,6 +59,13 @@ std::string PyDoc(const sema::KernelPlan& kp) {
     doc += fmt::format("\n    Args:\n{}\n", fmt::join(lines, "\n"));
   doc += fmt::format("\n    Returns:\n{}\n    ", fmt::join(results, "\n"));
   return doc;
+}
+
+std::string PyAll(const std::vector<sema::KernelPlan>& kernels) {
+  std::vector<std::string> quoted;
+  for (const sema::KernelPlan& kp : kernels)
+    quoted.push_back(Quote(Namer::Python(kp.kernel->name)));
+  return fmt::format("{}", fmt::join(quoted, ", "));
 }
 
 }  // namespace kernelc::emit

@@ -18,6 +18,10 @@ std::vector<std::string> PyArgs(const model::Kernel& k);
 // the kernel, each argument's dtype and shape, and the results'.
 std::string PyDoc(const sema::KernelPlan& kp);
 
+// The package's public names as __all__ lists them: each kernel's function,
+// quoted, in declaration order, joined by ", ".
+std::string PyAll(const std::vector<sema::KernelPlan>& kernels);
+
 }  // namespace kernelc::emit
 
 #endif  // KERNELC_COMPILER_EMIT_PYTHON_FUNCTION_H_

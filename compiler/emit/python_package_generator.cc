@@ -342,10 +342,9 @@ void EmitWrappers(const sema::ModulePlan& plan, const sema::KernelPlan& kp,
 Status PythonPackageGenerator::Generate(const EmitRequest& request,
                                         GeneratorContext& context) const {
   const std::vector<sema::KernelPlan>& kernels = request.plan().kernels;
-  std::vector<std::string> names, quoted, targets;
+  std::vector<std::string> names, targets;
   for (const sema::KernelPlan& kp : kernels) {
     names.push_back(Namer::Python(kp.kernel->name));
-    quoted.push_back(Quote(names.back()));
     targets.push_back(Quote(request.namer().FfiTarget(kp.kernel->name)));
   }
   Printer p;
@@ -387,7 +386,7 @@ Status PythonPackageGenerator::Generate(const EmitRequest& request,
                   {"registrations", registrations},
                   {"targets", fmt::format("{}{}", fmt::join(targets, ", "),
                                           targets.size() == 1 ? "," : "")},
-                  {"all", fmt::format("{}", fmt::join(quoted, ", "))},
+                  {"all", PyAll(kernels)},
                   {"functions", functions}});
   Status s = context.Write(GeneratorContext::Tree::kPackage, "__init__.py", p);
   if (!s.ok()) return s;

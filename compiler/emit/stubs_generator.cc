@@ -20,12 +20,12 @@ void EmitStub(const sema::KernelPlan& kp, Printer& p) {
     if (IsInput(param.role))
       args.push_back(Namer::Python(param.name) + ": jax.typing.ArrayLike");
     else if (param.role == Role::kScalar)
+      // The stub's aliases (init.pyi.tmpl): what _kernelc.scalar takes.
       args.push_back(fmt::format(
           "{}: {}", Namer::Python(param.name),
           param.dtype == DType::kBool
-              ? "bool"
-              : (model::IsFloat(param.dtype) ? "Union[float, np.floating]"
-                                             : "Union[int, np.integer]")));
+              ? "_Bool"
+              : (model::IsFloat(param.dtype) ? "_Float" : "_Int")));
   }
   int results = 0;
   for (const Param& param : k.params) results += IsResult(param.role);
@@ -52,6 +52,7 @@ Status StubsGenerator::Generate(const EmitRequest& request,
   p.EmitTemplate("py/init.pyi.tmpl",
                  {{"banner", request.Banner(request.module().sources, "#")},
                   {"package", request.info().package},
+                  {"all", PyAll(request.plan().kernels)},
                   {"functions", [&] {
                      bool first = true;
                      for (const sema::KernelPlan& kp : request.plan().kernels) {
