@@ -8,9 +8,6 @@ import numpy as np
 
 __all__ = ["scale"]
 
-CUSTOM_CALL_TARGETS: Tuple[str, ...]
-
-
 # What a scalar parameter takes: a Python or NumPy number, or a concrete (not
 # traced) 0-d NumPy or JAX array, whose shape the call checks.
 _Bool = Union[bool, np.bool_, np.ndarray[Tuple[()], Any], jax.Array]
@@ -18,6 +15,8 @@ _Int = Union[int, np.integer[Any], np.ndarray[Tuple[()], Any], jax.Array]
 _Float = Union[
     float, np.floating[Any], np.integer[Any], np.ndarray[Tuple[()], Any], jax.Array
 ]
+
+CUSTOM_CALL_TARGETS: Tuple[str, ...]
 
 
 def scale(x: jax.typing.ArrayLike, s: _Float) -> jax.Array:
