@@ -418,10 +418,11 @@ std::vector<const model::Kernel*> FoldCandidates(const model::Module& module,
   std::vector<const model::Kernel*> out;
   for (size_t i = 0; i < bin.kernels.size(); ++i) {
     const model::Kernel* k = module.FindKernel(bin.kernels[i]);
-    if (k == nullptr || k->grid.size() >= 3 || k->elementwise) continue;
+    if (k == nullptr || k->grid.size() >= 3 || k->FoldsElementwise()) continue;
     const auto tensors = std::count_if(
-        k->params.begin(), k->params.end(),
-        [](const model::Param& p) { return model::IsTensor(p.role); });
+        k->params.begin(), k->params.end(), [](const model::Param& p) {
+          return model::IsTensor(p.role) || p.traced;
+        });
     if (tensors > ::kc::fold::kMaxTensors) continue;
     if (UsesGridZ(ptx, bin.lowered[i])) continue;
     out.push_back(k);
@@ -527,17 +528,35 @@ Result<std::vector<model::CudaBinary>> CompileCuda(
 
     // The batch fold: a program of its own. Should NVRTC reject it (a
     // kernel that launches kernels, say), the batch runs one launch per
-    // element instead, as without it.
-    std::vector<const model::Kernel*> fold;
+    // element instead, as without it. Kernels with traced scalars have
+    // their entries there, and need it.
+    std::vector<const model::Kernel*> fold, entries;
     if (build.fold_program) fold = FoldCandidates(module, bin);
-    if (!fold.empty()) {
-      Result<std::string> fold_program = build.fold_program(src, *text, fold);
+    for (const std::string& name : bin.kernels)
+      if (const model::Kernel* k = module.FindKernel(name); k && k->HasTraced())
+        entries.push_back(k);
+    if (!entries.empty() && !build.fold_program)
+      return Error::Internal("kernels with traced scalars need a fold program");
+    if (!fold.empty() || !entries.empty()) {
+      Result<std::string> fold_program =
+          build.fold_program(src, *text, fold, entries);
       if (!fold_program.ok()) return fold_program.error();
       Result<Compiled> f = CompileProgram(nvrtc, headers, fold_program.value(),
                                           src, {}, build, std::string(dir));
       if (!f.ok()) return f.error();
+      if (!f.value().failed_log.empty() && !entries.empty()) {
+        if (!ParseNvrtcLog(f.value().failed_log, diags))
+          diags.Report<diag::Id::kNvrtcFailed>({}, nvrtc.version(), src,
+                                               f.value().failed_arch,
+                                               f.value().failed_log);
+        diags.Report<diag::Id::kTracedEntryProgram>(entries.front()->loc,
+                                                    entries.front()->name);
+        return Error::Reported();
+      }
       if (f.value().failed_log.empty()) {
         for (const model::Kernel* k : fold) bin.fold_kernels.push_back(k->name);
+        for (const model::Kernel* k : entries)
+          bin.entry_kernels.push_back(k->name);
         bin.fold_images = std::move(f.value().images);
         bin.text = std::move(*text);
       }

@@ -137,11 +137,12 @@ std::string HandlerParts::Cpp(const expr::NodePtr& e) const {
 std::vector<std::string> HandlerParts::ImplParams(std::string context) const {
   std::vector<std::string> params = {std::move(context)};
   for (const Param& p : k_.params) {
-    if (IsInput(p.role))
+    if (model::IsOperand(p))
       params.push_back("ffi::AnyBuffer " + Namer::CppLocal("b", p.name));
     else if (p.role == Role::kScalar)
       params.push_back(fmt::format("{} {}", AttrCppType(p.dtype),
                                    Namer::CppLocal("a", p.name)));
+    if (p.optional) params.push_back("bool " + PresentVar(p));
   }
   for (const Param& p : k_.params)
     if (IsResult(p.role))
@@ -153,11 +154,14 @@ std::vector<std::string> HandlerParts::ImplParams(std::string context) const {
 std::string HandlerParts::Bindings() const {
   std::vector<std::string> bindings;
   for (const Param& p : k_.params) {
-    if (IsInput(p.role))
+    if (model::IsOperand(p))
       bindings.push_back(".Arg<ffi::AnyBuffer>()");
     else if (p.role == Role::kScalar)
       bindings.push_back(
           fmt::format(".Attr<{}>({})", AttrCppType(p.dtype), Quote(p.name)));
+    if (p.optional)
+      bindings.push_back(
+          fmt::format(".Attr<bool>({})", Quote(Namer::PresentAttr(p.name))));
   }
   for (const Param& p : k_.params)
     if (IsResult(p.role)) bindings.push_back(".Ret<ffi::AnyBuffer>()");
@@ -168,11 +172,12 @@ std::vector<std::string> HandlerParts::ElementParams() const {
   const std::string tensor = "const ::kc::rt::Tensor<ffi::DataType>& ";
   std::vector<std::string> params;
   for (const Param& p : k_.params) {
-    if (IsInput(p.role))
+    if (model::IsOperand(p))
       params.push_back(tensor + Namer::CppLocal("b", p.name));
     else if (p.role == Role::kScalar)
       params.push_back(fmt::format("{} {}", AttrCppType(p.dtype),
                                    Namer::CppLocal("a", p.name)));
+    if (p.optional) params.push_back("bool " + PresentVar(p));
   }
   for (const Param& p : k_.params)
     if (IsResult(p.role)) params.push_back(tensor + BufferVar(p));
@@ -183,11 +188,12 @@ std::vector<std::string> HandlerParts::ElementArgs(
     std::string_view element) const {
   std::vector<std::string> args;
   for (const Param& p : k_.params) {
-    if (IsInput(p.role))
+    if (model::IsOperand(p))
       args.push_back(fmt::format("{}.At(kc_batch, {})",
                                  OperandVar(p, /*result=*/false), element));
     else if (p.role == Role::kScalar)
       args.push_back(Namer::CppLocal("a", p.name));
+    if (p.optional) args.push_back(PresentVar(p));
   }
   for (const Param& p : k_.params)
     if (IsResult(p.role))
@@ -199,7 +205,7 @@ std::vector<std::string> HandlerParts::ElementArgs(
 std::vector<std::string> HandlerParts::Operands() const {
   std::vector<std::string> operands;
   for (const Param& p : k_.params)
-    if (IsInput(p.role))
+    if (model::IsOperand(p))
       operands.push_back("&" + OperandVar(p, /*result=*/false));
   for (const Param& p : k_.params)
     if (IsResult(p.role))
@@ -254,7 +260,7 @@ void HandlerParts::EmitBatchPlan(Printer& p) const {
     return;
   }
   auto rank = [&](const Param& param) {
-    return kp_.params[&param - &k_.params[0]].rank;
+    return Rank(static_cast<size_t>(&param - &k_.params[0]));
   };
   p.Emit({{"buffer", BufferVar(*first)},
           {"rank", rank(*first)},
@@ -279,7 +285,7 @@ void HandlerParts::EmitBatchPlan(Printer& p) const {
            )code");
   };
   for (const Param& param : k_.params)
-    if (IsInput(param.role)) operand(param, /*result=*/false);
+    if (model::IsOperand(param)) operand(param, /*result=*/false);
   for (const Param& param : k_.params)
     if (IsResult(param.role)) operand(param, /*result=*/true);
 }
@@ -289,7 +295,7 @@ void HandlerParts::EmitChecks(Printer& p) const {
   // means the library and the Python package disagree.
   for (size_t i = 0; i < k_.params.size(); ++i) {
     const Param& param = k_.params[i];
-    if (!model::IsTensor(param.role)) continue;
+    if (!model::IsTensor(param.role) && !param.traced) continue;
     std::vector<std::string> buffers = {BufferVar(param)};
     if (param.role == Role::kInMut)
       buffers.push_back(Namer::CppLocal("b", param.name));
@@ -299,7 +305,7 @@ void HandlerParts::EmitChecks(Printer& p) const {
               {"kernel", k_.name},
               {"param", param.name},
               {"dtype", model::DTypeName(param.dtype)},
-              {"rank", kp_.params[i].rank}},
+              {"rank", Rank(i)}},
              R"code(
                if ($buffer$.element_type() != ffi::DataType::$ffi_dtype$) {
                  return ffi::Error::InvalidArgument("$kernel$: parameter '$param$' expects $dtype$ elements");
@@ -338,11 +344,13 @@ void HandlerParts::EmitChecks(Printer& p) const {
             {"dim", dim},
             {"kernel", k_.name},
             {"param", param.name},
-            {"text", Escape(text)}},
+            {"text", Escape(text)},
+            // An optional input that is absent has no shape to check.
+            {"present", param.optional ? PresentVar(param) + " && " : ""}},
            R"code(
              {
                const int64_t expected = $expr$;
-               if (!ev.failed() && $buffer$.dimensions()[$dim$] != expected) {
+               if ($present$!ev.failed() && $buffer$.dimensions()[$dim$] != expected) {
                  return ffi::Error::InvalidArgument(::kc::rt::Str("$kernel$: parameter '$param$' has shape ", ::kc::rt::ShapeString($buffer$.dimensions()), ", but dimension $dim$ must be $text$ = ", expected));
                }
              }
@@ -396,17 +404,33 @@ void HandlerParts::EmitLaunchGrid(Printer& p) const {
 std::vector<std::string> HandlerParts::KernelArgs(size_t i) const {
   const Param& p = k_.params[i];
   if (model::IsTensor(p.role)) {
-    std::vector<std::string> args = {BufferVar(p) + ".untyped_data()"};
+    std::vector<std::string> args = {
+        p.optional ? fmt::format("{} ? {}.untyped_data() : nullptr",
+                                 PresentVar(p), BufferVar(p))
+                   : BufferVar(p) + ".untyped_data()"};
     if (p.access == Access::kView)
       args.push_back(BufferVar(p) + ".dimensions().begin()");
     return args;
   }
+  // Read where the buffer is: on the CPU, the CUDA handler passes the
+  // buffer instead.
+  if (p.traced)
+    return {fmt::format("*static_cast<const {}*>({}.untyped_data())",
+                        model::DTypeCppName(p.dtype), BufferVar(p))};
   if (p.role == Role::kScalar)
     return {p.dtype == DType::kU64 ? fmt::format("static_cast<uint64_t>({})",
                                                  Namer::CppLocal("a", p.name))
                                    : Namer::CppLocal("a", p.name)};
   return {fmt::format("static_cast<{}>({})", model::DTypeCppName(p.dtype),
                       Namer::CppLocal("d", p.name))};
+}
+
+int HandlerParts::Rank(size_t i) const {
+  return k_.params[i].traced ? 0 : kp_.params[i].rank;
+}
+
+std::string HandlerParts::PresentVar(const Param& p) {
+  return Namer::CppLocal("a", Namer::PresentAttr(p.name));
 }
 
 std::string HandlerParts::InitValue(size_t i) const {

@@ -68,9 +68,12 @@ class HandlerParts {
   void EmitLaunchGrid(Printer& p) const;
 
   // The kernel's arguments for parameter `i` as the entry point and the
-  // launch take them: a tensor's data (and a view's shape), a scalar, a
-  // derived value.
+  // launch take them: a tensor's data (null for an absent optional input;
+  // and a view's shape), a scalar (a traced one read from its buffer, as
+  // the CPU can), a derived value.
   std::vector<std::string> KernelArgs(size_t i) const;
+  // The rank of operand `i`'s buffer: a tensor's, 0 for a traced scalar.
+  int Rank(size_t i) const;
   // The value that parameter `i` (an Out with KC_INIT) is filled with.
   std::string InitValue(size_t i) const;
 
@@ -81,6 +84,9 @@ class HandlerParts {
   // arguments (b_), results the dereferenced results (o_); an InMut is read
   // from its result, which XLA aliases to the argument.
   static std::string BufferVar(const model::Param& p);
+  // The handler's name for the attribute that says whether optional input
+  // `p` is given.
+  static std::string PresentVar(const model::Param& p);
   // The C++ type a scalar attribute is bound as.
   static std::string_view AttrCppType(model::DType t);
 

@@ -18,6 +18,14 @@ std::vector<std::string> PyArgs(const model::Kernel& k);
 // the kernel, each argument's dtype and shape, and the results'.
 std::string PyDoc(const sema::KernelPlan& kp);
 
+// The docstring of an op's function: its kernel's, or for a template
+// kernel each variant's arguments and results.
+std::string PyOpDoc(const sema::ModulePlan& plan, const sema::OpPlan& op);
+
+// The function that runs kernel `k`: the op's for a plain kernel, a
+// private one (Namer::PyVariant) for a template's variant.
+std::string PyFunction(const model::Kernel& k);
+
 }  // namespace kernelc::emit
 
 #endif  // KERNELC_COMPILER_EMIT_PYTHON_FUNCTION_H_

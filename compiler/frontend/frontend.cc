@@ -14,6 +14,7 @@
 #include <clang/Basic/SourceManager.h>
 #include <clang/Basic/Version.h>
 #include <clang/Driver/Driver.h>
+#include <clang/Frontend/ASTUnit.h>
 #include <clang/Frontend/CompilerInstance.h>
 #include <clang/Frontend/CompilerInvocation.h>
 #include <clang/Frontend/FrontendAction.h>
@@ -78,6 +79,7 @@ struct Session {
   // compiler.
   std::vector<std::string> toolkit_dirs;
   ToolkitInclude toolkit_include;  // of the source being parsed
+  ConstantEvaluator evaluate;      // of the macros annotations name
 
   // After Clang's first error in a source that included a toolkit header.
   void ReportToolkitInclude(const clang::SourceManager& sm) {
@@ -136,20 +138,22 @@ class ToolkitIncludeRecorder : public clang::PPCallbacks {
 
 class KernelConsumer : public clang::ASTConsumer {
  public:
-  KernelConsumer(Session& session, const std::string& source)
-      : session_(session), source_(source) {}
+  KernelConsumer(Session& session, clang::Preprocessor& pp,
+                 const std::string& source)
+      : session_(session), pp_(pp), source_(source) {}
 
   // After the whole TU: template instantiations needed by kernels are done.
   // After a fatal error Clang reports nothing more, and the AST is missing
   // what it could not read: the kernels are not read either.
   void HandleTranslationUnit(clang::ASTContext& ctx) override {
     if (ctx.getDiagnostics().hasFatalErrorOccurred()) return;
-    ReadKernels(ctx, source_, session_.module, session_.adapter,
-                session_.diags);
+    ReadKernels(ctx, pp_, source_, session_.module, session_.adapter,
+                session_.diags, session_.evaluate);
   }
 
  private:
   Session& session_;
+  clang::Preprocessor& pp_;
   const std::string& source_;
 };
 
@@ -168,8 +172,9 @@ class KernelAction : public clang::ASTFrontendAction {
   }
 
   std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(
-      clang::CompilerInstance&, llvm::StringRef) override {
-    return std::make_unique<KernelConsumer>(session_, source_);
+      clang::CompilerInstance& ci, llvm::StringRef) override {
+    return std::make_unique<KernelConsumer>(session_, ci.getPreprocessor(),
+                                            source_);
   }
 
  private:
@@ -250,6 +255,42 @@ std::vector<std::string> CudaDeviceArgs(int arch) {
           "-target-sdk-version=12.5"};
 }
 
+// Evaluates macro expansions with the Clang that parses the sources, in a
+// translation unit of their own (see ConstantEvaluator). Its diagnostics
+// are not the user's: an expansion that does not compile is no constant.
+std::vector<std::optional<int64_t>> EvaluateConstants(
+    const std::vector<std::string>& texts, const std::string& clang_path,
+    const std::string& resource_dir) {
+  std::string code = "#include <stddef.h>\n#include <stdint.h>\n";
+  for (size_t i = 0; i < texts.size(); ++i)
+    code += fmt::format("constexpr auto kc_constant_{} = ({});\n", i, texts[i]);
+  clang::IgnoringDiagConsumer ignore;
+  std::unique_ptr<clang::ASTUnit> ast =
+      clang::tooling::buildASTFromCodeWithArgs(
+          code, {"-std=c++17", "-w", "-resource-dir", resource_dir},
+          "kernelc-constants.cc", clang_path,
+          std::make_shared<clang::PCHContainerOperations>(),
+          clang::tooling::getClangStripDependencyFileAdjuster(), {}, &ignore);
+  std::vector<std::optional<int64_t>> values(texts.size());
+  if (!ast) return values;
+  for (const clang::Decl* d :
+       ast->getASTContext().getTranslationUnitDecl()->decls()) {
+    const auto* v = llvm::dyn_cast<clang::VarDecl>(d);
+    if (v == nullptr || v->isInvalidDecl() ||
+        !v->getName().starts_with("kc_constant_"))
+      continue;
+    size_t i = 0;
+    if (v->getName().drop_front(12).getAsInteger(10, i) || i >= texts.size())
+      continue;
+    const clang::APValue* value = v->evaluateValue();
+    if (value == nullptr || !value->isInt()) continue;
+    const llvm::APSInt& n = value->getInt();
+    if (n.isSigned() ? n.getSignificantBits() <= 64 : n.getActiveBits() <= 63)
+      values[i] = n.getExtValue();
+  }
+  return values;
+}
+
 }  // namespace
 
 Result<model::Module> ParseSources(const std::vector<std::string>& sources,
@@ -290,6 +331,10 @@ Result<model::Module> ParseSources(const std::vector<std::string>& sources,
         session.toolkit_dirs.push_back(std::string(real));
     }
   }
+  session.evaluate = [&clang_path,
+                      &resource_dir](const std::vector<std::string>& texts) {
+    return EvaluateConstants(texts, clang_path, resource_dir);
+  };
   adapter.set_error_hook([&session](const clang::SourceManager& sm) {
     session.ReportToolkitInclude(sm);
   });

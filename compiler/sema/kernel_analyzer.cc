@@ -39,6 +39,33 @@ expr::NodePtr ShapeRef(const std::string& tensor, int dim) {
   return n;
 }
 
+// `e` with each name that is one of the kernel's constants (template
+// arguments, macros) replaced by its value, in place: what the name stands
+// for everywhere an expression is evaluated or emitted.
+expr::NodePtr WithConstants(const expr::NodePtr& e, const Kernel& k) {
+  if (e == nullptr || k.constants.empty()) return e;
+  if (e->kind == expr::Node::Kind::kName) {
+    const model::Constant* c = k.FindConstant(e->name);
+    if (c == nullptr) return e;
+    auto n = std::make_shared<expr::Node>(*e);
+    n->kind = expr::Node::Kind::kInt;
+    n->value = c->value;
+    n->name.clear();
+    return n;
+  }
+  if (e->args.empty()) return e;
+  std::vector<expr::NodePtr> args;
+  bool changed = false;
+  for (const expr::NodePtr& a : e->args) {
+    args.push_back(WithConstants(a, k));
+    changed = changed || args.back() != a;
+  }
+  if (!changed) return e;
+  auto n = std::make_shared<expr::Node>(*e);
+  n->args = std::move(args);
+  return n;
+}
+
 class KernelAnalyzer {
  public:
   KernelAnalyzer(const Kernel& k, diag::DiagnosticEngine& diags)
@@ -73,8 +100,8 @@ class KernelAnalyzer {
   int IndexOf(std::string_view name) const { return k_.IndexOf(name); }
 
   void CheckParams() {
-    if (!IsIdentifier(k_.name))
-      Error<Id::kKernelNameNotIdentifier>(k_.loc, k_.name);
+    if (!IsIdentifier(k_.Op()))
+      Error<Id::kKernelNameNotIdentifier>(k_.loc, k_.Op());
     std::map<std::string, int> seen;
     for (size_t i = 0; i < k_.params.size(); ++i) {
       const Param& p = k_.params[i];
@@ -102,6 +129,14 @@ class KernelAnalyzer {
       }
       if (p.init && p.role != Role::kOut)
         Error<Id::kModelInitOnNonOutput>(p.init->loc, p.name);
+      if (p.traced && p.role != Role::kScalar) {
+        Error<Id::kModelTracedNotScalar>(p.loc, p.name, k_.name);
+        params_ok_ = false;
+      }
+      if (p.optional && p.role != Role::kIn) {
+        Error<Id::kModelOptionalNotInput>(p.loc, p.name, k_.name);
+        params_ok_ = false;
+      }
       if (model::IsTensor(p.role) && p.access == model::Access::kView &&
           p.rank < 0) {
         Error<Id::kViewNeedsRank>(p.loc, p.name, k_.name);
@@ -184,8 +219,8 @@ class KernelAnalyzer {
                               err->message);
       return false;
     }
-    const std::vector<expr::Dim>& dims =
-        std::get<std::vector<expr::Dim>>(parsed);
+    std::vector<expr::Dim>& dims = std::get<std::vector<expr::Dim>>(parsed);
+    for (expr::Dim& d : dims) d.expr = WithConstants(d.expr, k_);
     // A shape that is the bare name of another tensor: the same shape.
     if (dims.size() == 1 && !dims[0].any &&
         dims[0].expr->kind == expr::Node::Kind::kName) {
@@ -257,7 +292,8 @@ class KernelAnalyzer {
         const DimSpec& s = shapes_.dims[i][d];
         pp.any_dim.push_back(s.any);
         if (s.any) continue;
-        if (s.expr->kind == expr::Node::Kind::kName &&
+        // An input that may be None binds nothing: it is checked.
+        if (s.expr->kind == expr::Node::Kind::kName && !p.optional &&
             !IsParamName(s.expr->name) && !bound.count(s.expr->name)) {
           bound.insert(s.expr->name);
           plan_.symbols.push_back(
@@ -288,6 +324,14 @@ class KernelAnalyzer {
                                       err->message);
       return false;
     }
+    for (const std::string& n : expr::NamesUsed(e)) {
+      int i = IndexOf(n);
+      if (i >= 0 && k_.params[i].traced) {
+        Error<Id::kExpressionUsesTraced>(
+            loc.Shifted(std::max(0, expr::FirstUse(e, n))), what, n);
+        return false;
+      }
+    }
     if (inputs_only) {
       for (const std::string& n : expr::NamesUsed(e)) {
         int i = IndexOf(n);
@@ -312,7 +356,7 @@ class KernelAnalyzer {
                                   err->message);
         continue;
       }
-      expr::NodePtr e = std::get<expr::NodePtr>(parsed);
+      expr::NodePtr e = WithConstants(std::get<expr::NodePtr>(parsed), k_);
       if (!CheckExpr(e, p.derived->loc,
                      fmt::format("in derived value '{}'", p.name),
                      /*inputs_only=*/true))
@@ -346,6 +390,11 @@ class KernelAnalyzer {
   void AnalyzeChecks() {
     for (auto [i, d] : pending_checks_) {
       const DimSpec& s = shapes_.dims[i][d];
+      if (k_.params[i].optional && s.expr->kind == expr::Node::Kind::kName &&
+          plan_.KindOf(s.expr->name) == expr::NameKind::kUnknown) {
+        Error<Id::kOptionalBindsSymbol>(s.loc, s.expr->name, k_.params[i].name);
+        continue;
+      }
       std::string what = fmt::format("in the shape of '{}'", k_.params[i].name);
       if (!CheckExpr(s.expr, s.text_loc, what, /*inputs_only=*/true)) continue;
       plan_.checks.push_back({i, d, s.expr, s.text});
@@ -381,10 +430,24 @@ class KernelAnalyzer {
                                err->message);
         continue;
       }
-      expr::NodePtr e = std::get<expr::NodePtr>(parsed);
-      if (CheckExpr(e, t.loc, fmt::format("in the grid of '{}'", k_.name),
-                    /*inputs_only=*/false))
-        plan_.grid.push_back(e);
+      expr::NodePtr e = WithConstants(std::get<expr::NodePtr>(parsed), k_);
+      if (!CheckExpr(e, t.loc, fmt::format("in the grid of '{}'", k_.name),
+                     /*inputs_only=*/false))
+        continue;
+      // KC_BLOCKS counts blocks: the threads are those times the block.
+      if (k_.grid_in_blocks && g < plan_.block.size()) {
+        auto block = std::make_shared<expr::Node>();
+        block->kind = expr::Node::Kind::kInt;
+        block->value = plan_.block[g];
+        auto threads = std::make_shared<expr::Node>();
+        threads->kind = expr::Node::Kind::kBinary;
+        threads->op = '*';
+        threads->begin = e->begin;
+        threads->end = e->end;
+        threads->args = {e, block};
+        e = threads;
+      }
+      plan_.grid.push_back(e);
     }
   }
 
@@ -398,7 +461,7 @@ class KernelAnalyzer {
                                     err->message);
       return;
     }
-    expr::NodePtr e = std::get<expr::NodePtr>(parsed);
+    expr::NodePtr e = WithConstants(std::get<expr::NodePtr>(parsed), k_);
     if (CheckExpr(e, t.loc, what, /*inputs_only=*/false))
       plan_.shared_bytes = e;
   }
@@ -417,7 +480,8 @@ class KernelAnalyzer {
                              [](const Param& p) {
                                return p.role == Role::kInMut;
                              });
-    plan_.batching = inmut || k_.elementwise
+    plan_.fold_elementwise = k_.FoldsElementwise();
+    plan_.batching = inmut || plan_.fold_elementwise
                          ? KernelPlan::Batching::kBroadcastAll
                          : KernelPlan::Batching::kExpandDims;
   }
@@ -433,6 +497,10 @@ class KernelAnalyzer {
     for (size_t i = 0; i < k_.params.size(); ++i) {
       const Param& p = k_.params[i];
       if (!model::IsTensor(p.role) || !Resolved(i)) continue;
+      if (p.optional) {
+        Error<Id::kOptionalElementwise>(p.loc, k_.name, p.name);
+        return;
+      }
       const std::vector<std::string>& dims = plan_.params[i].dim_texts;
       std::string text = fmt::format("({})", fmt::join(dims, ", "));
       if (dims.empty() ||

@@ -90,14 +90,8 @@ class PairingChecker {
 
   void Run() {
     const Text& t = *(f_.*pairing_.text);
-    const KernelPlan* kp = nullptr;
-    for (const KernelPlan& p : plan_.kernels)
-      if (p.kernel->name == t.text) kp = &p;
-    if (kp == nullptr) {
-      diags_.Report<Id::kPairingNamesNoKernel>(t.loc, pairing_.annotation,
-                                               f_.name, t.text);
-      return;
-    }
+    const KernelPlan* kp = Paired(t);
+    if (kp == nullptr) return;
     if (kp->kernel == &f_) {
       diags_.Report<Id::kPairingNamesItself>(t.loc, pairing_.annotation,
                                              f_.name, pairing_.kind);
@@ -141,6 +135,52 @@ class PairingChecker {
 
  private:
   using Link = PairingRules::Link;
+
+  // The kernel that `t` names: a kernel, or the variant of a template
+  // kernel that pairs with `f`, which is the one with `f`'s template
+  // arguments (as a variant of a template of the same parameters) or else
+  // the only one whose parameters have the element types of what they
+  // receive from `f`. Null after an error.
+  const KernelPlan* Paired(const Text& t) {
+    const OpPlan* op = plan_.FindOp(t.text);
+    if (op == nullptr) {
+      diags_.Report<Id::kPairingNamesNoKernel>(t.loc, pairing_.annotation,
+                                               f_.name, t.text);
+      return nullptr;
+    }
+    if (!op->is_template) return &plan_.kernels[op->variants.front()];
+    std::vector<const KernelPlan*> fitting;
+    std::vector<std::string> names;
+    for (int i : op->variants) {
+      const KernelPlan& kp = plan_.kernels[i];
+      const Kernel& k = *kp.kernel;
+      names.push_back(k.name);
+      if (f_.instantiation && k.instantiation->args == f_.instantiation->args)
+        return &kp;
+      if (TypesFit(k)) fitting.push_back(&kp);
+    }
+    if (fitting.size() == 1) return fitting.front();
+    if (fitting.empty())
+      diags_.Report<Id::kPairingNoVariant>(
+          t.loc, pairing_.annotation, f_.name, t.text,
+          fmt::format("{}", fmt::join(names, ", ")), f_.name);
+    else
+      diags_.Report<Id::kPairingVariantsAmbiguous>(
+          t.loc, pairing_.annotation, f_.name, t.text, fitting[0]->kernel->name,
+          fitting[1]->kernel->name);
+    return nullptr;
+  }
+
+  // Whether each parameter of `k` that receives a value (or a derivative)
+  // of `f` has its element type.
+  bool TypesFit(const Kernel& k) const {
+    for (const Param& q : k.params) {
+      std::optional<PairedParam> named = Classify(q);
+      if (named && named->of >= 0 && f_.params[named->of].dtype != q.dtype)
+        return false;
+    }
+    return true;
+  }
 
   // The parameter of `f` named `name` with one of the roles, or null.
   const Param* Find(const std::string& name, std::initializer_list<Role> roles,

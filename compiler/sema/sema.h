@@ -115,15 +115,33 @@ struct KernelPlan {
   // operand is broadcast.
   enum class Batching { kExpandDims, kBroadcastAll };
   Batching batching = Batching::kExpandDims;
+  // Whether a batch of the elementwise kernel folds into dimension 0, so
+  // that the kernel runs once on the whole batch: not with a traced scalar,
+  // whose batch holds a value per element (model::Kernel::FoldsElementwise).
+  bool fold_elementwise = false;
 
   // The name kinds for expression checking: tensors, symbols, scalars,
   // derived values.
   expr::NameKind KindOf(std::string_view name) const;
 };
 
+// An op: the Python function that runs a kernel or, for a template kernel,
+// one of its variants, which it chooses at trace time by the element types
+// of the input tensors (no two variants take the same).
+struct OpPlan {
+  std::string name;           // Kernel::Op
+  std::vector<int> variants;  // indices into ModulePlan::kernels, in order
+  bool is_template = false;   // of a template kernel's variants
+};
+
 struct ModulePlan {
   const model::Module* module = nullptr;
   std::vector<KernelPlan> kernels;  // parallel to module->kernels
+  std::vector<OpPlan> ops;          // in the order of their first kernel
+
+  // The plan of the kernel whose op is `op` and that pairs with `of`, for
+  // KC_VJP and KC_JVP between variants: see Pairing.
+  const OpPlan* FindOp(std::string_view op) const;
 };
 
 // Checks the whole module, reporting every problem to `diags` (with
