@@ -72,8 +72,7 @@ expr::Resolver CppResolver(const sema::KernelPlan& kp) {
                        HandlerParts::BufferVar(*param(n)));
   };
   r.dim = [param](std::string_view n, int64_t d) {
-    return fmt::format("{}.dimensions()[{}]",
-                       HandlerParts::BufferVar(*param(n)), d);
+    return HandlerParts::DimRef(HandlerParts::BufferVar(*param(n)), d);
   };
   return r;
 }
@@ -144,6 +143,7 @@ std::vector<std::string> HandlerParts::ImplParams(std::string context) const {
                                    Namer::CppLocal("a", p.name)));
     if (p.optional) params.push_back("bool " + PresentVar(p));
   }
+  if (kp_.leading >= 0) params.push_back("int64_t " + LeadingVar());
   for (const Param& p : k_.params)
     if (IsResult(p.role))
       params.push_back("ffi::Result<ffi::AnyBuffer> " +
@@ -163,6 +163,9 @@ std::string HandlerParts::Bindings() const {
       bindings.push_back(
           fmt::format(".Attr<bool>({})", Quote(Namer::PresentAttr(p.name))));
   }
+  if (kp_.leading >= 0)
+    bindings.push_back(
+        fmt::format(".Attr<int64_t>({})", Quote(Namer::LeadingAttr())));
   for (const Param& p : k_.params)
     if (IsResult(p.role)) bindings.push_back(".Ret<ffi::AnyBuffer>()");
   return fmt::format("{}", fmt::join(bindings, "\n"));
@@ -179,6 +182,7 @@ std::vector<std::string> HandlerParts::ElementParams() const {
                                    Namer::CppLocal("a", p.name)));
     if (p.optional) params.push_back("bool " + PresentVar(p));
   }
+  if (kp_.leading >= 0) params.push_back("int64_t " + LeadingVar());
   for (const Param& p : k_.params)
     if (IsResult(p.role)) params.push_back(tensor + BufferVar(p));
   return params;
@@ -195,6 +199,7 @@ std::vector<std::string> HandlerParts::ElementArgs(
       args.push_back(Namer::CppLocal("a", p.name));
     if (p.optional) args.push_back(PresentVar(p));
   }
+  if (kp_.leading >= 0) args.push_back(LeadingVar());
   for (const Param& p : k_.params)
     if (IsResult(p.role))
       args.push_back(fmt::format("{}.At(kc_batch, {})",
@@ -305,22 +310,50 @@ void HandlerParts::EmitChecks(Printer& p) const {
               {"kernel", k_.name},
               {"param", param.name},
               {"dtype", model::DTypeName(param.dtype)},
-              {"rank", Rank(i)}},
+              {"rank", Rank(i)},
+              // The rank that "..." gives is the call's.
+              {"rank_text", kp_.params[i].leading
+                                ? fmt::format("\", {}, \"", Rank(i))
+                                : Rank(i)},
+              {"size", kp_.params[i].leading
+                           ? fmt::format("static_cast<int64_t>({}.dimensions().size())", buffer)
+                           : buffer + ".dimensions().size()"}},
              R"code(
                if ($buffer$.element_type() != ffi::DataType::$ffi_dtype$) {
                  return ffi::Error::InvalidArgument("$kernel$: parameter '$param$' expects $dtype$ elements");
                }
-               if ($buffer$.dimensions().size() != $rank$) {
-                 return ffi::Error::InvalidArgument(::kc::rt::Str("$kernel$: parameter '$param$' expects rank $rank$, got rank ", $buffer$.dimensions().size()));
+               if ($size$ != $rank$) {
+                 return ffi::Error::InvalidArgument(::kc::rt::Str("$kernel$: parameter '$param$' expects rank $rank_text$, got rank ", $buffer$.dimensions().size()));
                }
              )code");
   }
+  // "...": every tensor whose shape starts with it has the leading
+  // dimensions of the one that gives them.
+  for (size_t i = 0; i < k_.params.size() && kp_.leading >= 0; ++i) {
+    const Param& param = k_.params[i];
+    if (!kp_.params[i].leading || static_cast<int>(i) == kp_.leading)
+      continue;
+    const Param& ref = k_.params[kp_.leading];
+    p.Emit({{"buffer", BufferVar(param)},
+            {"ref", BufferVar(ref)},
+            {"leading", LeadingVar()},
+            {"present", param.optional ? PresentVar(param) + " && " : ""},
+            {"kernel", k_.name},
+            {"param", param.name},
+            {"ref_param", ref.name}},
+           R"code(
+             for (int64_t kc_d = 0; kc_d < $leading$; ++kc_d) {
+               if ($present$$buffer$.dimensions()[kc_d] != $ref$.dimensions()[kc_d]) {
+                 return ffi::Error::InvalidArgument(::kc::rt::Str("$kernel$: parameter '$param$' has shape ", ::kc::rt::ShapeString($buffer$.dimensions()), ", but its leading dimensions ('...') must be those of '$ref_param$', which has shape ", ::kc::rt::ShapeString($ref$.dimensions())));
+               }
+             }
+           )code");
+  }
   for (const sema::Symbol& sym : kp_.symbols)
     p.Emit({{"symbol", Namer::CppLocal("s", sym.name)},
-            {"buffer", BufferVar(k_.params[sym.param])},
-            {"dim", sym.dim}},
+            {"dim", DimRef(BufferVar(k_.params[sym.param]), sym.dim)}},
            R"code(
-             const int64_t $symbol$ = $buffer$.dimensions()[$dim$];
+             const int64_t $symbol$ = $dim$;
            )code");
   for (int i : kp_.derived_order) {
     const Param& param = k_.params[i];
@@ -342,6 +375,7 @@ void HandlerParts::EmitChecks(Printer& p) const {
     p.Emit({{"expr", Cpp(e)},
             {"buffer", BufferVar(param)},
             {"dim", dim},
+            {"dim_ref", DimRef(BufferVar(param), dim)},
             {"kernel", k_.name},
             {"param", param.name},
             {"text", Escape(text)},
@@ -350,7 +384,7 @@ void HandlerParts::EmitChecks(Printer& p) const {
            R"code(
              {
                const int64_t expected = $expr$;
-               if ($present$!ev.failed() && $buffer$.dimensions()[$dim$] != expected) {
+               if ($present$!ev.failed() && $dim_ref$ != expected) {
                  return ffi::Error::InvalidArgument(::kc::rt::Str("$kernel$: parameter '$param$' has shape ", ::kc::rt::ShapeString($buffer$.dimensions()), ", but dimension $dim$ must be $text$ = ", expected));
                }
              }
@@ -361,8 +395,9 @@ void HandlerParts::EmitChecks(Printer& p) const {
   for (size_t i = 0; i < k_.params.size(); ++i) {
     if (k_.params[i].role != Role::kOut) continue;
     const sema::ParamPlan& pp = kp_.params[i];
-    for (size_t d = 0; d < pp.out_dims.size(); ++d)
-      check_dim(k_.params[i], static_cast<int>(d), pp.out_dims[d],
+    const int tail = static_cast<int>(pp.out_dims.size());
+    for (int d = 0; d < tail; ++d)
+      check_dim(k_.params[i], pp.leading ? d - tail : d, pp.out_dims[d],
                 pp.out_dim_texts[d]);
   }
   // Grid expressions, evaluated before the check of them all.
@@ -425,8 +460,21 @@ std::vector<std::string> HandlerParts::KernelArgs(size_t i) const {
                       Namer::CppLocal("d", p.name))};
 }
 
-int HandlerParts::Rank(size_t i) const {
-  return k_.params[i].traced ? 0 : kp_.params[i].rank;
+std::string HandlerParts::Rank(size_t i) const {
+  if (k_.params[i].traced) return "0";
+  if (kp_.params[i].leading)
+    return fmt::format("({} + {})", kp_.params[i].rank, LeadingVar());
+  return std::to_string(kp_.params[i].rank);
+}
+
+std::string HandlerParts::LeadingVar() {
+  return Namer::CppLocal("a", Namer::LeadingAttr());
+}
+
+std::string HandlerParts::DimRef(const std::string& buffer, int64_t d) {
+  if (d >= 0) return fmt::format("{}.dimensions()[{}]", buffer, d);
+  return fmt::format("{0}.dimensions()[{0}.dimensions().size() - {1}]", buffer,
+                     -d);
 }
 
 std::string HandlerParts::PresentVar(const Param& p) {

@@ -58,6 +58,8 @@ std::string Namer::PresentAttr(std::string_view param) {
   return fmt::format("kc_present_{}", param);
 }
 
+std::string Namer::LeadingAttr() { return "kc_leading"; }
+
 std::string Namer::PyPresent(std::string_view param) {
   return fmt::format("_present_{}", param);
 }

@@ -54,6 +54,9 @@ class Namer {
   // The attribute that says whether optional input `param` (KC_OPTIONAL)
   // is given: "kc_present_<param>".
   static std::string PresentAttr(std::string_view param);
+  // The attribute that gives the number of leading dimensions of a call
+  // whose tensors' shapes start with "...": "kc_leading".
+  static std::string LeadingAttr();
   // The local of a generated Python function that holds the same:
   // "_present_<param>".
   static std::string PyPresent(std::string_view param);

@@ -88,7 +88,10 @@ void EmitArguments(const sema::KernelPlan& kp, Printer& p) {
                           {"dtype", model::DTypeName(param.dtype)}};
     if (IsInput(param.role)) {
       subs.emplace_back("rank", kp.params[i].rank);
-      subs.emplace_back("optional", param.optional ? ", optional=True" : "");
+      subs.emplace_back(
+          "optional", fmt::format("{}{}",
+                                  kp.params[i].leading ? ", leading=True" : "",
+                                  param.optional ? ", optional=True" : ""));
       p.Emit(subs, R"py(
         $var$ = _kc.tensor("$kernel$", "$param$", $var$, "$dtype$", $rank$$optional$)
       )py");
@@ -124,6 +127,34 @@ void EmitOpBody(const EmitRequest& request, const sema::KernelPlan& kp,
              $present$ = $var$ is not None
              $var$ = _kc.absent_as_empty($var$, "$dtype$", $rank$)
            )py");
+  }
+  // "...": the leading dimensions, those of the input that gives them,
+  // which every other such input has.
+  if (kp.leading >= 0) {
+    const Param& ref = k.params[kp.leading];
+    p.Emit({{"var", Namer::Python(ref.name)},
+            {"rank", kp.params[kp.leading].rank}},
+           R"py(
+             _leading = $var$.shape[:$var$.ndim - $rank$]
+           )py");
+    for (size_t i = 0; i < k.params.size(); ++i) {
+      const Param& param = k.params[i];
+      if (!kp.params[i].leading || static_cast<int>(i) == kp.leading ||
+          !IsInput(param.role))
+        continue;
+      p.Emit({{"kernel", k.name},
+              {"param", param.name},
+              {"var", Namer::Python(param.name)},
+              {"rank", kp.params[i].rank},
+              {"ref", ref.name},
+              {"if_present",
+               param.optional
+                   ? fmt::format("if {}: ", Namer::PyPresent(param.name))
+                   : ""}},
+             R"py(
+               $if_present$_kc.check_leading("$kernel$", "$param$", $var$, $rank$, _leading, "$ref$")
+             )py");
+    }
   }
   for (const sema::Symbol& sym : kp.symbols)
     p.Emit({{"symbol", Namer::PySymbol(sym.name)},
@@ -175,6 +206,9 @@ void EmitOpBody(const EmitRequest& request, const sema::KernelPlan& kp,
                                   Quote(Namer::PresentAttr(param.name)),
                                   Namer::PyPresent(param.name)));
   }
+  if (kp.leading >= 0)
+    attrs.push_back(
+        fmt::format("{}: len(_leading)", Quote(Namer::LeadingAttr())));
   // The results, each with its shape and dtype; an InMut result is updated
   // in place and has its argument's shape.
   std::vector<size_t> results;
@@ -201,7 +235,8 @@ void EmitOpBody(const EmitRequest& request, const sema::KernelPlan& kp,
           dims.push_back(expr::EmitPython(pp.out_dims[d], r, "_kc"));
           texts.push_back(Quote(pp.out_dim_texts[d]));
         }
-        subs.emplace_back("shape", PyTuple(dims));
+        subs.emplace_back("shape", pp.leading ? "_leading + " + PyTuple(dims)
+                                              : PyTuple(dims));
         subs.emplace_back("texts", PyTuple(texts));
       }
       if (i != results.front()) p.PrintRaw(",\n     ");

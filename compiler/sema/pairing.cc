@@ -279,7 +279,9 @@ class PairingChecker {
       diags_.Report<Id::kPairedDtype>(q.loc, q.name, pairing_.kind, k.name,
                                       what, model::DTypeName(p.dtype),
                                       model::DTypeName(q.dtype));
-    else if (q_rank >= 0 && p_rank >= 0 && q_rank != p_rank)
+    else if (q_rank >= 0 && p_rank >= 0 &&
+             (q_rank != p_rank ||
+              kp.params[qi].leading != fp_.params[pi].leading))
       diags_.Report<Id::kPairedRank>(q.loc, q.name, pairing_.kind, k.name, what,
                                      p_rank, q_rank);
     else if (int d = q_rank == p_rank ? ShapeMismatch(kp, qi, pi) : -1; d >= 0)

@@ -47,7 +47,14 @@ struct InitValue {
 };
 
 struct ParamPlan {
-  int rank = -1;  // tensors: the resolved rank
+  // Tensors: the resolved rank; with `leading`, the number of dimensions
+  // after "...".
+  int rank = -1;
+  // Tensors: the shape starts with "...", any number of leading dimensions,
+  // the kernel's leading dimensions (KernelPlan::leading). The dimensions
+  // after it are counted from the last: Symbol::dim and DimCheck::dim are
+  // negative for them (-1 is the last), as in Python.
+  bool leading = false;
   // Inputs: per dimension, whether any value is accepted (true) or it binds a
   // symbol or is checked (false). Outputs: the dimension expressions.
   std::vector<bool> any_dim;
@@ -106,6 +113,10 @@ struct KernelPlan {
   // dimensions of an input and of every output, with every dimension that
   // depends on one being that one.
   std::vector<std::string> parallel;
+  // The input (an index into Kernel::params) whose leading dimensions,
+  // those of its "...", every tensor whose shape starts with "..." has;
+  // -1 when none does.
+  int leading = -1;
   // How the op batches under jax.vmap, which the Python call (its
   // vmap_method) and the handlers (kernelc/batch.h) both follow. Unbatched
   // operands gain a size-1 batch dimension (kExpandDims), except where the

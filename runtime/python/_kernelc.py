@@ -147,9 +147,10 @@ def _shape_text(shape):
     return "(" + ", ".join(str(d) for d in shape) + comma + ")"
 
 
-def tensor(kernel, param, value, dtype, rank, optional=False):
-    """Returns `value` as an array after checking its dtype and rank; None
-    for an optional input (KC_OPTIONAL) that is None."""
+def tensor(kernel, param, value, dtype, rank, leading=False, optional=False):
+    """Returns `value` as an array after checking its dtype and rank (with
+    `leading`, a shape that starts with "...": at least `rank`); None for
+    an optional input (KC_OPTIONAL) that is None."""
     import jax
     import jax.numpy as jnp
     import numpy as np
@@ -176,11 +177,22 @@ def tensor(kernel, param, value, dtype, rank, optional=False):
         raise TypeError(
             f"{kernel}: parameter '{param}' expects {dtype} elements, which "
             f"need 64-bit types: enable jax_enable_x64")
-    if arr.ndim != rank:
+    if arr.ndim < rank if leading else arr.ndim != rank:
         raise ValueError(
-            f"{kernel}: parameter '{param}' expects rank {rank}, got rank "
+            f"{kernel}: parameter '{param}' expects rank "
+            f"{f'{rank} or more' if leading else rank}, got rank "
             f"{arr.ndim} (shape {_shape_text(arr.shape)})")
     return arr
+
+
+def check_leading(kernel, param, arr, rank, leading, ref):
+    """Checks that the dimensions of `arr` before its last `rank` (those of
+    its "...") are `leading`, those of input `ref`."""
+    if tuple(arr.shape[:arr.ndim - rank]) != tuple(leading):
+        raise ValueError(
+            f"{kernel}: parameter '{param}' has shape {_shape_text(arr.shape)}, "
+            f"but its leading dimensions ('...') must be those of '{ref}', "
+            f"{_shape_text(leading)}")
 
 
 def absent_as_empty(value, dtype, rank):
@@ -468,6 +480,8 @@ def out_shape(kernel, param, dtype, shape_fn, texts):
     shape = _evaluate(
         kernel, f"the shape of output '{param}' = {_shape_text(texts)}",
         shape_fn)
+    # Leading dimensions ("...") come first, and are an input's.
+    texts = ("...",) * (len(shape) - len(texts)) + tuple(texts)
     for d, (n, text) in enumerate(zip(shape, texts)):
         if n < 0:
             raise ValueError(
