@@ -308,6 +308,27 @@ struct Headers {
         }
       }
     }
+    Index();
+  }
+
+  // kernelc's, and the user's headers as `t` gives them: without their
+  // host code, under the name their #include spells.
+  Headers(const Headers& base, const model::KernelText& t) : Headers(base) {
+    for (const model::KernelText::Header& h : t.headers) {
+      if (h.cuda.empty()) continue;
+      names.push_back(h.name);
+      texts.push_back(h.cuda);
+    }
+    Index();
+  }
+  Headers(const Headers& other) : names(other.names), texts(other.texts) {
+    Index();
+  }
+
+ private:
+  void Index() {
+    name_ptrs.clear();
+    text_ptrs.clear();
     for (size_t i = 0; i < names.size(); ++i) {
       name_ptrs.push_back(names[i].c_str());
       text_ptrs.push_back(texts[i].c_str());
@@ -498,18 +519,24 @@ Result<std::vector<model::CudaBinary>> CompileCuda(
       if (k.source == src && k.kind == model::KernelKind::kGlobal)
         bin.kernels.push_back(k.name);
     if (bin.kernels.empty()) continue;
-    std::optional<std::string> text = ReadFile(src);
+    // A whole .cu file: what the frontend left of it (model::KernelText).
+    const model::KernelText none;
+    const model::KernelText& kernel_text =
+        si < module.kernel_texts.size() ? module.kernel_texts[si] : none;
+    std::optional<std::string> text =
+        kernel_text.cuda.empty() ? ReadFile(src) : kernel_text.cuda;
     if (!text) {
       diags.Report<diag::Id::kCannotRead>({}, src);
       return Error::Reported();
     }
+    const Headers source_headers(headers, kernel_text);
     llvm::SmallString<256> dir(src);
     llvm::sys::fs::make_absolute(dir);
     llvm::sys::path::remove_filename(dir);
 
     std::string program =
         fmt::format("#line 1 \"{}\"\n{}\n{}", src, *text, kFillKernel);
-    Result<Compiled> c = CompileProgram(nvrtc, headers, program, src,
+    Result<Compiled> c = CompileProgram(nvrtc, source_headers, program, src,
                                         bin.kernels, build, std::string(dir));
     if (!c.ok()) return c.error();
     if (!c.value().failed_log.empty()) {
@@ -541,8 +568,9 @@ Result<std::vector<model::CudaBinary>> CompileCuda(
       Result<std::string> fold_program =
           build.fold_program(src, *text, fold, entries);
       if (!fold_program.ok()) return fold_program.error();
-      Result<Compiled> f = CompileProgram(nvrtc, headers, fold_program.value(),
-                                          src, {}, build, std::string(dir));
+      Result<Compiled> f =
+          CompileProgram(nvrtc, source_headers, fold_program.value(), src, {},
+                         build, std::string(dir));
       if (!f.ok()) return f.error();
       if (!f.value().failed_log.empty() && !entries.empty()) {
         if (!ParseNvrtcLog(f.value().failed_log, diags))

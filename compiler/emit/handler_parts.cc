@@ -315,9 +315,11 @@ void HandlerParts::EmitChecks(Printer& p) const {
               {"rank_text", kp_.params[i].leading
                                 ? fmt::format("\", {}, \"", Rank(i))
                                 : Rank(i)},
-              {"size", kp_.params[i].leading
-                           ? fmt::format("static_cast<int64_t>({}.dimensions().size())", buffer)
-                           : buffer + ".dimensions().size()"}},
+              {"size",
+               kp_.params[i].leading
+                   ? fmt::format("static_cast<int64_t>({}.dimensions().size())",
+                                 buffer)
+                   : buffer + ".dimensions().size()"}},
              R"code(
                if ($buffer$.element_type() != ffi::DataType::$ffi_dtype$) {
                  return ffi::Error::InvalidArgument("$kernel$: parameter '$param$' expects $dtype$ elements");
@@ -331,8 +333,7 @@ void HandlerParts::EmitChecks(Printer& p) const {
   // dimensions of the one that gives them.
   for (size_t i = 0; i < k_.params.size() && kp_.leading >= 0; ++i) {
     const Param& param = k_.params[i];
-    if (!kp_.params[i].leading || static_cast<int>(i) == kp_.leading)
-      continue;
+    if (!kp_.params[i].leading || static_cast<int>(i) == kp_.leading) continue;
     const Param& ref = k_.params[kp_.leading];
     p.Emit({{"buffer", BufferVar(param)},
             {"ref", BufferVar(ref)},

@@ -89,9 +89,9 @@ void EmitArguments(const sema::KernelPlan& kp, Printer& p) {
     if (IsInput(param.role)) {
       subs.emplace_back("rank", kp.params[i].rank);
       subs.emplace_back(
-          "optional", fmt::format("{}{}",
-                                  kp.params[i].leading ? ", leading=True" : "",
-                                  param.optional ? ", optional=True" : ""));
+          "optional",
+          fmt::format("{}{}", kp.params[i].leading ? ", leading=True" : "",
+                      param.optional ? ", optional=True" : ""));
       p.Emit(subs, R"py(
         $var$ = _kc.tensor("$kernel$", "$param$", $var$, "$dtype$", $rank$$optional$)
       )py");

@@ -188,9 +188,33 @@ struct Kernel {
   int IndexOf(std::string_view name) const;
 };
 
+// What the backends compile of a source where it differs from its file
+// (a whole .cu file, say, with its host code): the frontend leaves out the
+// host code that no device code uses (a sample's main, its allocations and
+// launches), in the source and in the user's headers it includes, and for
+// NVRTC, which has no C or C++ library headers beyond kernelc's own, the
+// #include of those. What is left out is blanked with spaces, so lines and
+// columns stay the files'. Empty texts: the file as it is.
+struct KernelText {
+  std::string cpu;   // what the CPU's compiler reads
+  std::string cuda;  // what NVRTC reads
+  // A user header the source includes, by the name its #include spells
+  // ("common.h"), relative to the including file's directory.
+  struct Header {
+    std::string name;
+    std::string cpu, cuda;
+  };
+  std::vector<Header> headers;
+
+  bool empty() const { return cpu.empty() && cuda.empty() && headers.empty(); }
+};
+
 struct Module {
   std::vector<std::string> sources;  // as given on the command line
   std::vector<Kernel> kernels;       // source order
+  // Parallel to `sources` (or shorter: the rest are the files as they are);
+  // read by the backends only, so not part of the JSON model.
+  std::vector<KernelText> kernel_texts;
 
   const Kernel* FindKernel(std::string_view name) const;
 };

@@ -7,10 +7,21 @@
 #ifndef KERNELC_DEVICE_MATH_H_
 #define KERNELC_DEVICE_MATH_H_
 
-#define HUGE_VAL (__builtin_huge_val())
-#define HUGE_VALF (__builtin_huge_valf())
-#define INFINITY (__builtin_inff())
-#define NAN (__builtin_nanf(""))
+// NVRTC has none of the compiler builtins (__builtin_inff) that glibc's
+// macros expand to, and folds no overflowing constant (1e300 * 1e300), so
+// the special values come from their bit patterns, through CUDA's
+// reinterpreting intrinsics: usable in device code, not in constant
+// expressions. NAN is glibc's, the quiet NaN with no payload.
+// libcu++'s <cuda/std/cmath> defines INFINITY and NAN under NVRTC too
+// (through cuda::std::numeric_limits); where it came first, its stand.
+#define HUGE_VAL (__longlong_as_double(0x7ff0000000000000LL))
+#define HUGE_VALF (__int_as_float(0x7f800000))
+#ifndef INFINITY
+#define INFINITY (__int_as_float(0x7f800000))
+#endif
+#ifndef NAN
+#define NAN (__int_as_float(0x7fc00000))
+#endif
 
 #define M_E 2.718281828459045235360287471352662498
 #define M_LOG2E 1.442695040888963407359924681001892137
