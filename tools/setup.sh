@@ -14,8 +14,8 @@ FFI_FLOOR_JAXLIB=0.8.1
 # libboost-context-dev: the fibers of the CPU block executor, linked
 # statically into generated libraries.
 apt_packages=(bazel-bootstrap clang-19 llvm-19-dev libclang-19-dev libclang-rt-19-dev
-              libfmt-dev libcli11-dev nlohmann-json3-dev catch2 libzip-dev
-              libboost-context-dev)
+              liblld-19-dev libfmt-dev libcli11-dev nlohmann-json3-dev catch2
+              libzip-dev libboost-context-dev)
 # `python3 -m venv` needs ensurepip, which Debian's python3 leaves to the
 # python3-venv package; other Pythons (pyenv's, for one) bring their own.
 if [ ! -x .venv/bin/python ] && ! python3 -c 'import ensurepip' >/dev/null 2>&1; then

@@ -16,6 +16,7 @@
 #include "compiler/diag/engine.h"
 #include "compiler/model/artifacts.h"
 #include "compiler/model/model.h"
+#include "compiler/util/progress.h"
 #include "compiler/util/status.h"
 
 namespace kernelc::backends {
@@ -96,6 +97,8 @@ struct CudaBuild {
   // Unset: no kernel's batch folds, and kernels with traced scalars cannot
   // be compiled.
   FoldProgramGenerator fold_program;
+  // Receives a stage per program and architecture, when set.
+  Progress* progress = nullptr;
 };
 
 // The NVRTC options for one architecture, without include paths: part of

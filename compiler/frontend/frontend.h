@@ -52,6 +52,11 @@ struct Options {
   // The GPU architecture kCudaDevice parses for (__CUDA_ARCH__): 80 is
   // sm_80.
   int cuda_arch = 80;
+  // Clang's resource directory and the root whose headers the sources see
+  // (Clang's -resource-dir and --sysroot), as the CPU backend compiles
+  // them. Empty: LLVM 19's resource directory, and this machine's root.
+  std::string resource_dir;
+  std::string sysroot;
   // When set, receives the files the sources read, sorted, without system
   // headers (kernelc's embedded headers among them): the sources and the
   // headers they include, named as Clang found them (relative paths stay

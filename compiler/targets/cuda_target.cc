@@ -47,6 +47,7 @@ Status CudaTarget::CompileKernels(const sema::ModulePlan& plan,
                             const std::vector<const model::Kernel*>& entries) {
     return emit::CudaFoldProgram(plan, source, text, fold, entries);
   };
+  cb.progress = settings.progress;
   Result<std::vector<model::CudaBinary>> bins =
       backends::CompileCuda(nvrtc.value(), *plan.module, cb, diags);
   if (!bins.ok()) return bins.error();
