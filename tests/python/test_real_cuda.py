@@ -18,12 +18,12 @@ SOURCES = ROOT / "tests" / "cuda_sources"
 SAMPLE = SOURCES / "sample_vector_add.cu"
 
 
-def check_cuda_build(source, tmp_path):
-    """Builds `source` for the cuda target (sm_80, sm_90; with cpu, which
-    host kernels need) and has ptxas accept every PTX file; returns the
-    build directory."""
+def check_cuda_build(source, tmp_path, targets="cpu,cuda"):
+    """Builds `source` for `targets`, which include cuda (sm_80, sm_90; cpu
+    too by default, which host kernels need), and has ptxas accept every
+    PTX file; returns the build directory."""
     toolkit_include()
-    r = run_kernelc("emit", source, "-o", tmp_path, "--target", "cpu,cuda",
+    r = run_kernelc("emit", source, "-o", tmp_path, "--target", targets,
                     "--cuda-arch", "sm_80,sm_90")
     assert r.returncode == 0, r.stderr
     ptxs = sorted((tmp_path / "build" / "cuda").glob("*.ptx"))
