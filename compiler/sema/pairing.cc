@@ -213,8 +213,11 @@ class PairingChecker {
       case Role::kDerived:
         return PairedParam{};
       case Role::kScalar:
+        // A traced scalar is an operand: the backward receives its value
+        // as it does a forward input's.
         if (Find(q.name, {Role::kScalar}, &pi))
-          return PairedParam{Kind::kStatic, pi};
+          return PairedParam{
+              f_.params[pi].traced ? Kind::kValue : Kind::kStatic, pi};
         break;
       case Role::kIn:
         if (pairing_.residual_outputs
@@ -329,6 +332,10 @@ class PairingChecker {
           diags_.Report<Id::kPairedScalarType>(
               q.loc, q.name, pairing_.kind, k.name, model::DTypeName(p->dtype),
               f_.name, model::DTypeName(q.dtype));
+        else if (p->traced != q.traced)
+          diags_.Report<Id::kPairedScalarTraced>(
+              q.loc, q.name, pairing_.kind, k.name, f_.name,
+              p->traced ? "is" : "is not");
         break;
       case Role::kIn:
         if (p != nullptr && named->kind == PairedParam::Kind::kValue) {

@@ -77,7 +77,8 @@ struct PairedParam {
     kComputed,    // a derived value, which its own kernel computes
     kStatic,      // a scalar: the forward kernel's scalar `of`
     kValue,       // an input receiving the value of `of`: a forward input, or
-                  // (KC_VJP) a forward output
+                  // (KC_VJP) a forward output; or a traced scalar (KC_TRACED)
+                  // receiving the forward kernel's traced scalar `of`
     kDerivative,  // an input: the cotangent (KC_VJP) or tangent (KC_JVP) of
                   // output (resp. input) `of`; an output: the gradient
                   // (KC_VJP) of input `of`, or the tangent (KC_JVP) of

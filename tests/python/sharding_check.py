@@ -123,4 +123,22 @@ same(fn(xs, ys), 1.5 * xs[None] ** 2 + ys[:, None], rtol=1e-5)
 text = hlo(fn, xs, ys)
 assert text.count("custom-call(") == 1 and "broadcast" not in text, text
 
+# A template kernel with a traced scalar: each variant stays sharded along
+# its rows, forward and backward, and a new scalar value does not
+# recompile. (float64 needs x64, enabled here, after the checks above.)
+jax.config.update("jax_enable_x64", True)
+for dtype in (np.float32, np.float64):
+    xq = rng.standard_normal((16, 6)).astype(dtype)
+    fq = jax.jit(lambda x, s: sh.scaled_square(x, s))
+    args = (put(xq, mesh, "d", None), jnp.asarray(1.5, dtype))
+    got = fq(*args)
+    assert got.dtype == dtype and got.sharding.spec[0] == "d", got.sharding
+    same(got, 1.5 * xq * xq)
+    same(fq(args[0], jnp.asarray(-2.0, dtype)), -2.0 * xq * xq)
+    assert fq._cache_size() == 1
+    assert not gathers(hlo(fq, *args)), hlo(fq, *args)
+    gq = jax.jit(jax.grad(lambda x, s: jnp.sum(sh.scaled_square(x, s) * x)))
+    same(gq(*args), 3 * 1.5 * xq * xq, rtol=1e-5)
+    assert "all-gather" not in hlo(gq, *args), hlo(gq, *args)
+
 print("OK")

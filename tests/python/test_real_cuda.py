@@ -287,3 +287,22 @@ def test_math_macros_match_numpy(features):
         np.array([np.pi, np.pi, np.sqrt(2), np.e, np.inf, -np.inf, np.nan,
                   np.log(2)], np.float32))
     np.testing.assert_array_equal(np.asarray(d), [np.pi, np.inf])
+
+
+def test_backward_of_a_traced_scalar_must_take_it_traced(tmp_path):
+    src = tmp_path / "pair.cu"
+    src.write_text("""#include <kernelc.h>
+KC_GRID("n") KC_VJP("f_bwd")
+__global__ void f(KC_IN("n") const float* x, KC_TRACED float s,
+                  KC_DERIVED("x.size") int64_t n, KC_OUT("n") float* y) {}
+KC_GRID("n")
+__global__ void f_bwd(KC_IN("n") const float* d_y, float s,
+                      KC_DERIVED("d_y.size") int64_t n,
+                      KC_OUT("n") float* d_x) {}
+""")
+    r = run_kernelc("build", src, "-o", tmp_path / "out")
+    assert r.returncode == 1
+    assert r.stderr.replace(str(src), "pair.cu").startswith(
+        "pair.cu:6:58: error: scalar 's' of backward kernel 'f_bwd' receives "
+        "the scalar of kernel 'f' that is KC_TRACED, and must be declared the "
+        "same way\n"), r.stderr
