@@ -306,3 +306,57 @@ __global__ void f_bwd(KC_IN("n") const float* d_y, float s,
         "pair.cu:6:58: error: scalar 's' of backward kernel 'f_bwd' receives "
         "the scalar of kernel 'f' that is KC_TRACED, and must be declared the "
         "same way\n"), r.stderr
+
+
+# --- Diagnostics of the new annotations -------------------------------------
+
+MISUSES = {
+    "ellipsis on a view": (
+        """KC_KERNEL void k(KC_SHAPE("...") kc::In<float, 2> x,
+                KC_SHAPE("x") kc::Out<float, 2> y) {}""",
+        "error: the shape of view 'x' of kernel 'k' cannot start with '...': "
+        "the view's type fixes its rank; use a pointer"),
+    "ellipsis output without input": (
+        """KC_KERNEL void k(KC_IN("n") const float* x,
+                KC_OUT("..., n") float* y) {}""",
+        "error: the shape of output 'y' of kernel 'k' starts with '...', but "
+        "no input's does to give it leading dimensions"),
+    "ellipsis with parallel": (
+        """KC_KERNEL KC_PARALLEL("c")
+void k(KC_IN("..., c") const float* x, KC_OUT("x") float* y) {}""",
+        "error: kernel 'k' has KC_PARALLEL, which needs every dimension of its "
+        "tensors known, and 'x' has a shape that starts with '...'"),
+    "ellipsis shape index": (
+        """KC_KERNEL void k(KC_IN("...") const float* x,
+                KC_DERIVED("x.shape[0]") int64_t n, KC_OUT("x") float* y) {}""",
+        "'x.shape[0]' counts from the first dimension, but the shape of 'x' "
+        "starts with '...' and has any rank"),
+    "optional binds a symbol": (
+        """KC_KERNEL void k(KC_OPTIONAL KC_IN("n") const float* b,
+                KC_IN("m") const float* x, KC_OUT("m") float* y) {}""",
+        "error: shape symbol 'n' of optional input 'b' is bound by no required "
+        "input: an input that may be None cannot give a symbol its value"),
+    "optional elementwise": (
+        """KC_GRID("n") KC_ELEMENTWISE
+__global__ void k(KC_IN("n") const float* x,
+                  KC_OPTIONAL KC_IN("n") const float* b,
+                  KC_DERIVED("x.size") int64_t n, KC_OUT("n") float* y) {}""",
+        "error: KC_ELEMENTWISE kernel 'k' cannot take optional input 'b': "
+        "every tensor of an elementwise kernel has one shape"),
+    "traced scalar in a shape": (
+        """KC_KERNEL void k(KC_IN("n") const float* x, KC_TRACED int64_t m,
+                KC_OUT("n * m") float* y) {}""",
+        "'m' is a traced scalar (KC_TRACED), whose value is known only on the "
+        "device when the kernel runs"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MISUSES))
+def test_misuse_of_the_new_annotations_is_diagnosed(case, tmp_path):
+    body, message = MISUSES[case]
+    src = tmp_path / "bad.cu"
+    src.write_text("#include <kernelc.h>\n" + body + "\n")
+    r = run_kernelc("build", src, "-o", tmp_path / "out")
+    assert r.returncode == 1, r.stderr
+    errors = [line for line in r.stderr.splitlines() if ": error: " in line]
+    assert len(errors) == 1 and message in errors[0], r.stderr
