@@ -99,6 +99,13 @@ struct Session {
   ToolkitInclude toolkit_include;  // of the source being parsed
   ConstantEvaluator evaluate;      // of the macros annotations name
 
+  // Whether a real path is under one of toolkit_dirs.
+  bool InToolkit(llvm::StringRef path) const {
+    for (const std::string& dir : toolkit_dirs)
+      if (path.starts_with(dir + "/")) return true;
+    return false;
+  }
+
   // After Clang's first error in a source that included a toolkit header.
   void ReportToolkitInclude(const clang::SourceManager& sm) {
     if (toolkit_include.loc.isInvalid()) return;
@@ -134,7 +141,7 @@ class ToolkitIncludeRecorder : public clang::PPCallbacks {
     bool in_toolkit = false;
     if (file) {
       in_toolkit =
-          !llvm::sys::fs::real_path(file->getName(), real) && InToolkit(real);
+          !llvm::sys::fs::real_path(file->getName(), real) && session_.InToolkit(real);
     } else {
       for (const std::string& dir : session_.toolkit_dirs)
         in_toolkit = in_toolkit || llvm::sys::fs::exists(dir + "/" + name);
@@ -144,12 +151,6 @@ class ToolkitIncludeRecorder : public clang::PPCallbacks {
   }
 
  private:
-  bool InToolkit(llvm::StringRef path) const {
-    for (const std::string& dir : session_.toolkit_dirs)
-      if (path.starts_with(dir + "/")) return true;
-    return false;
-  }
-
   const clang::SourceManager& sm_;
   Session& session_;
 };
@@ -189,7 +190,7 @@ class IncludeRecorder : public clang::PPCallbacks {
     }
     llvm::SmallString<256> real;
     if (NvrtcHasHeader(name) || file->getName().starts_with(kVirtualRoot) ||
-        (!llvm::sys::fs::real_path(file->getName(), real) && InToolkit(real)))
+        (!llvm::sys::fs::real_path(file->getName(), real) && session_.InToolkit(real)))
       return;
     // To the end of the line: the directive, and a comment after it.
     const clang::FileID fid = sm_.getFileID(hash);
@@ -202,12 +203,6 @@ class IncludeRecorder : public clang::PPCallbacks {
   }
 
  private:
-  bool InToolkit(llvm::StringRef path) const {
-    for (const std::string& dir : session_.toolkit_dirs)
-      if (path.starts_with(dir + "/")) return true;
-    return false;
-  }
-
   const clang::SourceManager& sm_;
   Session& session_;
 };
