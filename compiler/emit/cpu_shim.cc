@@ -16,7 +16,7 @@ using model::Role;
 namespace {
 
 std::string Impl(const model::Kernel& k) {
-  return fmt::format("{}_cpu_impl", k.name);
+  return fmt::format("{}_cpu_impl", k.Id());
 }
 
 // The entry point's declaration in the shim: its parameters as in
@@ -33,7 +33,7 @@ std::string EntryDeclaration(const Namer& namer, const model::Kernel& k) {
       params.push_back(std::string(model::DTypeCppName(p.dtype)));
     }
   }
-  return fmt::format("void {}({});", namer.CpuEntrySymbol(k.name),
+  return fmt::format("void {}({});", namer.CpuEntrySymbol(k.Id()),
                      fmt::join(params, ", "));
 }
 
@@ -67,7 +67,7 @@ void EmitBody(const EmitRequest& request, const HandlerParts& h, Printer& p) {
   }
   h.EmitLaunchGrid(p);
   if (h.grid()) args.insert(args.begin(), "&kc_launch_");
-  p.Emit({{"entry", request.namer().CpuEntrySymbol(k.name)},
+  p.Emit({{"entry", request.namer().CpuEntrySymbol(k.Id())},
           {"args", fmt::format("{}", fmt::join(args, ", "))}},
          R"code(
            $entry$($args$);
@@ -105,7 +105,7 @@ void CpuShim::EmitHandlers(const EmitRequest& request,
     p.Emit({{"element_bytes", h.ElementBytes()}}, R"code(
       const int64_t kc_helpers = ::kc::rt::BatchHelpers(kc_pool.num_threads(), kc_batch, $element_bytes$);
     )code");
-    if (!k.elementwise) return;
+    if (!kp.fold_elementwise) return;
     p.Emit({{"operands", fmt::format("{}", fmt::join(operands, ", "))},
             {"count", operands.size()}},
            R"code(
@@ -172,7 +172,7 @@ void CpuShim::EmitRegistration(const EmitRequest& request,
 void CpuShim::EmitPyRegistration(const EmitRequest& request,
                                  const model::Kernel& kernel,
                                  Printer& p) const {
-  p.Emit({{"target", Quote(request.namer().FfiTarget(kernel.name))},
+  p.Emit({{"target", Quote(request.namer().FfiTarget(kernel.Id()))},
           {"symbol", Quote(HandlerSymbol(request.namer(), kernel))}},
          R"py(
            _PACKAGE.register(_LIBRARY, $target$, $symbol$, "cpu")
@@ -181,7 +181,7 @@ void CpuShim::EmitPyRegistration(const EmitRequest& request,
 
 std::string CpuShim::HandlerSymbol(const Namer& namer,
                                    const model::Kernel& kernel) const {
-  return namer.HandlerSymbol(kernel.name, "cpu");
+  return namer.HandlerSymbol(kernel.Id(), "cpu");
 }
 
 void EmitCpuEntry(const EmitRequest& request, const sema::KernelPlan& kp,
@@ -211,7 +211,7 @@ void EmitCpuEntry(const EmitRequest& request, const sema::KernelPlan& kp,
     }
   }
   Printer::Subs subs = {{"kernel", k.name},
-                        {"symbol", request.namer().CpuEntrySymbol(k.name)},
+                        {"symbol", request.namer().CpuEntrySymbol(k.Id())},
                         {"params", fmt::format("{}", fmt::join(params, ", "))},
                         {"args", fmt::format("{}", fmt::join(args, ", "))}};
   if (!grid) {
