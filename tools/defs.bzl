@@ -9,17 +9,22 @@
 
     py_test(name = "my_ops_test", srcs = ["my_ops_test.py"], deps = [":my_ops"])
 
-The workspace needs kernelc's repositories: see deps.bzl.
+The workspace needs kernelc's repositories and a kernelc toolchain: see
+deps.bzl.
 """
 
 load(
     "//tools:kernelc_library.bzl",
     _KernelcPackageInfo = "KernelcPackageInfo",
+    _KernelcToolchainInfo = "KernelcToolchainInfo",
     _kernelc_package = "kernelc_package",
+    _kernelc_toolchain = "kernelc_toolchain",
 )
 
 KernelcPackageInfo = _KernelcPackageInfo
+KernelcToolchainInfo = _KernelcToolchainInfo
 kernelc_package = _kernelc_package
+kernelc_toolchain = _kernelc_toolchain
 
 def kernelc_library(
         name,
@@ -32,6 +37,7 @@ def kernelc_library(
         defines = [],
         includes = [],
         package_name = None,
+        deps = [],
         visibility = None,
         tags = [],
         testonly = False):
@@ -40,7 +46,8 @@ def kernelc_library(
     Defines `name`, a py_library whose package is `package_name` (default:
     `name`), and `name + "_package"`, the package directory itself (a
     kernelc_package target, with KernelcPackageInfo): __init__.py, the shared
-    library _kernelc_<hash>.so and the manifest kernelc.json.
+    library _kernelc_<hash>.so and the manifest kernelc.json. The kernelc
+    that compiles it is the registered kernelc toolchain's (deps.bzl).
 
     Args:
       name: the py_library; also the default import name.
@@ -53,6 +60,8 @@ def kernelc_library(
       defines: macros for the kernels, NAME or NAME=VALUE.
       includes: include directories, relative to this package.
       package_name: the Python import name.
+      deps: py_library targets the package needs at run time, beside jax
+        (which the Python toolchain's interpreter provides).
       visibility, tags, testonly: as usual.
     """
     kernelc_package(
@@ -74,6 +83,7 @@ def kernelc_library(
         name = name,
         data = [":" + name + "_package"],
         imports = [name + "_package"],
+        deps = deps,
         visibility = visibility,
         tags = tags,
         testonly = testonly,

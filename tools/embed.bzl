@@ -1,5 +1,7 @@
 """embed_files: compiles files into a C++ library as kernelc::EmbeddedFile."""
 
+load("//tools:cc.bzl", "cc_library")
+
 def _embed_files_impl(ctx):
     out_h = ctx.outputs.header
     out_cc = ctx.outputs.source
@@ -58,7 +60,7 @@ def embed_files(name, srcs, symbol, strip_prefixes = [], visibility = None):
         symbol = symbol,
         strip_prefixes = strip_prefixes,
     )
-    native.cc_library(
+    cc_library(
         name = name,
         srcs = [name + ".cc"],
         hdrs = [name + ".h"],

@@ -1,4 +1,45 @@
-"""The kernelc_library rule's implementation; load it from //tools:defs.bzl."""
+"""The kernelc_library rule's implementation, and the kernelc toolchain;
+load them from //tools:defs.bzl."""
+
+# The toolchain type whose toolchain names the kernelc that kernelc_package
+# runs: kernelc built from this repository, or a prebuilt one (deps.bzl).
+KERNELC_TOOLCHAIN_TYPE = str(Label("//tools:toolchain_type"))
+
+KernelcToolchainInfo = provider(
+    doc = "The kernelc compiler that kernelc_package actions run.",
+    fields = {
+        "compiler": "FilesToRunProvider: the kernelc executable",
+        "inputs": "depset of files the actions also read: for a prebuilt " +
+                  "kernelc, its version text, so that another kernelc " +
+                  "re-runs them",
+    },
+)
+
+def _kernelc_toolchain_impl(ctx):
+    return [platform_common.ToolchainInfo(kernelc = KernelcToolchainInfo(
+        compiler = ctx.attr.compiler[DefaultInfo].files_to_run,
+        inputs = depset(ctx.files.identity),
+    ))]
+
+kernelc_toolchain = rule(
+    implementation = _kernelc_toolchain_impl,
+    doc = "A kernelc compiler for kernelc_library: register it with " +
+          "toolchain(toolchain_type = \"@kernelc//tools:toolchain_type\").",
+    attrs = {
+        "compiler": attr.label(
+            mandatory = True,
+            executable = True,
+            allow_files = True,
+            cfg = "exec",
+            doc = "the kernelc executable: //tools:kernelc, or a prebuilt one",
+        ),
+        "identity": attr.label_list(
+            allow_files = True,
+            doc = "files that identify the compiler (its --version text), " +
+                  "read by every action so that a changed compiler re-runs them",
+        ),
+    },
+)
 
 KernelcPackageInfo = provider(
     doc = "A Python package that kernelc built.",
@@ -73,20 +114,22 @@ def _kernelc_package_impl(ctx):
     # Bazel caches actions itself; kernelc's own cache would live outside
     # the sandbox.
     args.add("--no-cache")
+    kernelc = ctx.toolchains[KERNELC_TOOLCHAIN_TYPE].kernelc
     ctx.actions.run(
-        executable = ctx.executable._kernelc,
+        executable = kernelc.compiler,
         arguments = [args],
-        inputs = ctx.files.srcs + ctx.files.hdrs,
+        inputs = depset(ctx.files.srcs + ctx.files.hdrs,
+                        transitive = [kernelc.inputs]),
         outputs = [out],
         mnemonic = "KernelcBuild",
         # The default shell environment: PATH, for clang++ to find the
         # system linker (fixed under --incompatible_strict_action_env), and
         # whatever the user passes with --action_env. For the cuda target,
         # kernelc finds NVRTC through $CUDA_HOME (or $VIRTUAL_ENV,
-        # $CONDA_PREFIX), else /usr/local/cuda: `build
-        # --action_env=CUDA_HOME` in .bazelrc hands the toolkit to the
-        # action, and makes it part of the action's key, as it should be,
-        # since the toolkit is not one of its inputs.
+        # $CONDA_PREFIX), else /usr/local/cuda: `--action_env=CUDA_HOME`
+        # hands the toolkit to the action, and makes it part of the
+        # action's key, as it should be, since the toolkit is not one of
+        # its inputs.
         use_default_shell_env = True,
         progress_message = "Compiling kernels of %s with kernelc" % ctx.label,
     )
@@ -127,10 +170,6 @@ kernelc_package = rule(
         "copts": attr.string_list(doc = "-DNAME[=VALUE] and -IDIR"),
         "defines": attr.string_list(doc = "NAME or NAME=VALUE"),
         "includes": attr.string_list(doc = "include directories, relative to the package"),
-        "_kernelc": attr.label(
-            default = Label("//tools:kernelc"),
-            executable = True,
-            cfg = "exec",
-        ),
     },
+    toolchains = [KERNELC_TOOLCHAIN_TYPE],
 )

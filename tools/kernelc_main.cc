@@ -4,6 +4,7 @@
 //       [--cuda-arch sm_80,sm_90] [--use-fast-math] [-I DIR] [-D N[=V]]
 //       [--no-cache] [--cache-dir DIR]
 //   kernelc wheel PKGDIR|SRC... -o DIST [--version V] [--platform TAG]
+//       [--dist-name NAME] [--summary TEXT] [--requires REQ]...
 //   kernelc inspect SRC... | PKGDIR
 //   kernelc emit SRC... -o DIR       generated sources only
 //   kernelc --print-options          the option table, as JSON

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Sets up a fresh machine for kernelc: Debian packages, the two Python
-# environments, the XLA FFI headers of the floor jaxlib, and the Bazel build
-# of the kernelc compiler. Safe to run again: each step only does what is
-# missing, except that the newest jax is looked for on every run.
+# environments, the XLA FFI headers of the floor jaxlib, auditwheel's
+# manylinux policies, and the Bazel build of the kernelc compiler. Safe to
+# run again: each step only does what is missing, except that the newest jax
+# is looked for on every run.
 #
 # The environments:
 #   .venv        Python 3.12 with the newest jax and jaxlib on PyPI
@@ -157,6 +158,24 @@ PY
   rm -rf .cache/wheels
 fi
 
+# auditwheel's manylinux policies, which `kernelc wheel` tags wheels with:
+# those of the auditwheel that tools/requirements.txt pins, with which the
+# tests check kernelc's tags.
+policy_dir=.cache/manylinux_policy
+auditwheel_version=$(.venv/bin/python -c \
+  'import importlib.metadata as m; print(m.version("auditwheel"))')
+if [ "$(cat "$policy_dir/VERSION" 2>/dev/null)" != "$auditwheel_version" ]; then
+  echo "setup: copying the manylinux policies of auditwheel $auditwheel_version"
+  mkdir -p "$policy_dir"
+  .venv/bin/python - "$policy_dir" <<'PY'
+import importlib.resources, shutil, sys
+policy = importlib.resources.files("auditwheel.policy") / "manylinux-policy.json"
+with policy.open("rb") as src, open(f"{sys.argv[1]}/manylinux-policy.json", "wb") as dst:
+    shutil.copyfileobj(src, dst)
+PY
+  echo "$auditwheel_version" > "$policy_dir/VERSION"
+fi
+
 # The cuda target compiles with NVRTC (and the tests run ptxas on its PTX).
 # Without a CUDA toolkit, NVIDIA's wheels provide both inside .venv, where
 # kernelc looks for them ($VIRTUAL_ENV/lib/python*/site-packages/nvidia).
@@ -169,5 +188,6 @@ fi
 
 echo "setup: building kernelc"
 # expr_eval: the compiler's expression evaluator, which the Python tests
-# hold the generated Python to.
-bazel build //tools:kernelc //compiler/expr:expr_eval
+# hold the generated Python to; pep_check: kernelc's PEP 440 and PEP 508
+# parsers, which they hold to packaging's.
+bazel build //tools:kernelc //compiler/expr:expr_eval //compiler/wheel:pep_check

@@ -156,12 +156,37 @@ Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build,
     llvm::sys::fs::make_absolute(abs);
     llvm::SmallString<256> src_dir(abs);
     llvm::sys::path::remove_filename(src_dir);
+    // A source without its host code: written beside its headers without
+    // theirs, under its own name so that its diagnostics name it; the
+    // source's directory still serves its other includes.
+    std::string user_source(abs.str());
+    std::vector<std::string> text_flags;
+    if (!unit.text.empty()) {
+      const std::string dir = work + "/" + unit.file + ".src";
+      user_source = dir + "/" + llvm::sys::path::filename(abs).str();
+      std::vector<std::pair<std::string, std::string>> files = unit.headers;
+      files.push_back(
+          {llvm::sys::path::filename(abs).str(),
+           fmt::format("#line 1 \"{}\"\n{}", abs.str().str(), unit.text)});
+      for (const auto& [file, text] : files) {
+        llvm::SmallString<256> path(dir);
+        llvm::sys::path::append(path, file);
+        llvm::SmallString<256> parent(path);
+        llvm::sys::path::remove_filename(parent);
+        if (std::error_code ec = llvm::sys::fs::create_directories(parent))
+          return Error::Internal(fmt::format("cannot create '{}': {}",
+                                             parent.str().str(), ec.message()));
+        Status s = WriteFileIfChanged(std::string(path), text);
+        if (!s.ok()) return s;
+      }
+      text_flags = {"-iquote", src_dir.str().str()};
+    }
     Compile c;
     c.src = unit.file;
     c.what = unit.source_path;
     c.user_code = true;
     c.flags = {"-O3", "-D__KERNELC_HOST__", "-x", "c++",
-               fmt::format("-DKC_USER_SOURCE=\"{}\"", abs.str().str()),
+               fmt::format("-DKC_USER_SOURCE=\"{}\"", user_source),
                fmt::format("-ffile-prefix-map={}=.", src_dir.str().str()),
                // kernelc's headers before the user's directories (-I comes
                // before -isystem): <cuda_fp16.h> is kernelc's stand-in even
@@ -177,6 +202,7 @@ Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build,
     if (IsClang(tc))
       c.flags.insert(c.flags.end(),
                      {"-Xclang", "-no-enable-noundef-analysis"});
+    c.flags.insert(c.flags.end(), text_flags.begin(), text_flags.end());
     // -MMD leaves out system headers, for which the compiler's identity
     // stands; kernelc's own, in the scratch directory, are left out below.
     if (build.dependencies) {

@@ -55,6 +55,12 @@ struct HostBuild {
   struct UserUnit {
     std::string file;
     std::string source_path;
+    // When set, what is compiled in place of the source (and of the user
+    // headers it includes, by the name their #include spells): the texts
+    // with the host code of a whole .cu file left out
+    // (model::KernelText). Lines and columns stay the files'.
+    std::string text;
+    std::vector<std::pair<std::string, std::string>> headers;
   };
   std::vector<UserUnit> user_units;
   // When set, receives the files the user sources read (the sources and

@@ -308,6 +308,27 @@ struct Headers {
         }
       }
     }
+    Index();
+  }
+
+  // kernelc's, and the user's headers as `t` gives them: without their
+  // host code, under the name their #include spells.
+  Headers(const Headers& base, const model::KernelText& t) : Headers(base) {
+    for (const model::KernelText::Header& h : t.headers) {
+      if (h.cuda.empty()) continue;
+      names.push_back(h.name);
+      texts.push_back(h.cuda);
+    }
+    Index();
+  }
+  Headers(const Headers& other) : names(other.names), texts(other.texts) {
+    Index();
+  }
+
+ private:
+  void Index() {
+    name_ptrs.clear();
+    text_ptrs.clear();
     for (size_t i = 0; i < names.size(); ++i) {
       name_ptrs.push_back(names[i].c_str());
       text_ptrs.push_back(texts[i].c_str());
@@ -422,10 +443,11 @@ std::vector<const model::Kernel*> FoldCandidates(const model::Module& module,
   std::vector<const model::Kernel*> out;
   for (size_t i = 0; i < bin.kernels.size(); ++i) {
     const model::Kernel* k = module.FindKernel(bin.kernels[i]);
-    if (k == nullptr || k->grid.size() >= 3 || k->elementwise) continue;
+    if (k == nullptr || k->grid.size() >= 3 || k->FoldsElementwise()) continue;
     const auto tensors = std::count_if(
-        k->params.begin(), k->params.end(),
-        [](const model::Param& p) { return model::IsTensor(p.role); });
+        k->params.begin(), k->params.end(), [](const model::Param& p) {
+          return model::IsTensor(p.role) || p.traced;
+        });
     if (tensors > ::kc::fold::kMaxTensors) continue;
     if (UsesGridZ(ptx, bin.lowered[i])) continue;
     out.push_back(k);
@@ -501,18 +523,24 @@ Result<std::vector<model::CudaBinary>> CompileCuda(
       if (k.source == src && k.kind == model::KernelKind::kGlobal)
         bin.kernels.push_back(k.name);
     if (bin.kernels.empty()) continue;
-    std::optional<std::string> text = ReadFile(src);
+    // A whole .cu file: what the frontend left of it (model::KernelText).
+    const model::KernelText none;
+    const model::KernelText& kernel_text =
+        si < module.kernel_texts.size() ? module.kernel_texts[si] : none;
+    std::optional<std::string> text =
+        kernel_text.cuda.empty() ? ReadFile(src) : kernel_text.cuda;
     if (!text) {
       diags.Report<diag::Id::kCannotRead>({}, src);
       return Error::Reported();
     }
+    const Headers source_headers(headers, kernel_text);
     llvm::SmallString<256> dir(src);
     llvm::sys::fs::make_absolute(dir);
     llvm::sys::path::remove_filename(dir);
 
     std::string program =
         fmt::format("#line 1 \"{}\"\n{}\n{}", src, *text, kFillKernel);
-    Result<Compiled> c = CompileProgram(nvrtc, headers, program, src,
+    Result<Compiled> c = CompileProgram(nvrtc, source_headers, program, src,
                                         bin.kernels, build, std::string(dir));
     if (!c.ok()) return c.error();
     if (!c.value().failed_log.empty()) {
@@ -531,17 +559,36 @@ Result<std::vector<model::CudaBinary>> CompileCuda(
 
     // The batch fold: a program of its own. Should NVRTC reject it (a
     // kernel that launches kernels, say), the batch runs one launch per
-    // element instead, as without it.
-    std::vector<const model::Kernel*> fold;
+    // element instead, as without it. Kernels with traced scalars have
+    // their entries there, and need it.
+    std::vector<const model::Kernel*> fold, entries;
     if (build.fold_program) fold = FoldCandidates(module, bin);
-    if (!fold.empty()) {
-      Result<std::string> fold_program = build.fold_program(src, *text, fold);
+    for (const std::string& name : bin.kernels)
+      if (const model::Kernel* k = module.FindKernel(name); k && k->HasTraced())
+        entries.push_back(k);
+    if (!entries.empty() && !build.fold_program)
+      return Error::Internal("kernels with traced scalars need a fold program");
+    if (!fold.empty() || !entries.empty()) {
+      Result<std::string> fold_program =
+          build.fold_program(src, *text, fold, entries);
       if (!fold_program.ok()) return fold_program.error();
-      Result<Compiled> f = CompileProgram(nvrtc, headers, fold_program.value(),
-                                          src, {}, build, std::string(dir));
+      Result<Compiled> f =
+          CompileProgram(nvrtc, source_headers, fold_program.value(), src, {},
+                         build, std::string(dir));
       if (!f.ok()) return f.error();
+      if (!f.value().failed_log.empty() && !entries.empty()) {
+        if (!ParseNvrtcLog(f.value().failed_log, diags))
+          diags.Report<diag::Id::kNvrtcFailed>({}, nvrtc.version(), src,
+                                               f.value().failed_arch,
+                                               f.value().failed_log);
+        diags.Report<diag::Id::kTracedEntryProgram>(entries.front()->loc,
+                                                    entries.front()->name);
+        return Error::Reported();
+      }
       if (f.value().failed_log.empty()) {
         for (const model::Kernel* k : fold) bin.fold_kernels.push_back(k->name);
+        for (const model::Kernel* k : entries)
+          bin.entry_kernels.push_back(k->name);
         bin.fold_images = std::move(f.value().images);
         bin.text = std::move(*text);
       }

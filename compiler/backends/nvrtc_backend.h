@@ -83,7 +83,8 @@ Result<std::vector<int>> ParseCudaArchs(const std::string& text,
 // generate it).
 using FoldProgramGenerator = std::function<Result<std::string>(
     const std::string& source, std::string_view text,
-    const std::vector<const model::Kernel*>& kernels)>;
+    const std::vector<const model::Kernel*>& fold,
+    const std::vector<const model::Kernel*>& entries)>;
 
 struct CudaBuild {
   std::vector<int> archs;
@@ -93,7 +94,8 @@ struct CudaBuild {
   bool lineinfo = false;
   std::vector<std::string> include_dirs;  // user -I, absolute
   std::vector<std::string> defines;       // user -D
-  // Unset: no kernel's batch folds.
+  // Unset: no kernel's batch folds, and kernels with traced scalars cannot
+  // be compiled.
   FoldProgramGenerator fold_program;
   // Receives a stage per program and architecture, when set.
   Progress* progress = nullptr;
@@ -109,7 +111,9 @@ std::vector<std::string> NvrtcFlags(const CudaBuild& build, int arch);
 // Error::Reported(), a failing NVRTC an internal error. Each source's kernels
 // whose batch can fold into the grid's z axis are compiled a second time, into
 // the fold program (see kernelc/fold.h); CudaBinary::fold_kernels names those
-// it holds.
+// it holds. Kernels with traced scalars have an entry there too, which reads
+// them on the device (CudaBinary::entry_kernels): for them the fold program
+// must compile, and NVRTC's errors about it are the build's.
 Result<std::vector<model::CudaBinary>> CompileCuda(
     const Nvrtc& nvrtc, const model::Module& module, const CudaBuild& build,
     diag::DiagnosticEngine& diags);

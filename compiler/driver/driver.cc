@@ -276,6 +276,17 @@ Result<WheelResult> MakeWheel(const Options& o, diag::DiagnosticEngine& diags,
                               Progress* progress) {
   Result<int64_t> mtime = WheelTimestamp(diags);
   if (!mtime.ok()) return mtime.error();
+  wheel::Options wo;
+  wo.version = o.wheel_version;
+  wo.platform = o.platform;
+  wo.distribution = o.distribution;
+  wo.summary = o.summary;
+  wo.requirements = o.requirements;
+  wo.requires_python = kRequiresPython;
+  wo.generator = fmt::format("kernelc {}", kVersion);
+  wo.mtime = mtime.value();
+  // The metadata is checked before sources are built.
+  if (Status s = wheel::CheckOptions(wo, diags); !s.ok()) return s.error();
   WheelResult result;
   std::string package_dir;
   ScratchDirectory scratch;
@@ -296,11 +307,6 @@ Result<WheelResult> MakeWheel(const Options& o, diag::DiagnosticEngine& diags,
   }
   Result<wheel::Files> files = wheel::ReadPackage(package_dir, diags);
   if (!files.ok()) return files.error();
-  wheel::Options wo;
-  wo.version = o.wheel_version;
-  wo.platform = o.platform.empty() ? wheel::HostPlatformTag() : o.platform;
-  wo.generator = fmt::format("kernelc {}", kVersion);
-  wo.mtime = mtime.value();
   Result<wheel::Wheel> w = wheel::MakeWheel(files.value(), wo, diags);
   if (!w.ok()) return w.error();
   Result<std::string> path =

@@ -26,13 +26,19 @@ namespace {
 Status CheckPythonNames(const sema::ModulePlan& plan,
                         diag::DiagnosticEngine& diags) {
   const int errors_before = diags.error_count();
+  // A kernel's op, and its identifier in generated code (which a
+  // template's variant has of its own, "<op>__<variant>").
   std::map<std::string, const model::Kernel*> kernels;
   for (const sema::KernelPlan& kp : plan.kernels) {
     const model::Kernel& k = *kp.kernel;
-    auto [it, fresh] = kernels.emplace(emit::Namer::Python(k.name), &k);
-    if (!fresh)
-      diags.Report<diag::Id::kPythonFunctionClash>(k.loc, it->second->name,
-                                                   k.name, it->first);
+    std::set<std::string> names = {emit::Namer::Python(k.Op()),
+                                   emit::Namer::Python(k.Id())};
+    for (const std::string& name : names) {
+      auto [it, fresh] = kernels.emplace(name, &k);
+      if (!fresh && it->second->Op() != k.Op())
+        diags.Report<diag::Id::kPythonFunctionClash>(k.loc, it->second->name,
+                                                     k.name, it->first);
+    }
     std::map<std::string, const model::Param*> params;
     for (const model::Param& p : k.params) {
       auto [pit, pfresh] = params.emplace(emit::Namer::Python(p.name), &p);

@@ -110,10 +110,25 @@ const std::vector<OptionSpec>& OptionTable() {
        "build cache directory (default: $KERNELC_CACHE_DIR, "
        "$XDG_CACHE_HOME/kernelc or ~/.cache/kernelc)",
        kCaching, &Options::cache_dir, kNotIdentity},
-      {"--version", "the wheel's version (PEP 440; default 0.0.0)", kWheelOnly,
-       &Options::wheel_version, kNotIdentity},
-      {"--platform", "platform tag (default: this machine's, linux_<arch>)",
+      {"--version",
+       "the wheel's version (PEP 440, normalised as pip does: v1 is 1, "
+       "1.0-dev is 1.0.dev0; default 0.0.0)",
+       kWheelOnly, &Options::wheel_version, kNotIdentity},
+      {"--platform",
+       "platform tag, checked against the library: manylinux_X_Y_<arch>, "
+       "a legacy alias (manylinux2014_<arch>) or linux_<arch> (default: the "
+       "widest manylinux tag that the library's symbol versions allow, as "
+       "auditwheel decides it)",
        kWheelOnly, &Options::platform, kNotIdentity},
+      {"--dist-name",
+       "the distribution's name, as pip installs it (default: the package's "
+       "name)",
+       kWheelOnly, &Options::distribution, kNotIdentity},
+      {"--summary", "the distribution's one-line summary", kWheelOnly,
+       &Options::summary, kNotIdentity},
+      {"--requires",
+       "a requirement (PEP 508) besides jax, jaxlib and numpy; repeatable",
+       kWheelOnly, &Options::requirements, kNotIdentity},
   };
   return table;
 }

@@ -52,8 +52,12 @@ struct Options {
   std::vector<std::string> include_dirs;  // as given
   bool no_cache = false;
   std::string cache_dir;  // empty: cache::DefaultDirectory()
-  std::string wheel_version = "0.0.0";
-  std::string platform;  // empty: wheel::HostPlatformTag()
+  std::string wheel_version = "0.0.0";  // PEP 440
+  // A platform tag; empty: the widest manylinux tag the library allows.
+  std::string platform;
+  std::string distribution;  // the wheel's distribution; empty: `name`
+  std::string summary;       // the wheel's summary; empty: kernelc's
+  std::vector<std::string> requirements;  // more Requires-Dist (PEP 508)
 };
 
 // How a part of a build's identity enters the build cache's key, which

@@ -16,7 +16,7 @@ using model::Role;
 namespace {
 
 std::string Impl(const model::Kernel& k) {
-  return fmt::format("{}_cpu_impl", k.name);
+  return fmt::format("{}_cpu_impl", k.Id());
 }
 
 // The entry point's declaration in the shim: its parameters as in
@@ -35,7 +35,7 @@ std::string EntryDeclaration(const Namer& namer, const model::Kernel& k) {
     }
   }
   return fmt::format("{} {}({});", grid ? "int32_t" : "void",
-                     namer.CpuEntrySymbol(k.name), fmt::join(params, ", "));
+                     namer.CpuEntrySymbol(k.Id()), fmt::join(params, ", "));
 }
 
 // The element's statements after the checks: in-place copies and fills,
@@ -75,7 +75,7 @@ void EmitBody(const EmitRequest& request, const sema::KernelPlan& kp,
            )code");
   }
   h.EmitLaunchGrid(p);
-  Printer::Subs subs = {{"entry", request.namer().CpuEntrySymbol(k.name)},
+  Printer::Subs subs = {{"entry", request.namer().CpuEntrySymbol(k.Id())},
                         {"args", fmt::format("{}", fmt::join(args, ", "))}};
   if (!h.grid()) {
     p.Emit(subs, R"code(
@@ -144,7 +144,7 @@ void CpuShim::EmitHandlers(const EmitRequest& request,
       const int64_t kc_threads = kc_pool.num_threads();
       const int64_t kc_helpers = ::kc::rt::BatchHelpers(kc_threads, kc_batch, $element_bytes$);
     )code");
-    if (!k.elementwise) return;
+    if (!kp.fold_elementwise) return;
     p.Emit({{"operands", fmt::format("{}", fmt::join(operands, ", "))},
             {"count", operands.size()}},
            R"code(
@@ -217,7 +217,7 @@ void CpuShim::EmitRegistration(const EmitRequest& request,
 void CpuShim::EmitPyRegistration(const EmitRequest& request,
                                  const model::Kernel& kernel,
                                  Printer& p) const {
-  p.Emit({{"target", Quote(request.namer().FfiTarget(kernel.name))},
+  p.Emit({{"target", Quote(request.namer().FfiTarget(kernel.Id()))},
           {"symbol", Quote(HandlerSymbol(request.namer(), kernel))}},
          R"py(
            _PACKAGE.register(_LIBRARY, $target$, $symbol$, "cpu")
@@ -226,7 +226,7 @@ void CpuShim::EmitPyRegistration(const EmitRequest& request,
 
 std::string CpuShim::HandlerSymbol(const Namer& namer,
                                    const model::Kernel& kernel) const {
-  return namer.HandlerSymbol(kernel.name, "cpu");
+  return namer.HandlerSymbol(kernel.Id(), "cpu");
 }
 
 void EmitCpuEntry(const EmitRequest& request, const sema::KernelPlan& kp,
@@ -259,7 +259,7 @@ void EmitCpuEntry(const EmitRequest& request, const sema::KernelPlan& kp,
     }
   }
   Printer::Subs subs = {{"kernel", k.name},
-                        {"symbol", request.namer().CpuEntrySymbol(k.name)},
+                        {"symbol", request.namer().CpuEntrySymbol(k.Id())},
                         {"params", fmt::format("{}", fmt::join(params, ", "))},
                         {"args", fmt::format("{}", fmt::join(args, ", "))}};
   if (!grid) {

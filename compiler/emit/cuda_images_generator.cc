@@ -113,10 +113,14 @@ Status CudaImagesGenerator::Generate(const EmitRequest& request,
       status = EmitModule(request, b, namer.CudaModuleSymbol(b.source_index),
                           b.images, kernels, /*fold=*/false, p, context);
       if (!status.ok()) return;
-      if (b.fold_kernels.empty()) continue;
+      if (b.fold_kernels.empty() && b.entry_kernels.empty()) continue;
       std::vector<std::string> entries;
       for (const std::string& k : b.fold_kernels)
-        entries.push_back(Namer::CudaFoldEntry(k));
+        entries.push_back(
+            Namer::CudaFoldEntry(request.module().FindKernel(k)->Id()));
+      for (const std::string& k : b.entry_kernels)
+        entries.push_back(
+            Namer::CudaEntry(request.module().FindKernel(k)->Id()));
       p.PrintRaw("\n");
       status =
           EmitModule(request, b, namer.CudaFoldModuleSymbol(b.source_index),

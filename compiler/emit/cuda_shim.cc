@@ -32,6 +32,12 @@ struct Slot {
   std::string fold_cache;
   int fold_slot = 0;
   bool folds() const { return !fold_cache.empty(); }
+  // A kernel with traced scalars is launched through its entry in the fold
+  // program: that module's cache accessor and the entry's index; an empty
+  // cache otherwise.
+  std::string entry_cache;
+  int entry_slot = 0;
+  bool entry() const { return !entry_cache.empty(); }
 };
 
 std::optional<Slot> FindSlot(const EmitRequest& request,
@@ -44,10 +50,20 @@ std::optional<Slot> FindSlot(const EmitRequest& request,
         static_cast<int>(std::find(b.kernels.begin(), b.kernels.end(), k.name) -
                          b.kernels.begin());
     slot.fill_slot = static_cast<int>(b.kernels.size());
+    const std::string fold_cache =
+        Namer::CudaCacheAccessor(b.source_index, /*fold=*/true);
     auto fold = std::find(b.fold_kernels.begin(), b.fold_kernels.end(), k.name);
     if (fold != b.fold_kernels.end()) {
-      slot.fold_cache = Namer::CudaCacheAccessor(b.source_index, /*fold=*/true);
+      slot.fold_cache = fold_cache;
       slot.fold_slot = static_cast<int>(fold - b.fold_kernels.begin());
+    }
+    // The module lists the fold entries, then the kernels' entries.
+    auto entry =
+        std::find(b.entry_kernels.begin(), b.entry_kernels.end(), k.name);
+    if (entry != b.entry_kernels.end()) {
+      slot.entry_cache = fold_cache;
+      slot.entry_slot = static_cast<int>(b.fold_kernels.size() +
+                                         (entry - b.entry_kernels.begin()));
     }
     return slot;
   }
@@ -55,7 +71,7 @@ std::optional<Slot> FindSlot(const EmitRequest& request,
 }
 
 std::string Impl(const model::Kernel& k, std::string_view stage) {
-  return fmt::format("{}_cuda{}_impl", k.name, stage);
+  return fmt::format("{}_cuda{}_impl", k.Id(), stage);
 }
 
 // Fails the handler when a call of the CUDA runtime left an error in
@@ -122,10 +138,14 @@ void EmitBody(const sema::KernelPlan& kp, const Slot& slot,
                }
              )code");
     // Each argument in a local of the kernel parameter's type; the launch
-    // passes their addresses.
+    // passes their addresses. A traced scalar stays on the device: the
+    // kernel's entry reads it there.
     const std::string local = Namer::CppLocal("kc_arg", param.name);
     const std::string arg = h.KernelArgs(i).front();
-    if (model::IsTensor(param.role) && param.access == Access::kView)
+    if (param.traced)
+      decls.push_back(
+          fmt::format("void* {} = {}.untyped_data();", local, buffer));
+    else if (model::IsTensor(param.role) && param.access == Access::kView)
       decls.push_back(fmt::format(
           "::kc::cuda::View<{0}> {1} = ::kc::cuda::MakeView<{0}>({2}, "
           "{3}.dimensions());",
@@ -195,7 +215,13 @@ void EmitInitHandler(const sema::KernelPlan& kp, const Slot& slot, Printer& p) {
                }
              )code");
     };
-    load(slot.cache, slot.slot);
+    // A kernel with traced scalars runs its entry; the source's own module
+    // holds the fill of KC_INIT.
+    if (!slot.entry())
+      load(slot.cache, slot.slot);
+    else if (HandlerParts(kp).HasFills())
+      load(slot.cache, slot.fill_slot);
+    if (slot.entry()) load(slot.entry_cache, slot.entry_slot);
     if (slot.folds()) load(slot.fold_cache, slot.fold_slot);
   };
   p.Emit({{"kernel", k.name},
@@ -254,7 +280,7 @@ void EmitExecuteHandler(const sema::KernelPlan& kp, const Slot& slot,
   std::vector<std::string> operands = h.Operands();
   auto batch = [&] {
     h.EmitBatchPlan(p);
-    if (!k.elementwise) return;
+    if (!kp.fold_elementwise) return;
     p.Emit({{"operands", fmt::format("{}", fmt::join(operands, ", "))},
             {"count", operands.size()}},
            R"code(
@@ -265,28 +291,53 @@ void EmitExecuteHandler(const sema::KernelPlan& kp, const Slot& slot,
            )code");
   };
   auto functions = [&] {
-    p.Emit({{"module", slot.cache + "()"},
-            {"count", slots.size()},
-            {"slots", fmt::format("{}", fmt::join(slots, ", "))},
-            {"check",
-             [&] {
-               p.Emit({{"kernel", k.name}}, kReturnError);
-             }}},
-           R"code(
-             // The kernels this call launches, looked up once for every batch element.
-             ::kc::cuda::Function* kc_functions[$count$] = {};
-             {
-               static const int kc_slots[$count$] = {$slots$};
-               const std::string kc_error = $module$.Get(kc_stream, kc_slots, $count$, kc_functions);
-               $check$
-             }
-           )code");
+    auto check = [&] { p.Emit({{"kernel", k.name}}, kReturnError); };
+    if (!slot.entry()) {
+      p.Emit({{"module", slot.cache + "()"},
+              {"count", slots.size()},
+              {"slots", fmt::format("{}", fmt::join(slots, ", "))},
+              {"check", check}},
+             R"code(
+               // The kernels this call launches, looked up once for every batch element.
+               ::kc::cuda::Function* kc_functions[$count$] = {};
+               {
+                 static const int kc_slots[$count$] = {$slots$};
+                 const std::string kc_error = $module$.Get(kc_stream, kc_slots, $count$, kc_functions);
+                 $check$
+               }
+             )code");
+    } else {
+      // The kernel's entry, which reads the traced scalars on the device,
+      // and the fill of the source's own module.
+      p.Emit({{"module", slot.entry_cache + "()"},
+              {"count", slots.size()},
+              {"slot", slot.entry_slot},
+              {"check", check}},
+             R"code(
+               // The kernels this call launches, looked up once for every batch element.
+               ::kc::cuda::Function* kc_functions[$count$] = {};
+               {
+                 const std::string kc_error = $module$.Get(kc_stream, $slot$, &kc_functions[0]);
+                 $check$
+               }
+             )code");
+      if (h.HasFills())
+        p.Emit({{"module", slot.cache + "()"},
+                {"slot", slot.fill_slot},
+                {"check", check}},
+               R"code(
+                 {
+                   const std::string kc_error = $module$.Get(kc_stream, $slot$, &kc_functions[1]);
+                   $check$
+                 }
+               )code");
+    }
     if (!slot.folds()) return;
     // The tensors in declaration order, as the fold entry numbers them; an
     // in-place argument is copied into its result as a whole.
     std::vector<std::string> tensors, dense;
     for (const Param& param : k.params) {
-      if (model::IsTensor(param.role))
+      if (model::IsTensor(param.role) || param.traced)
         tensors.push_back(
             "&" + Namer::CppLocal(
                       "e", (IsResult(param.role) ? "o_" : "b_") + param.name));
@@ -426,7 +477,7 @@ void CudaShim::EmitRegistration(const EmitRequest& request,
                                 const sema::KernelPlan& kp, Printer& p) const {
   const model::Kernel& k = *kp.kernel;
   p.Emit({{"kernel", k.name},
-          {"init_symbol", request.namer().HandlerSymbol(k.name, "cuda_init")},
+          {"init_symbol", request.namer().HandlerSymbol(k.Id(), "cuda_init")},
           {"init_impl", Impl(k, "_init")},
           {"symbol", HandlerSymbol(request.namer(), k)},
           {"impl", Impl(k, "")},
@@ -454,8 +505,8 @@ void CudaShim::EmitPyRegistration(const EmitRequest& request,
                                   const model::Kernel& kernel,
                                   Printer& p) const {
   const Namer& namer = request.namer();
-  p.Emit({{"target", Quote(namer.FfiTarget(kernel.name))},
-          {"init", Quote(namer.HandlerSymbol(kernel.name, "cuda_init"))},
+  p.Emit({{"target", Quote(namer.FfiTarget(kernel.Id()))},
+          {"init", Quote(namer.HandlerSymbol(kernel.Id(), "cuda_init"))},
           {"execute", Quote(HandlerSymbol(namer, kernel))}},
          R"py(
            _PACKAGE.register_cuda(_LIBRARY, $target$, $init$, $execute$)
@@ -464,7 +515,7 @@ void CudaShim::EmitPyRegistration(const EmitRequest& request,
 
 std::string CudaShim::HandlerSymbol(const Namer& namer,
                                     const model::Kernel& kernel) const {
-  return namer.HandlerSymbol(kernel.name, "cuda");
+  return namer.HandlerSymbol(kernel.Id(), "cuda");
 }
 
 }  // namespace kernelc::emit

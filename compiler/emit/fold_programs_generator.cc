@@ -8,42 +8,47 @@ namespace kernelc::emit {
 namespace {
 
 // An entry of the fold program: the kernel, now a device function, called
-// with its tensors moved to the batch element of blockIdx.z. Tensor
-// parameters are numbered in declaration order, as the handler fills
-// kc::fold::Batch::step.
-void EmitEntry(const sema::KernelPlan& kp, Printer& p) {
+// with its tensors moved to the batch element of blockIdx.z (`fold`), or
+// called once (a kernel's entry, for its traced scalars). A traced scalar
+// arrives as a pointer to its value, which the entry reads, of the batch
+// element when it folds. Tensors and traced scalars are numbered in
+// declaration order, as the handler fills kc::fold::Batch::step.
+void EmitEntry(const sema::KernelPlan& kp, bool fold, Printer& p) {
   const model::Kernel& k = *kp.kernel;
   // The kernel's own launch bounds give way to its block.
   int64_t threads = 1;
   for (int64_t b : kp.block) threads *= b;
   std::vector<std::string> args;
   for (size_t i = 0; i < k.params.size(); ++i)
-    args.push_back(fmt::format("a{}", i));
-  auto params = [&] {
-    for (size_t i = 0; i < k.params.size(); ++i)
-      p.Emit({{"kernel", k.name}, {"i", i}}, R"code(
-        ::kc::fold::Param<decltype($kernel$), $i$> a$i$,
-      )code");
-  };
+    args.push_back(fmt::format(k.params[i].traced ? "*a{}" : "a{}", i));
+  std::vector<std::string> params;
+  for (size_t i = 0; i < k.params.size(); ++i)
+    params.push_back(fmt::format(
+        k.params[i].traced ? "const ::kc::fold::Param<decltype({}), {}>* a{}"
+                           : "::kc::fold::Param<decltype({}), {}> a{}",
+        k.name, i, i));
+  if (fold) params.push_back("const ::kc::fold::Batch kc_batch");
   auto shifts = [&] {
-    int tensor = 0;
+    if (!fold) return;
+    int batched = 0;
     for (size_t i = 0; i < k.params.size(); ++i)
-      if (model::IsTensor(k.params[i].role))
-        p.Emit({{"i", i}, {"tensor", tensor++}}, R"code(
+      if (model::IsTensor(k.params[i].role) || k.params[i].traced)
+        p.Emit({{"i", i}, {"tensor", batched++}}, R"code(
           ::kc::fold::Shift(a$i$, ::kc::fold::Offset(kc_batch, $tensor$));
         )code");
   };
   p.Emit({{"kernel", k.name},
-          {"entry", Namer::CudaFoldEntry(k.name)},
+          {"what", fold ? "one batch element per blockIdx.z"
+                        : "its traced scalars read on the device"},
+          {"entry",
+           fold ? Namer::CudaFoldEntry(k.Id()) : Namer::CudaEntry(k.Id())},
           {"threads", threads},
-          {"params", params},
+          {"params", ParamLines(params)},
           {"shifts", shifts},
           {"args", fmt::format("{}", fmt::join(args, ", "))}},
          R"code(
-           // Kernel '$kernel$', one batch element per blockIdx.z.
-           extern "C" __attribute__((global)) __attribute__((launch_bounds($threads$))) void $entry$(
-               $params$
-               const ::kc::fold::Batch kc_batch) {
+           // Kernel '$kernel$', $what$.
+           extern "C" __attribute__((global)) __attribute__((launch_bounds($threads$))) void $entry$($params$) {
              $shifts$
              $kernel$($args$);
            }
@@ -54,23 +59,28 @@ void EmitEntry(const sema::KernelPlan& kp, Printer& p) {
 
 Result<std::string> CudaFoldProgram(
     const sema::ModulePlan& plan, const std::string& source,
-    std::string_view text, const std::vector<const model::Kernel*>& kernels) {
-  std::vector<const sema::KernelPlan*> entries;
-  for (const model::Kernel* k : kernels) {
-    const sema::KernelPlan* found = nullptr;
+    std::string_view text, const std::vector<const model::Kernel*>& fold,
+    const std::vector<const model::Kernel*>& entries) {
+  auto find = [&](const model::Kernel* k) -> const sema::KernelPlan* {
     for (const sema::KernelPlan& kp : plan.kernels)
-      if (kp.kernel == k) found = &kp;
-    if (!found)
-      return Error::Internal(
-          fmt::format("fold program of {}: kernel '{}' is not in the plan",
-                      source, k->name));
-    entries.push_back(found);
-  }
+      if (kp.kernel == k) return &kp;
+    return nullptr;
+  };
+  std::vector<std::pair<const sema::KernelPlan*, bool>> all;
+  for (const auto* list : {&fold, &entries})
+    for (const model::Kernel* k : *list) {
+      const sema::KernelPlan* found = find(k);
+      if (!found)
+        return Error::Internal(
+            fmt::format("fold program of {}: kernel '{}' is not in the plan",
+                        source, k->name));
+      all.push_back({found, list == &fold});
+    }
   Printer p;
   auto emit_entries = [&] {
-    for (const sema::KernelPlan* kp : entries) {
-      if (kp != entries.front()) p.PrintRaw("\n");
-      EmitEntry(*kp, p);
+    for (size_t i = 0; i < all.size(); ++i) {
+      if (i > 0) p.PrintRaw("\n");
+      EmitEntry(*all[i].first, all[i].second, p);
     }
   };
   p.EmitTemplate(
@@ -83,13 +93,15 @@ Status FoldProgramsGenerator::Generate(const EmitRequest& request,
                                        GeneratorContext& context) const {
   if (!model::HasTarget(request.info(), model::Target::kCuda)) return Status();
   for (const model::CudaBinary& b : request.info().cuda_binaries) {
-    if (b.fold_kernels.empty()) continue;
-    std::vector<const model::Kernel*> kernels;
+    if (b.fold_kernels.empty() && b.entry_kernels.empty()) continue;
+    std::vector<const model::Kernel*> fold, entries;
     for (const std::string& name : b.fold_kernels)
-      kernels.push_back(request.module().FindKernel(name));
+      fold.push_back(request.module().FindKernel(name));
+    for (const std::string& name : b.entry_kernels)
+      entries.push_back(request.module().FindKernel(name));
     // As NVRTC compiled it, but for the source's name.
     Result<std::string> program =
-        CudaFoldProgram(request.plan(), b.source, b.text, kernels);
+        CudaFoldProgram(request.plan(), b.source, b.text, fold, entries);
     if (!program.ok()) return program.error();
     Status s = context.Write(
         GeneratorContext::Tree::kBuild,

@@ -66,11 +66,15 @@ class FoldProgramsGenerator : public Generator {
 
 // The fold program of a source (kernelc/fold.h): its text again, under a
 // #line naming it `source`, with its __global__ kernels made device
-// functions, and an entry for each of `kernels` (kernels of plan's module)
-// that runs it for the batch element of blockIdx.z.
+// functions, an entry for each of `fold` (kernels of plan's module) that
+// runs it for the batch element of blockIdx.z, then an entry for each of
+// `entries`, the kernels with traced scalars (KC_TRACED), that reads them
+// on the device and calls the kernel. The fold entries read a traced
+// scalar of their batch element.
 Result<std::string> CudaFoldProgram(
     const sema::ModulePlan& plan, const std::string& source,
-    std::string_view text, const std::vector<const model::Kernel*>& kernels);
+    std::string_view text, const std::vector<const model::Kernel*>& fold,
+    const std::vector<const model::Kernel*>& entries);
 
 // __init__.py: the package's functions (checks at trace time, the FFI
 // call, the autodiff and sharding wrappers) and the registration of the

@@ -201,7 +201,8 @@ TEST_CASE("the fold program launches with the block sema resolved") {
                     "shape": "x"}]}],
                 "sources": ["k.cu"]})json");
   Result<std::string> program =
-      CudaFoldProgram(build.plan, "k.cu", "TEXT\n", {&build.module.kernels[0]});
+      CudaFoldProgram(build.plan, "k.cu", "TEXT\n",
+                      {&build.module.kernels[0]}, {});
   REQUIRE(program.ok());
   // The default block of a 2-D grid, 16 x 16.
   CHECK_THAT(program.value(),
@@ -213,7 +214,7 @@ TEST_CASE("the fold program launches with the block sema resolved") {
 
   model::Kernel stranger = build.module.kernels[0];
   Result<std::string> bad =
-      CudaFoldProgram(build.plan, "k.cu", "TEXT\n", {&stranger});
+      CudaFoldProgram(build.plan, "k.cu", "TEXT\n", {&stranger}, {});
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.error().message ==
         "fold program of k.cu: kernel 'tile' is not in the plan");

@@ -72,8 +72,7 @@ expr::Resolver CppResolver(const sema::KernelPlan& kp) {
                        HandlerParts::BufferVar(*param(n)));
   };
   r.dim = [param](std::string_view n, int64_t d) {
-    return fmt::format("{}.dimensions()[{}]",
-                       HandlerParts::BufferVar(*param(n)), d);
+    return HandlerParts::DimRef(HandlerParts::BufferVar(*param(n)), d);
   };
   return r;
 }
@@ -137,12 +136,14 @@ std::string HandlerParts::Cpp(const expr::NodePtr& e) const {
 std::vector<std::string> HandlerParts::ImplParams(std::string context) const {
   std::vector<std::string> params = {std::move(context)};
   for (const Param& p : k_.params) {
-    if (IsInput(p.role))
+    if (model::IsOperand(p))
       params.push_back("ffi::AnyBuffer " + Namer::CppLocal("b", p.name));
     else if (p.role == Role::kScalar)
       params.push_back(fmt::format("{} {}", AttrCppType(p.dtype),
                                    Namer::CppLocal("a", p.name)));
+    if (p.optional) params.push_back("bool " + PresentVar(p));
   }
+  if (kp_.leading >= 0) params.push_back("int64_t " + LeadingVar());
   for (const Param& p : k_.params)
     if (IsResult(p.role))
       params.push_back("ffi::Result<ffi::AnyBuffer> " +
@@ -153,12 +154,18 @@ std::vector<std::string> HandlerParts::ImplParams(std::string context) const {
 std::string HandlerParts::Bindings() const {
   std::vector<std::string> bindings;
   for (const Param& p : k_.params) {
-    if (IsInput(p.role))
+    if (model::IsOperand(p))
       bindings.push_back(".Arg<ffi::AnyBuffer>()");
     else if (p.role == Role::kScalar)
       bindings.push_back(
           fmt::format(".Attr<{}>({})", AttrCppType(p.dtype), Quote(p.name)));
+    if (p.optional)
+      bindings.push_back(
+          fmt::format(".Attr<bool>({})", Quote(Namer::PresentAttr(p.name))));
   }
+  if (kp_.leading >= 0)
+    bindings.push_back(
+        fmt::format(".Attr<int64_t>({})", Quote(Namer::LeadingAttr())));
   for (const Param& p : k_.params)
     if (IsResult(p.role)) bindings.push_back(".Ret<ffi::AnyBuffer>()");
   return fmt::format("{}", fmt::join(bindings, "\n"));
@@ -168,12 +175,14 @@ std::vector<std::string> HandlerParts::ElementParams() const {
   const std::string tensor = "const ::kc::rt::Tensor<ffi::DataType>& ";
   std::vector<std::string> params;
   for (const Param& p : k_.params) {
-    if (IsInput(p.role))
+    if (model::IsOperand(p))
       params.push_back(tensor + Namer::CppLocal("b", p.name));
     else if (p.role == Role::kScalar)
       params.push_back(fmt::format("{} {}", AttrCppType(p.dtype),
                                    Namer::CppLocal("a", p.name)));
+    if (p.optional) params.push_back("bool " + PresentVar(p));
   }
+  if (kp_.leading >= 0) params.push_back("int64_t " + LeadingVar());
   for (const Param& p : k_.params)
     if (IsResult(p.role)) params.push_back(tensor + BufferVar(p));
   return params;
@@ -183,12 +192,14 @@ std::vector<std::string> HandlerParts::ElementArgs(
     std::string_view element) const {
   std::vector<std::string> args;
   for (const Param& p : k_.params) {
-    if (IsInput(p.role))
+    if (model::IsOperand(p))
       args.push_back(fmt::format("{}.At(kc_batch, {})",
                                  OperandVar(p, /*result=*/false), element));
     else if (p.role == Role::kScalar)
       args.push_back(Namer::CppLocal("a", p.name));
+    if (p.optional) args.push_back(PresentVar(p));
   }
+  if (kp_.leading >= 0) args.push_back(LeadingVar());
   for (const Param& p : k_.params)
     if (IsResult(p.role))
       args.push_back(fmt::format("{}.At(kc_batch, {})",
@@ -199,7 +210,7 @@ std::vector<std::string> HandlerParts::ElementArgs(
 std::vector<std::string> HandlerParts::Operands() const {
   std::vector<std::string> operands;
   for (const Param& p : k_.params)
-    if (IsInput(p.role))
+    if (model::IsOperand(p))
       operands.push_back("&" + OperandVar(p, /*result=*/false));
   for (const Param& p : k_.params)
     if (IsResult(p.role))
@@ -254,7 +265,7 @@ void HandlerParts::EmitBatchPlan(Printer& p) const {
     return;
   }
   auto rank = [&](const Param& param) {
-    return kp_.params[&param - &k_.params[0]].rank;
+    return Rank(static_cast<size_t>(&param - &k_.params[0]));
   };
   p.Emit({{"buffer", BufferVar(*first)},
           {"rank", rank(*first)},
@@ -279,7 +290,7 @@ void HandlerParts::EmitBatchPlan(Printer& p) const {
            )code");
   };
   for (const Param& param : k_.params)
-    if (IsInput(param.role)) operand(param, /*result=*/false);
+    if (model::IsOperand(param)) operand(param, /*result=*/false);
   for (const Param& param : k_.params)
     if (IsResult(param.role)) operand(param, /*result=*/true);
 }
@@ -289,7 +300,7 @@ void HandlerParts::EmitChecks(Printer& p) const {
   // means the library and the Python package disagree.
   for (size_t i = 0; i < k_.params.size(); ++i) {
     const Param& param = k_.params[i];
-    if (!model::IsTensor(param.role)) continue;
+    if (!model::IsTensor(param.role) && !param.traced) continue;
     std::vector<std::string> buffers = {BufferVar(param)};
     if (param.role == Role::kInMut)
       buffers.push_back(Namer::CppLocal("b", param.name));
@@ -299,22 +310,51 @@ void HandlerParts::EmitChecks(Printer& p) const {
               {"kernel", k_.name},
               {"param", param.name},
               {"dtype", model::DTypeName(param.dtype)},
-              {"rank", kp_.params[i].rank}},
+              {"rank", Rank(i)},
+              // The rank that "..." gives is the call's.
+              {"rank_text", kp_.params[i].leading
+                                ? fmt::format("\", {}, \"", Rank(i))
+                                : Rank(i)},
+              {"size",
+               kp_.params[i].leading
+                   ? fmt::format("static_cast<int64_t>({}.dimensions().size())",
+                                 buffer)
+                   : buffer + ".dimensions().size()"}},
              R"code(
                if ($buffer$.element_type() != ffi::DataType::$ffi_dtype$) {
                  return ffi::Error::InvalidArgument("$kernel$: parameter '$param$' expects $dtype$ elements");
                }
-               if ($buffer$.dimensions().size() != $rank$) {
-                 return ffi::Error::InvalidArgument(::kc::rt::Str("$kernel$: parameter '$param$' expects rank $rank$, got rank ", $buffer$.dimensions().size()));
+               if ($size$ != $rank$) {
+                 return ffi::Error::InvalidArgument(::kc::rt::Str("$kernel$: parameter '$param$' expects rank $rank_text$, got rank ", $buffer$.dimensions().size()));
                }
              )code");
   }
+  // "...": every tensor whose shape starts with it has the leading
+  // dimensions of the one that gives them.
+  for (size_t i = 0; i < k_.params.size() && kp_.leading >= 0; ++i) {
+    const Param& param = k_.params[i];
+    if (!kp_.params[i].leading || static_cast<int>(i) == kp_.leading) continue;
+    const Param& ref = k_.params[kp_.leading];
+    p.Emit({{"buffer", BufferVar(param)},
+            {"ref", BufferVar(ref)},
+            {"leading", LeadingVar()},
+            {"present", param.optional ? PresentVar(param) + " && " : ""},
+            {"kernel", k_.name},
+            {"param", param.name},
+            {"ref_param", ref.name}},
+           R"code(
+             for (int64_t kc_d = 0; kc_d < $leading$; ++kc_d) {
+               if ($present$$buffer$.dimensions()[kc_d] != $ref$.dimensions()[kc_d]) {
+                 return ffi::Error::InvalidArgument(::kc::rt::Str("$kernel$: parameter '$param$' has shape ", ::kc::rt::ShapeString($buffer$.dimensions()), ", but its leading dimensions ('...') must be those of '$ref_param$', which has shape ", ::kc::rt::ShapeString($ref$.dimensions())));
+               }
+             }
+           )code");
+  }
   for (const sema::Symbol& sym : kp_.symbols)
     p.Emit({{"symbol", Namer::CppLocal("s", sym.name)},
-            {"buffer", BufferVar(k_.params[sym.param])},
-            {"dim", sym.dim}},
+            {"dim", DimRef(BufferVar(k_.params[sym.param]), sym.dim)}},
            R"code(
-             const int64_t $symbol$ = $buffer$.dimensions()[$dim$];
+             const int64_t $symbol$ = $dim$;
            )code");
   for (int i : kp_.derived_order) {
     const Param& param = k_.params[i];
@@ -336,13 +376,16 @@ void HandlerParts::EmitChecks(Printer& p) const {
     p.Emit({{"expr", Cpp(e)},
             {"buffer", BufferVar(param)},
             {"dim", dim},
+            {"dim_ref", DimRef(BufferVar(param), dim)},
             {"kernel", k_.name},
             {"param", param.name},
-            {"text", Escape(text)}},
+            {"text", Escape(text)},
+            // An optional input that is absent has no shape to check.
+            {"present", param.optional ? PresentVar(param) + " && " : ""}},
            R"code(
              {
                const int64_t expected = $expr$;
-               if (!ev.failed() && $buffer$.dimensions()[$dim$] != expected) {
+               if ($present$!ev.failed() && $dim_ref$ != expected) {
                  return ffi::Error::InvalidArgument(::kc::rt::Str("$kernel$: parameter '$param$' has shape ", ::kc::rt::ShapeString($buffer$.dimensions()), ", but dimension $dim$ must be $text$ = ", expected));
                }
              }
@@ -353,8 +396,9 @@ void HandlerParts::EmitChecks(Printer& p) const {
   for (size_t i = 0; i < k_.params.size(); ++i) {
     if (k_.params[i].role != Role::kOut) continue;
     const sema::ParamPlan& pp = kp_.params[i];
-    for (size_t d = 0; d < pp.out_dims.size(); ++d)
-      check_dim(k_.params[i], static_cast<int>(d), pp.out_dims[d],
+    const int tail = static_cast<int>(pp.out_dims.size());
+    for (int d = 0; d < tail; ++d)
+      check_dim(k_.params[i], pp.leading ? d - tail : d, pp.out_dims[d],
                 pp.out_dim_texts[d]);
   }
   // Grid expressions, evaluated before the check of them all.
@@ -402,17 +446,46 @@ void HandlerParts::EmitLaunchGrid(Printer& p) const {
 std::vector<std::string> HandlerParts::KernelArgs(size_t i) const {
   const Param& p = k_.params[i];
   if (model::IsTensor(p.role)) {
-    std::vector<std::string> args = {BufferVar(p) + ".untyped_data()"};
+    std::vector<std::string> args = {
+        p.optional ? fmt::format("{} ? {}.untyped_data() : nullptr",
+                                 PresentVar(p), BufferVar(p))
+                   : BufferVar(p) + ".untyped_data()"};
     if (p.access == Access::kView)
       args.push_back(BufferVar(p) + ".dimensions().begin()");
     return args;
   }
+  // Read where the buffer is: on the CPU, the CUDA handler passes the
+  // buffer instead.
+  if (p.traced)
+    return {fmt::format("*static_cast<const {}*>({}.untyped_data())",
+                        model::DTypeCppName(p.dtype), BufferVar(p))};
   if (p.role == Role::kScalar)
     return {p.dtype == DType::kU64 ? fmt::format("static_cast<uint64_t>({})",
                                                  Namer::CppLocal("a", p.name))
                                    : Namer::CppLocal("a", p.name)};
   return {fmt::format("static_cast<{}>({})", model::DTypeCppName(p.dtype),
                       Namer::CppLocal("d", p.name))};
+}
+
+std::string HandlerParts::Rank(size_t i) const {
+  if (k_.params[i].traced) return "0";
+  if (kp_.params[i].leading)
+    return fmt::format("({} + {})", kp_.params[i].rank, LeadingVar());
+  return std::to_string(kp_.params[i].rank);
+}
+
+std::string HandlerParts::LeadingVar() {
+  return Namer::CppLocal("a", Namer::LeadingAttr());
+}
+
+std::string HandlerParts::DimRef(const std::string& buffer, int64_t d) {
+  if (d >= 0) return fmt::format("{}.dimensions()[{}]", buffer, d);
+  return fmt::format("{0}.dimensions()[{0}.dimensions().size() - {1}]", buffer,
+                     -d);
+}
+
+std::string HandlerParts::PresentVar(const Param& p) {
+  return Namer::CppLocal("a", Namer::PresentAttr(p.name));
 }
 
 std::string HandlerParts::InitValue(size_t i) const {

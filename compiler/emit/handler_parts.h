@@ -71,9 +71,13 @@ class HandlerParts {
   void EmitLaunchGrid(Printer& p) const;
 
   // The kernel's arguments for parameter `i` as the entry point and the
-  // launch take them: a tensor's data (and a view's shape), a scalar, a
-  // derived value.
+  // launch take them: a tensor's data (null for an absent optional input;
+  // and a view's shape), a scalar (a traced one read from its buffer, as
+  // the CPU can), a derived value.
   std::vector<std::string> KernelArgs(size_t i) const;
+  // The rank of operand `i`'s buffer, as C++: a tensor's (with "...", its
+  // other dimensions and the call's leading ones), 0 for a traced scalar.
+  std::string Rank(size_t i) const;
   // The value that parameter `i` (an Out with KC_INIT) is filled with.
   std::string InitValue(size_t i) const;
 
@@ -84,6 +88,14 @@ class HandlerParts {
   // arguments (b_), results the dereferenced results (o_); an InMut is read
   // from its result, which XLA aliases to the argument.
   static std::string BufferVar(const model::Param& p);
+  // The handler's name for the attribute that says whether optional input
+  // `p` is given.
+  static std::string PresentVar(const model::Param& p);
+  // The handler's name for the attribute that gives the number of leading
+  // dimensions ("...").
+  static std::string LeadingVar();
+  // Dimension `d` of `buffer`; a negative one counts from the last.
+  static std::string DimRef(const std::string& buffer, int64_t d);
   // The C++ type a scalar attribute is bound as.
   static std::string_view AttrCppType(model::DType t);
 

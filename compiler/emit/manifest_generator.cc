@@ -37,9 +37,11 @@ nlohmann::json CudaJson(const model::BuildInfo& info) {
                           {"images", ImagesJson(b.images)}};
     // The batch fold: the kernels whose vmap batch runs as one launch
     // along the grid's z axis, and the fold program's images.
-    if (!b.fold_kernels.empty())
+    if (!b.fold_kernels.empty() || !b.entry_kernels.empty()) {
       bin["fold"] = {{"kernels", b.fold_kernels},
                      {"images", ImagesJson(b.fold_images)}};
+      if (!b.entry_kernels.empty()) bin["fold"]["entries"] = b.entry_kernels;
+    }
     bins.push_back(bin);
   }
   return {{"archs", archs},
@@ -63,8 +65,8 @@ Status ManifestGenerator::Generate(const EmitRequest& request,
         handlers[std::string(model::TargetName(platform->target()))] =
             platform->HandlerSymbol(namer, k);
     kernels.push_back({{"name", k.name},
-                       {"python_name", Namer::Python(k.name)},
-                       {"ffi_target", namer.FfiTarget(k.name)},
+                       {"python_name", Namer::Python(k.Op())},
+                       {"ffi_target", namer.FfiTarget(k.Id())},
                        {"handlers", handlers}});
   }
   std::vector<std::string> targets;

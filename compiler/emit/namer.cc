@@ -50,6 +50,24 @@ std::string Namer::CudaFoldEntry(std::string_view kernel) {
   return fmt::format("kc_fold_{}", kernel);
 }
 
+std::string Namer::CudaEntry(std::string_view kernel) {
+  return fmt::format("kc_entry_{}", kernel);
+}
+
+std::string Namer::PresentAttr(std::string_view param) {
+  return fmt::format("kc_present_{}", param);
+}
+
+std::string Namer::LeadingAttr() { return "kc_leading"; }
+
+std::string Namer::PyPresent(std::string_view param) {
+  return fmt::format("_present_{}", param);
+}
+
+std::string Namer::PyVariant(std::string_view id) {
+  return fmt::format("_{}", Python(id));
+}
+
 std::string Namer::CudaCacheAccessor(int source_index, bool fold) {
   return fmt::format("kc_cuda_{}cache_{}", fold ? "fold_" : "", source_index);
 }

@@ -32,6 +32,9 @@ class Namer {
   std::string CudaFoldModuleSymbol(int source_index) const;
   // The fold program's entry for a kernel (an extern "C" __global__).
   static std::string CudaFoldEntry(std::string_view kernel);
+  // The entry program's entry that calls a kernel with traced scalars, read
+  // on the device (an extern "C" __global__).
+  static std::string CudaEntry(std::string_view kernel);
   // The shim's accessor of the module cache of the source at
   // `source_index`, or of its fold program's (`fold`).
   static std::string CudaCacheAccessor(int source_index, bool fold);
@@ -48,6 +51,18 @@ class Namer {
   // Python() names.
   static std::string PySymbol(std::string_view name);
   static std::string PyDerived(std::string_view name);
+  // The attribute that says whether optional input `param` (KC_OPTIONAL)
+  // is given: "kc_present_<param>".
+  static std::string PresentAttr(std::string_view param);
+  // The attribute that gives the number of leading dimensions of a call
+  // whose tensors' shapes start with "...": "kc_leading".
+  static std::string LeadingAttr();
+  // The local of a generated Python function that holds the same:
+  // "_present_<param>".
+  static std::string PyPresent(std::string_view param);
+  // The private function of a template kernel's variant, by the kernel's
+  // Id ("_reduce__0"), which the op's function calls.
+  static std::string PyVariant(std::string_view id);
   // Module-level private names of a kernel's function ("_saxpy_op": the
   // checks and the FFI call; "_saxpy_vjp", "_saxpy_sharded": its wrappers).
   static std::string PyPrivate(std::string_view kernel, std::string_view what);

@@ -192,6 +192,7 @@ TEST_CASE("EmitTemplate fills an embedded whole-file template") {
   p.EmitTemplate("py/init.pyi.tmpl",
                  {{"banner", "# BANNER"},
                   {"package", "pkg"},
+                  {"all", "\"f\""},
                   {"functions", [&] { p.Emit("\ndef f(): ...\n"); }}});
   Result<std::string> r = p.Finish();
   REQUIRE(r.ok());
@@ -212,7 +213,11 @@ TEST_CASE("EmitTemplate names the template in its errors") {
   Printer unused;
   unused.EmitTemplate(
       "py/init.pyi.tmpl",
-      {{"banner", "#"}, {"package", "pkg"}, {"functions", ""}, {"extra", "x"}});
+      {{"banner", "#"},
+       {"package", "pkg"},
+       {"all", ""},
+       {"functions", ""},
+       {"extra", "x"}});
   CHECK(unused.Finish().error().message ==
         "template py/init.pyi.tmpl: value $extra$ is not used");
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "compiler/emit/namer.h"
+#include "compiler/emit/text.h"
 
 namespace kernelc::emit {
 
@@ -26,7 +27,51 @@ std::string ShapeDoc(const sema::KernelPlan& kp, size_t i) {
   return fmt::format("{}[{}]", model::DTypeName(p.dtype), shape);
 }
 
+// The Args and Returns sections of a kernel's docstring.
+std::string Sections(const sema::KernelPlan& kp) {
+  const model::Kernel& k = *kp.kernel;
+  std::vector<std::string> lines;
+  std::vector<std::string> results;
+  for (size_t i = 0; i < k.params.size(); ++i) {
+    const Param& p = k.params[i];
+    if (IsInput(p.role))
+      lines.push_back(fmt::format(
+          "        {}: {}{}{}", Namer::Python(p.name), ShapeDoc(kp, i),
+          p.role == Role::kInMut ? " (updated copy returned)" : "",
+          p.optional ? " or None" : ""));
+    else if (p.role == Role::kScalar)
+      lines.push_back(fmt::format("        {}: {} ({})", Namer::Python(p.name),
+                                  model::DTypeName(p.dtype),
+                                  p.traced ? "traced" : "static"));
+    if (IsResult(p.role))
+      results.push_back(fmt::format("        {}: {}", p.name, ShapeDoc(kp, i)));
+  }
+  std::string doc;
+  if (!lines.empty())
+    doc += fmt::format("\n    Args:\n{}\n", fmt::join(lines, "\n"));
+  doc += fmt::format("\n    Returns:\n{}\n", fmt::join(results, "\n"));
+  return doc;
+}
+
 }  // namespace
+
+std::string PyFunction(const model::Kernel& k) {
+  return k.instantiation ? Namer::PyVariant(k.Id()) : Namer::Python(k.name);
+}
+
+std::string PyOpDoc(const sema::ModulePlan& plan, const sema::OpPlan& op) {
+  if (!op.is_template) return PyDoc(plan.kernels[op.variants.front()]);
+  const model::Kernel& first = *plan.kernels[op.variants.front()].kernel;
+  std::string doc = fmt::format(
+      "Runs template kernel '{}' ({}): the variant that takes the input "
+      "element types.\n",
+      op.name, first.source);
+  for (int i : op.variants) {
+    const sema::KernelPlan& kp = plan.kernels[i];
+    doc += fmt::format("\n    Variant {}:\n{}", kp.kernel->name, Sections(kp));
+  }
+  return doc + "    ";
+}
 
 std::vector<std::string> PyArgs(const model::Kernel& k) {
   std::vector<std::string> args;
@@ -38,26 +83,15 @@ std::vector<std::string> PyArgs(const model::Kernel& k) {
 
 std::string PyDoc(const sema::KernelPlan& kp) {
   const model::Kernel& k = *kp.kernel;
-  std::vector<std::string> lines;
-  std::vector<std::string> results;
-  for (size_t i = 0; i < k.params.size(); ++i) {
-    const Param& p = k.params[i];
-    if (IsInput(p.role))
-      lines.push_back(fmt::format(
-          "        {}: {}{}", Namer::Python(p.name), ShapeDoc(kp, i),
-          p.role == Role::kInMut ? " (updated copy returned)" : ""));
-    else if (p.role == Role::kScalar)
-      lines.push_back(fmt::format("        {}: {} (static)",
-                                  Namer::Python(p.name),
-                                  model::DTypeName(p.dtype)));
-    if (IsResult(p.role))
-      results.push_back(fmt::format("        {}: {}", p.name, ShapeDoc(kp, i)));
-  }
-  std::string doc = fmt::format("Runs kernel '{}' ({}).\n", k.name, k.source);
-  if (!lines.empty())
-    doc += fmt::format("\n    Args:\n{}\n", fmt::join(lines, "\n"));
-  doc += fmt::format("\n    Returns:\n{}\n    ", fmt::join(results, "\n"));
-  return doc;
+  return fmt::format("Runs kernel '{}' ({}).\n{}    ", k.name, k.source,
+                     Sections(kp));
+}
+
+std::string PyAll(const sema::ModulePlan& plan) {
+  std::vector<std::string> quoted;
+  for (const sema::OpPlan& op : plan.ops)
+    quoted.push_back(Quote(Namer::Python(op.name)));
+  return fmt::format("{}", fmt::join(quoted, ", "));
 }
 
 }  // namespace kernelc::emit

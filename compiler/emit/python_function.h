@@ -18,6 +18,19 @@ std::vector<std::string> PyArgs(const model::Kernel& k);
 // the kernel, each argument's dtype and shape, and the results'.
 std::string PyDoc(const sema::KernelPlan& kp);
 
+// The package's public names as __all__ lists them: each op's function
+// (a template kernel's variants are one op), quoted, in declaration order,
+// joined by ", ".
+std::string PyAll(const sema::ModulePlan& plan);
+
+// The docstring of an op's function: its kernel's, or for a template
+// kernel each variant's arguments and results.
+std::string PyOpDoc(const sema::ModulePlan& plan, const sema::OpPlan& op);
+
+// The function that runs kernel `k`: the op's for a plain kernel, a
+// private one (Namer::PyVariant) for a template's variant.
+std::string PyFunction(const model::Kernel& k);
+
 }  // namespace kernelc::emit
 
 #endif  // KERNELC_COMPILER_EMIT_PYTHON_FUNCTION_H_

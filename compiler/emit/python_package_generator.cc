@@ -76,7 +76,8 @@ void EmitFunction(const sema::KernelPlan& kp, const std::string& name,
          )py");
 }
 
-// The arguments converted and checked against their dtypes and ranks.
+// The arguments converted and checked against their dtypes and ranks: an
+// optional input may be None, a traced scalar becomes a 0-d array.
 void EmitArguments(const sema::KernelPlan& kp, Printer& p) {
   const model::Kernel& k = *kp.kernel;
   for (size_t i = 0; i < k.params.size(); ++i) {
@@ -87,8 +88,16 @@ void EmitArguments(const sema::KernelPlan& kp, Printer& p) {
                           {"dtype", model::DTypeName(param.dtype)}};
     if (IsInput(param.role)) {
       subs.emplace_back("rank", kp.params[i].rank);
+      subs.emplace_back(
+          "optional",
+          fmt::format("{}{}", kp.params[i].leading ? ", leading=True" : "",
+                      param.optional ? ", optional=True" : ""));
       p.Emit(subs, R"py(
-        $var$ = _kc.tensor("$kernel$", "$param$", $var$, "$dtype$", $rank$)
+        $var$ = _kc.tensor("$kernel$", "$param$", $var$, "$dtype$", $rank$$optional$)
+      )py");
+    } else if (param.traced) {
+      p.Emit(subs, R"py(
+        $var$ = _kc.traced_scalar("$kernel$", "$param$", $var$, "$dtype$")
       )py");
     } else if (param.role == Role::kScalar) {
       p.Emit(subs, R"py(
@@ -105,6 +114,48 @@ void EmitOpBody(const EmitRequest& request, const sema::KernelPlan& kp,
   const model::Kernel& k = *kp.kernel;
   expr::Resolver r = PyResolver(kp);
   EmitArguments(kp, p);
+  // An optional input that is None: a zero-size array of its dtype and
+  // rank stands in for it, so that its shape reads as zeros.
+  for (size_t i = 0; i < k.params.size(); ++i) {
+    const Param& param = k.params[i];
+    if (!param.optional) continue;
+    p.Emit({{"present", Namer::PyPresent(param.name)},
+            {"var", Namer::Python(param.name)},
+            {"dtype", model::DTypeName(param.dtype)},
+            {"rank", kp.params[i].rank}},
+           R"py(
+             $present$ = $var$ is not None
+             $var$ = _kc.absent_as_empty($var$, "$dtype$", $rank$)
+           )py");
+  }
+  // "...": the leading dimensions, those of the input that gives them,
+  // which every other such input has.
+  if (kp.leading >= 0) {
+    const Param& ref = k.params[kp.leading];
+    p.Emit({{"var", Namer::Python(ref.name)},
+            {"rank", kp.params[kp.leading].rank}},
+           R"py(
+             _leading = $var$.shape[:$var$.ndim - $rank$]
+           )py");
+    for (size_t i = 0; i < k.params.size(); ++i) {
+      const Param& param = k.params[i];
+      if (!kp.params[i].leading || static_cast<int>(i) == kp.leading ||
+          !IsInput(param.role))
+        continue;
+      p.Emit({{"kernel", k.name},
+              {"param", param.name},
+              {"var", Namer::Python(param.name)},
+              {"rank", kp.params[i].rank},
+              {"ref", ref.name},
+              {"if_present",
+               param.optional
+                   ? fmt::format("if {}: ", Namer::PyPresent(param.name))
+                   : ""}},
+             R"py(
+               $if_present$_kc.check_leading("$kernel$", "$param$", $var$, $rank$, _leading, "$ref$")
+             )py");
+    }
+  }
   for (const sema::Symbol& sym : kp.symbols)
     p.Emit({{"symbol", Namer::PySymbol(sym.name)},
             {"var", Namer::Python(k.params[sym.param].name)},
@@ -126,27 +177,38 @@ void EmitOpBody(const EmitRequest& request, const sema::KernelPlan& kp,
   }
   for (const sema::DimCheck& c : kp.checks) {
     const Param& param = k.params[c.param];
-    p.Emit({{"kernel", k.name},
-            {"param", param.name},
-            {"var", Namer::Python(param.name)},
-            {"dim", c.dim},
-            {"expr", expr::EmitPython(c.expr, r, "_kc")},
-            {"text", Quote(c.text)}},
-           R"py(
-             _kc.check_dim("$kernel$", "$param$", $var$, $dim$, lambda: $expr$, $text$)
+    p.Emit(
+        {{"kernel", k.name},
+         {"param", param.name},
+         {"var", Namer::Python(param.name)},
+         {"dim", c.dim},
+         {"expr", expr::EmitPython(c.expr, r, "_kc")},
+         {"text", Quote(c.text)},
+         {"if_present",
+          param.optional ? fmt::format("if {}: ", Namer::PyPresent(param.name))
+                         : ""}},
+        R"py(
+             $if_present$_kc.check_dim("$kernel$", "$param$", $var$, $dim$, lambda: $expr$, $text$)
            )py");
   }
   std::vector<std::string> operands, attrs, aliases;
   std::map<std::string, int> operand_of;
   for (const Param& param : k.params) {
-    if (IsInput(param.role)) {
+    if (model::IsOperand(param)) {
       operand_of[param.name] = static_cast<int>(operands.size());
       operands.push_back(Namer::Python(param.name));
     } else if (param.role == Role::kScalar) {
       attrs.push_back(fmt::format("{}: _kc.attr({})", Quote(param.name),
                                   Namer::Python(param.name)));
     }
+    if (param.optional)
+      attrs.push_back(fmt::format("{}: {}",
+                                  Quote(Namer::PresentAttr(param.name)),
+                                  Namer::PyPresent(param.name)));
   }
+  if (kp.leading >= 0)
+    attrs.push_back(
+        fmt::format("{}: len(_leading)", Quote(Namer::LeadingAttr())));
   // The results, each with its shape and dtype; an InMut result is updated
   // in place and has its argument's shape.
   std::vector<size_t> results;
@@ -173,7 +235,8 @@ void EmitOpBody(const EmitRequest& request, const sema::KernelPlan& kp,
           dims.push_back(expr::EmitPython(pp.out_dims[d], r, "_kc"));
           texts.push_back(Quote(pp.out_dim_texts[d]));
         }
-        subs.emplace_back("shape", PyTuple(dims));
+        subs.emplace_back("shape", pp.leading ? "_leading + " + PyTuple(dims)
+                                              : PyTuple(dims));
         subs.emplace_back("texts", PyTuple(texts));
       }
       if (i != results.front()) p.PrintRaw(",\n     ");
@@ -182,7 +245,7 @@ void EmitOpBody(const EmitRequest& request, const sema::KernelPlan& kp,
           R"py(_kc.out_shape("$kernel$", "$param$", "$dtype$", lambda: $shape$, $texts$))py");
     }
   };
-  p.Emit({{"target", request.namer().FfiTarget(k.name)},
+  p.Emit({{"target", request.namer().FfiTarget(k.Id())},
           {"results", out_shapes},
           {"operands", fmt::format("{}", fmt::join(operands, ", "))},
           {"aliases", fmt::format("{}", fmt::join(aliases, ", "))},
@@ -210,8 +273,8 @@ void EmitPublicBody(const sema::KernelPlan& kp, Printer& p) {
   EmitArguments(kp, p);
   p.Emit({{"args", fmt::format("{}", fmt::join(PyArgs(k), ", "))},
           {"eager",
-           Namer::PyPrivate(k.name, kp.parallel.empty() ? "op" : "eager")},
-          {"wrapped", Namer::PyPrivate(k.name, Autodiff(kp))}},
+           Namer::PyPrivate(k.Id(), kp.parallel.empty() ? "op" : "eager")},
+          {"wrapped", Namer::PyPrivate(k.Id(), Autodiff(kp))}},
          R"py(
            if not _kc.traced($args$):
                return $eager$($args$)
@@ -251,7 +314,7 @@ std::string Derivative(const sema::ModulePlan& plan, const model::Kernel& k,
       modes.push_back(Quote("jvp"));
   }
   return fmt::format("{}=_kc.Derivative(\n    {}, {},\n    {},\n    {}, {})",
-                     vjp ? "vjp" : "jvp", Quote(d.name), Namer::Python(d.name),
+                     vjp ? "vjp" : "jvp", Quote(d.name), PyFunction(d),
                      PyTuple(params), PyTuple(derivatives), PyTuple(modes));
 }
 
@@ -265,13 +328,13 @@ void EmitWrappers(const sema::ModulePlan& plan, const sema::KernelPlan& kp,
   std::vector<std::string> names, statics, results;
   for (const Param& param : k.params) {
     if (IsInput(param.role) || param.role == Role::kScalar) {
-      if (param.role == Role::kScalar)
+      if (model::IsStatic(param))
         statics.push_back(std::to_string(names.size()));
       names.push_back(Quote(param.name));
     }
     if (IsResult(param.role)) results.push_back(Quote(param.name));
   }
-  std::string op = Namer::PyPrivate(k.name, "op");
+  std::string op = Namer::PyPrivate(k.Id(), "op");
   if (!kp.parallel.empty()) {
     // One factor per dimension: the parallel symbols by name, every other
     // dimension its own factor, which must stay replicated.
@@ -287,24 +350,24 @@ void EmitWrappers(const sema::ModulePlan& plan, const sema::KernelPlan& kp,
     };
     std::vector<std::string> operands, outs;
     for (size_t i = 0; i < k.params.size(); ++i)
-      if (IsInput(k.params[i].role)) operands.push_back(factors(i));
+      if (model::IsOperand(k.params[i])) operands.push_back(factors(i));
     for (size_t i = 0; i < k.params.size(); ++i)
       if (IsResult(k.params[i].role)) outs.push_back(factors(i));
-    const std::string sharded = Namer::PyPrivate(k.name, "sharded");
+    const std::string sharded = Namer::PyPrivate(k.Id(), "sharded");
     // Eager calls too run under jit, where the sharding rule applies.
     p.Emit({{"sharded", sharded},
             {"op", op},
             {"statics", PyTuple(statics)},
             {"operands", PyTuple(operands)},
             {"outs", PyTuple(outs)},
-            {"eager", Namer::PyPrivate(k.name, "eager")}},
+            {"eager", Namer::PyPrivate(k.Id(), "eager")}},
            R"py(
              $sharded$ = _kc.sharded($op$, $statics$, $operands$, $outs$)
              $eager$ = _kc.jit($sharded$, $statics$)
            )py");
     op = sharded;
   }
-  const std::string wrapper = Namer::PyPrivate(k.name, Autodiff(kp));
+  const std::string wrapper = Namer::PyPrivate(k.Id(), Autodiff(kp));
   if (!kp.pairing) {
     // In-place parameters, named in the error that differentiating gives.
     std::vector<std::string> inplace;
@@ -337,17 +400,68 @@ void EmitWrappers(const sema::ModulePlan& plan, const sema::KernelPlan& kp,
          )py");
 }
 
+// The function of a template kernel's op: calls the variant that takes
+// the input element types (see _kernelc.py's `variant`), which the table
+// EmitVariantTable defines.
+void EmitDispatch(const sema::ModulePlan& plan, const sema::OpPlan& op,
+                  Printer& p) {
+  const model::Kernel& first = *plan.kernels[op.variants.front()].kernel;
+  std::vector<std::string> args = PyArgs(first), inputs;
+  for (const Param& param : first.params)
+    if (IsInput(param.role)) inputs.push_back(Namer::Python(param.name));
+  p.Emit({{"name", Namer::Python(op.name)},
+          {"args", fmt::format("{}", fmt::join(args, ", "))},
+          {"doc", PyOpDoc(plan, op)},
+          {"op", Quote(op.name)},
+          {"variants", Namer::PyPrivate(op.name, "variants")},
+          {"inputs", PyTuple(inputs)}},
+         R"py(
+
+           def $name$($args$):
+               """$doc$"""
+               return _kc.variant($op$, $variants$, $inputs$)($args$)
+         )py");
+}
+
+// A template kernel's variants: per variant, its name, its input tensors'
+// names and element types, and its function.
+void EmitVariantTable(const sema::ModulePlan& plan, const sema::OpPlan& op,
+                      Printer& p) {
+  std::vector<std::string> rows;
+  for (int i : op.variants) {
+    const model::Kernel& k = *plan.kernels[i].kernel;
+    std::vector<std::string> inputs;
+    for (const Param& param : k.params)
+      if (IsInput(param.role))
+        inputs.push_back(
+            PyTuple({Quote(param.name),
+                     Quote(std::string(model::DTypeName(param.dtype)))}));
+    rows.push_back(fmt::format("    ({}, {}, {}),", Quote(k.name),
+                               PyTuple(inputs), PyFunction(k)));
+  }
+  p.Emit({{"variants", Namer::PyPrivate(op.name, "variants")},
+          {"rows", fmt::format("{}", fmt::join(rows, "\n"))}},
+         R"py(
+           $variants$ = (
+           $rows$
+           )
+         )py");
+}
+
 }  // namespace
 
 Status PythonPackageGenerator::Generate(const EmitRequest& request,
                                         GeneratorContext& context) const {
-  const std::vector<sema::KernelPlan>& kernels = request.plan().kernels;
-  std::vector<std::string> names, quoted, targets;
-  for (const sema::KernelPlan& kp : kernels) {
-    names.push_back(Namer::Python(kp.kernel->name));
-    quoted.push_back(Quote(names.back()));
-    targets.push_back(Quote(request.namer().FfiTarget(kp.kernel->name)));
+  const sema::ModulePlan& plan = request.plan();
+  const std::vector<sema::KernelPlan>& kernels = plan.kernels;
+  // The package's functions are its ops (a template kernel's variants are
+  // one); the custom-call targets are its kernels'.
+  std::vector<std::string> names, targets;
+  for (const sema::OpPlan& op : plan.ops) {
+    names.push_back(Namer::Python(op.name));
   }
+  for (const sema::KernelPlan& kp : kernels)
+    targets.push_back(Quote(request.namer().FfiTarget(kp.kernel->Id())));
   Printer p;
   auto registrations = [&] {
     for (const sema::KernelPlan& kp : kernels)
@@ -355,26 +469,35 @@ Status PythonPackageGenerator::Generate(const EmitRequest& request,
         if (platform->Runs(*kp.kernel))
           platform->EmitPyRegistration(request, *kp.kernel, p);
   };
-  // Each kernel's op (the checks and the FFI call) and its public
-  // function, then the wrappers that join them.
+  // Each kernel's op (the checks and the FFI call) and its function, with
+  // a template kernel's op after its variants; then the wrappers that join
+  // them.
   auto functions = [&] {
-    for (size_t i = 0; i < kernels.size(); ++i) {
-      const sema::KernelPlan& kp = kernels[i];
-      if (i > 0) p.PrintRaw("\n");
-      EmitFunction(
-          kp, Namer::PyPrivate(kp.kernel->name, "op"),
-          [&] { EmitOpBody(request, kp, p); }, p);
+    bool first = true;
+    for (const sema::OpPlan& op : plan.ops) {
+      for (int i : op.variants) {
+        const sema::KernelPlan& kp = kernels[i];
+        if (!first) p.PrintRaw("\n");
+        first = false;
+        EmitFunction(
+            kp, Namer::PyPrivate(kp.kernel->Id(), "op"),
+            [&] { EmitOpBody(request, kp, p); }, p);
+        p.PrintRaw("\n");
+        EmitFunction(
+            kp, PyFunction(*kp.kernel), [&] { EmitPublicBody(kp, p); }, p);
+      }
+      if (!op.is_template) continue;
       p.PrintRaw("\n");
-      EmitFunction(
-          kp, names[i], [&] { EmitPublicBody(kp, p); }, p);
+      EmitDispatch(plan, op, p);
     }
     if (kernels.empty()) return;
     p.Emit(R"py(
 
       # Wrappers: autodiff (from KC_VJP and KC_JVP, or an error without them) and sharding rules (KC_PARALLEL); see _kernelc.py.
     )py");
-    for (const sema::KernelPlan& kp : kernels)
-      EmitWrappers(request.plan(), kp, p);
+    for (const sema::KernelPlan& kp : kernels) EmitWrappers(plan, kp, p);
+    for (const sema::OpPlan& op : plan.ops)
+      if (op.is_template) EmitVariantTable(plan, op, p);
   };
   const model::BuildInfo& info = request.info();
   p.EmitTemplate("py/init.py.tmpl",
@@ -387,7 +510,7 @@ Status PythonPackageGenerator::Generate(const EmitRequest& request,
                   {"registrations", registrations},
                   {"targets", fmt::format("{}{}", fmt::join(targets, ", "),
                                           targets.size() == 1 ? "," : "")},
-                  {"all", fmt::format("{}", fmt::join(quoted, ", "))},
+                  {"all", PyAll(plan)},
                   {"functions", functions}});
   Status s = context.Write(GeneratorContext::Tree::kPackage, "__init__.py", p);
   if (!s.ok()) return s;

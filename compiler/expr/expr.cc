@@ -621,12 +621,25 @@ Parsed<std::vector<Dim>> ParseShape(std::string_view text) {
       p.Fail(t.begin, "expected a dimension (an expression or '_')");
       break;
     }
-    // "_" alone is a wildcard; "_ + 1" is an expression (which then fails
-    // to check, '_' being no name in scope).
+    // "...": any number of leading dimensions, as the first dimension
+    // only. "_" alone is a wildcard; "_ + 1" is an expression (which then
+    // fails to check, '_' being no name in scope).
     const Token after = p.PeekSecond();
-    if (t.kind == Token::Kind::kName && p.TextOf(t) == "_" &&
-        (after.kind == Token::Kind::kEnd ||
-         (after.kind == Token::Kind::kPunct && after.punct == ','))) {
+    if (t.kind == Token::Kind::kPunct && t.punct == '.' &&
+        text.substr(t.begin, 3) == "...") {
+      if (!dims.empty()) {
+        p.Fail(t.begin, "'...' may only be the first dimension");
+        break;
+      }
+      for (int i = 0; i < 3; ++i) p.Advance();
+      Dim d;
+      d.leading = true;
+      d.begin = t.begin;
+      d.end = t.begin + 3;
+      dims.push_back(d);
+    } else if (t.kind == Token::Kind::kName && p.TextOf(t) == "_" &&
+               (after.kind == Token::Kind::kEnd ||
+                (after.kind == Token::Kind::kPunct && after.punct == ','))) {
       p.Advance();
       dims.push_back(Dim{true, nullptr, t.begin, t.end});
     } else {

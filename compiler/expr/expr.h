@@ -47,14 +47,16 @@ using Parsed = std::variant<T, ParseError>;
 
 Parsed<NodePtr> Parse(std::string_view text);
 
-// One dimension of a shape: "_" (any extent) or an expression.
+// One dimension of a shape: "_" (any extent) or an expression; or "...",
+// which only the first may be: any number of leading dimensions.
 struct Dim {
   bool any = false;
   NodePtr expr;
   int begin = 0, end = 0;
+  bool leading = false;
 };
 
-// "n, m * 2, _". An empty or blank text is rank 0.
+// "n, m * 2, _", "..., c". An empty or blank text is rank 0.
 Parsed<std::vector<Dim>> ParseShape(std::string_view text);
 
 enum class NameKind { kUnknown, kTensor, kSymbol, kIntValue, kFloatValue };

@@ -15,6 +15,9 @@ llvm::StringRef SpelledName(llvm::StringRef annotation) {
       .Case(kInit, "KC_INIT")
       .Case(kDerived, "KC_DERIVED")
       .Case(kGrid, "KC_GRID")
+      .Case(kBlocks, "KC_BLOCKS")
+      .Case(kTraced, "KC_TRACED")
+      .Case(kOptional, "KC_OPTIONAL")
       .Case(kBlock, "KC_BLOCK")
       .Case(kSharedBytes, "KC_SHARED_BYTES")
       .Case(kKernel, "KC_KERNEL")
@@ -31,12 +34,13 @@ bool IsRoleAnnotation(llvm::StringRef a) {
   return a == kIn || a == kInMut || a == kOut || a == kDerived;
 }
 bool IsParamAnnotation(llvm::StringRef a) {
-  return IsRoleAnnotation(a) || a == kShape || a == kInit;
+  return IsRoleAnnotation(a) || a == kShape || a == kInit || a == kTraced ||
+         a == kOptional;
 }
 bool IsFunctionAnnotation(llvm::StringRef a) {
-  return a == kGrid || a == kBlock || a == kSharedBytes || a == kKernel ||
-         a == kGlobal || a == kVjp || a == kJvp || a == kParallel ||
-         a == kElementwise;
+  return a == kGrid || a == kBlocks || a == kBlock || a == kSharedBytes ||
+         a == kKernel || a == kGlobal || a == kVjp || a == kJvp ||
+         a == kParallel || a == kElementwise;
 }
 
 std::vector<const clang::AnnotateAttr*> KcAnnotations(

@@ -23,6 +23,9 @@ inline constexpr llvm::StringLiteral kShape = "kc.shape";
 inline constexpr llvm::StringLiteral kInit = "kc.init";
 inline constexpr llvm::StringLiteral kDerived = "kc.derived";
 inline constexpr llvm::StringLiteral kGrid = "kc.grid";
+inline constexpr llvm::StringLiteral kBlocks = "kc.blocks";
+inline constexpr llvm::StringLiteral kTraced = "kc.traced";
+inline constexpr llvm::StringLiteral kOptional = "kc.optional";
 inline constexpr llvm::StringLiteral kBlock = "kc.block";
 inline constexpr llvm::StringLiteral kSharedBytes = "kc.shared_bytes";
 inline constexpr llvm::StringLiteral kKernel = "kc.kernel";
@@ -41,7 +44,7 @@ llvm::StringRef SpelledName(llvm::StringRef annotation);
 
 // KC_IN, KC_INMUT, KC_OUT and KC_DERIVED: one per parameter.
 bool IsRoleAnnotation(llvm::StringRef a);
-// The roles, KC_SHAPE and KC_INIT.
+// The roles, KC_SHAPE, KC_INIT, KC_TRACED and KC_OPTIONAL.
 bool IsParamAnnotation(llvm::StringRef a);
 // Those of a kernel: launch configuration, kinds, autodiff, sharding.
 bool IsFunctionAnnotation(llvm::StringRef a);

@@ -14,6 +14,7 @@
 #include <clang/Basic/SourceManager.h>
 #include <clang/Basic/Version.h>
 #include <clang/Driver/Driver.h>
+#include <clang/Frontend/ASTUnit.h>
 #include <clang/Frontend/CompilerInstance.h>
 #include <clang/Frontend/CompilerInvocation.h>
 #include <clang/Frontend/FrontendAction.h>
@@ -27,6 +28,7 @@
 #include <llvm/Support/VirtualFileSystem.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -35,6 +37,7 @@
 
 #include "compiler/diag/engine.h"
 #include "compiler/frontend/diagnostic_adapter.h"
+#include "compiler/frontend/host_code.h"
 #include "compiler/frontend/kernel_reader.h"
 #include "compiler/frontend/locations.h"
 #include "runtime/embedded_headers.h"
@@ -64,20 +67,44 @@ struct ToolkitInclude {
   bool seen() const { return loc.isValid() || reported; }
 };
 
+// An #include of a C or C++ library header, which NVRTC does not have: its
+// directive, in a file of the user's.
+struct LibraryInclude {
+  std::string file;  // the including file, as Clang names it
+  Span span;         // from '#' to the end of the header's name
+};
+
 // State shared by the sources of one ParseSources call.
 struct Session {
-  Session(diag::DiagnosticEngine& d, DiagnosticAdapter& a)
-      : diags(d), adapter(a) {}
-
-  diag::DiagnosticEngine& diags;
-  DiagnosticAdapter& adapter;  // the client of each source's engine
+  // Where the parse under way reports (a scratch engine for a parse that
+  // may be retried), and the client of its Clang engine.
+  diag::DiagnosticEngine* diags = nullptr;
+  DiagnosticAdapter* adapter = nullptr;
   model::Module module;
+  // The parse under way: in Clang's CUDA mode; whether it reads kernels
+  // (not when it only finds a whole .cu file's host code).
+  bool cuda = false;
+  bool read_kernels = true;
+  // What the parse under way found: the host-only code of the user's files
+  // (CUDA mode only), the #include directives of library headers, and the
+  // name by which each user header was included ("common.h").
+  std::map<std::string, std::vector<Span>> host_code;
+  std::vector<LibraryInclude> library_includes;
+  std::map<std::string, std::string> include_names;
   std::set<std::string> dependencies;  // non-system files read, as named
   // Read as the CPU sees a source: the CUDA toolkit's include directories
   // (real paths), whose headers other than kernelc's stand-ins need a CUDA
   // compiler.
   std::vector<std::string> toolkit_dirs;
   ToolkitInclude toolkit_include;  // of the source being parsed
+  ConstantEvaluator evaluate;      // of the macros annotations name
+
+  // Whether a real path is under one of toolkit_dirs.
+  bool InToolkit(llvm::StringRef path) const {
+    for (const std::string& dir : toolkit_dirs)
+      if (path.starts_with(dir + "/")) return true;
+    return false;
+  }
 
   // After Clang's first error in a source that included a toolkit header.
   void ReportToolkitInclude(const clang::SourceManager& sm) {
@@ -85,7 +112,7 @@ struct Session {
     diag::Diagnostic d = diag::Make<diag::Id::kToolkitHeaderNeedsCuda>(
         {}, toolkit_include.header);
     Locate(d, toolkit_include.loc, sm);
-    diags.Add(std::move(d));
+    diags->Add(std::move(d));
     toolkit_include.loc = clang::SourceLocation();
     toolkit_include.reported = true;
   }
@@ -115,7 +142,7 @@ class ToolkitIncludeRecorder : public clang::PPCallbacks {
     bool in_toolkit = false;
     if (file) {
       in_toolkit =
-          !llvm::sys::fs::real_path(file->getName(), real) && InToolkit(real);
+          !llvm::sys::fs::real_path(file->getName(), real) && session_.InToolkit(real);
     } else {
       for (const std::string& dir : session_.toolkit_dirs)
         in_toolkit = in_toolkit || llvm::sys::fs::exists(dir + "/" + name);
@@ -125,32 +152,82 @@ class ToolkitIncludeRecorder : public clang::PPCallbacks {
   }
 
  private:
-  bool InToolkit(llvm::StringRef path) const {
-    for (const std::string& dir : session_.toolkit_dirs)
-      if (path.starts_with(dir + "/")) return true;
-    return false;
+  const clang::SourceManager& sm_;
+  Session& session_;
+};
+
+// The headers kernelc gives NVRTC in place of the C and C++ library's.
+bool NvrtcHasHeader(llvm::StringRef name) {
+  static const char* const kOwn[] = {
+      "stdint.h", "stddef.h", "math.h", "float.h", "limits.h",
+      "cstdint",  "cstddef",  "cmath",  "cfloat",  "climits"};
+  for (const char* own : kOwn)
+    if (name == own) return true;
+  return name.starts_with("kernelc");
+}
+
+// Records, in the user's files, the #include directives of system headers
+// that are neither the CUDA toolkit's nor kernelc's (NVRTC has none of
+// them), and the name by which each user header is included.
+class IncludeRecorder : public clang::PPCallbacks {
+ public:
+  IncludeRecorder(const clang::SourceManager& sm, Session& session)
+      : sm_(sm), session_(session) {}
+
+  void InclusionDirective(clang::SourceLocation hash, const clang::Token&,
+                          llvm::StringRef name, bool angled,
+                          clang::CharSourceRange,
+                          clang::OptionalFileEntryRef file, llvm::StringRef,
+                          llvm::StringRef, const clang::Module*, bool,
+                          clang::SrcMgr::CharacteristicKind kind) override {
+    if (!file || hash.isMacroID() || sm_.isInSystemHeader(hash)) return;
+    // kernelc's own headers reach NVRTC as they are, under their names.
+    auto includer = sm_.getFileEntryRefForID(sm_.getFileID(hash));
+    if (!includer || includer->getName().starts_with(kVirtualRoot)) return;
+    if (!clang::SrcMgr::isSystem(kind)) {
+      if (!angled && !file->getName().starts_with(kVirtualRoot))
+        session_.include_names[file->getName().str()] = name.str();
+      return;
+    }
+    llvm::SmallString<256> real;
+    if (NvrtcHasHeader(name) || file->getName().starts_with(kVirtualRoot) ||
+        (!llvm::sys::fs::real_path(file->getName(), real) && session_.InToolkit(real)))
+      return;
+    // To the end of the line: the directive, and a comment after it.
+    const clang::FileID fid = sm_.getFileID(hash);
+    const unsigned begin = sm_.getFileOffset(hash);
+    llvm::StringRef text = sm_.getBufferData(fid);
+    size_t end = text.find('\n', begin);
+    if (end == llvm::StringRef::npos) end = text.size();
+    session_.library_includes.push_back(
+        {includer->getName().str(), {begin, static_cast<unsigned>(end)}});
   }
 
+ private:
   const clang::SourceManager& sm_;
   Session& session_;
 };
 
 class KernelConsumer : public clang::ASTConsumer {
  public:
-  KernelConsumer(Session& session, const std::string& source)
-      : session_(session), source_(source) {}
+  KernelConsumer(Session& session, clang::Preprocessor& pp,
+                 const std::string& source)
+      : session_(session), pp_(pp), source_(source) {}
 
   // After the whole TU: template instantiations needed by kernels are done.
   // After a fatal error Clang reports nothing more, and the AST is missing
   // what it could not read: the kernels are not read either.
   void HandleTranslationUnit(clang::ASTContext& ctx) override {
     if (ctx.getDiagnostics().hasFatalErrorOccurred()) return;
-    ReadKernels(ctx, source_, session_.module, session_.adapter,
-                session_.diags);
+    if (session_.cuda) session_.host_code = HostOnlyCode(ctx);
+    if (session_.read_kernels)
+      ReadKernels(ctx, pp_, source_, session_.module, *session_.adapter,
+                  *session_.diags, session_.evaluate);
   }
 
  private:
   Session& session_;
+  clang::Preprocessor& pp_;
   const std::string& source_;
 };
 
@@ -161,16 +238,19 @@ class KernelAction : public clang::ASTFrontendAction {
 
  protected:
   bool BeginSourceFileAction(clang::CompilerInstance& ci) override {
-    if (!session_.toolkit_dirs.empty())
+    if (!session_.cuda && !session_.toolkit_dirs.empty())
       ci.getPreprocessor().addPPCallbacks(
           std::make_unique<ToolkitIncludeRecorder>(ci.getSourceManager(),
                                                    session_));
+    ci.getPreprocessor().addPPCallbacks(
+        std::make_unique<IncludeRecorder>(ci.getSourceManager(), session_));
     return true;
   }
 
   std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(
-      clang::CompilerInstance&, llvm::StringRef) override {
-    return std::make_unique<KernelConsumer>(session_, source_);
+      clang::CompilerInstance& ci, llvm::StringRef) override {
+    return std::make_unique<KernelConsumer>(session_, ci.getPreprocessor(),
+                                            source_);
   }
 
  private:
@@ -251,6 +331,42 @@ std::vector<std::string> CudaDeviceArgs(int arch) {
           "-target-sdk-version=12.5"};
 }
 
+// Evaluates macro expansions with the Clang that parses the sources, in a
+// translation unit of their own (see ConstantEvaluator). Its diagnostics
+// are not the user's: an expansion that does not compile is no constant.
+std::vector<std::optional<int64_t>> EvaluateConstants(
+    const std::vector<std::string>& texts, const std::string& clang_path,
+    const std::string& resource_dir) {
+  std::string code = "#include <stddef.h>\n#include <stdint.h>\n";
+  for (size_t i = 0; i < texts.size(); ++i)
+    code += fmt::format("constexpr auto kc_constant_{} = ({});\n", i, texts[i]);
+  clang::IgnoringDiagConsumer ignore;
+  std::unique_ptr<clang::ASTUnit> ast =
+      clang::tooling::buildASTFromCodeWithArgs(
+          code, {"-std=c++17", "-w", "-resource-dir", resource_dir},
+          "kernelc-constants.cc", clang_path,
+          std::make_shared<clang::PCHContainerOperations>(),
+          clang::tooling::getClangStripDependencyFileAdjuster(), {}, &ignore);
+  std::vector<std::optional<int64_t>> values(texts.size());
+  if (!ast) return values;
+  for (const clang::Decl* d :
+       ast->getASTContext().getTranslationUnitDecl()->decls()) {
+    const auto* v = llvm::dyn_cast<clang::VarDecl>(d);
+    if (v == nullptr || v->isInvalidDecl() ||
+        !v->getName().starts_with("kc_constant_"))
+      continue;
+    size_t i = 0;
+    if (v->getName().drop_front(12).getAsInteger(10, i) || i >= texts.size())
+      continue;
+    const clang::APValue* value = v->evaluateValue();
+    if (value == nullptr || !value->isInt()) continue;
+    const llvm::APSInt& n = value->getInt();
+    if (n.isSigned() ? n.getSignificantBits() <= 64 : n.getActiveBits() <= 63)
+      values[i] = n.getExtValue();
+  }
+  return values;
+}
+
 }  // namespace
 
 Result<model::Module> ParseSources(const std::vector<std::string>& sources,
@@ -283,29 +399,37 @@ Result<model::Module> ParseSources(const std::vector<std::string>& sources,
   }
 
   const bool cuda = options.dialect == Options::Dialect::kCudaDevice;
-  DiagnosticAdapter adapter(diags);
-  Session session(diags, adapter);
+  Session session;
   session.module.sources = sources;
-  if (!cuda) {
-    for (const std::string& dir : options.cuda_include_dirs) {
-      llvm::SmallString<256> real;
-      if (!llvm::sys::fs::real_path(dir, real))
-        session.toolkit_dirs.push_back(std::string(real));
-    }
+  for (const std::string& dir : options.cuda_include_dirs) {
+    llvm::SmallString<256> real;
+    if (!llvm::sys::fs::real_path(dir, real))
+      session.toolkit_dirs.push_back(std::string(real));
   }
-  adapter.set_error_hook([&session](const clang::SourceManager& sm) {
-    session.ReportToolkitInclude(sm);
-  });
-  const int errors_before = diags.error_count();
-  for (const std::string& source : sources) {
-    // Clang's driver would say so too, and then two more errors about
-    // having nothing to compile.
-    if (!overlay->exists(source)) {
-      diags.Report<diag::Id::kNoSuchSource>({}, source);
-      continue;
-    }
+  session.evaluate = [&clang_path,
+                      &resource_dir](const std::vector<std::string>& texts) {
+    return EvaluateConstants(texts, clang_path, resource_dir);
+  };
+
+  // One parse of `source`, in Clang's CUDA mode or as the CPU sees it, over
+  // the file system `fs`, reporting to `target`; `read`: whether it reads
+  // the kernels.
+  auto parse = [&](const std::string& source, bool cuda_mode,
+                   llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> fs,
+                   diag::DiagnosticEngine& target, bool read) -> Status {
+    DiagnosticAdapter adapter(target);
+    adapter.set_error_hook([&session](const clang::SourceManager& sm) {
+      session.ReportToolkitInclude(sm);
+    });
+    session.diags = &target;
+    session.adapter = &adapter;
+    session.cuda = cuda_mode;
+    session.read_kernels = read;
+    session.host_code.clear();
+    session.library_includes.clear();
+    session.include_names.clear();
     std::vector<std::string> args = {clang_path, "-fsyntax-only"};
-    if (cuda) {
+    if (cuda_mode) {
       std::vector<std::string> device = CudaDeviceArgs(options.cuda_arch);
       args.insert(args.end(), device.begin(), device.end());
     } else {
@@ -326,7 +450,7 @@ Result<model::Module> ParseSources(const std::vector<std::string>& sources,
     // directory. In CUDA mode only kernelc.h is kernelc's; the toolkit's
     // headers are the real ones.
     args.push_back("-I" + options.kernelc_include_dir);
-    if (!cuda) {
+    if (!cuda_mode) {
       args.push_back("-I" + options.host_include_dir);
       // The cooperative-groups stand-ins are read as system headers, as
       // CUDA's are in CUDA mode: the block-level features used inside them
@@ -337,7 +461,7 @@ Result<model::Module> ParseSources(const std::vector<std::string>& sources,
     }
     for (const std::string& dir : options.include_dirs)
       args.push_back("-I" + dir);
-    if (cuda) {
+    if (cuda_mode) {
       args.insert(args.end(), {"-isystem", options.cuda_shim_dir});
       for (const std::string& dir : options.cuda_include_dirs)
         args.insert(args.end(), {"-isystem", dir});
@@ -353,18 +477,112 @@ Result<model::Module> ParseSources(const std::vector<std::string>& sources,
     args.push_back(source);
 
     auto files = llvm::makeIntrusiveRefCnt<clang::FileManager>(
-        clang::FileSystemOptions(), overlay);
+        clang::FileSystemOptions(), fs);
     QuietToolAction action(session, source);
     clang::tooling::ToolInvocation invocation(
         std::move(args), &action, files.get(),
         std::make_shared<clang::PCHContainerOperations>());
     invocation.setDiagnosticConsumer(&adapter);
-    const int source_errors_before = diags.error_count();
+    const int source_errors_before = target.error_count();
     // run() also fails when the source has errors. A failure that reported
     // nothing is not the user's.
-    if (!invocation.run() && diags.error_count() == source_errors_before)
+    if (!invocation.run() && target.error_count() == source_errors_before)
       return Error::Internal(
           fmt::format("Clang failed on '{}' without a diagnostic", source));
+    return Status();
+  };
+
+  // What the backends compile of source `index`, where that differs from
+  // the files: the host code `host` left out, and for NVRTC the #include
+  // of library headers that the last parse found.
+  auto record = [&](size_t index, const std::string& source,
+                    const std::map<std::string, std::vector<Span>>& host,
+                    const std::map<std::string, std::string>& names) {
+    std::map<std::string, std::vector<Span>> device = host;
+    for (const LibraryInclude& inc : session.library_includes)
+      device[inc.file].push_back(inc.span);
+    if (device.empty()) return;
+    model::KernelText t;
+    for (const auto& [file, spans] : device) {
+      llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> text =
+          overlay->getBufferForFile(file);
+      if (!text) continue;
+      llvm::StringRef data = (*text)->getBuffer();
+      auto it = host.find(file);
+      std::string cpu = it == host.end()
+                            ? std::string()
+                            : Blank({data.data(), data.size()}, it->second);
+      std::string gpu = Blank({data.data(), data.size()}, spans);
+      if (file == source) {
+        t.cpu = std::move(cpu);
+        t.cuda = std::move(gpu);
+      } else if (auto name = names.find(file); name != names.end()) {
+        t.headers.push_back({name->second, std::move(cpu), std::move(gpu)});
+      }
+    }
+    if (session.module.kernel_texts.size() <= index)
+      session.module.kernel_texts.resize(index + 1);
+    session.module.kernel_texts[index] = std::move(t);
+  };
+
+  const int errors_before = diags.error_count();
+  for (size_t index = 0; index < sources.size(); ++index) {
+    const std::string& source = sources[index];
+    // Clang's driver would say so too, and then two more errors about
+    // having nothing to compile.
+    if (!overlay->exists(source)) {
+      diags.Report<diag::Id::kNoSuchSource>({}, source);
+      continue;
+    }
+    if (cuda || options.cuda_include_dirs.empty()) {
+      if (Status st = parse(source, cuda, overlay, diags, true); !st.ok())
+        return st.error();
+      record(index, source, session.host_code, session.include_names);
+      continue;
+    }
+    // Read as the CPU sees it, a whole .cu file's host code (its launches,
+    // cudaMalloc) does not parse. Where the first parse fails, Clang's CUDA
+    // mode, which reads both sides, finds the host code, and the source
+    // without it is read again; should that find no host code, the first
+    // parse's errors are the ones.
+    const size_t kernels_before = session.module.kernels.size();
+    diag::DiagnosticEngine first;
+    if (Status st = parse(source, false, overlay, first, true); !st.ok())
+      return st.error();
+    std::map<std::string, std::vector<Span>> host;
+    std::map<std::string, std::string> names;
+    if (first.has_errors()) {
+      session.module.kernels.resize(kernels_before);
+      diag::DiagnosticEngine scratch;
+      if (Status st = parse(source, true, overlay, scratch, false); !st.ok())
+        return st.error();
+      if (!scratch.has_errors()) {
+        host = session.host_code;
+        names = session.include_names;
+      }
+    }
+    if (host.empty()) {
+      for (const diag::Diagnostic& d : first.diagnostics()) diags.Add(d);
+      if (!first.has_errors())
+        record(index, source, host, session.include_names);
+      continue;
+    }
+    auto without_host =
+        llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(overlay);
+    auto blanked = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
+    without_host->pushOverlay(blanked);
+    for (const auto& [file, spans] : host) {
+      llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> text =
+          overlay->getBufferForFile(file);
+      if (!text) continue;
+      llvm::StringRef data = (*text)->getBuffer();
+      blanked->addFile(file, /*ModificationTime=*/0,
+                       llvm::MemoryBuffer::getMemBufferCopy(
+                           Blank({data.data(), data.size()}, spans), file));
+    }
+    if (Status st = parse(source, false, without_host, diags, true); !st.ok())
+      return st.error();
+    record(index, source, host, names);
   }
 
   if (diags.error_count() > errors_before) return Error::Reported();

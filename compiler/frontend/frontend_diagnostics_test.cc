@@ -147,10 +147,10 @@ const DiagCase kDiagCases[] = {
                  ^
 1 error generated.
 )d"},
-    {"function template",
+    {"function template without variants",
      R"d(template <typename T>
 KC_KERNEL void t(KC_IN("n") const T* x) {})d",
-     R"d(bad.cu:3:16: error: kernel 't' cannot be a function template
+     R"d(bad.cu:3:16: error: template kernel 't' has no variants: declare each with an explicit instantiation definition, e.g. 'template void t<float>(...);'
 KC_KERNEL void t(KC_IN("n") const T* x) {}
                ^
 1 error generated.
@@ -192,7 +192,7 @@ KC_GRID("n") __global__ int k(KC_IN("n") const float* x) { return 0; }
 1 error generated.
 )d"},
     {"no grid", R"d(__global__ void k(KC_IN("n") const float* x) {})d",
-     R"d(bad.cu:2:17: error: __global__ kernel 'k' needs KC_GRID(...) to state its launch grid
+     R"d(bad.cu:2:17: error: __global__ kernel 'k' needs KC_GRID(...) (threads) or KC_BLOCKS(...) (blocks) to state its launch grid
 __global__ void k(KC_IN("n") const float* x) {}
                 ^
 1 error generated.
@@ -275,7 +275,7 @@ KC_GRID("a", 16)
     {"block not an integer",
      R"d(KC_GRID("n") KC_BLOCK(2.5)
 __global__ void k(KC_IN("n") const float* x) {})d",
-     R"d(bad.cu:2:23: error: argument 1 of KC_BLOCK of kernel 'k' must be an integer constant
+     R"d(bad.cu:2:23: error: argument 1 of KC_BLOCK of kernel 'k' must be an integer constant, or a string of one (template parameters and macros are constants)
 KC_GRID("n") KC_BLOCK(2.5)
                       ^
 1 error generated.
@@ -560,6 +560,37 @@ int zero = 0;
      R"d(bad.cu:2:24: error: use of undeclared identifier 'n'
 KC_KERNEL void k(KC_IN(n) const float* x) {}
                        ^
+1 error generated.
+)d"},
+    {"grid in threads and in blocks",
+     R"d(KC_GRID("n") KC_BLOCKS("n / 256")
+__global__ void k(KC_IN("n") const float* x) {})d",
+     R"d(bad.cu:2:14: error: kernel 'k' has both KC_GRID and KC_BLOCKS; give one: KC_GRID counts threads, KC_BLOCKS counts blocks
+KC_GRID("n") KC_BLOCKS("n / 256")
+             ^
+1 error generated.
+)d"},
+    {"traced tensor",
+     R"d(KC_KERNEL void k(KC_TRACED KC_IN("n") const float* x) {})d",
+     R"d(bad.cu:2:18: error: KC_TRACED applies to scalar parameters; 'x' of kernel 'k' is not a scalar
+KC_KERNEL void k(KC_TRACED KC_IN("n") const float* x) {}
+                 ^
+1 error generated.
+)d"},
+    {"optional output",
+     R"d(KC_KERNEL void k(KC_IN("n") const float* x, KC_OPTIONAL KC_OUT("n") float* y) {})d",
+     R"d(bad.cu:2:45: error: KC_OPTIONAL applies to input tensors (KC_IN pointers and kc::In views); 'y' of kernel 'k' is not one
+KC_KERNEL void k(KC_IN("n") const float* x, KC_OPTIONAL KC_OUT("n") float* y) {}
+                                            ^
+1 error generated.
+)d"},
+    {"macro that is no integer constant",
+     R"d(#define SCALE 2.5
+KC_GRID("n * SCALE")
+__global__ void k(KC_IN("n") const float* x) {})d",
+     R"d(bad.cu:3:14: error: macro 'SCALE' in the annotations of kernel 'k' expands to '2.5', which is not an integer constant expression that fits int64
+KC_GRID("n * SCALE")
+             ^
 1 error generated.
 )d"},
     {"syntax error",

@@ -8,17 +8,22 @@
 #include <clang/AST/RecursiveASTVisitor.h>
 #include <clang/Basic/FileManager.h>
 #include <clang/Basic/SourceManager.h>
+#include <fmt/format.h>
 #include <llvm/ADT/APSInt.h>
 #include <llvm/ADT/StringExtras.h>
 
 #include <algorithm>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "compiler/expr/expr.h"
 #include "compiler/frontend/annotations.h"
 #include "compiler/frontend/block_features.h"
+#include "compiler/frontend/constants.h"
 #include "compiler/frontend/cpp_types.h"
 #include "compiler/frontend/locations.h"
 
@@ -64,19 +69,23 @@ class FunctionCollector : public clang::RecursiveASTVisitor<FunctionCollector> {
 // Reads the kernels of one translation unit (see ReadKernels).
 class KernelReader {
  public:
-  KernelReader(clang::ASTContext& ctx, const std::string& source,
-               model::Module& module, DiagnosticAdapter& reporter,
-               const diag::DiagnosticEngine& diags)
+  KernelReader(clang::ASTContext& ctx, clang::Preprocessor& pp,
+               const std::string& source, model::Module& module,
+               DiagnosticAdapter& reporter, const diag::DiagnosticEngine& diags,
+               const ConstantEvaluator& evaluate)
       : ctx_(ctx),
+        pp_(pp),
         sm_(ctx.getSourceManager()),
         source_(source),
         module_(module),
         reporter_(reporter),
-        diags_(diags) {}
+        diags_(diags),
+        evaluate_(evaluate) {}
 
   void Run() {
     FunctionCollector collector(sm_);
     collector.TraverseDecl(ctx_.getTranslationUnitDecl());
+    EvaluateMacros(collector.functions);
     for (const clang::FunctionDecl* fd : collector.functions) Function(fd);
   }
 
@@ -143,6 +152,107 @@ class KernelReader {
     return t.getAsString(ctx_.getPrintingPolicy());
   }
 
+  // -- Constants ------------------------------------------------------------
+
+  // The string arguments of the kernelc annotations of `fd` and of its
+  // parameters, as written.
+  std::vector<model::Text> AnnotationTexts(const clang::FunctionDecl* fd) {
+    std::vector<model::Text> texts;
+    auto add = [&](const clang::Decl* d) {
+      for (const clang::AnnotateAttr* a : KcAnnotations(d, sm_))
+        for (const clang::Expr* e : a->args())
+          if (std::optional<model::Text> t = TextOf(e))
+            texts.push_back(std::move(*t));
+    };
+    add(fd);
+    for (const clang::ParmVarDecl* p : fd->parameters()) add(p);
+    return texts;
+  }
+
+  // The names of the kernel's parameters and template parameters: they are
+  // not macros in its annotations.
+  static std::set<std::string> OwnNames(const clang::FunctionDecl* fd) {
+    std::set<std::string> names;
+    for (const clang::ParmVarDecl* p : fd->parameters())
+      names.insert(p->getName().str());
+    const clang::FunctionTemplateDecl* t = fd->getDescribedFunctionTemplate();
+    if (t == nullptr) t = fd->getPrimaryTemplate();
+    if (t != nullptr)
+      for (const clang::NamedDecl* p : *t->getTemplateParameters())
+        names.insert(p->getName().str());
+    return names;
+  }
+
+  // Evaluates, in one translation unit, the expansions of the macros that
+  // the annotations of `functions` name.
+  void EvaluateMacros(
+      const std::vector<const clang::FunctionDecl*>& functions) {
+    std::vector<std::string> texts;
+    for (const clang::FunctionDecl* fd : functions) {
+      std::set<std::string> own = OwnNames(fd);
+      for (const model::Text& t : AnnotationTexts(fd))
+        for (const NameUse& use : ConstantCandidates(t.text)) {
+          if (own.count(use.name)) continue;
+          std::optional<std::string> expansion =
+              ExpandObjectMacro(pp_, use.name, fd->getLocation());
+          if (expansion &&
+              macro_values_.emplace(*expansion, std::nullopt).second)
+            texts.push_back(*expansion);
+        }
+    }
+    if (texts.empty()) return;
+    std::vector<std::optional<int64_t>> values = evaluate_(texts);
+    for (size_t i = 0; i < texts.size() && i < values.size(); ++i)
+      macro_values_[texts[i]] = values[i];
+  }
+
+  // The constants of kernel `k` (defined by `fd`): its template's integer
+  // arguments, and the macros its annotations name, which must be integer
+  // constants.
+  void Constants(const clang::FunctionDecl* fd, model::Kernel& k) {
+    std::map<std::string, int64_t> constants;
+    if (const clang::FunctionTemplateDecl* t = fd->getPrimaryTemplate()) {
+      const clang::TemplateParameterList* params = t->getTemplateParameters();
+      const clang::TemplateArgumentList* args =
+          fd->getTemplateSpecializationArgs();
+      for (unsigned i = 0;
+           args != nullptr && i < params->size() && i < args->size(); ++i) {
+        const clang::TemplateArgument& a = args->get(i);
+        if (a.getKind() == clang::TemplateArgument::Integral &&
+            a.getAsIntegral().getSignificantBits() <= 64)
+          constants[params->getParam(i)->getName().str()] =
+              a.getAsIntegral().getExtValue();
+      }
+    }
+    std::set<std::string> own = OwnNames(fd);
+    const clang::FunctionDecl* pattern = fd->getTemplateInstantiationPattern();
+    if (pattern == nullptr) pattern = fd;
+    for (const model::Text& t : AnnotationTexts(pattern))
+      for (const NameUse& use : ConstantCandidates(t.text)) {
+        if (own.count(use.name) || constants.count(use.name)) continue;
+        std::optional<std::string> expansion =
+            ExpandObjectMacro(pp_, use.name, pattern->getLocation());
+        if (!expansion) continue;
+        auto it = macro_values_.find(*expansion);
+        if (it != macro_values_.end() && it->second) {
+          constants[use.name] = *it->second;
+          continue;
+        }
+        if (!reported_macros_.insert({t.loc.ToString(), use.name}).second)
+          continue;
+        Report<Id::kMacroNotIntegerConstant>(LocationOf(t, use.offset),
+                                             use.name, k.name, *expansion);
+      }
+    for (const auto& [name, value] : constants)
+      k.constants.push_back({name, value});
+  }
+
+  // Clang's location of the byte `offset` into annotation text `t`.
+  clang::SourceLocation LocationOf(const model::Text& t, int offset) {
+    clang::SourceLocation at = FromSourceLoc(t.loc);
+    return at.isValid() ? at.getLocWithOffset(offset) : at;
+  }
+
   // -- Functions ------------------------------------------------------------
 
   void Function(const clang::FunctionDecl* fd) {
@@ -183,8 +293,10 @@ class KernelReader {
       Report<Id::kKernelIsMemberFunction>(fd->getLocation(), name);
       return;
     }
-    if (fd->getDescribedFunctionTemplate() != nullptr || fd->isTemplated() ||
-        fd->isFunctionTemplateSpecialization()) {
+    const clang::FunctionTemplateDecl* tmpl =
+        fd->getDescribedFunctionTemplate();
+    if (tmpl == nullptr &&
+        (fd->isTemplated() || fd->isFunctionTemplateSpecialization())) {
       Report<Id::kKernelIsTemplate>(fd->getLocation(), name);
       return;
     }
@@ -192,24 +304,111 @@ class KernelReader {
       Report<Id::kKernelGlobalAndHost>(host->getLocation(), name);
       return;
     }
+    const bool is_host = host != nullptr;
+    if (tmpl == nullptr) {
+      Read(fd, fd, is_host, std::nullopt);
+      return;
+    }
+    // A template kernel: its explicit instantiation definitions, in source
+    // order, are the op's variants.
+    std::vector<const clang::FunctionDecl*> variants;
+    for (const clang::FunctionDecl* spec : tmpl->specializations())
+      if (spec->getTemplateSpecializationKind() ==
+          clang::TSK_ExplicitInstantiationDefinition)
+        variants.push_back(spec);
+    std::stable_sort(
+        variants.begin(), variants.end(),
+        [this](const clang::FunctionDecl* a, const clang::FunctionDecl* b) {
+          return sm_.isBeforeInTranslationUnit(
+              sm_.getFileLoc(a->getPointOfInstantiation()),
+              sm_.getFileLoc(b->getPointOfInstantiation()));
+        });
+    if (variants.empty()) {
+      Report<Id::kTemplateKernelWithoutVariants>(
+          fd->getLocation(), name, is_host ? "" : "__global__ ", name);
+      return;
+    }
+    for (size_t i = 0; i < variants.size(); ++i) {
+      model::Instantiation inst;
+      inst.op = name;
+      inst.variant = static_cast<int>(i);
+      inst.loc = ToSourceLoc(variants[i]->getPointOfInstantiation());
+      inst.args = TemplateArgs(variants[i]);
+      Read(variants[i], fd, is_host, std::move(inst));
+    }
+  }
 
+  // The template arguments of a variant, spelled as C++ that both the
+  // CPU's compiler and NVRTC read: integers by value, types as the
+  // explicit instantiation writes them, or (deduced) by their canonical
+  // name, the 16-bit floats as CUDA names them.
+  std::vector<std::string> TemplateArgs(const clang::FunctionDecl* spec) {
+    std::vector<std::string> out;
+    const clang::TemplateArgumentList* args =
+        spec->getTemplateSpecializationArgs();
+    const clang::ASTTemplateArgumentListInfo* written =
+        spec->getTemplateSpecializationArgsAsWritten();
+    clang::PrintingPolicy policy = ctx_.getPrintingPolicy();
+    policy.SuppressTagKeyword = true;
+    for (unsigned i = 0; args != nullptr && i < args->size(); ++i) {
+      const clang::TemplateArgument& a = args->get(i);
+      if (a.getKind() == clang::TemplateArgument::Integral) {
+        out.push_back(llvm::toString(a.getAsIntegral(), 10));
+        continue;
+      }
+      if (a.getKind() == clang::TemplateArgument::Type) {
+        clang::QualType t = a.getAsType();
+        if (written != nullptr && i < written->NumTemplateArgs &&
+            written->getTemplateArgs()[i].getArgument().getKind() ==
+                clang::TemplateArgument::Type)
+          t = written->getTemplateArgs()[i].getTypeSourceInfo()->getType();
+        TypeClass c = ClassifyType(t, ctx_);
+        if (c.dtype == DType::kF16)
+          out.push_back("__half");
+        else if (c.dtype == DType::kBF16)
+          out.push_back("__nv_bfloat16");
+        else
+          out.push_back(t.getAsString(policy));
+        continue;
+      }
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      a.print(policy, os, /*IncludeType=*/true);
+      out.push_back(os.str());
+    }
+    return out;
+  }
+
+  // Reads kernel `fd`: a function, or a variant of the template whose
+  // pattern is `pattern` (which the checks of the declaration read).
+  void Read(const clang::FunctionDecl* fd, const clang::FunctionDecl* pattern,
+            bool is_host, std::optional<model::Instantiation> inst) {
+    std::vector<const clang::AnnotateAttr*> own = KcAnnotations(fd, sm_);
+    std::string name = pattern->getNameAsString();
     model::Kernel k;
-    k.name = name;
-    k.kind =
-        host != nullptr ? model::KernelKind::kHost : model::KernelKind::kGlobal;
+    k.name =
+        inst ? fmt::format("{}<{}>", name, fmt::join(inst->args, ", ")) : name;
+    k.kind = is_host ? model::KernelKind::kHost : model::KernelKind::kGlobal;
     k.source = source_;
-    k.loc = ToSourceLoc(fd->getLocation());
+    k.loc = ToSourceLoc(pattern->getLocation());
+    const bool first = !inst || inst->variant == 0;
+    k.instantiation = std::move(inst);
+    Constants(fd, k);
 
     CheckUnique(fd, k);
-    if (!fd->getDeclContext()->getRedeclContext()->isTranslationUnit())
-      Report<Id::kKernelNotInGlobalNamespace>(fd->getLocation(), name);
-    if (fd->isVariadic())
-      Report<Id::kKernelIsVariadic>(fd->getLocation(), name);
-    if (!fd->getReturnType()->isVoidType()) {
-      clang::SourceLocation at = fd->getReturnTypeSourceRange().getBegin();
-      Report<Id::kKernelReturnsValue>(at.isValid() ? at : fd->getLocation(),
-                                      host != nullptr ? "host" : "__global__",
-                                      name, TypeName(fd->getReturnType()));
+    if (first) {
+      if (!pattern->getDeclContext()->getRedeclContext()->isTranslationUnit())
+        Report<Id::kKernelNotInGlobalNamespace>(pattern->getLocation(), name);
+      if (pattern->isVariadic())
+        Report<Id::kKernelIsVariadic>(pattern->getLocation(), name);
+      if (!pattern->getReturnType()->isVoidType()) {
+        clang::SourceLocation at =
+            pattern->getReturnTypeSourceRange().getBegin();
+        Report<Id::kKernelReturnsValue>(
+            at.isValid() ? at : pattern->getLocation(),
+            is_host ? "host" : "__global__", name,
+            TypeName(pattern->getReturnType()));
+      }
     }
 
     LaunchConfig(fd, own, k);
@@ -236,6 +435,7 @@ class KernelReader {
                     const std::vector<const clang::AnnotateAttr*>& own,
                     model::Kernel& k) {
     const clang::AnnotateAttr* grid = nullptr;
+    const clang::AnnotateAttr* blocks = nullptr;
     const clang::AnnotateAttr* block = nullptr;
     const clang::AnnotateAttr* shared = nullptr;
     for (const clang::AnnotateAttr* a : own) {
@@ -249,14 +449,17 @@ class KernelReader {
         Autodiff(a, k);
         continue;
       }
-      if (name == kGrid || name == kBlock || name == kSharedBytes) {
+      if (name == kGrid || name == kBlocks || name == kBlock ||
+          name == kSharedBytes) {
         if (k.kind == model::KernelKind::kHost) {
           Report<Id::kLaunchAnnotationOnHostKernel>(a->getLocation(),
                                                     SpelledName(name), k.name);
           continue;
         }
-        const clang::AnnotateAttr*& slot =
-            name == kGrid ? grid : (name == kBlock ? block : shared);
+        const clang::AnnotateAttr*& slot = name == kGrid     ? grid
+                                           : name == kBlocks ? blocks
+                                           : name == kBlock  ? block
+                                                             : shared;
         if (slot != nullptr) {
           Report<Id::kKernelAnnotationRepeated>(a->getLocation(), k.name,
                                                 SpelledName(name));
@@ -282,11 +485,19 @@ class KernelReader {
         Report<Id::kSharedBytesArgument>(shared->getLocation(), k.name);
     }
 
+    if (grid != nullptr && blocks != nullptr) {
+      Report<Id::kGridAndBlocks>(blocks->getLocation(), k.name);
+      return;
+    }
     bool grid_ok = false;
+    k.grid_in_blocks = blocks != nullptr;
+    if (blocks != nullptr) grid = blocks;
     if (grid == nullptr) {
       Report<Id::kGlobalKernelNeedsGrid>(fd->getLocation(), k.name);
     } else if (grid->args_size() < 1 || grid->args_size() > 3) {
-      Report<Id::kGridArity>(grid->getLocation(), k.name, grid->args_size());
+      Report<Id::kGridArity>(
+          grid->getLocation(), SpelledName(grid->getAnnotation()).str(), k.name,
+          k.grid_in_blocks ? "blocks" : "threads", grid->args_size());
     } else {
       grid_ok = StringArguments(grid, k.name, k.grid);
     }
@@ -298,24 +509,23 @@ class KernelReader {
     unsigned i = 0;
     for (const clang::Expr* e : block->args()) {
       ++i;
-      clang::Expr::EvalResult r;
-      if (e->isValueDependent() || !e->EvaluateAsInt(r, ctx_)) {
+      std::optional<llvm::APSInt> v = BlockSize(e, k);
+      if (!v) {
         Report<Id::kBlockArgumentNotConstant>(e->getBeginLoc(), i, k.name);
         sizes_ok = false;
         continue;
       }
-      const llvm::APSInt& v = r.Val.getInt();
-      if ((v.isSigned() && v.isNegative()) || v == 0) {
+      if ((v->isSigned() && v->isNegative()) || *v == 0) {
         Report<Id::kBlockSizeNotPositive>(e->getBeginLoc(), k.name,
-                                          llvm::toString(v, 10),
+                                          llvm::toString(*v, 10),
                                           i <= 3 ? kAxes[i - 1] : "?");
         sizes_ok = false;
         continue;
       }
       // Anything wider than 32 bits is over the limit below anyway.
-      sizes.push_back(v.getActiveBits() > 32
+      sizes.push_back(v->getActiveBits() > 32
                           ? int64_t{1} << 32
-                          : static_cast<int64_t>(v.getZExtValue()));
+                          : static_cast<int64_t>(v->getZExtValue()));
     }
     if (grid_ok && block->args_size() != grid->args_size()) {
       Report<Id::kBlockGridMismatch>(
@@ -331,6 +541,34 @@ class KernelReader {
       return;
     }
     k.block = std::move(sizes);
+  }
+
+  // A KC_BLOCK argument: a C++ integer constant expression (a template
+  // parameter's in a variant), or a string of the expression language
+  // whose names are the kernel's constants ("BLOCK", "TILE * 2").
+  std::optional<llvm::APSInt> BlockSize(const clang::Expr* e,
+                                        const model::Kernel& k) {
+    if (std::optional<model::Text> t = TextOf(e)) {
+      auto parsed = expr::Parse(t->text);
+      if (std::holds_alternative<expr::ParseError>(parsed)) return std::nullopt;
+      expr::Evaluation v = expr::Evaluate(
+          std::get<expr::NodePtr>(parsed),
+          [&k](const expr::Node& leaf) -> std::optional<int64_t> {
+            const model::Constant* c = leaf.kind == expr::Node::Kind::kName
+                                           ? k.FindConstant(leaf.name)
+                                           : nullptr;
+            if (c == nullptr) return std::nullopt;
+            return c->value;
+          });
+      if (!v.value) return std::nullopt;
+      return llvm::APSInt(llvm::APInt(64, static_cast<uint64_t>(*v.value),
+                                      /*isSigned=*/true),
+                          /*isUnsigned=*/false);
+    }
+    clang::Expr::EvalResult r;
+    if (e->isValueDependent() || !e->EvaluateAsInt(r, ctx_))
+      return std::nullopt;
+    return r.Val.getInt();
   }
 
   // KC_VJP("bwd") and KC_PARALLEL("m", ...): string literals, read as
@@ -413,6 +651,8 @@ class KernelReader {
     const clang::AnnotateAttr* role = nullptr;
     const clang::AnnotateAttr* shape = nullptr;
     const clang::AnnotateAttr* init = nullptr;
+    const clang::AnnotateAttr* traced = nullptr;
+    const clang::AnnotateAttr* optional = nullptr;
     bool ok = true;
     for (const clang::AnnotateAttr* a : KcAnnotations(pd, sm_)) {
       llvm::StringRef name = a->getAnnotation();
@@ -425,8 +665,12 @@ class KernelReader {
           continue;
         }
         role = a;
-      } else if (name == kShape || name == kInit) {
-        const clang::AnnotateAttr*& slot = name == kShape ? shape : init;
+      } else if (name == kShape || name == kInit || name == kTraced ||
+                 name == kOptional) {
+        const clang::AnnotateAttr*& slot = name == kShape    ? shape
+                                           : name == kInit   ? init
+                                           : name == kTraced ? traced
+                                                             : optional;
         if (slot != nullptr) {
           Report<Id::kParamAnnotationRepeated>(a->getLocation(), pn, kn,
                                                SpelledName(name));
@@ -555,6 +799,22 @@ class KernelReader {
       }
     }
 
+    if (traced != nullptr) {
+      if (p.role != Role::kScalar || role != nullptr || view) {
+        Report<Id::kTracedNotScalar>(traced->getLocation(), pn, kn);
+        ok = false;
+      }
+      p.traced = true;
+    }
+    if (optional != nullptr) {
+      const bool input = view ? view->role == Role::kIn
+                              : pointer != nullptr && role_name == kIn;
+      if (!input) {
+        Report<Id::kOptionalNotInput>(optional->getLocation(), pn, kn);
+        ok = false;
+      }
+      p.optional = true;
+    }
     if (init != nullptr) {
       if (!is_out) {
         Report<Id::kInitOnNonOutput>(init->getLocation(), pn, kn);
@@ -635,19 +895,28 @@ class KernelReader {
   }
 
   clang::ASTContext& ctx_;
+  clang::Preprocessor& pp_;
   clang::SourceManager& sm_;
   const std::string& source_;
   model::Module& module_;
   DiagnosticAdapter& reporter_;
   const diag::DiagnosticEngine& diags_;
+  const ConstantEvaluator& evaluate_;
+  // The value of each macro expansion the annotations name (EvaluateMacros).
+  std::map<std::string, std::optional<int64_t>> macro_values_;
+  // Macros reported as not constant, by annotation and name: once for all
+  // variants of a template.
+  std::set<std::pair<std::string, std::string>> reported_macros_;
 };
 
 }  // namespace
 
-void ReadKernels(clang::ASTContext& ctx, const std::string& source,
-                 model::Module& module, DiagnosticAdapter& reporter,
-                 const diag::DiagnosticEngine& diags) {
-  KernelReader(ctx, source, module, reporter, diags).Run();
+void ReadKernels(clang::ASTContext& ctx, clang::Preprocessor& pp,
+                 const std::string& source, model::Module& module,
+                 DiagnosticAdapter& reporter,
+                 const diag::DiagnosticEngine& diags,
+                 const ConstantEvaluator& evaluate) {
+  KernelReader(ctx, pp, source, module, reporter, diags, evaluate).Run();
 }
 
 }  // namespace kernelc::frontend

@@ -5,10 +5,12 @@
 #define KERNELC_COMPILER_FRONTEND_KERNEL_READER_H_
 
 #include <clang/AST/ASTContext.h>
+#include <clang/Lex/Preprocessor.h>
 
 #include <string>
 
 #include "compiler/diag/engine.h"
+#include "compiler/frontend/constants.h"
 #include "compiler/frontend/diagnostic_adapter.h"
 #include "compiler/model/model.h"
 
@@ -21,15 +23,24 @@ namespace kernelc::frontend {
 // reporter adds what it receives, tells which signatures have errors.
 // `source` names the main file as the model does. Each kernel is exported
 // when it carries kernelc annotations; a __global__ function without any is
-// a helper kernel, left out. A kernel whose signature Clang reported an
+// a helper kernel, left out. An annotated function template is a template
+// kernel: each of its explicit instantiation definitions is a kernel, a
+// variant of the op named after the template (model::Instantiation), read
+// from the instantiation (its types, and its annotations with the template
+// arguments substituted). Names in annotation expressions that are template
+// parameters or object-like macros become the kernel's constants: `pp`
+// holds the macros as the parse left them, and `evaluate` computes their
+// expansions. A kernel whose signature Clang reported an
 // error in is left out without a word of kernelc's: a KC_INIT, KC_GRID or
 // KC_BLOCK argument that is not a constant expression is reported by Clang
 // ("'annotate' attribute requires parameter N to be a constant
 // expression"), which drops the annotation, and what kernelc would add
 // ("needs a role", "needs KC_GRID") would only echo it.
-void ReadKernels(clang::ASTContext& ctx, const std::string& source,
-                 model::Module& module, DiagnosticAdapter& reporter,
-                 const diag::DiagnosticEngine& diags);
+void ReadKernels(clang::ASTContext& ctx, clang::Preprocessor& pp,
+                 const std::string& source, model::Module& module,
+                 DiagnosticAdapter& reporter,
+                 const diag::DiagnosticEngine& diags,
+                 const ConstantEvaluator& evaluate);
 
 }  // namespace kernelc::frontend
 

@@ -29,9 +29,12 @@ struct CudaBinary {
   std::vector<CudaImage> images;     // cubins by arch, then the PTX
   // The batch fold (kernelc/fold.h): the kernels with an entry in the fold
   // program (emit::CudaFoldProgram), source order, and that program's
-  // images, as `images`. Empty when none folds; then `text` is empty too,
-  // else the source's text that NVRTC compiled.
+  // images, as `images`. The program also has an entry for each kernel with
+  // traced scalars (KC_TRACED), `entry_kernels`, which the handlers launch
+  // instead of the kernel. Both empty when the program is not compiled;
+  // then `text` is empty too, else the source's text that NVRTC compiled.
   std::vector<std::string> fold_kernels;
+  std::vector<std::string> entry_kernels;
   std::vector<CudaImage> fold_images;
   std::string text;
 };

@@ -47,6 +47,8 @@ json ParamToJson(const Param& p) {
     if (p.init) j["init"] = TextToJson(*p.init);
   }
   if (p.derived) j["derived"] = TextToJson(*p.derived);
+  if (p.traced) j["traced"] = true;
+  if (p.optional) j["optional"] = true;
   return j;
 }
 
@@ -58,6 +60,16 @@ json KernelToJson(const Kernel& k) {
          {"name", k.name},
          {"params", params},
          {"source", k.source}};
+  if (k.instantiation)
+    j["instantiation"] = {{"args", k.instantiation->args},
+                          {"loc", LocToJson(k.instantiation->loc)},
+                          {"op", k.instantiation->op},
+                          {"variant", k.instantiation->variant}};
+  if (!k.constants.empty()) {
+    json constants = json::object();
+    for (const Constant& c : k.constants) constants[c.name] = c.value;
+    j["constants"] = constants;
+  }
   if (k.vjp) j["vjp"] = TextToJson(*k.vjp);
   if (k.jvp) j["jvp"] = TextToJson(*k.jvp);
   if (k.elementwise) j["elementwise"] = true;
@@ -70,6 +82,7 @@ json KernelToJson(const Kernel& k) {
     json grid = json::array();
     for (const Text& t : k.grid) grid.push_back(TextToJson(t));
     j["grid"] = grid;
+    if (k.grid_in_blocks) j["grid_in_blocks"] = true;
     j["block"] = k.block;
     json features = json::array();
     for (const BlockFeature& f : k.block_features)
@@ -117,6 +130,11 @@ class Reader {
       return nullptr;
     }
     return &*it;
+  }
+
+  bool Flag(const json& obj, const std::string& path, const char* key) {
+    const json* j = Field(obj, path, key, json::value_t::boolean, false);
+    return j != nullptr && j->get<bool>();
   }
 
   std::string String(const json& obj, const std::string& path, const char* key,
@@ -203,6 +221,8 @@ class Reader {
     p.shape = OptText(j, path, "shape");
     p.init = OptText(j, path, "init");
     p.derived = OptText(j, path, "derived");
+    p.traced = Flag(j, path, "traced");
+    p.optional = Flag(j, path, "optional");
     return p;
   }
 
@@ -265,9 +285,39 @@ class Reader {
       k.shared_bytes = ToText(j["shared_bytes"], path + ".shared_bytes");
     k.vjp = OptText(j, path, "vjp");
     k.jvp = OptText(j, path, "jvp");
-    if (const json* e =
-            Field(j, path, "elementwise", json::value_t::boolean, false))
-      k.elementwise = e->get<bool>();
+    k.elementwise = Flag(j, path, "elementwise");
+    k.grid_in_blocks = Flag(j, path, "grid_in_blocks");
+    if (const json* in =
+            Field(j, path, "instantiation", json::value_t::object, false)) {
+      std::string p = path + ".instantiation";
+      Instantiation inst;
+      inst.op = String(*in, p, "op");
+      inst.loc = Loc(*in, p);
+      if (const json* v =
+              Field(*in, p, "variant", json::value_t::number_integer, true))
+        inst.variant = v->get<int>();
+      if (const json* a = Field(*in, p, "args", json::value_t::array, true)) {
+        for (size_t i = 0; i < a->size(); ++i) {
+          if ((*a)[i].is_string())
+            inst.args.push_back((*a)[i].get<std::string>());
+          else
+            Fail<Id::kSpecFieldType>(fmt::format("{}.args[{}]", p, i),
+                                     "a string", (*a)[i].type_name());
+        }
+      }
+      k.instantiation = std::move(inst);
+    }
+    if (const json* c =
+            Field(j, path, "constants", json::value_t::object, false)) {
+      for (const auto& [name, value] : c->items()) {
+        if (!value.is_number_integer()) {
+          Fail<Id::kSpecExpectedInteger>(
+              fmt::format("{}.constants.{}", path, name));
+          continue;
+        }
+        k.constants.push_back({name, value.get<int64_t>()});
+      }
+    }
     if (const json* g =
             Field(j, path, "parallel", json::value_t::array, false)) {
       for (size_t i = 0; i < g->size(); ++i)

@@ -29,6 +29,8 @@ Module SampleModule() {
           Text{"n", {"saxpy.cu", 4, 30}},
           std::nullopt,
           std::nullopt,
+          false,
+          false,
           {"saxpy.cu", 4, 48}};
   Param a{"a", Role::kScalar, DType::kF32};
   a.loc = {"saxpy.cu", 5, 9};
@@ -42,6 +44,8 @@ Module SampleModule() {
             Text{"x", {"saxpy.cu", 7, 12}},
             Text{"0", {"saxpy.cu", 7, 20}},
             std::nullopt,
+            false,
+            false,
             {"saxpy.cu", 7, 40}};
   k.params = {x, a, n, out};
   m.kernels.push_back(k);

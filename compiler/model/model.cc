@@ -65,6 +65,23 @@ std::string_view KernelKindName(KernelKind k) {
   return k == KernelKind::kGlobal ? "global" : "host";
 }
 
+std::string Kernel::Id() const {
+  if (!instantiation) return name;
+  return instantiation->op + "__" + std::to_string(instantiation->variant);
+}
+
+const Constant* Kernel::FindConstant(std::string_view n) const {
+  for (const Constant& c : constants)
+    if (c.name == n) return &c;
+  return nullptr;
+}
+
+bool Kernel::HasTraced() const {
+  for (const Param& p : params)
+    if (p.traced) return true;
+  return false;
+}
+
 const Param* Kernel::FindParam(std::string_view n) const {
   for (const Param& p : params)
     if (p.name == n) return &p;
@@ -91,6 +108,7 @@ void ForEachPath(Module& m, const std::function<void(std::string&)>& f) {
   for (Kernel& k : m.kernels) {
     f(k.source);
     f(k.loc.file);
+    if (k.instantiation) f(k.instantiation->loc.file);
     for (Text& t : k.grid) f(t.loc.file);
     text(k.shared_bytes);
     for (Param& p : k.params) {

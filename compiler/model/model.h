@@ -84,8 +84,23 @@ struct Param {
   std::optional<Text> shape;    // tensors: "n, m", "x", "" ...
   std::optional<Text> init;     // kOut only: fill value, as written
   std::optional<Text> derived;  // kDerived only: the expression
-  SourceLoc loc;                // the parameter's name
+  // kScalar only (KC_TRACED): a traced operand, a 0-d array in JAX, so a new
+  // value does not recompile; the kernel still receives a plain scalar,
+  // which the generated entry reads from the operand.
+  bool traced = false;
+  // kIn only (KC_OPTIONAL): the argument may be None; the kernel then gets a
+  // null pointer (a view: null data and shape zero).
+  bool optional = false;
+  SourceLoc loc;  // the parameter's name
 };
+
+// The arrays a call passes to the kernel's handler: In and InMut tensors
+// and traced scalars, in declaration order.
+inline bool IsOperand(const Param& p) { return IsInput(p.role) || p.traced; }
+// A scalar that is a static attribute of the call (not KC_TRACED).
+inline bool IsStatic(const Param& p) {
+  return p.role == Role::kScalar && !p.traced;
+}
 
 enum class KernelKind {
   kGlobal,  // a __global__ kernel, run over a launch grid
@@ -128,10 +143,39 @@ struct ExternShared {
   }
 };
 
+// A name that annotation expressions of a kernel may use for an integer:
+// a template parameter of the kernel's template (its value in this
+// instantiation), or an object-like macro whose expansion is an integer
+// constant expression (its value, as Clang evaluates it).
+struct Constant {
+  std::string name;
+  int64_t value = 0;
+};
+
+// A variant of a template kernel: one explicit instantiation definition of
+// the template (`template __global__ void reduce<float, 256>(...);`).
+struct Instantiation {
+  std::string op;  // the template's name, which the op is named after
+  // The template arguments in C++, as the instantiation spells them
+  // ("float", "256"): Kernel::name is "<op><<args>>".
+  std::vector<std::string> args;
+  int variant = 0;  // the instantiation's index among the op's, source order
+  SourceLoc loc;    // the explicit instantiation
+};
+
 struct Kernel {
+  // A kernel's C++ name; for a template's variant, the instantiation as a
+  // C++ expression names it: "reduce<float, 256>".
   std::string name;
   KernelKind kind = KernelKind::kGlobal;
-  std::vector<Text> grid;  // 1 to 3 expressions: total threads along x, y, z
+  std::optional<Instantiation> instantiation;
+  // Integer constants of the kernel's annotation expressions: template
+  // arguments and macros, by name (sorted).
+  std::vector<Constant> constants;
+  // 1 to 3 expressions: total threads along x, y, z (KC_GRID) or, with
+  // grid_in_blocks, blocks (KC_BLOCKS).
+  std::vector<Text> grid;
+  bool grid_in_blocks = false;
   std::vector<int64_t> block;  // threads per block; empty: the default
   // KC_SHARED_BYTES: dynamic shared memory per block, an expression.
   std::optional<Text> shared_bytes;
@@ -155,14 +199,53 @@ struct Kernel {
   std::string source;  // the file that defines the kernel, as given
   SourceLoc loc;       // the kernel's name
 
+  // The op the kernel belongs to, the Python function that runs it: its
+  // template's name for a variant, else its name.
+  const std::string& Op() const {
+    return instantiation ? instantiation->op : name;
+  }
+  // An identifier for the kernel in generated code, unique in the module:
+  // its name, or for a variant "<op>__<variant>".
+  std::string Id() const;
+  const Constant* FindConstant(std::string_view name) const;
+  // Whether a parameter is a traced scalar (KC_TRACED).
+  bool HasTraced() const;
+  // Whether a batch of the kernel folds into dimension 0 (KC_ELEMENTWISE):
+  // not with a traced scalar, whose batch holds a value per element.
+  bool FoldsElementwise() const { return elementwise && !HasTraced(); }
+
   const Param* FindParam(std::string_view name) const;
   // The index of the parameter `name` in `params`; -1 when there is none.
   int IndexOf(std::string_view name) const;
 };
 
+// What the backends compile of a source where it differs from its file
+// (a whole .cu file, say, with its host code): the frontend leaves out the
+// host code that no device code uses (a sample's main, its allocations and
+// launches), in the source and in the user's headers it includes, and for
+// NVRTC, which has no C or C++ library headers beyond kernelc's own, the
+// #include of those. What is left out is blanked with spaces, so lines and
+// columns stay the files'. Empty texts: the file as it is.
+struct KernelText {
+  std::string cpu;   // what the CPU's compiler reads
+  std::string cuda;  // what NVRTC reads
+  // A user header the source includes, by the name its #include spells
+  // ("common.h"), relative to the including file's directory.
+  struct Header {
+    std::string name;
+    std::string cpu, cuda;
+  };
+  std::vector<Header> headers;
+
+  bool empty() const { return cpu.empty() && cuda.empty() && headers.empty(); }
+};
+
 struct Module {
   std::vector<std::string> sources;  // as given on the command line
   std::vector<Kernel> kernels;       // source order
+  // Parallel to `sources` (or shorter: the rest are the files as they are);
+  // read by the backends only, so not part of the JSON model.
+  std::vector<KernelText> kernel_texts;
 
   const Kernel* FindKernel(std::string_view name) const;
 };

@@ -137,10 +137,14 @@ ExtentModel::ExtentModel(const KernelPlan& kp,
     : kp_(kp), k_(*kp.kernel), input_dim_(std::move(input_dim)) {}
 
 Extent ExtentModel::Dim(int i, int d) {
-  auto key = std::make_pair(i, d);
-  if (auto it = dims_.find(key); it != dims_.end()) return it->second;
   const Param& p = k_.params[i];
   const ParamPlan& pp = kp_.params[i];
+  // After "...", dimensions count from the last: the same as their index
+  // among those written.
+  auto written = [&pp](int x) { return pp.leading && x < 0 ? x + pp.rank : x; };
+  d = written(d);
+  auto key = std::make_pair(i, d);
+  if (auto it = dims_.find(key); it != dims_.end()) return it->second;
   Extent atom =
       Extent::Atom(fmt::format("{}:{}.shape[{}]", k_.name, p.name, d));
   if (d < 0 || d >= pp.rank) return atom;
@@ -154,10 +158,10 @@ Extent ExtentModel::Dim(int i, int d) {
   } else if (model::IsInput(p.role)) {
     const expr::Node* check = nullptr;
     for (const DimCheck& c : kp_.checks)
-      if (c.param == i && c.dim == d) check = c.expr.get();
+      if (c.param == i && written(c.dim) == d) check = c.expr.get();
     bool bound = false;
     for (const Symbol& s : kp_.symbols)
-      if (s.param == i && s.dim == d) {
+      if (s.param == i && written(s.dim) == d) {
         e = Extent::Var(fmt::format("{}:{}", k_.name, s.name));
         bound = true;
       }
@@ -198,14 +202,16 @@ Extent ExtentModel::Leaf(const expr::Node& e) {
       return Extent::Unknown();
     }
     case Kind::kSize: {
-      if (j < 0 || kp_.params[j].rank < 0) return Extent::Unknown();
+      if (j < 0 || kp_.params[j].rank < 0 || kp_.params[j].leading)
+        return Extent::Unknown();
       Extent size = Extent::Const(1);
       for (int d = 0; d < kp_.params[j].rank; ++d)
         size = Extent::Apply(Op::kMul, size, Dim(j, d));
       return size;
     }
     case Kind::kRank:
-      if (j < 0 || kp_.params[j].rank < 0) return Extent::Unknown();
+      if (j < 0 || kp_.params[j].rank < 0 || kp_.params[j].leading)
+        return Extent::Unknown();
       return Extent::Const(kp_.params[j].rank);
     case Kind::kShape:
       if (j < 0) return Extent::Unknown();

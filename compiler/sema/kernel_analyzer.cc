@@ -39,6 +39,40 @@ expr::NodePtr ShapeRef(const std::string& tensor, int dim) {
   return n;
 }
 
+// Calls `f` on every node of `e`, parents first.
+template <typename F>
+void ForEachNode(const expr::Node& e, const F& f) {
+  f(e);
+  for (const expr::NodePtr& a : e.args) ForEachNode(*a, f);
+}
+
+// `e` with each name that is one of the kernel's constants (template
+// arguments, macros) replaced by its value, in place: what the name stands
+// for everywhere an expression is evaluated or emitted.
+expr::NodePtr WithConstants(const expr::NodePtr& e, const Kernel& k) {
+  if (e == nullptr || k.constants.empty()) return e;
+  if (e->kind == expr::Node::Kind::kName) {
+    const model::Constant* c = k.FindConstant(e->name);
+    if (c == nullptr) return e;
+    auto n = std::make_shared<expr::Node>(*e);
+    n->kind = expr::Node::Kind::kInt;
+    n->value = c->value;
+    n->name.clear();
+    return n;
+  }
+  if (e->args.empty()) return e;
+  std::vector<expr::NodePtr> args;
+  bool changed = false;
+  for (const expr::NodePtr& a : e->args) {
+    args.push_back(WithConstants(a, k));
+    changed = changed || args.back() != a;
+  }
+  if (!changed) return e;
+  auto n = std::make_shared<expr::Node>(*e);
+  n->args = std::move(args);
+  return n;
+}
+
 class KernelAnalyzer {
  public:
   KernelAnalyzer(const Kernel& k, diag::DiagnosticEngine& diags)
@@ -54,6 +88,7 @@ class KernelAnalyzer {
     AnalyzeBatching();
     if (!params_ok_) return std::move(plan_);
     ResolveShapes();
+    AnalyzeLeading();
     BindSymbols();
     AnalyzeDerived();
     AnalyzeChecks();
@@ -75,8 +110,8 @@ class KernelAnalyzer {
   int IndexOf(std::string_view name) const { return k_.IndexOf(name); }
 
   void CheckParams() {
-    if (!IsIdentifier(k_.name))
-      Error<Id::kKernelNameNotIdentifier>(k_.loc, k_.name);
+    if (!IsIdentifier(k_.Op()))
+      Error<Id::kKernelNameNotIdentifier>(k_.loc, k_.Op());
     std::map<std::string, int> seen;
     for (size_t i = 0; i < k_.params.size(); ++i) {
       const Param& p = k_.params[i];
@@ -104,6 +139,14 @@ class KernelAnalyzer {
       }
       if (p.init && p.role != Role::kOut)
         Error<Id::kModelInitOnNonOutput>(p.init->loc, p.name);
+      if (p.traced && p.role != Role::kScalar) {
+        Error<Id::kModelTracedNotScalar>(p.loc, p.name, k_.name);
+        params_ok_ = false;
+      }
+      if (p.optional && p.role != Role::kIn) {
+        Error<Id::kModelOptionalNotInput>(p.loc, p.name, k_.name);
+        params_ok_ = false;
+      }
       if (model::IsTensor(p.role) && p.access == model::Access::kView &&
           p.rank < 0) {
         Error<Id::kViewNeedsRank>(p.loc, p.name, k_.name);
@@ -186,10 +229,20 @@ class KernelAnalyzer {
                               err->message);
       return false;
     }
-    const std::vector<expr::Dim>& dims =
-        std::get<std::vector<expr::Dim>>(parsed);
+    std::vector<expr::Dim>& dims = std::get<std::vector<expr::Dim>>(parsed);
+    for (expr::Dim& d : dims) d.expr = WithConstants(d.expr, k_);
+    // "..." leading the shape: the kernel's leading dimensions, whatever
+    // their number; the dimensions after it count from the last.
+    if (!dims.empty() && dims[0].leading) {
+      if (p.access == model::Access::kView) {
+        Error<Id::kEllipsisOnView>(p.shape->loc, p.name, k_.name);
+        return false;
+      }
+      plan_.params[i].leading = true;
+      dims.erase(dims.begin());
+    }
     // A shape that is the bare name of another tensor: the same shape.
-    if (dims.size() == 1 && !dims[0].any &&
+    if (dims.size() == 1 && !dims[0].any && !plan_.params[i].leading &&
         dims[0].expr->kind == expr::Node::Kind::kName) {
       int ref = IndexOf(dims[0].expr->name);
       if (ref >= 0 && model::IsTensor(k_.params[ref].role)) {
@@ -202,14 +255,22 @@ class KernelAnalyzer {
         int rank = static_cast<int>(shapes_.dims[ref].size());
         symbols = plan_.params[ref].dim_symbols;
         plan_.params[i].dim_texts = plan_.params[ref].dim_texts;
+        const bool leading = plan_.params[ref].leading;
+        if (leading && p.access == model::Access::kView) {
+          Error<Id::kEllipsisOnView>(p.shape->loc, p.name, k_.name);
+          return false;
+        }
+        plan_.params[i].leading = leading;
         for (int d = 0; d < rank; ++d) {
           // Outputs have no array at trace time: take the dimension
-          // expressions of an output; an input's dimensions are read off it.
+          // expressions of an output; an input's dimensions are read off it
+          // (after "...", counted from the last).
+          const int at = leading ? d - rank : d;
           if (r.role == Role::kOut && !shapes_.dims[ref][d].any) {
             out.push_back(shapes_.dims[ref][d]);
           } else {
-            out.push_back(DimSpec{false, ShapeRef(r.name, d),
-                                  fmt::format("{}.shape[{}]", r.name, d),
+            out.push_back(DimSpec{false, ShapeRef(r.name, at),
+                                  fmt::format("{}.shape[{}]", r.name, at),
                                   p.shape->loc, p.shape->loc});
           }
           out.back().copied = true;
@@ -244,6 +305,14 @@ class KernelAnalyzer {
   }
 
   bool IsParamName(std::string_view n) const { return IndexOf(n) >= 0; }
+
+  // The index in the buffer of dimension `d` of tensor `i`'s shape as
+  // written: after "...", counted from the last (-1).
+  int DimIndex(size_t i, size_t d) const {
+    const int rank = static_cast<int>(shapes_.dims[i].size());
+    return plan_.params[i].leading ? static_cast<int>(d) - rank
+                                   : static_cast<int>(d);
+  }
   bool IsScalarName(std::string_view n) const {
     int i = IndexOf(n);
     return i >= 0 && k_.params[i].role == Role::kScalar;
@@ -259,11 +328,12 @@ class KernelAnalyzer {
         const DimSpec& s = shapes_.dims[i][d];
         pp.any_dim.push_back(s.any);
         if (s.any) continue;
-        if (s.expr->kind == expr::Node::Kind::kName &&
+        // An input that may be None binds nothing: it is checked.
+        if (s.expr->kind == expr::Node::Kind::kName && !p.optional &&
             !IsParamName(s.expr->name) && !bound.count(s.expr->name)) {
           bound.insert(s.expr->name);
           plan_.symbols.push_back(
-              {s.expr->name, static_cast<int>(i), static_cast<int>(d)});
+              {s.expr->name, static_cast<int>(i), DimIndex(i, d)});
           continue;
         }
         pending_checks_.push_back({static_cast<int>(i), static_cast<int>(d)});
@@ -279,7 +349,7 @@ class KernelAnalyzer {
     scope.kind = [this](std::string_view n) { return plan_.KindOf(n); };
     scope.tensor_rank = [this](std::string_view n) {
       int i = IndexOf(n);
-      return i >= 0 ? plan_.params[i].rank : -1;
+      return i >= 0 && !plan_.params[i].leading ? plan_.params[i].rank : -1;
     };
     if (auto err = expr::Check(e, scope)) {
       if (err->message.rfind("unknown name", 0) == 0)
@@ -289,6 +359,27 @@ class KernelAnalyzer {
         Error<Id::kExpressionInvalid>(loc.Shifted(err->offset), what,
                                       err->message);
       return false;
+    }
+    std::optional<std::pair<std::string, int64_t>> from_first;
+    ForEachNode(*e, [&](const expr::Node& n) {
+      int i = IndexOf(n.name);
+      if (!from_first && n.kind == expr::Node::Kind::kShape && n.value >= 0 &&
+          i >= 0 && plan_.params[i].leading)
+        from_first = {n.name, n.value};
+    });
+    if (from_first) {
+      Error<Id::kEllipsisShapeIndex>(
+          loc.Shifted(std::max(0, expr::FirstUse(e, from_first->first))), what,
+          from_first->first, from_first->second, from_first->first);
+      return false;
+    }
+    for (const std::string& n : expr::NamesUsed(e)) {
+      int i = IndexOf(n);
+      if (i >= 0 && k_.params[i].traced) {
+        Error<Id::kExpressionUsesTraced>(
+            loc.Shifted(std::max(0, expr::FirstUse(e, n))), what, n);
+        return false;
+      }
     }
     if (inputs_only) {
       for (const std::string& n : expr::NamesUsed(e)) {
@@ -314,7 +405,7 @@ class KernelAnalyzer {
                                   err->message);
         continue;
       }
-      expr::NodePtr e = std::get<expr::NodePtr>(parsed);
+      expr::NodePtr e = WithConstants(std::get<expr::NodePtr>(parsed), k_);
       if (!CheckExpr(e, p.derived->loc,
                      fmt::format("in derived value '{}'", p.name),
                      /*inputs_only=*/true))
@@ -348,9 +439,14 @@ class KernelAnalyzer {
   void AnalyzeChecks() {
     for (auto [i, d] : pending_checks_) {
       const DimSpec& s = shapes_.dims[i][d];
+      if (k_.params[i].optional && s.expr->kind == expr::Node::Kind::kName &&
+          plan_.KindOf(s.expr->name) == expr::NameKind::kUnknown) {
+        Error<Id::kOptionalBindsSymbol>(s.loc, s.expr->name, k_.params[i].name);
+        continue;
+      }
       std::string what = fmt::format("in the shape of '{}'", k_.params[i].name);
       if (!CheckExpr(s.expr, s.text_loc, what, /*inputs_only=*/true)) continue;
-      plan_.checks.push_back({i, d, s.expr, s.text});
+      plan_.checks.push_back({i, DimIndex(i, d), s.expr, s.text});
     }
   }
 
@@ -383,10 +479,24 @@ class KernelAnalyzer {
                                err->message);
         continue;
       }
-      expr::NodePtr e = std::get<expr::NodePtr>(parsed);
-      if (CheckExpr(e, t.loc, fmt::format("in the grid of '{}'", k_.name),
-                    /*inputs_only=*/false))
-        plan_.grid.push_back(e);
+      expr::NodePtr e = WithConstants(std::get<expr::NodePtr>(parsed), k_);
+      if (!CheckExpr(e, t.loc, fmt::format("in the grid of '{}'", k_.name),
+                     /*inputs_only=*/false))
+        continue;
+      // KC_BLOCKS counts blocks: the threads are those times the block.
+      if (k_.grid_in_blocks && g < plan_.block.size()) {
+        auto block = std::make_shared<expr::Node>();
+        block->kind = expr::Node::Kind::kInt;
+        block->value = plan_.block[g];
+        auto threads = std::make_shared<expr::Node>();
+        threads->kind = expr::Node::Kind::kBinary;
+        threads->op = '*';
+        threads->begin = e->begin;
+        threads->end = e->end;
+        threads->args = {e, block};
+        e = threads;
+      }
+      plan_.grid.push_back(e);
     }
   }
 
@@ -400,7 +510,7 @@ class KernelAnalyzer {
                                     err->message);
       return;
     }
-    expr::NodePtr e = std::get<expr::NodePtr>(parsed);
+    expr::NodePtr e = WithConstants(std::get<expr::NodePtr>(parsed), k_);
     if (CheckExpr(e, t.loc, what, /*inputs_only=*/false))
       plan_.shared_bytes = e;
   }
@@ -413,13 +523,40 @@ class KernelAnalyzer {
     }
   }
 
+  // "...": the input that gives the leading dimensions, and what needs
+  // every dimension known.
+  void AnalyzeLeading() {
+    const Param* output = nullptr;
+    for (size_t i = 0; i < k_.params.size(); ++i) {
+      if (!plan_.params[i].leading) continue;
+      const Param& p = k_.params[i];
+      if (IsInput(p.role) && plan_.leading < 0)
+        plan_.leading = static_cast<int>(i);
+      if (p.role == Role::kOut && output == nullptr) output = &p;
+      if (!k_.parallel.empty()) {
+        Error<Id::kEllipsisParallel>(k_.parallel.front().loc, k_.name, p.name);
+        break;
+      }
+    }
+    if (output != nullptr && plan_.leading < 0)
+      Error<Id::kEllipsisOutputWithoutInput>(output->loc, output->name,
+                                             k_.name);
+    // The leading dimensions of a batch element are the call's: a batch
+    // runs element by element.
+    if (plan_.leading >= 0 && plan_.fold_elementwise) {
+      plan_.fold_elementwise = false;
+      AnalyzeBatching();
+    }
+  }
+
   // See KernelPlan::batching.
   void AnalyzeBatching() {
     bool inmut = std::any_of(k_.params.begin(), k_.params.end(),
                              [](const Param& p) {
                                return p.role == Role::kInMut;
                              });
-    plan_.batching = inmut || k_.elementwise
+    plan_.fold_elementwise = k_.FoldsElementwise() && plan_.leading < 0;
+    plan_.batching = inmut || plan_.fold_elementwise
                          ? KernelPlan::Batching::kBroadcastAll
                          : KernelPlan::Batching::kExpandDims;
   }
@@ -431,11 +568,17 @@ class KernelAnalyzer {
   void AnalyzeElementwise() {
     if (!k_.elementwise) return;
     const Param* first = nullptr;
-    const std::vector<std::string>* shape = nullptr;
+    std::vector<std::string> shape;
     for (size_t i = 0; i < k_.params.size(); ++i) {
       const Param& p = k_.params[i];
       if (!model::IsTensor(p.role) || !Resolved(i)) continue;
-      const std::vector<std::string>& dims = plan_.params[i].dim_texts;
+      if (p.optional) {
+        Error<Id::kOptionalElementwise>(p.loc, k_.name, p.name);
+        return;
+      }
+      std::vector<std::string> dims = plan_.params[i].dim_texts;
+      const bool leading = plan_.params[i].leading;
+      if (leading) dims.insert(dims.begin(), "...");
       std::string text = fmt::format("({})", fmt::join(dims, ", "));
       if (dims.empty() ||
           std::find(dims.begin(), dims.end(), "_") != dims.end()) {
@@ -444,10 +587,10 @@ class KernelAnalyzer {
       }
       if (!first) {
         first = &p;
-        shape = &dims;
-      } else if (dims != *shape) {
+        shape = dims;
+      } else if (dims != shape) {
         Error<Id::kElementwiseShapes>(p.loc, k_.name, p.name, text, first->name,
-                                      fmt::join(*shape, ", "));
+                                      fmt::join(shape, ", "));
         return;
       }
     }

@@ -90,14 +90,8 @@ class PairingChecker {
 
   void Run() {
     const Text& t = *(f_.*pairing_.text);
-    const KernelPlan* kp = nullptr;
-    for (const KernelPlan& p : plan_.kernels)
-      if (p.kernel->name == t.text) kp = &p;
-    if (kp == nullptr) {
-      diags_.Report<Id::kPairingNamesNoKernel>(t.loc, pairing_.annotation,
-                                               f_.name, t.text);
-      return;
-    }
+    const KernelPlan* kp = Paired(t);
+    if (kp == nullptr) return;
     if (kp->kernel == &f_) {
       diags_.Report<Id::kPairingNamesItself>(t.loc, pairing_.annotation,
                                              f_.name, pairing_.kind);
@@ -146,6 +140,52 @@ class PairingChecker {
  private:
   using Link = PairingRules::Link;
 
+  // The kernel that `t` names: a kernel, or the variant of a template
+  // kernel that pairs with `f`, which is the one with `f`'s template
+  // arguments (as a variant of a template of the same parameters) or else
+  // the only one whose parameters have the element types of what they
+  // receive from `f`. Null after an error.
+  const KernelPlan* Paired(const Text& t) {
+    const OpPlan* op = plan_.FindOp(t.text);
+    if (op == nullptr) {
+      diags_.Report<Id::kPairingNamesNoKernel>(t.loc, pairing_.annotation,
+                                               f_.name, t.text);
+      return nullptr;
+    }
+    if (!op->is_template) return &plan_.kernels[op->variants.front()];
+    std::vector<const KernelPlan*> fitting;
+    std::vector<std::string> names;
+    for (int i : op->variants) {
+      const KernelPlan& kp = plan_.kernels[i];
+      const Kernel& k = *kp.kernel;
+      names.push_back(k.name);
+      if (f_.instantiation && k.instantiation->args == f_.instantiation->args)
+        return &kp;
+      if (TypesFit(k)) fitting.push_back(&kp);
+    }
+    if (fitting.size() == 1) return fitting.front();
+    if (fitting.empty())
+      diags_.Report<Id::kPairingNoVariant>(
+          t.loc, pairing_.annotation, f_.name, t.text,
+          fmt::format("{}", fmt::join(names, ", ")), f_.name);
+    else
+      diags_.Report<Id::kPairingVariantsAmbiguous>(
+          t.loc, pairing_.annotation, f_.name, t.text, fitting[0]->kernel->name,
+          fitting[1]->kernel->name);
+    return nullptr;
+  }
+
+  // Whether each parameter of `k` that receives a value (or a derivative)
+  // of `f` has its element type.
+  bool TypesFit(const Kernel& k) const {
+    for (const Param& q : k.params) {
+      std::optional<PairedParam> named = Classify(q);
+      if (named && named->of >= 0 && f_.params[named->of].dtype != q.dtype)
+        return false;
+    }
+    return true;
+  }
+
   // The parameter of `f` named `name` with one of the roles, or null.
   const Param* Find(const std::string& name, std::initializer_list<Role> roles,
                     int* index) const {
@@ -177,8 +217,11 @@ class PairingChecker {
       case Role::kDerived:
         return PairedParam{};
       case Role::kScalar:
+        // A traced scalar is an operand: the backward receives its value
+        // as it does a forward input's.
         if (Find(q.name, {Role::kScalar}, &pi))
-          return PairedParam{Kind::kStatic, pi};
+          return PairedParam{
+              f_.params[pi].traced ? Kind::kValue : Kind::kStatic, pi};
         break;
       case Role::kIn:
         if (pairing_.residual_outputs
@@ -243,7 +286,9 @@ class PairingChecker {
       diags_.Report<Id::kPairedDtype>(q.loc, q.name, pairing_.kind, k.name,
                                       what, model::DTypeName(p.dtype),
                                       model::DTypeName(q.dtype));
-    else if (q_rank >= 0 && p_rank >= 0 && q_rank != p_rank)
+    else if (q_rank >= 0 && p_rank >= 0 &&
+             (q_rank != p_rank ||
+              kp.params[qi].leading != fp_.params[pi].leading))
       diags_.Report<Id::kPairedRank>(q.loc, q.name, pairing_.kind, k.name, what,
                                      p_rank, q_rank);
     else if (int d = q_rank == p_rank ? ShapeMismatch(kp, qi, pi) : -1; d >= 0)
@@ -291,6 +336,10 @@ class PairingChecker {
           diags_.Report<Id::kPairedScalarType>(
               q.loc, q.name, pairing_.kind, k.name, model::DTypeName(p->dtype),
               f_.name, model::DTypeName(q.dtype));
+        else if (p->traced != q.traced)
+          diags_.Report<Id::kPairedScalarTraced>(
+              q.loc, q.name, pairing_.kind, k.name, f_.name,
+              p->traced ? "is" : "is not");
         break;
       case Role::kIn:
         if (p != nullptr && named->kind == PairedParam::Kind::kValue) {

@@ -47,7 +47,14 @@ struct InitValue {
 };
 
 struct ParamPlan {
-  int rank = -1;  // tensors: the resolved rank
+  // Tensors: the resolved rank; with `leading`, the number of dimensions
+  // after "...".
+  int rank = -1;
+  // Tensors: the shape starts with "...", any number of leading dimensions,
+  // the kernel's leading dimensions (KernelPlan::leading). The dimensions
+  // after it are counted from the last: Symbol::dim and DimCheck::dim are
+  // negative for them (-1 is the last), as in Python.
+  bool leading = false;
   // Inputs: per dimension, whether any value is accepted (true) or it binds a
   // symbol or is checked (false). Outputs: the dimension expressions.
   std::vector<bool> any_dim;
@@ -70,7 +77,8 @@ struct PairedParam {
     kComputed,    // a derived value, which its own kernel computes
     kStatic,      // a scalar: the forward kernel's scalar `of`
     kValue,       // an input receiving the value of `of`: a forward input, or
-                  // (KC_VJP) a forward output
+                  // (KC_VJP) a forward output; or a traced scalar (KC_TRACED)
+                  // receiving the forward kernel's traced scalar `of`
     kDerivative,  // an input: the cotangent (KC_VJP) or tangent (KC_JVP) of
                   // output (resp. input) `of`; an output: the gradient
                   // (KC_VJP) of input `of`, or the tangent (KC_JVP) of
@@ -114,6 +122,10 @@ struct KernelPlan {
   // dimensions of an input and of every output, with every dimension that
   // depends on one being that one.
   std::vector<std::string> parallel;
+  // The input (an index into Kernel::params) whose leading dimensions,
+  // those of its "...", every tensor whose shape starts with "..." has;
+  // -1 when none does.
+  int leading = -1;
   // How the op batches under jax.vmap, which the Python call (its
   // vmap_method) and the handlers (kernelc/batch.h) both follow. Unbatched
   // operands gain a size-1 batch dimension (kExpandDims), except where the
@@ -123,15 +135,33 @@ struct KernelPlan {
   // operand is broadcast.
   enum class Batching { kExpandDims, kBroadcastAll };
   Batching batching = Batching::kExpandDims;
+  // Whether a batch of the elementwise kernel folds into dimension 0, so
+  // that the kernel runs once on the whole batch: not with a traced scalar,
+  // whose batch holds a value per element (model::Kernel::FoldsElementwise).
+  bool fold_elementwise = false;
 
   // The name kinds for expression checking: tensors, symbols, scalars,
   // derived values.
   expr::NameKind KindOf(std::string_view name) const;
 };
 
+// An op: the Python function that runs a kernel or, for a template kernel,
+// one of its variants, which it chooses at trace time by the element types
+// of the input tensors (no two variants take the same).
+struct OpPlan {
+  std::string name;           // Kernel::Op
+  std::vector<int> variants;  // indices into ModulePlan::kernels, in order
+  bool is_template = false;   // of a template kernel's variants
+};
+
 struct ModulePlan {
   const model::Module* module = nullptr;
   std::vector<KernelPlan> kernels;  // parallel to module->kernels
+  std::vector<OpPlan> ops;          // in the order of their first kernel
+
+  // The plan of the kernel whose op is `op` and that pairs with `of`, for
+  // KC_VJP and KC_JVP between variants: see Pairing.
+  const OpPlan* FindOp(std::string_view op) const;
 };
 
 // Checks the whole module, reporting every problem to `diags` (with

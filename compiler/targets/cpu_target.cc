@@ -28,7 +28,15 @@ std::vector<backends::HostBuild::UserUnit> CpuTarget::HostUnits(
     std::string file =
         emit::HostSourceName(module.sources[i], static_cast<int>(i));
     // A source without kernels has no entry points.
-    if (generated.count(file)) units.push_back({file, source_paths[i]});
+    if (!generated.count(file)) continue;
+    backends::HostBuild::UserUnit unit{file, source_paths[i], {}, {}};
+    if (i < module.kernel_texts.size()) {
+      const model::KernelText& t = module.kernel_texts[i];
+      unit.text = t.cpu;
+      for (const model::KernelText::Header& h : t.headers)
+        if (!h.cpu.empty()) unit.headers.push_back({h.name, h.cpu});
+    }
+    units.push_back(std::move(unit));
   }
   return units;
 }

@@ -43,8 +43,9 @@ Status CudaTarget::CompileKernels(const sema::ModulePlan& plan,
   cb.include_dirs = settings.include_dirs;
   cb.defines = settings.defines;
   cb.fold_program = [&plan](const std::string& source, std::string_view text,
-                            const std::vector<const model::Kernel*>& kernels) {
-    return emit::CudaFoldProgram(plan, source, text, kernels);
+                            const std::vector<const model::Kernel*>& fold,
+                            const std::vector<const model::Kernel*>& entries) {
+    return emit::CudaFoldProgram(plan, source, text, fold, entries);
   };
   cb.progress = settings.progress;
   Result<std::vector<model::CudaBinary>> bins =

@@ -9,7 +9,6 @@
 #include <llvm/Support/Path.h>
 #include <llvm/Support/SHA256.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 #include <zip.h>
 
 #include <algorithm>
@@ -18,6 +17,9 @@
 #include <regex>
 
 #include "compiler/util/file_io.h"
+#include "compiler/wheel/manylinux.h"
+#include "compiler/wheel/pep440.h"
+#include "compiler/wheel/pep508.h"
 
 namespace kernelc::wheel {
 
@@ -29,21 +31,39 @@ namespace {
 constexpr int64_t kZipEpoch = 315532800;
 constexpr int64_t kZipEnd = 4354819199;  // 2107-12-31 23:59:59
 
-bool IsPep440Version(const std::string& v) {
+// A distribution's name as the core metadata specification allows it.
+bool IsDistributionName(const std::string& name) {
   static const std::regex re(
-      R"(^([1-9][0-9]*!)?(0|[1-9][0-9]*)(\.(0|[1-9][0-9]*))*)"
-      R"(((a|b|rc)(0|[1-9][0-9]*))?(\.post(0|[1-9][0-9]*))?)"
-      R"((\.dev(0|[1-9][0-9]*))?(\+[a-z0-9]+(\.[a-z0-9]+)*)?$)");
-  return std::regex_match(v, re);
+      R"(^([A-Za-z0-9]|[A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9])$)");
+  return std::regex_match(name, re);
 }
 
-bool IsPlatformTag(const std::string& tag) {
-  static const std::regex re(R"(^[a-z0-9_]+$)");
-  return std::regex_match(tag, re);
+// The name as a wheel's file name and dist-info directory spell it: runs of
+// "-", "_" and "." become one "_", upper case lower case (the binary
+// distribution format's escaping).
+std::string EscapedName(const std::string& name) {
+  static const std::regex runs(R"([-_.]+)");
+  return llvm::StringRef(std::regex_replace(name, runs, "_")).lower();
+}
+
+// Whether `text` can stand as the value of a core metadata field: one line
+// of printable text.
+bool IsOneLine(const std::string& text) {
+  return std::none_of(text.begin(), text.end(), [](char c) {
+    return static_cast<unsigned char>(c) < 0x20 || c == '\x7f';
+  });
 }
 
 std::string Requirement(const std::string& floor) {
   return fmt::format(">={}", floor);
+}
+
+// "  one\n  two": what Requires-Dist lines follow the floor's.
+std::string RequiresDist(const std::vector<std::string>& requirements) {
+  std::string text;
+  for (const std::string& r : requirements)
+    text += fmt::format("Requires-Dist: {}\n", llvm::StringRef(r).trim().str());
+  return text;
 }
 
 }  // namespace
@@ -60,12 +80,22 @@ std::string RecordHash(const std::string& bytes) {
   return "sha256=" + b64;
 }
 
-std::string HostPlatformTag() {
-  struct utsname u;
-  std::string machine = uname(&u) == 0 ? u.machine : "unknown";
-  for (char& c : machine)
-    if (c == '-' || c == '.') c = '_';
-  return "linux_" + machine;
+Status CheckOptions(const Options& o, diag::DiagnosticEngine& diags) {
+  int errors = diags.error_count();
+  if (!ParseVersion(o.version))
+    diags.Report<Id::kBadWheelVersion>({}, o.version);
+  if (!o.distribution.empty() && !IsDistributionName(o.distribution))
+    diags.Report<Id::kBadDistributionName>({}, o.distribution);
+  if (!IsOneLine(o.summary)) diags.Report<Id::kSummaryNotOneLine>({});
+  for (const std::string& r : o.requirements) {
+    std::optional<RequirementError> e = CheckRequirement(r);
+    if (e && e->not_ascii)
+      diags.Report<Id::kRequirementNotAscii>({}, r);
+    else if (e)
+      diags.Report<Id::kBadRequirement>({}, r, e->expected, e->column);
+  }
+  if (diags.error_count() > errors) return Error::Reported();
+  return Status();
 }
 
 Result<Files> ReadPackage(const std::string& dir,
@@ -108,6 +138,7 @@ Result<Files> ReadPackage(const std::string& dir,
 
 Result<Wheel> MakeWheel(const Files& package, const Options& o,
                         diag::DiagnosticEngine& diags) {
+  if (Status s = CheckOptions(o, diags); !s.ok()) return s.error();
   auto manifest_it = package.find("kernelc.json");
   if (manifest_it == package.end()) {
     diags.Report<Id::kPackageWithoutManifest>({});
@@ -130,12 +161,9 @@ Result<Wheel> MakeWheel(const Files& package, const Options& o,
     diags.Report<Id::kPackageWithoutLibrary>({}, library);
     return Error::Reported();
   }
-  if (!IsPep440Version(o.version)) {
-    diags.Report<Id::kBadWheelVersion>({}, o.version);
-    return Error::Reported();
-  }
-  if (!IsPlatformTag(o.platform)) {
-    diags.Report<Id::kBadPlatformTag>({}, o.platform);
+  std::string distribution = o.distribution.empty() ? name : o.distribution;
+  if (!IsDistributionName(distribution)) {
+    diags.Report<Id::kPackageNameNotDistributionName>({}, distribution);
     return Error::Reported();
   }
   std::vector<std::string> functions, targets;
@@ -147,44 +175,69 @@ Result<Wheel> MakeWheel(const Files& package, const Options& o,
     for (const nlohmann::json& t : m["targets"])
       if (t.is_string()) targets.push_back(t.get<std::string>());
 
+  // Every ELF file in the package decides the platform, as auditwheel
+  // audits every one.
+  std::vector<ElfLibrary> libraries;
+  for (const auto& [path, bytes] : package) {
+    if (!IsElf(bytes)) continue;
+    Result<ElfLibrary> lib = ReadElfLibrary(bytes, path, diags);
+    if (!lib.ok()) return lib.error();
+    libraries.push_back(std::move(lib).value());
+  }
+  Result<std::vector<std::string>> platform =
+      ChoosePlatformTags(libraries, o.platform, diags);
+  if (!platform.ok()) return platform.error();
+
   Wheel w;
-  std::string version = o.version;
-  for (char& c : version)
-    if (c == '-') c = '_';
+  w.platform_tags = std::move(platform).value();
+  std::string version = ParseVersion(o.version)->Normalized();
+  std::string escaped = EscapedName(distribution);
   // The library is loaded with ctypes, not as a CPython extension: any
   // Python 3, any ABI, but only this platform.
-  std::string tag = "py3-none-" + o.platform;
-  w.file_name = fmt::format("{}-{}-{}.whl", name, version, tag);
-  std::string dist_info = fmt::format("{}-{}.dist-info", name, version);
+  std::vector<std::string> sorted_tags = w.platform_tags;
+  std::sort(sorted_tags.begin(), sorted_tags.end());
+  w.file_name = fmt::format("{}-{}-py3-none-{}.whl", escaped, version,
+                            fmt::join(sorted_tags, "."));
+  std::string dist_info = fmt::format("{}-{}.dist-info", escaped, version);
 
   for (const auto& [path, bytes] : package)
     w.entries.push_back({name + "/" + path, bytes});
+  std::string summary =
+      o.summary.empty() ? fmt::format("JAX ops compiled by {}: {}", o.generator,
+                                      fmt::join(functions, ", "))
+                        : o.summary;
   std::string metadata = fmt::format(
       "Metadata-Version: 2.1\n"
       "Name: {name}\n"
       "Version: {version}\n"
-      "Summary: JAX ops compiled by {gen}: {functions}\n"
+      "Summary: {summary}\n"
+      "Requires-Python: {python}\n"
       "Requires-Dist: jax{req}\n"
       "Requires-Dist: jaxlib{req}\n"
       "Requires-Dist: numpy\n"
+      "{requirements}"
       "Description-Content-Type: text/plain\n"
       "\n"
       "JAX ops compiled ahead of time by {gen} (targets: {targets}).\n"
       "Built against XLA FFI API {ffi} (the headers of jaxlib {floor}): the\n"
       "ops register on jax and jaxlib {floor} and newer. Importing the\n"
       "package under an older jaxlib raises ImportError saying so.\n",
-      fmt::arg("name", name), fmt::arg("version", o.version),
-      fmt::arg("gen", o.generator),
-      fmt::arg("functions", fmt::join(functions, ", ")),
-      fmt::arg("ffi", ffi_api), fmt::arg("req", Requirement(floor)),
+      fmt::arg("name", distribution), fmt::arg("version", version),
+      fmt::arg("summary", summary), fmt::arg("python", o.requires_python),
+      fmt::arg("gen", o.generator), fmt::arg("ffi", ffi_api),
+      fmt::arg("req", Requirement(floor)),
+      fmt::arg("requirements", RequiresDist(o.requirements)),
       fmt::arg("floor", floor), fmt::arg("targets", fmt::join(targets, ", ")));
   w.entries.push_back({dist_info + "/METADATA", metadata});
+  std::string tags;
+  for (const std::string& t : w.platform_tags)
+    tags += fmt::format("Tag: py3-none-{}\n", t);
   w.entries.push_back(
       {dist_info + "/WHEEL", fmt::format("Wheel-Version: 1.0\n"
                                          "Generator: {}\n"
                                          "Root-Is-Purelib: false\n"
-                                         "Tag: {}\n",
-                                         o.generator, tag)});
+                                         "{}",
+                                         o.generator, tags)});
   std::string record;
   for (const auto& [path, bytes] : w.entries)
     record += fmt::format("{},{},{}\n", path, RecordHash(bytes), bytes.size());

@@ -34,13 +34,23 @@
 #define KC_SHAPE(shape) KC_ANNOTATE_("kc.shape", shape)
 // Pre-fills an Out with a constant before the kernel runs.
 #define KC_INIT(value) KC_ANNOTATE_("kc.init", value)
+// On a scalar parameter: a traced operand (a 0-d array in JAX) instead of a
+// static attribute, so a new value does not recompile. The kernel still
+// receives a plain scalar. E.g. KC_TRACED float lr.
+#define KC_TRACED KC_ANNOTATE_("kc.traced")
+// On an input tensor: the Python argument may be None; the kernel then gets
+// a null pointer (a view: null data, shape zero). E.g.
+// KC_OPTIONAL KC_IN("n") const float* bias.
+#define KC_OPTIONAL KC_ANNOTATE_("kc.optional")
 // A parameter computed from shapes by the generated handler, e.g.
 // KC_DERIVED("x.size") int64_t n. Not an argument of the Python function.
 #define KC_DERIVED(expr) KC_ANNOTATE_("kc.derived", expr)
 
 // Launch configuration of a __global__ kernel: total threads along x (and y,
-// z), and threads per block (default 256 / 16x16 / 8x8x4).
+// z), or (KC_BLOCKS) blocks along x (and y, z) as <<<grid, block>>> counts
+// them, and threads per block (default 256 / 16x16 / 8x8x4).
 #define KC_GRID(...) KC_ANNOTATE_("kc.grid", __VA_ARGS__)
+#define KC_BLOCKS(...) KC_ANNOTATE_("kc.blocks", __VA_ARGS__)
 #define KC_BLOCK(...) KC_ANNOTATE_("kc.block", __VA_ARGS__)
 // Bytes of dynamic shared memory per block (`extern __shared__` arrays) of a
 // __global__ kernel on the GPU: an expression, e.g. "256 * 4".
@@ -79,6 +89,12 @@
 #if (defined(__KERNELC_FRONTEND__) && !defined(__CUDA__)) || \
     defined(__KERNELC_HOST__)
 #include "kernelc/host.h"
+#endif
+
+// NVRTC sees the math macros (M_PI, INFINITY, ...) that the CPU target's
+// <math.h> gives kernelc/host.h: kernelc's <math.h> for NVRTC defines them.
+#if defined(__CUDACC_RTC__)
+#include <math.h>
 #endif
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)

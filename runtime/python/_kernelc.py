@@ -147,11 +147,20 @@ def _shape_text(shape):
     return "(" + ", ".join(str(d) for d in shape) + comma + ")"
 
 
-def tensor(kernel, param, value, dtype, rank):
-    """Returns `value` as an array after checking its dtype and rank."""
+def tensor(kernel, param, value, dtype, rank, leading=False, optional=False):
+    """Returns `value` as an array after checking its dtype and rank (with
+    `leading`, a shape that starts with "...": at least `rank`); None for
+    an optional input (KC_OPTIONAL) that is None."""
     import jax
     import jax.numpy as jnp
     import numpy as np
+
+    if value is None:
+        if optional:
+            return None
+        raise TypeError(
+            f"{kernel}: parameter '{param}' expects an array, got None (only "
+            f"a KC_OPTIONAL input may be None)")
 
     expected = _dtype(dtype)
     got = getattr(value, "dtype", None)
@@ -168,11 +177,104 @@ def tensor(kernel, param, value, dtype, rank):
         raise TypeError(
             f"{kernel}: parameter '{param}' expects {dtype} elements, which "
             f"need 64-bit types: enable jax_enable_x64")
-    if arr.ndim != rank:
+    if arr.ndim < rank if leading else arr.ndim != rank:
         raise ValueError(
-            f"{kernel}: parameter '{param}' expects rank {rank}, got rank "
+            f"{kernel}: parameter '{param}' expects rank "
+            f"{f'{rank} or more' if leading else rank}, got rank "
             f"{arr.ndim} (shape {_shape_text(arr.shape)})")
     return arr
+
+
+def check_leading(kernel, param, arr, rank, leading, ref):
+    """Checks that the dimensions of `arr` before its last `rank` (those of
+    its "...") are `leading`, those of input `ref`."""
+    if tuple(arr.shape[:arr.ndim - rank]) != tuple(leading):
+        raise ValueError(
+            f"{kernel}: parameter '{param}' has shape {_shape_text(arr.shape)}, "
+            f"but its leading dimensions ('...') must be those of '{ref}', "
+            f"{_shape_text(leading)}")
+
+
+def absent_as_empty(value, dtype, rank):
+    """`value`, or for an optional input that is None a zero-size array of
+    its dtype and rank, which the call passes instead (with the attribute
+    that says it is absent): its shape reads as zeros."""
+    import jax.numpy as jnp
+
+    if value is not None:
+        return value
+    return jnp.zeros((0,) * rank, _dtype(dtype))
+
+
+def _kind_error(kernel, param, value, dtype, np_dtype, got):
+    """The TypeError for a scalar `value` of the wrong kind for `dtype`
+    (bool, integer or float), or None when its kind fits."""
+    import numpy as np
+
+    is_bool = isinstance(value, (bool, np.bool_))
+    if dtype == "bool":
+        if not is_bool:
+            return TypeError(
+                f"{kernel}: scalar '{param}' expects a bool, got {got}")
+        return None
+    if np.issubdtype(np_dtype, np.integer):
+        if is_bool or not isinstance(value, (int, np.integer)):
+            return TypeError(
+                f"{kernel}: scalar '{param}' expects an integer ({dtype}), got "
+                f"{got}")
+        return None
+    if is_bool or not isinstance(value, (int, float, np.integer, np.floating)):
+        return TypeError(
+            f"{kernel}: scalar '{param}' expects a number ({dtype}), got {got}")
+    return None
+
+
+def traced_scalar(kernel, param, value, dtype):
+    """Returns a traced scalar (KC_TRACED) as a 0-d array of its dtype: an
+    operand of the call, so that a new value does not recompile.
+
+    Accepted: what a static scalar accepts (a Python or NumPy number of the
+    parameter's kind, or a 0-d array), and a traced 0-d array (under jit,
+    vmap, grad) whose dtype is the parameter's, or of its kind and weakly
+    typed (a Python number that jit traced), which is converted. Under vmap
+    a batched value gives each batch element its own.
+    """
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    expected = _dtype(dtype)
+    if isinstance(value, jax.core.Tracer) or (
+            isinstance(value, (np.ndarray, jax.Array)) and value.ndim == 0):
+        if value.ndim != 0:
+            raise ValueError(
+                f"{kernel}: traced scalar '{param}' expects a 0-d array, got "
+                f"shape {_shape_text(value.shape)}")
+        got = np.dtype(value.dtype)
+        if got == expected:
+            return jnp.asarray(value)
+        weak = getattr(getattr(value, "aval", None), "weak_type", False)
+        fits = (jnp.issubdtype(got, jnp.integer) if jnp.issubdtype(
+            expected, jnp.integer) else jnp.issubdtype(
+                got, jnp.integer) or jnp.issubdtype(got, jnp.floating)
+                if jnp.issubdtype(expected, jnp.floating) else False)
+        if not (weak and fits):
+            raise TypeError(
+                f"{kernel}: traced scalar '{param}' expects {dtype}, got "
+                f"{got.name}")
+        return jnp.asarray(value).astype(expected)
+    if isinstance(value, (np.ndarray, jax.Array)):
+        raise ValueError(
+            f"{kernel}: traced scalar '{param}' expects a 0-d array, got "
+            f"shape {_shape_text(value.shape)}")
+    if dtype in ("float16", "bfloat16"):
+        # NumPy knows no range of bfloat16: the value rounds as jax does.
+        error = _kind_error(kernel, param, value, dtype, expected,
+                            type(value).__name__)
+        if error is not None:
+            raise error
+        return jnp.asarray(float(value), expected)
+    return jnp.asarray(scalar(kernel, param, value, dtype))
 
 
 def scalar(kernel, param, value, dtype):
@@ -194,8 +296,8 @@ def scalar(kernel, param, value, dtype):
             f"{kernel}: scalar '{param}' is a static attribute and needs a "
             f"concrete Python or NumPy number, got a traced value; mark the "
             f"argument static (jax.jit's static_argnums), or declare the "
-            f"parameter as a 0-d tensor (KC_IN(\"\") or kc::In<T, 0>) to "
-            f"pass a traced value")
+            f"parameter KC_TRACED (a traced operand: a new value does not "
+            f"recompile) to pass a traced value")
     got = type(value).__name__
     if isinstance(value, (np.ndarray, jax.Array)) and value.ndim == 0:
         got = f"a 0-d {np.dtype(value.dtype).name} array"
@@ -204,27 +306,18 @@ def scalar(kernel, param, value, dtype):
                 and jnp.issubdtype(value.dtype, jnp.floating)):
             value = np.float64(value)  # bfloat16 and other ml_dtypes floats
     np_dtype = _dtype(dtype)
-    is_bool = isinstance(value, (bool, np.bool_))
+    error = _kind_error(kernel, param, value, dtype, np_dtype, got)
+    if error is not None:
+        raise error
     if dtype == "bool":
-        if not is_bool:
-            raise TypeError(
-                f"{kernel}: scalar '{param}' expects a bool, got {got}")
         return bool(value)
     if np.issubdtype(np_dtype, np.integer):
-        if is_bool or not isinstance(value, (int, np.integer)):
-            raise TypeError(
-                f"{kernel}: scalar '{param}' expects an integer ({dtype}), got "
-                f"{got}")
         info = np.iinfo(np_dtype)
         if not info.min <= int(value) <= info.max:
             raise ValueError(
                 f"{kernel}: scalar '{param}' = {int(value)} does not fit "
                 f"{dtype}")
         return np_dtype.type(int(value))
-    if is_bool or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(
-            f"{kernel}: scalar '{param}' expects a number ({dtype}), got "
-            f"{got}")
     try:
         as_float = float(value)
     except OverflowError:
@@ -234,6 +327,34 @@ def scalar(kernel, param, value, dtype):
             raise ValueError(
                 f"{kernel}: scalar '{param}' = {value} does not fit {dtype}")
     return np_dtype.type(value)
+
+
+def variant(op, variants, inputs):
+    """The function of the variant of template kernel `op` that takes the
+    element types of `inputs` (the op's input tensors, in order); an
+    optional input that is None takes any. `variants` holds, per variant,
+    its name, its inputs' (name, element type) and its function."""
+    import jax.numpy as jnp
+    import numpy as np
+
+    types = []
+    for value in inputs:
+        if value is None:
+            types.append(None)
+            continue
+        dtype = getattr(value, "dtype", None)
+        types.append(np.dtype(dtype if dtype is not None
+                              else jnp.asarray(value).dtype).name)
+    for _, params, function in variants:
+        if all(t is None or t == dtype for t, (_, dtype) in zip(types, params)):
+            return function
+    described = "; ".join(
+        f"{name} ({', '.join(f'{n}: {d}' for n, d in params)})"
+        for name, params, _ in variants)
+    got = ", ".join("None" if t is None else t for t in types)
+    raise TypeError(
+        f"{op}: no variant takes input element types ({got}); its variants "
+        f"are {described}")
 
 
 def attr(value):
@@ -391,6 +512,8 @@ def out_shape(kernel, param, dtype, shape_fn, texts):
     shape = _evaluate(
         kernel, f"the shape of output '{param}' = {_shape_text(texts)}",
         shape_fn)
+    # Leading dimensions ("...") come first, and are an input's.
+    texts = ("...",) * (len(shape) - len(texts)) + tuple(texts)
     for d, (n, text) in enumerate(zip(shape, texts)):
         if not _symbolic(n) and n < 0:
             raise ValueError(
@@ -572,7 +695,8 @@ def sharded(op, static, operands, results, batched=()):
     keeps its factors and is not broadcast: the local function vmaps it with
     in_axes=None, so the kernel's call sees it once (with a size-1 batch
     dimension). `batched` holds, per batch dimension added so far (outermost
-    first), whether each operand has it.
+    first), whether each operand has it. An optional input that is None is
+    no operand of the rule: the op receives it as it is.
     """
     import jax
     from jax import custom_batching
@@ -593,6 +717,13 @@ def sharded(op, static, operands, results, batched=()):
                            need_replication_factors=replicated)
 
     def apply(*args):
+        free = [i for i in range(len(args)) if i not in static]
+        if any(args[i] is None for i in free):
+            kept = [j for j, i in enumerate(free) if args[i] is not None]
+            return sharded(
+                op, tuple(sorted(static + tuple(i for i in free if args[i] is None))),
+                tuple(operands[j] for j in kept), results,
+                tuple(tuple(flags[j] for j in kept) for flags in batched))(*args)
         statics = tuple(args[i] for i in static)
         dynamic = [a for i, a in enumerate(args) if i not in static]
 
@@ -811,11 +942,14 @@ def differentiable(kernel, op, args, static, results, vjp=None, jvp=None):
     def check(statics, values):
         # Each derivative kernel's results have the shapes and dtypes of what
         # they are derivatives of: once per argument shapes and statics.
-        key = (tuple((n, np.shape(values[n]), np.dtype(values[n].dtype).name)
+        # An optional input that is None stays None.
+        key = (tuple((n, None) if values[n] is None else
+                     (n, np.shape(values[n]), np.dtype(values[n].dtype).name)
                      for n in dynamic), tuple(sorted(statics.items())))
         if key in checked:
             return
-        specs = {n: jax.ShapeDtypeStruct(np.shape(v), v.dtype)
+        specs = {n: None if v is None else
+                 jax.ShapeDtypeStruct(np.shape(v), v.dtype)
                  for n, v in values.items()}
         for d, kind, noun, role in ((vjp, "backward", "gradient", "input"),
                                     (jvp, "tangent", "tangent", "output")):
@@ -825,6 +959,8 @@ def differentiable(kernel, op, args, static, results, vjp=None, jvp=None):
                 lambda v, x, d=d: _run(d, statics, v, x, None),
                 specs, {n: specs[n] for n in d.inputs})
             for n in d.results:
+                if specs[n] is None:
+                    continue
                 _check_derivative(kernel, d.kernel, kind, got[n], n, noun, role,
                                   specs[n])
         checked.add(key)

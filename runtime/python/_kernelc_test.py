@@ -250,8 +250,9 @@ def test_a_traced_scalar_is_an_error_that_says_what_to_do():
     assert str(e.value) == (
         "k: scalar 'a' is a static attribute and needs a concrete Python or "
         "NumPy number, got a traced value; mark the argument static "
-        "(jax.jit's static_argnums), or declare the parameter as a 0-d "
-        "tensor (KC_IN(\"\") or kc::In<T, 0>) to pass a traced value")
+        "(jax.jit's static_argnums), or declare the parameter KC_TRACED (a "
+        "traced operand: a new value does not recompile) to pass a traced "
+        "value")
 
 
 def test_attr_passes_uint64_as_its_int64_bit_pattern():

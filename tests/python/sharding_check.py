@@ -172,10 +172,36 @@ def check(mesh, mesh2):
     assert text.count("custom-call(") == 1 and "broadcast" not in text, text
 
 
+def check_templates(mesh):
+    # A template kernel with a traced scalar: each variant stays sharded
+    # along its rows, forward and backward, and a new scalar value does not
+    # recompile.
+    rng = np.random.default_rng(1)
+    for dtype in (np.float32, np.float64):
+        xq = rng.standard_normal((16, 6)).astype(dtype)
+        fq = jax.jit(lambda x, s: sh.scaled_square(x, s))
+        args = (put(xq, mesh, "d", None), jnp.asarray(1.5, dtype))
+        got = fq(*args)
+        assert got.dtype == dtype and got.sharding.spec[0] == "d", got.sharding
+        same(got, 1.5 * xq * xq)
+        same(fq(args[0], jnp.asarray(-2.0, dtype)), -2.0 * xq * xq)
+        assert fq._cache_size() == 1
+        assert not gathers(hlo(fq, *args)), hlo(fq, *args)
+        gq = jax.jit(jax.grad(lambda x, s: jnp.sum(sh.scaled_square(x, s) * x)))
+        same(gq(*args), 3 * 1.5 * xq * xq, rtol=1e-5)
+        assert "all-gather" not in hlo(gq, *args), hlo(gq, *args)
+
+
 for kind in (AxisType.Auto, AxisType.Explicit):
     EXPLICIT = kind == AxisType.Explicit
     mesh = jax.make_mesh((4,), ("d",), axis_types=(kind,))
     mesh2 = jax.make_mesh((2, 2), ("a", "b"), axis_types=(kind, kind))
     with on(mesh):
         check(mesh, mesh2)
+# float64 variants need x64, enabled after the checks above.
+jax.config.update("jax_enable_x64", True)
+for kind in (AxisType.Auto, AxisType.Explicit):
+    mesh = jax.make_mesh((4,), ("d",), axis_types=(kind,))
+    with on(mesh):
+        check_templates(mesh)
 print("OK")

@@ -62,3 +62,37 @@ __global__ void accumulate(KC_INMUT("n") float* total, KC_IN("n") const float* d
   int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
   if (i < n) total[i] += s * d[i];
 }
+
+// A template kernel with a traced scalar, parallel along rows, and a
+// template backward paired variant by variant.
+template <typename T>
+KC_GRID("size")
+KC_PARALLEL("m")
+KC_VJP("scaled_square_bwd")
+__global__ void scaled_square(KC_IN("m, n") const T* x, KC_TRACED T s,
+                              KC_DERIVED("x.size") int64_t size,
+                              KC_OUT("m, n") T* y) {
+  int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (i < size) y[i] = s * x[i] * x[i];
+}
+template __global__ void scaled_square<float>(const float*, float, int64_t,
+                                              float*);
+template __global__ void scaled_square<double>(const double*, double,
+                                               int64_t, double*);
+
+template <typename T>
+KC_GRID("size")
+KC_PARALLEL("m")
+__global__ void scaled_square_bwd(KC_IN("m, n") const T* x, KC_TRACED T s,
+                                  KC_IN("m, n") const T* d_y,
+                                  KC_DERIVED("x.size") int64_t size,
+                                  KC_OUT("m, n") T* d_x) {
+  int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (i < size) d_x[i] = T(2) * s * x[i] * d_y[i];
+}
+template __global__ void scaled_square_bwd<float>(const float*, float,
+                                                  const float*, int64_t,
+                                                  float*);
+template __global__ void scaled_square_bwd<double>(const double*, double,
+                                                   const double*, int64_t,
+                                                   double*);

@@ -46,16 +46,17 @@ def cxx():
 class Tier:
     """The built package, the fake libcuda and the handler driver."""
 
-    def __init__(self, out):
+    def __init__(self, out, sources=None):
+        sources = SOURCES if sources is None else sources
         self.driver = fake_cuda("handler_driver")
         self.libcuda_dir = fake_cuda("libcuda.so.1").parent
         options = ["--name", "fake_ops", "--target", "cuda", "--cuda-arch",
                    "sm_80,sm_90"]
-        r = run_kernelc("build", *SOURCES, "-o", out, *options)
+        r = run_kernelc("build", *sources, "-o", out, *options)
         assert r.returncode == 0, r.stderr
         # The same kernels' PTX and cubins, for the parameter sizes and to
         # tell which image was loaded.
-        r = run_kernelc("emit", *SOURCES, "-o", out / "emit", *options)
+        r = run_kernelc("emit", *sources, "-o", out / "emit", *options)
         assert r.returncode == 0, r.stderr
         self.cuda = out / "emit" / "build" / "cuda"
         self.manifest = json.loads((out / "fake_ops" / "kernelc.json")
@@ -623,3 +624,67 @@ def test_broadcast_in_place_argument_does_not_fold(tier):
         launch = Launch(log[2 * i + 1])
         assert launch.name == tier.lowered["accumulate"]
         assert launch.params == [0x500000 + 20 * i, 0x200000 + 20 * i, 5]
+
+
+@pytest.fixture(scope="module")
+def features_tier(tmp_path_factory):
+    """The package of tests/cuda_sources/annotation_features.cu alone."""
+    return Tier(tmp_path_factory.mktemp("cuda_features"),
+                [ROOT / "tests" / "cuda_sources" / "annotation_features.cu"])
+
+
+def test_traced_scalars_are_read_on_the_device_by_an_entry(features_tier):
+    # The handler launches the fold program's entry with the scalars'
+    # device pointers; nothing is copied to the host.
+    t = features_tier
+    (call,) = t.run(t.call(
+        "execute", "sgd_step", arg("f32", 0x100000, 300),
+        arg("f32", 0x200000, 300), arg("f32", 0x300000),
+        arg("f32", 0x400000), attr("weight_decay", "f32", 0.5),
+        ret("f32", 0x100000, 300)))
+    assert call.ok, call.message
+    assert call.count("cuMemcpy") == 0
+    (launch,) = call.launches()
+    assert launch.name == "kc_entry_sgd_step"
+    assert launch.grid == (2, 1, 1)
+    assert launch.params[:5] == [0x100000, 0x200000, 0x300000, 0x400000,
+                                 f32_bits(0.5)]
+
+
+def test_batched_traced_scalar_reads_each_elements_value(features_tier):
+    # Under vmap (expand_dims) an unbatched operand has batch dimensions of
+    # size 1: here the correction, while the learning rate is batched.
+    t = features_tier
+    (call,) = t.run(t.call(
+        "execute", "sgd_step", arg("f32", 0x100000, 3, 300),
+        arg("f32", 0x200000, 3, 300), arg("f32", 0x300000, 3),
+        arg("f32", 0x400000, 1), attr("weight_decay", "f32", 0.5),
+        ret("f32", 0x100000, 3, 300)))
+    assert call.ok, call.message
+    assert call.count("cuMemcpy") == 0
+    # Not folded into dimension 0 (the scalars differ along the batch): one
+    # launch over the grid's z axis, the learning rate stepping 4 bytes per
+    # batch element, the correction broadcast.
+    (launch,) = call.launches()
+    assert launch.name == "kc_fold_sgd_step"
+    assert launch.grid == (2, 1, 3)
+    assert launch.params[:6] == [0x100000, 0x200000, 0x300000, 0x400000,
+                                 f32_bits(0.5), 300]
+    assert fold_batch(launch.params[-1], 4) == (
+        0, [3], [[1200], [1200], [4], [0]])
+
+
+@pytest.mark.parametrize("present", [True, False])
+def test_absent_optional_input_is_a_null_pointer(features_tier, present):
+    t = features_tier
+    bias = arg("f32", 0x300000, 23) if present else arg("f32", 0x300000, 0)
+    (call,) = t.run(t.call(
+        "execute", "linear", arg("f32", 0x100000, 37, 19),
+        arg("f32", 0x200000, 19, 23), bias,
+        attr("kc_present_bias", "pred", int(present)),
+        ret("f32", 0x500000, 37, 23)))
+    assert call.ok, call.message
+    (launch,) = call.launches()
+    assert launch.grid == (2, 3, 1) and launch.block == (16, 16, 1)
+    assert launch.params[:3] == [0x100000, 0x200000,
+                                 0x300000 if present else 0]

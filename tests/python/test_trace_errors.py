@@ -244,15 +244,16 @@ def test_concrete_0d_arrays_as_scalars(te):
     with raises(TypeError, "scale: scalar 'a' is a static attribute and needs a concrete "
                            "Python or NumPy number, got a traced value; mark the argument "
                            "static (jax.jit's static_argnums), or declare the parameter "
-                           "as a 0-d tensor (KC_IN(\"\") or kc::In<T, 0>) to pass a "
-                           "traced value"):
+                           "KC_TRACED (a traced operand: a new value does not "
+                           "recompile) to pass a traced value"):
         jax.jit(lambda a: te.scale(x, x, a))(jnp.float32(2.0))
 
 
 def test_traced_scalar_inside_jit(te):
     x = np.ones(3, F32)
     hint = ("; mark the argument static (jax.jit's static_argnums), or declare the "
-            "parameter as a 0-d tensor (KC_IN(\"\") or kc::In<T, 0>) to pass a traced value")
+            "parameter KC_TRACED (a traced operand: a new value does not recompile) "
+            "to pass a traced value")
     with raises(TypeError, "scale: scalar 'a' is a static attribute and needs a concrete "
                            "Python or NumPy number, got a traced value" + hint):
         jax.jit(te.scale)(x, x, 2.0)

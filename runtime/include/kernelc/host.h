@@ -37,8 +37,19 @@
 #endif
 
 // Qualifiers. A __global__ kernel is inlined into the executor's loop.
+// Internal linkage, as `inline` would give it a weak one, keeps kernels of
+// the same name in two sources apart; unlike `inline` it is also valid in
+// an explicit instantiation definition (`template __global__ void
+// reduce<float>(...);`), which declares a template kernel's variant. GCC
+// (KERNELC_CXX=g++) has no such attribute: there, `inline`, without which
+// always_inline fails on a function that could be interposed.
+#if defined(__clang__)
+#define KC_GLOBAL_LINKAGE_ __attribute__((internal_linkage))
+#else
+#define KC_GLOBAL_LINKAGE_ inline
+#endif
 #define __global__ \
-  KC_HOST_MARK_("kc.global") __attribute__((always_inline)) inline
+  KC_HOST_MARK_("kc.global") __attribute__((always_inline)) KC_GLOBAL_LINKAGE_
 #define __device__ inline
 #define __host__
 #define __forceinline__ __attribute__((always_inline)) inline
