@@ -27,6 +27,8 @@
 #include <llvm/Support/VirtualFileSystem.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <algorithm>
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
@@ -34,6 +36,7 @@
 #include <vector>
 
 #include "compiler/diag/engine.h"
+#include "compiler/frontend/declarations.h"
 #include "compiler/frontend/diagnostic_adapter.h"
 #include "compiler/frontend/kernel_reader.h"
 #include "compiler/frontend/locations.h"
@@ -49,8 +52,6 @@
 namespace kernelc::frontend {
 namespace {
 
-constexpr char kVirtualRoot[] = "/__kernelc__/";
-
 // Read as the CPU sees it, the source being parsed included `header` of
 // the CUDA toolkit at `loc` (a file location): its first error is then
 // followed by one naming the header, the likely cause, at the #include:
@@ -64,14 +65,18 @@ struct ToolkitInclude {
   bool seen() const { return loc.isValid() || reported; }
 };
 
-// State shared by the sources of one ParseSources call.
+// What reads a source's translation unit, once Clang has parsed it.
+using TuReader =
+    std::function<void(clang::ASTContext& ctx, const std::string& source)>;
+
+// State shared by the sources of one parse.
 struct Session {
   Session(diag::DiagnosticEngine& d, DiagnosticAdapter& a)
       : diags(d), adapter(a) {}
 
   diag::DiagnosticEngine& diags;
   DiagnosticAdapter& adapter;  // the client of each source's engine
-  model::Module module;
+  TuReader read;
   std::set<std::string> dependencies;  // non-system files read, as named
   // Read as the CPU sees a source: the CUDA toolkit's include directories
   // (real paths), whose headers other than kernelc's stand-ins need a CUDA
@@ -144,8 +149,7 @@ class KernelConsumer : public clang::ASTConsumer {
   // what it could not read: the kernels are not read either.
   void HandleTranslationUnit(clang::ASTContext& ctx) override {
     if (ctx.getDiagnostics().hasFatalErrorOccurred()) return;
-    ReadKernels(ctx, source_, session_.module, session_.adapter,
-                session_.diags);
+    session_.read(ctx, source_);
   }
 
  private:
@@ -250,11 +254,11 @@ std::vector<std::string> CudaDeviceArgs(int arch) {
           "-target-sdk-version=12.5"};
 }
 
-}  // namespace
-
-Result<model::Module> ParseSources(const std::vector<std::string>& sources,
-                                   const Options& options,
-                                   diag::DiagnosticEngine& diags) {
+// Parses each source as ParseSources says and hands its translation unit
+// to `read`: Error::Reported() when an error was reported.
+Status Parse(const std::vector<std::string>& sources, const Options& options,
+             diag::DiagnosticEngine& diags,
+             const std::function<TuReader(Session&)>& make_reader) {
   const std::string clang_path = KERNELC_LLVM_PREFIX "/bin/clang";
   const std::string resource_dir =
       clang::driver::Driver::GetResourcesPath(clang_path);
@@ -282,7 +286,7 @@ Result<model::Module> ParseSources(const std::vector<std::string>& sources,
   const bool cuda = options.dialect == Options::Dialect::kCudaDevice;
   DiagnosticAdapter adapter(diags);
   Session session(diags, adapter);
-  session.module.sources = sources;
+  session.read = make_reader(session);
   if (!cuda) {
     for (const std::string& dir : options.cuda_include_dirs) {
       llvm::SmallString<256> real;
@@ -334,6 +338,7 @@ Result<model::Module> ParseSources(const std::vector<std::string>& sources,
                   {"-include", "__clang_cuda_runtime_wrapper.h", "-include",
                    options.cuda_shim_dir + "/cache_hints.h"});
     }
+    if (options.include_kernelc_h) args.insert(args.end(), {"-include", "kernelc.h"});
     for (const std::string& define : options.defines)
       args.push_back("-D" + define);
     args.push_back("--");
@@ -358,7 +363,51 @@ Result<model::Module> ParseSources(const std::vector<std::string>& sources,
   if (options.dependencies != nullptr)
     options.dependencies->assign(session.dependencies.begin(),
                                  session.dependencies.end());
-  return std::move(session.module);
+  return Status();
+}
+
+}  // namespace
+
+Result<model::Module> ParseSources(const std::vector<std::string>& sources,
+                                   const Options& options,
+                                   diag::DiagnosticEngine& diags) {
+  model::Module module;
+  module.sources = sources;
+  Status s = Parse(sources, options, diags, [&](Session& session) -> TuReader {
+    return [&module, &session](clang::ASTContext& ctx,
+                               const std::string& source) {
+      ReadKernels(ctx, source, module, session.adapter, session.diags);
+    };
+  });
+  if (!s.ok()) return s.error();
+  return module;
+}
+
+Result<std::vector<model::DeclaredKernel>> ReadDeclarations(
+    const model::Module& spec, const Options& options,
+    diag::DiagnosticEngine& diags) {
+  std::vector<model::DeclaredKernel> declared(spec.kernels.size());
+  Options with_kernelc_h = options;
+  with_kernelc_h.include_kernelc_h = true;
+  std::vector<std::string> sources;
+  for (const model::Kernel& k : spec.kernels)
+    if (std::find(sources.begin(), sources.end(), k.source) == sources.end())
+      sources.push_back(k.source);
+  Status s = Parse(sources, with_kernelc_h, diags, [&](Session&) -> TuReader {
+    return [&spec, &declared](clang::ASTContext& ctx,
+                              const std::string& source) {
+      std::vector<const model::Kernel*> kernels;
+      std::vector<model::DeclaredKernel*> out;
+      for (size_t i = 0; i < spec.kernels.size(); ++i) {
+        if (spec.kernels[i].source != source) continue;
+        kernels.push_back(&spec.kernels[i]);
+        out.push_back(&declared[i]);
+      }
+      frontend::ReadDeclarations(ctx, kernels, out);
+    };
+  });
+  if (!s.ok()) return s.error();
+  return declared;
 }
 
 Options DefaultOptions() {

@@ -20,6 +20,7 @@
 #include "compiler/frontend/annotations.h"
 #include "compiler/frontend/block_features.h"
 #include "compiler/frontend/cpp_types.h"
+#include "compiler/frontend/input_writes.h"
 #include "compiler/frontend/locations.h"
 
 namespace kernelc::frontend {
@@ -215,10 +216,29 @@ class KernelReader {
     LaunchConfig(fd, own, k);
     for (unsigned i = 0; i < fd->getNumParams(); ++i) {
       std::optional<model::Param> p = Param(k, i, fd->getParamDecl(i));
-      if (p) k.params.push_back(std::move(*p));
+      if (!p) continue;
+      if (p->role == Role::kIn) CheckInputWrites(fd, fd->getParamDecl(i), k, *p);
+      k.params.push_back(std::move(*p));
     }
     k.block_features = FindBlockFeatures(fd, sm_);
     module_.kernels.push_back(std::move(k));
+  }
+
+  // A KC_IN tensor is the caller's JAX array: nothing may write through it.
+  void CheckInputWrites(const clang::FunctionDecl* fd,
+                        const clang::ParmVarDecl* pd, const model::Kernel& k,
+                        const model::Param& p) {
+    std::optional<InputWrite> w = FindInputWrite(fd, pd, ctx_);
+    if (!w) return;
+    WritePlace place = PlaceOf(*w, sm_);
+    if (w->escapes)
+      Report<Id::kInputEscapes>(place.at, k.name, p.name);
+    else if (!place.callee.empty())
+      Report<Id::kInputWrittenByCall>(place.at, k.name, p.name, place.callee);
+    else
+      Report<Id::kInputWritten>(place.at, k.name, p.name);
+    if (place.through.isValid())
+      Report<Id::kInputWriteThroughCall>(place.through, p.name);
   }
 
   void CheckUnique(const clang::FunctionDecl* fd, const model::Kernel& k) {

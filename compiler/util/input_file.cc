@@ -26,9 +26,7 @@ InputFile Failed(InputFile::Problem problem, int error_number = 0) {
   return f;
 }
 
-}  // namespace
-
-InputFile ReadInputFile(const std::string& path, uint64_t max_bytes) {
+InputFile Open(const std::string& path, uint64_t max_bytes, bool read) {
   Descriptor d;
   // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a
   // writer. It does not change how a regular file reads.
@@ -53,6 +51,7 @@ InputFile ReadInputFile(const std::string& path, uint64_t max_bytes) {
     f.problem = InputFile::Problem::kTooLarge;
     return f;
   }
+  if (!read) return f;
   f.contents.reserve(f.size);
   char buffer[1 << 16];
   while (true) {
@@ -70,6 +69,16 @@ InputFile ReadInputFile(const std::string& path, uint64_t max_bytes) {
   }
   f.size = f.contents.size();
   return f;
+}
+
+}  // namespace
+
+InputFile ReadInputFile(const std::string& path, uint64_t max_bytes) {
+  return Open(path, max_bytes, /*read=*/true);
+}
+
+InputFile CheckInputFile(const std::string& path, uint64_t max_bytes) {
+  return Open(path, max_bytes, /*read=*/false);
 }
 
 }  // namespace kernelc

@@ -38,6 +38,11 @@ struct InputFile {
 InputFile ReadInputFile(const std::string& path,
                         uint64_t max_bytes = kMaxInputBytes);
 
+// As ReadInputFile, but without reading the contents: for a file that
+// another reader (Clang) reads next.
+InputFile CheckInputFile(const std::string& path,
+                         uint64_t max_bytes = kMaxInputBytes);
+
 }  // namespace kernelc
 
 #endif  // KERNELC_COMPILER_UTIL_INPUT_FILE_H_
