@@ -62,7 +62,8 @@ std::string RealPath(const std::string& path) {
 
 // A source that the spec `spec` names, before anything reads it: a .cu or
 // .cc file in the spec's directory or below it (where its symbolic links
-// lead, too), and a regular file within the size limit. A spec, which may
+// lead, too; or in the directory where the spec's own link leads), and a
+// regular file within the size limit. A spec, which may
 // come from elsewhere, so cannot make kernelc read other files.
 bool UsableSpecSource(const std::string& source, const std::string& spec,
                       const diag::SourceLoc& at,
@@ -76,11 +77,19 @@ bool UsableSpecSource(const std::string& source, const std::string& spec,
     return false;
   }
   llvm::StringRef dir = llvm::sys::path::parent_path(spec);
-  std::string real_dir = RealPath(dir.empty() ? "." : dir.str());
   std::string real_source = RealPath(source);
-  if (real_dir.empty() || real_source.empty() ||
-      !llvm::StringRef(real_source).starts_with(
-          real_dir == "/" ? real_dir : real_dir + "/")) {
+  // Whether the source really lies in `dir` or below it.
+  auto within = [&real_source](llvm::StringRef dir) {
+    std::string real_dir = RealPath(dir.empty() ? "." : dir.str());
+    return !real_dir.empty() && !real_source.empty() &&
+           llvm::StringRef(real_source)
+               .starts_with(real_dir == "/" ? real_dir : real_dir + "/");
+  };
+  // The directory the spec is named in, or the one it really is in: Bazel's
+  // sandboxes and runfiles link each input from where it is, so a spec and
+  // its sources are links in one directory to files in another.
+  const std::string real_spec = RealPath(spec);
+  if (!within(dir) && !within(llvm::sys::path::parent_path(real_spec))) {
     diags.Report<Id::kSpecSourceOutside>(at, source,
                                          dir.empty() ? "." : dir.str());
     return false;
@@ -106,6 +115,8 @@ Result<model::Module> ReadSpecs(const Options& o,
     Result<model::Module> part =
         model::FromJson(f.contents, spec, diags, places.back().get());
     if (!part.ok()) continue;
+    if (part.value().kernels.empty())
+      diags.Report<Id::kSpecWithoutKernels>(places.back()->At("$.kernels"));
     for (size_t i = 0; i < part.value().kernels.size(); ++i) {
       where.push_back({places.back().get(), fmt::format("$.kernels[{}]", i)});
       m.kernels.push_back(std::move(part.value().kernels[i]));
@@ -183,7 +194,10 @@ Result<sema::ModulePlan> Analyze(const Options& o, const TargetUnits* units,
   if (diags.error_count() > errors_before) return Error::Reported();
   if (!plan.ok()) return plan.error();
   if (module->kernels.empty()) {
-    diags.Report<Id::kNoKernels>({}, fmt::join(o.sources, ", "));
+    // One source is where the error is; of several, none is.
+    diag::SourceLoc where;
+    if (o.sources.size() == 1) where.file = o.sources[0];
+    diags.Report<Id::kNoKernels>(where, fmt::join(o.sources, ", "));
     return Error::Reported();
   }
   return plan;

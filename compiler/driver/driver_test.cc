@@ -213,15 +213,18 @@ TEST_CASE("User names that meet after escaping are reported at the second") {
   // work.
   TempDir t;
   t.Write("k.cu",
-          "void k(float lambda, float lambda_) {}\n"
-          "void lambda() {}\n"
-          "void lambda_() {}\n");
+          "void k(float lambda, float lambda_, float* y) {}\n"
+          "void lambda(float* y) {}\n"
+          "void lambda_(float* y) {}\n");
   std::string spec = t.Write("k.json", R"({"kernels": [
   {"name": "k", "kind": "host", "source": "k.cu", "params": [
     {"name": "lambda", "role": "scalar", "dtype": "float32"},
-    {"name": "lambda_", "role": "scalar", "dtype": "float32"}]},
-  {"name": "lambda", "kind": "host", "source": "k.cu", "params": []},
-  {"name": "lambda_", "kind": "host", "source": "k.cu", "params": [],
+    {"name": "lambda_", "role": "scalar", "dtype": "float32"},
+    {"name": "y", "role": "out", "dtype": "float32", "shape": "1"}]},
+  {"name": "lambda", "kind": "host", "source": "k.cu", "params": [
+    {"name": "y", "role": "out", "dtype": "float32", "shape": "1"}]},
+  {"name": "lambda_", "kind": "host", "source": "k.cu", "params": [
+    {"name": "y", "role": "out", "dtype": "float32", "shape": "1"}],
    "loc": "k.cu:3:6"}]})");
   Options o;
   o.sources = {spec};
