@@ -129,8 +129,18 @@ int Main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    return kUserError;
+    // As every other error: "kernelc: error: ...".
+    diags.Report<diag::Id::kCommandLine>({}, e.what());
+    return Finish(diags, Error::Reported());
+  }
+  // An empty --name would silently become the default name.
+  for (const Subcommand& sub : subcommands) {
+    const CLI::Option* name = sub.app->get_option_no_throw("--name");
+    if (sub.app->parsed() && name != nullptr && name->count() > 0 &&
+        o.name.empty()) {
+      diags.Report<diag::Id::kEmptyPackageName>({});
+      return Finish(diags, Error::Reported());
+    }
   }
   for (const TextOption& text : texts) {
     if (text.option->count() == 0) continue;
