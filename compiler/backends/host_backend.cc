@@ -12,6 +12,7 @@
 #include <iterator>
 #include <optional>
 #include <set>
+#include <string_view>
 
 #include "compiler/cache/build_cache.h"
 #include "compiler/util/file_io.h"
@@ -27,6 +28,15 @@ struct RunResult {
   std::string output;  // stdout and stderr
   std::string error;   // why it could not run
 };
+
+// Whether #include "path" names `path`: the directive takes the characters
+// between the quotes as they are.
+bool Spellable(std::string_view path) {
+  for (char c : path)
+    if (c == '"' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      return false;
+  return path.empty() || path.back() != '\\';
+}
 
 RunResult Run(const std::string& program, const std::vector<std::string>& args,
               const std::string& log_path) {
@@ -134,14 +144,33 @@ Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build,
     llvm::sys::fs::make_absolute(abs);
     llvm::SmallString<256> src_dir(abs);
     llvm::sys::path::remove_filename(src_dir);
+    // The unit includes the source as KC_USER_SOURCE. #include takes a
+    // path as it is spelled, without escapes: one with a double quote or a
+    // control character, or that ends in a backslash, cannot be written
+    // there, and is included through a link of kernelc's naming beside the
+    // unit (its own directory then searched for its "..." includes).
+    std::string include_path = abs.str().str();
+    std::vector<std::string> link_flags;
+    if (!Spellable(include_path)) {
+      include_path = name + ".user_source";
+      llvm::SmallString<256> link(work);
+      llvm::sys::path::append(link, include_path);
+      llvm::sys::fs::remove(link);
+      if (std::error_code ec = llvm::sys::fs::create_link(abs, link))
+        return Error::Internal(fmt::format("cannot link {} to {}: {}",
+                                           link.str(), abs.str(),
+                                           ec.message()));
+      link_flags.push_back("-iquote" + src_dir.str().str());
+    }
     std::vector<std::string> flags = {
         "-O3", "-D__KERNELC_HOST__", "-x", "c++",
-        fmt::format("-DKC_USER_SOURCE=\"{}\"", abs.str().str()),
+        fmt::format("-DKC_USER_SOURCE=\"{}\"", include_path),
         fmt::format("-ffile-prefix-map={}=.", src_dir.str().str()),
         // kernelc's headers before the user's directories (-I comes before
         // -isystem): <cuda_fp16.h> is kernelc's stand-in even when -I
         // names the CUDA toolkit's include directory.
         "-I" + include, "-I" + host_include};
+    flags.insert(flags.end(), link_flags.begin(), link_flags.end());
     for (const std::string& d : build.include_dirs) flags.push_back("-I" + d);
     for (const std::string& d : build.defines) flags.push_back("-D" + d);
     // -MMD leaves out system headers, for which the compiler's identity

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "compiler/emit/namer.h"
+#include "compiler/emit/text.h"
 
 namespace kernelc::emit {
 
@@ -53,7 +54,8 @@ std::string PyDoc(const sema::KernelPlan& kp) {
     if (IsResult(p.role))
       results.push_back(fmt::format("        {}: {}", p.name, ShapeDoc(kp, i)));
   }
-  std::string doc = fmt::format("Runs kernel '{}' ({}).\n", k.name, k.source);
+  std::string doc =
+      fmt::format("Runs kernel '{}' ({}).\n", k.name, Escape(k.source));
   if (!lines.empty())
     doc += fmt::format("\n    Args:\n{}\n", fmt::join(lines, "\n"));
   doc += fmt::format("\n    Returns:\n{}\n    ", fmt::join(results, "\n"));

@@ -7,6 +7,8 @@ array, no longer build."""
 
 import json
 import re
+import subprocess
+import sys
 
 import jax
 import numpy as np
@@ -180,3 +182,37 @@ __global__ void k(KC_IN("n") float* x, KC_OUT("x") float* y) {{
             "writes.cu:6:3: error: kernel 'k' writes to input 'x', but a "
             "KC_IN tensor is read-only: it is the caller's JAX array; mark it "
             "KC_INMUT to update it in place\n"), r.stderr
+
+
+def test_source_paths_with_quotes_backslashes_and_newlines_build(tmp_path):
+    # The path enters generated code (comments, docstrings, #line, the
+    # define that includes the source): each escaped, or avoided.
+    src_dir = tmp_path / 'odd "dir\\\n'
+    src_dir.mkdir()
+    (src_dir / "scale.h").write_text("#define SCALE 3.0f\n")
+    src = src_dir / 'k"\\\nern\\.cu'
+    src.write_text("""#include <kernelc.h>
+#include "scale.h"
+
+KC_KERNEL void triple(KC_SHAPE("n") kc::In<float, 1> x,
+                      KC_SHAPE("x") kc::Out<float, 1> y) {
+  for (int64_t i = 0; i < y.shape[0]; ++i) y(i) = SCALE * x(i);
+}
+""")
+    out = tmp_path / "out"
+    r = run_kernelc("build", src, "-o", out, "--name", "odd_paths",
+                    cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run(
+        [sys.executable, "-c",
+         "import numpy as np, odd_paths; "
+         "print(np.asarray(odd_paths.triple(np.arange(4, dtype=np.float32)))"
+         ".tolist()); print(repr(odd_paths.triple.__doc__))"],
+        cwd=out, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    values, doc = r.stdout.splitlines()
+    assert values == "[0.0, 3.0, 6.0, 9.0]"
+    # The docstring names the source by its path, bytes and all.
+    doc = eval(doc)
+    assert doc.startswith("Runs kernel 'triple' ("), doc
+    assert f"{src.name}).\n" in doc, doc
