@@ -9,12 +9,13 @@ import json
 import re
 import subprocess
 import sys
+import time
 
 import jax
 import numpy as np
 import pytest
 
-from conftest import run_kernelc
+from conftest import EXAMPLES, KERNELC, run_kernelc
 
 # kernelc's limit on the depth of an expression tree (compiler/expr/expr.h).
 MAX_DEPTH = 100
@@ -216,3 +217,25 @@ KC_KERNEL void triple(KC_SHAPE("n") kc::In<float, 1> x,
     doc = eval(doc)
     assert doc.startswith("Runs kernel 'triple' ("), doc
     assert f"{src.name}).\n" in doc, doc
+
+
+def test_the_next_build_reclaims_what_a_killed_build_left(tmp_path):
+    # Killed while it compiles, a build leaves its scratch directory in the
+    # output directory; the next build into that directory removes it.
+    out = tmp_path / "out"
+    args = [str(KERNELC), "build", str(EXAMPLES / "saxpy.cu"), "-o", str(out),
+            "--name", "killed", "--no-cache"]
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while not list(out.glob(".killed.kernelc-*")):
+        assert proc.poll() is None, "the build ended before it could be killed"
+        assert time.monotonic() < deadline
+        time.sleep(0.005)
+    proc.kill()
+    proc.wait()
+    assert list(out.glob(".killed.kernelc-*"))
+    r = run_kernelc(*args[1:], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert not list(out.glob(".killed.kernelc-*"))
+    assert (out / "killed" / "__init__.py").exists()
