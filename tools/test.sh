@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Sets up (tools/setup.sh) and runs every test: the linter, the C++ unit tests
-# with Bazel, then the Python runtime's unit tests and the golden and
-# end-to-end tests with pytest. Exits non-zero on any failure, and when
-# pytest finds no test to run.
+# with Bazel, then the Python runtime's unit tests and the end-to-end tests
+# with pytest, on the newest jax (.venv) and on the oldest supported one
+# (.venv-floor). Exits non-zero on any failure, and when pytest finds no test
+# to run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh
@@ -19,16 +20,37 @@ bazel test //... --test_env=VIRTUAL_ENV="$PWD/.venv"
 grep -a "^golden case .* skipped" \
   bazel-testlogs/tests/golden/golden_test/test.log >&2 || true
 
-echo "== Python runtime unit tests and end-to-end tests (pytest)"
-set +e
-.venv/bin/python -m pytest runtime/python tests/python -q -rs "$@"
-rc=$?
-set -e
-if [ $rc -eq 5 ]; then
-  echo "test.sh: pytest collected no tests" >&2
-  exit 1
-fi
-[ $rc -eq 0 ] || exit $rc
+# pytest VENV ARGS...: the runtime's unit tests and the end-to-end tests
+# with VENV's Python (tests/python/conftest.py makes DeprecationWarning an
+# error). Fails when pytest collects no test.
+run_pytest() {
+  local venv=$1; shift
+  echo "== Python runtime unit tests and end-to-end tests (pytest, $venv:" \
+       "$("$venv/bin/python" -c 'import sys, jax
+print("Python %d.%d," % sys.version_info[:2], "jax", jax.__version__)'))"
+  set +e
+  "$venv/bin/python" -m pytest runtime/python tests/python -q -rs \
+    -p no:cacheprovider "$@"
+  local rc=$?
+  set -e
+  if [ $rc -eq 5 ]; then
+    echo "test.sh: pytest collected no tests" >&2
+    exit 1
+  fi
+  [ $rc -eq 0 ] || exit $rc
+}
+# The newest jax, then the oldest that generated packages support
+# (tools/setup.sh made both environments). On the oldest, the tests that run
+# generated packages through jax; the tests of kernelc's build, cache, CLI,
+# Bazel rule and CUDA runtime do not depend on the jax installed.
+run_pytest .venv "$@"
+run_pytest .venv-floor "$@" \
+  --ignore=tests/python/test_bazel_rule.py \
+  --ignore=tests/python/test_build_cache.py \
+  --ignore=tests/python/test_cli.py \
+  --ignore=tests/python/test_cuda_build.py \
+  --ignore=tests/python/test_cuda_handlers.py \
+  --ignore=tests/python/test_cuda_runtime.py
 
 # The GPU tests: they skip, each with the reason, where jax sees no CUDA GPU
 # (the packages come from tools/prebuild_gpu.sh).

@@ -6,7 +6,10 @@
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/Path.h>
 #include <llvm/Support/Program.h>
+#include <llvm/Support/ThreadPool.h>
+#include <llvm/Support/Threading.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -54,33 +57,56 @@ RunResult Run(const std::string& program, const std::vector<std::string>& args,
   return r;
 }
 
-}  // namespace
-
-std::string FindHostCxx() {
-  if (const char* env = std::getenv("KERNELC_CXX"); env && *env) return env;
-  for (const char* c : {KERNELC_LLVM_PREFIX "/bin/clang++", "clang++-19"}) {
-    if (llvm::sys::fs::can_execute(c)) return c;
-    if (auto p = llvm::sys::findProgramByName(c)) return *p;
-  }
-  return "";
+// $KERNELC_CXX as an executable: a path (absolute, or relative to the
+// working directory), or a name looked up on PATH. Empty when it names
+// none; nullopt when it is not set.
+std::optional<std::string> EnvironmentCxx() {
+  const char* env = std::getenv("KERNELC_CXX");
+  if (env == nullptr || *env == '\0') return std::nullopt;
+  llvm::StringRef cxx(env);
+  if (cxx.contains('/'))
+    return llvm::sys::fs::can_execute(cxx) ? cxx.str() : std::string();
+  llvm::ErrorOr<std::string> found = llvm::sys::findProgramByName(cxx);
+  return found ? *found : std::string();
 }
+
+// How messages name the compiler.
+std::string CompilerName(const HostToolchain& tc) {
+  return tc.cxx.empty() ? "the in-process Clang" : tc.cxx;
+}
+
+RunResult RunCompiler(const HostToolchain& tc,
+                      const std::vector<std::string>& args,
+                      const std::string& log_path) {
+  if (!tc.cxx.empty()) return Run(tc.cxx, args, log_path);
+  ToolRun run = RunClangInProcess(tc.root, args);
+  RunResult r;
+  r.code = run.code;
+  r.output = std::move(run.output);
+  return r;
+}
+
+}  // namespace
 
 Result<HostToolchain> FindHostToolchain() {
   HostToolchain tc;
-  tc.cxx = FindHostCxx();
-  if (tc.cxx.empty())
-    return Error::Internal(
-        "no C++ compiler for the CPU target: install clang-19 or set "
-        "KERNELC_CXX");
-  llvm::SmallString<128> log;
-  llvm::sys::fs::createTemporaryFile("kernelc-cxx-version", "txt", log);
-  RunResult r = Run(tc.cxx, {"--version"}, std::string(log));
-  llvm::sys::fs::remove(log);
-  if (r.code != 0)
-    return Error::Internal(fmt::format("cannot run {}: {}", tc.cxx,
-                                       r.error.empty() ? r.output : r.error));
-  tc.version = r.output.substr(0, r.output.find('\n'));
+  if (std::optional<std::string> cxx = EnvironmentCxx()) {
+    if (cxx->empty())
+      return Error::Internal(fmt::format(
+          "KERNELC_CXX='{}' names no executable (a path, or a compiler on "
+          "PATH such as clang++ or g++)",
+          std::getenv("KERNELC_CXX")));
+    tc.cxx = std::move(*cxx);
+    return tc;
+  }
+  tc.root = FindClangRoot();
   return tc;
+}
+
+std::string HostCompilerFile() {
+  if (std::optional<std::string> cxx = EnvironmentCxx()) return *cxx;
+  ClangRoot root = FindClangRoot();
+  return root.manifest.empty() ? "/proc/self/exe" : root.manifest;
 }
 
 Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build,
@@ -113,33 +139,18 @@ Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build,
       "-fno-exceptions",
       fmt::format("-ffile-prefix-map={}=.", work),
       "-Wno-unused-command-line-argument"};
-  std::vector<std::string> objects;
-  std::set<std::string> dependencies;
-  std::string log = work + "/compile.log";
-
-  auto compile = [&](const std::string& src, std::vector<std::string> flags,
-                     bool user_code) -> Status {
-    std::string obj = work + "/" + src + ".o";
-    std::vector<std::string> args = common;
-    args.insert(args.end(), flags.begin(), flags.end());
-    args.insert(args.end(), {"-c", work + "/" + src, "-o", obj});
-    RunResult r = Run(tc.cxx, args, log);
-    if (!r.error.empty() && r.code < 0)
-      return Error::Internal(fmt::format("cannot run {}: {}", tc.cxx, r.error));
-    if (r.code != 0 && !user_code)
-      return Error::Internal(
-          fmt::format("compiling {} for the CPU failed:\n{}", src, r.output));
-    if (r.code != 0) {
-      // The compiler's own diagnostics, relayed whole.
-      diags.Report<diag::Id::kHostCompileFailed>({}, src, r.output);
-      return Error::Reported();
-    }
-    objects.push_back(obj);
-    return Status();
+  // The compiles, in link order: each user source with its entry points,
+  // the shim, and for the cuda target the embedded binaries (the shim
+  // dlopens libcuda).
+  struct Compile {
+    std::string src;   // under work_dir
+    std::string what;  // how the progress names it
+    std::vector<std::string> flags;
+    bool user_code = false;  // its failures are the user's to fix
+    std::string dep_file;    // -MMD's output, when asked for
   };
-
+  std::vector<Compile> compiles;
   for (const HostBuild::UserUnit& unit : build.user_units) {
-    const std::string& name = unit.file;
     llvm::SmallString<256> abs(unit.source_path);
     llvm::sys::fs::make_absolute(abs);
     llvm::SmallString<256> src_dir(abs);
@@ -152,7 +163,7 @@ Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build,
     std::string include_path = abs.str().str();
     std::vector<std::string> link_flags;
     if (!Spellable(include_path)) {
-      include_path = name + ".user_source";
+      include_path = unit.file + ".user_source";
       llvm::SmallString<256> link(work);
       llvm::sys::path::append(link, include_path);
       llvm::sys::fs::remove(link);
@@ -162,29 +173,101 @@ Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build,
                                            ec.message()));
       link_flags.push_back("-iquote" + src_dir.str().str());
     }
-    std::vector<std::string> flags = {
-        "-O3", "-D__KERNELC_HOST__", "-x", "c++",
-        fmt::format("-DKC_USER_SOURCE=\"{}\"", include_path),
-        fmt::format("-ffile-prefix-map={}=.", src_dir.str().str()),
-        // kernelc's headers before the user's directories (-I comes before
-        // -isystem): <cuda_fp16.h> is kernelc's stand-in even when -I
-        // names the CUDA toolkit's include directory.
-        "-I" + include, "-I" + host_include};
-    flags.insert(flags.end(), link_flags.begin(), link_flags.end());
-    for (const std::string& d : build.include_dirs) flags.push_back("-I" + d);
-    for (const std::string& d : build.defines) flags.push_back("-D" + d);
+    Compile c;
+    c.src = unit.file;
+    c.what = unit.source_path;
+    c.user_code = true;
+    c.flags = {"-O3", "-D__KERNELC_HOST__", "-x", "c++",
+               fmt::format("-DKC_USER_SOURCE=\"{}\"", include_path),
+               fmt::format("-ffile-prefix-map={}=.", src_dir.str().str()),
+               // kernelc's headers before the user's directories (-I comes
+               // before -isystem): <cuda_fp16.h> is kernelc's stand-in even
+               // when -I names the CUDA toolkit's include directory.
+               "-I" + include, "-I" + host_include};
+    c.flags.insert(c.flags.end(), link_flags.begin(), link_flags.end());
+    for (const std::string& d : build.include_dirs) c.flags.push_back("-I" + d);
+    for (const std::string& d : build.defines) c.flags.push_back("-D" + d);
     // -MMD leaves out system headers, for which the compiler's identity
     // stands; kernelc's own, in the scratch directory, are left out below.
-    std::string dep_file = work + "/" + name + ".d";
-    if (build.dependencies)
-      flags.insert(flags.end(), {"-MMD", "-MF", dep_file});
-    Status s = compile(name, flags, /*user_code=*/true);
-    if (!s.ok()) return s;
     if (build.dependencies) {
-      std::optional<std::string> text = ReadFile(dep_file);
+      c.dep_file = work + "/" + unit.file + ".d";
+      c.flags.insert(c.flags.end(), {"-MMD", "-MF", c.dep_file});
+    }
+    compiles.push_back(std::move(c));
+  }
+  compiles.push_back({"shim.cc",
+                      "XLA FFI shim",
+                      {"-O2", "-isystem", include, "-isystem", ffi_include}});
+  const bool cuda = build.sources.count("cuda_images.cc") > 0;
+  if (cuda)
+    compiles.push_back(
+        {"cuda_images.cc", "CUDA binaries", {"-O0", "-isystem", include}});
+
+  // They run at the same time, as many as there are cores: the shim, with
+  // the XLA FFI headers, takes longer than a kernel source. The engine is
+  // not thread-safe, so a compile only records how it failed; the failures
+  // are reported below, in link order.
+  struct Outcome {
+    Status internal;           // a toolchain failure, or generated code
+    bool user_failed = false;  // a user source that does not compile
+    std::string output;        // the compiler's output when it failed
+  };
+  std::vector<Outcome> outcomes(compiles.size());
+  std::vector<std::string> objects;
+  for (const Compile& c : compiles)
+    objects.push_back(work + "/" + c.src + ".o");
+  auto run = [&](size_t i) {
+    const Compile& c = compiles[i];
+    Progress::Stage stage(build.progress, "host compile", c.what);
+    std::vector<std::string> args = common;
+    args.insert(args.end(), c.flags.begin(), c.flags.end());
+    args.insert(args.end(), {"-c", work + "/" + c.src, "-o", objects[i]});
+    RunResult r = RunCompiler(tc, args, work + "/" + c.src + ".log");
+    Outcome& out = outcomes[i];
+    if (!r.error.empty() && r.code < 0) {
+      out.internal =
+          Error::Internal(fmt::format("cannot run {}: {}", tc.cxx, r.error));
+    } else if (r.code != 0 && !c.user_code) {
+      out.internal = Error::Internal(
+          fmt::format("compiling {} for the CPU failed:\n{}", c.src, r.output));
+    } else if (r.code != 0) {
+      out.user_failed = true;
+      out.output = std::move(r.output);
+    } else {
+      stage.Done();
+    }
+  };
+  unsigned threads = std::min<unsigned>(
+      compiles.size(), llvm::hardware_concurrency().compute_thread_count());
+  if (threads <= 1) {
+    for (size_t i = 0; i < compiles.size(); ++i) run(i);
+  } else {
+    llvm::DefaultThreadPool pool(llvm::hardware_concurrency(threads));
+    for (size_t i = 0; i < compiles.size(); ++i) pool.async(run, i);
+    pool.wait();
+  }
+  // Every user source that does not compile is reported, the compiler's
+  // own diagnostics relayed whole, and the build stops at them; a failure
+  // of kernelc's generated code is the result only when they compiled.
+  bool reported = false;
+  for (size_t i = 0; i < compiles.size(); ++i) {
+    if (!outcomes[i].user_failed) continue;
+    diags.Report<diag::Id::kHostCompileFailed>({}, compiles[i].src,
+                                               outcomes[i].output);
+    reported = true;
+  }
+  if (reported) return Error::Reported();
+  for (const Outcome& out : outcomes)
+    if (!out.internal.ok()) return out.internal;
+
+  if (build.dependencies) {
+    std::set<std::string> dependencies;
+    for (const Compile& c : compiles) {
+      if (c.dep_file.empty()) continue;
+      std::optional<std::string> text = ReadFile(c.dep_file);
       if (!text)
-        return Error::Internal(
-            fmt::format("{} wrote no dependency file '{}'", tc.cxx, dep_file));
+        return Error::Internal(fmt::format("{} wrote no dependency file '{}'",
+                                           CompilerName(tc), c.dep_file));
       for (const std::string& d : cache::ParseDepFile(*text)) {
         llvm::SmallString<256> path(d);
         llvm::sys::fs::make_absolute(work, path);
@@ -195,36 +278,28 @@ Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build,
           dependencies.insert(std::string(path));
       }
     }
-  }
-  if (build.dependencies)
     build.dependencies->assign(dependencies.begin(), dependencies.end());
-  Status s =
-      compile("shim.cc", {"-O2", "-isystem", include, "-isystem", ffi_include},
-              /*user_code=*/false);
-  if (!s.ok()) return s;
-  // The CUDA target: the embedded binaries; the shim dlopens libcuda.
-  const bool cuda = build.sources.count("cuda_images.cc") > 0;
-  if (cuda) {
-    s = compile("cuda_images.cc", {"-O0", "-isystem", include},
-                /*user_code=*/false);
-    if (!s.ok()) return s;
   }
 
   // --no-undefined: a kernel calling a function nobody defines (say, one
   // that exists only on the GPU) fails here, not when Python loads the
   // library.
+  Progress::Stage link_stage(
+      build.progress, "link",
+      std::string(llvm::sys::path::filename(build.library_path)));
   std::vector<std::string> link = {"-shared",          "-o",
                                    build.library_path, "-Wl,--build-id=sha1",
                                    "-Wl,-O1",          "-Wl,--no-undefined"};
   link.insert(link.end(), objects.begin(), objects.end());
   if (cuda) link.push_back("-ldl");
-  RunResult r = Run(tc.cxx, link, log);
+  RunResult r = RunCompiler(tc, link, work + "/link.log");
   if (r.code < 0)
     return Error::Internal(fmt::format("cannot run {}: {}", tc.cxx, r.error));
   if (r.code != 0) {
     diags.Report<diag::Id::kHostLinkFailed>({}, r.output);
     return Error::Reported();
   }
+  link_stage.Done();
   return Status();
 }
 

@@ -1,7 +1,8 @@
 // The CPU backend: compiles each kernel source together with its generated
 // entry points (CUDA built-ins provided by kernelc/host.h, kernels inlined
 // into their grid loops), compiles the XLA FFI shim, and links them into the
-// package's shared library, with Clang as an external tool.
+// package's shared library: with the Clang and LLD inside kernelc, or with
+// a C++ compiler driver that $KERNELC_CXX names.
 #ifndef KERNELC_COMPILER_BACKENDS_HOST_BACKEND_H_
 #define KERNELC_COMPILER_BACKENDS_HOST_BACKEND_H_
 
@@ -9,23 +10,32 @@
 #include <string>
 #include <vector>
 
+#include "compiler/backends/in_process_clang.h"
 #include "compiler/diag/engine.h"
+#include "compiler/util/progress.h"
 #include "compiler/util/status.h"
 
 namespace kernelc::backends {
 
 struct HostToolchain {
-  std::string cxx;      // path of clang++
-  std::string version;  // its --version first line, part of the content hash
+  // $KERNELC_CXX: a C++ compiler driver (clang++ or g++), run as a process
+  // for each compile and the link. Empty: Clang and LLD inside kernelc, in
+  // process, with `root`'s headers and libraries.
+  std::string cxx;
+  ClangRoot root;
 };
 
-// Finds clang++: $KERNELC_CXX, else LLVM 19's clang++. Internal error when
-// there is none.
+// The compiler of the CPU target: $KERNELC_CXX, a path or a name to find on
+// PATH, else the Clang inside kernelc. Internal error when $KERNELC_CXX
+// names no executable.
 Result<HostToolchain> FindHostToolchain();
 
-// The clang++ that FindHostToolchain would use, without running it (for the
-// build cache, which must not start a compiler); empty when there is none.
-std::string FindHostCxx();
+// The file that identifies the compiler FindHostToolchain would use, for
+// the build cache, which must not start a compiler: $KERNELC_CXX's
+// executable, the bundled sysroot's manifest, or kernelc's own executable
+// when the Clang in it compiles against this machine's root. Empty when
+// $KERNELC_CXX names no executable.
+std::string HostCompilerFile();
 
 struct HostBuild {
   std::string work_dir;      // scratch directory, already created; absolute
@@ -49,13 +59,16 @@ struct HostBuild {
   // the headers they include outside kernelc's own and the system's),
   // absolute, sorted, from the compiler's dependency output.
   std::vector<std::string>* dependencies = nullptr;
+  // When set, receives a stage for each compile and the link.
+  Progress* progress = nullptr;
 };
 
 // Writes kernelc's headers and the generated sources under work_dir,
-// compiles and links. The compiler's output for a user source that fails
-// to compile, or for kernels that fail to link, is reported to `diags`
-// (Error::Reported()); a failing toolchain, or generated code that does not
-// compile, is an internal error.
+// compiles (at the same time, one per core) and links. The compiler's
+// output for each user source that fails to compile, or for kernels that
+// fail to link, is reported to `diags` (Error::Reported()); a failing
+// toolchain, or generated code that does not compile, is an internal
+// error.
 Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build,
                         diag::DiagnosticEngine& diags);
 

@@ -346,6 +346,9 @@ Result<Compiled> CompileProgram(const Nvrtc& nvrtc, const Headers& headers,
         flags.push_back("--include-path=" + d);
     std::vector<const char*> argv;
     for (const std::string& f : flags) argv.push_back(f.c_str());
+    Progress::Stage stage(
+        build.progress, fmt::format("nvrtc sm_{}", arch),
+        names.empty() ? fmt::format("{} (batch fold)", name) : name);
 
     Nvrtc::Api::Program prog = nullptr;
     int r =
@@ -403,6 +406,7 @@ Result<Compiled> CompileProgram(const Nvrtc& nvrtc, const Headers& headers,
       ptx.sha256 = Sha256Hex(ptx.data);
       out.images.push_back(std::move(ptx));
     }
+    stage.Done();
   }
   return out;
 }

@@ -16,6 +16,7 @@
 #include "compiler/diag/engine.h"
 #include "compiler/model/artifacts.h"
 #include "compiler/model/model.h"
+#include "compiler/util/progress.h"
 #include "compiler/util/status.h"
 
 namespace kernelc::backends {
@@ -94,6 +95,8 @@ struct CudaBuild {
   std::vector<std::string> defines;       // user -D
   // Unset: no kernel's batch folds.
   FoldProgramGenerator fold_program;
+  // Receives a stage per program and architecture, when set.
+  Progress* progress = nullptr;
 };
 
 // The NVRTC options for one architecture, without include paths: part of

@@ -147,7 +147,8 @@ Result<model::Module> ReadSpecs(const Options& o,
 // The model of the sources, without the checks of its text.
 Result<model::Module> ReadModule(const Options& o,
                                  diag::DiagnosticEngine& diags,
-                                 std::vector<std::string>* dependencies) {
+                                 std::vector<std::string>* dependencies,
+                                 Progress* progress) {
   std::vector<std::string> json_specs, cpp_sources;
   for (const std::string& s : o.sources) {
     if (HasExtension(s, {".json"})) {
@@ -169,7 +170,11 @@ Result<model::Module> ReadModule(const Options& o,
       return Error::Reported();
   frontend::Options fo = FrontendOptions(o);
   fo.dependencies = dependencies;
-  return frontend::ParseSources(cpp_sources, fo, diags);
+  Progress::Stage stage(progress, "frontend",
+                        fmt::format("{}", fmt::join(cpp_sources, ", ")));
+  Result<model::Module> m = frontend::ParseSources(cpp_sources, fo, diags);
+  if (m.ok()) stage.Done();
+  return m;
 }
 
 }  // namespace
@@ -177,9 +182,10 @@ Result<model::Module> ReadModule(const Options& o,
 Result<sema::ModulePlan> Analyze(const Options& o, const TargetUnits* units,
                                  model::Module* module,
                                  diag::DiagnosticEngine& diags,
-                                 std::vector<std::string>* dependencies) {
+                                 std::vector<std::string>* dependencies,
+                                 Progress* progress) {
   if (Status s = RequireUtf8(o.sources, diags); !s.ok()) return s.error();
-  Result<model::Module> m = ReadModule(o, diags, dependencies);
+  Result<model::Module> m = ReadModule(o, diags, dependencies, progress);
   if (!m.ok()) return m.error();
   if (Status s = RequireUtf8(m.value(), diags); !s.ok()) return s.error();
   *module = std::move(m).value();

@@ -10,6 +10,7 @@
 #include "compiler/driver/target_units.h"
 #include "compiler/model/model.h"
 #include "compiler/sema/sema.h"
+#include "compiler/util/progress.h"
 #include "compiler/util/status.h"
 
 namespace kernelc::driver {
@@ -20,11 +21,12 @@ namespace kernelc::driver {
 // the kernels too, unless `units` is null (inspect describes kernels that
 // a target cannot build). What is wrong is reported to `diags`
 // (Error::Reported()). For C++ sources, `dependencies` (when set) receives
-// the files Clang read.
+// the files Clang read, and `progress` (when set) the frontend's stage.
 Result<sema::ModulePlan> Analyze(const Options& o, const TargetUnits* units,
                                  model::Module* module,
                                  diag::DiagnosticEngine& diags,
-                                 std::vector<std::string>* dependencies);
+                                 std::vector<std::string>* dependencies,
+                                 Progress* progress = nullptr);
 
 }  // namespace kernelc::driver
 

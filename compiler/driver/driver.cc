@@ -110,7 +110,8 @@ void StoreInCache(const cache::BuildCache& build_cache, const std::string& key,
 }
 
 Result<BuildResult> BuildPackage(const Options& options,
-                                 diag::DiagnosticEngine& diags) {
+                                 diag::DiagnosticEngine& diags,
+                                 Progress* progress) {
   Result<Options> resolved = Resolve(options, diags);
   if (!resolved.ok()) return resolved.error();
   const Options& o = resolved.value();
@@ -121,6 +122,7 @@ Result<BuildResult> BuildPackage(const Options& options,
 
   std::optional<cache::BuildCache> build_cache;
   std::string cache_key;
+  Progress::Stage cache_stage(progress, "build cache", "hit");
   if (!o.no_cache) {
     std::string dir =
         o.cache_dir.empty() ? cache::DefaultDirectory() : o.cache_dir;
@@ -137,6 +139,7 @@ Result<BuildResult> BuildPackage(const Options& options,
           if (!s.ok()) return s.error();
           result.library = library;
           result.cache_hit = true;
+          cache_stage.Done();
           return result;
         }
       }
@@ -147,7 +150,8 @@ Result<BuildResult> BuildPackage(const Options& options,
   // the targets' compilers read too.
   std::vector<std::string> frontend_dependencies;
   Result<Generated> generated =
-      Generate(o, units, diags, build_cache ? &frontend_dependencies : nullptr);
+      Generate(o, units, diags, build_cache ? &frontend_dependencies : nullptr,
+               progress);
   if (!generated.ok()) return generated.error();
   const Generated& g = generated.value();
   Result<backends::HostToolchain> tc = backends::FindHostToolchain();
@@ -183,6 +187,7 @@ Result<BuildResult> BuildPackage(const Options& options,
   }
   std::vector<std::string> dependencies;
   if (build_cache) hb.dependencies = &dependencies;
+  hb.progress = progress;
   if (Status s = backends::BuildHostLibrary(tc.value(), hb, diags); !s.ok())
     return s.error();
   cache::Files files = g.output.package;
@@ -269,7 +274,8 @@ Result<int64_t> WheelTimestamp(diag::DiagnosticEngine& diags) {
   return static_cast<int64_t>(v);
 }
 
-Result<WheelResult> MakeWheel(const Options& o, diag::DiagnosticEngine& diags) {
+Result<WheelResult> MakeWheel(const Options& o, diag::DiagnosticEngine& diags,
+                              Progress* progress) {
   Result<int64_t> mtime = WheelTimestamp(diags);
   if (!mtime.ok()) return mtime.error();
   WheelResult result;
@@ -285,7 +291,7 @@ Result<WheelResult> MakeWheel(const Options& o, diag::DiagnosticEngine& diags) {
           fmt::format("cannot create a scratch directory: {}", ec.message()));
     Options b = o;
     b.out_dir = scratch.path();
-    Result<BuildResult> built = BuildPackage(b, diags);
+    Result<BuildResult> built = BuildPackage(b, diags, progress);
     if (!built.ok()) return built.error();
     package_dir = built.value().package_dir;
     result.build = std::move(built).value();
@@ -308,8 +314,9 @@ Result<WheelResult> MakeWheel(const Options& o, diag::DiagnosticEngine& diags) {
 
 }  // namespace
 
-Result<BuildResult> Build(const Options& o, diag::DiagnosticEngine& diags) {
-  return Reported(BuildPackage(o, diags), diags);
+Result<BuildResult> Build(const Options& o, diag::DiagnosticEngine& diags,
+                          Progress* progress) {
+  return Reported(BuildPackage(o, diags, progress), diags);
 }
 
 Result<EmitResult> Emit(const Options& o, diag::DiagnosticEngine& diags) {
@@ -320,8 +327,9 @@ Result<InspectResult> Inspect(const Options& o, diag::DiagnosticEngine& diags) {
   return Reported(InspectSources(o, diags), diags);
 }
 
-Result<WheelResult> Wheel(const Options& o, diag::DiagnosticEngine& diags) {
-  return Reported(MakeWheel(o, diags), diags);
+Result<WheelResult> Wheel(const Options& o, diag::DiagnosticEngine& diags,
+                          Progress* progress) {
+  return Reported(MakeWheel(o, diags, progress), diags);
 }
 
 std::string VersionText() {

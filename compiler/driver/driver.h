@@ -14,6 +14,7 @@
 
 #include "compiler/diag/engine.h"
 #include "compiler/driver/options.h"
+#include "compiler/util/progress.h"
 #include "compiler/util/status.h"
 
 namespace kernelc::driver {
@@ -32,8 +33,11 @@ struct BuildResult {
 // `kernelc build`: compiles o.sources into the Python package
 // o.out_dir/PKG, through the build cache unless o.no_cache. Everything is
 // built in a scratch directory beside the package, which is gone when this
-// returns; a failed build leaves an earlier package as it was.
-Result<BuildResult> Build(const Options& o, diag::DiagnosticEngine& diags);
+// returns; a failed build leaves an earlier package as it was. When set,
+// `progress` receives each stage as it finishes: the frontend, NVRTC for
+// each architecture, each host compile and the link, or the cache hit.
+Result<BuildResult> Build(const Options& o, diag::DiagnosticEngine& diags,
+                          Progress* progress = nullptr);
 
 struct EmitResult {
   std::string content_hash;
@@ -65,9 +69,11 @@ struct WheelResult {
 };
 
 // `kernelc wheel`: a wheel (PEP 427) of a built package directory, or of
-// o.sources built first (through Build, with the same options).
-// Reproducible: entries are dated $SOURCE_DATE_EPOCH, else 1980-01-01.
-Result<WheelResult> Wheel(const Options& o, diag::DiagnosticEngine& diags);
+// o.sources built first (through Build, with the same options and
+// `progress`). Reproducible: entries are dated $SOURCE_DATE_EPOCH, else
+// 1980-01-01.
+Result<WheelResult> Wheel(const Options& o, diag::DiagnosticEngine& diags,
+                          Progress* progress = nullptr);
 
 // `kernelc --version`: kernelc's version, then the NVRTC that the cuda
 // target would use (version and path) or why there is none.

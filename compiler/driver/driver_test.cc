@@ -5,6 +5,8 @@
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <utility>
 
 #include "compiler/backends/nvrtc_backend.h"
 #include "compiler/driver/test_sources.h"
@@ -32,6 +34,15 @@ std::map<std::string, std::string> Contents(const std::string& dir) {
   for (const std::string& f : FilesUnder(dir))
     contents[f] = ReadFile(dir + "/" + f).value_or("");
   return contents;
+}
+
+// saxpy.cu calling a function that only the GPU has: it compiles for the
+// CPU, and fails to link.
+std::string UnlinkableSaxpy() {
+  std::string text = testing::kSaxpy;
+  text.insert(text.find('\n') + 1, "__device__ float gpu_only(float);\n");
+  text.replace(text.find("SCALE * a"), sizeof("SCALE") - 1, "gpu_only(SCALE)");
+  return text;
 }
 
 bool HaveNvrtc() {
@@ -98,6 +109,73 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "An edited header gives the library a new name, as an edited source "
+    "does; where the header lies does not") {
+  TempDir t;
+  Options o = SaxpyOptions(t, t.WriteSaxpy());
+  o.no_cache = true;
+  auto library = [](const Options& o) {
+    diag::DiagnosticEngine d(diag::ReadSourceFile);
+    Result<EmitResult> r = Emit(o, d);
+    INFO(d.Render());
+    REQUIRE(r.ok());
+    return r.value().content_hash;
+  };
+  const std::string first = library(o);
+  t.Write("src/inc/scale.h", "#define SCALE 2.0f\n");
+  CHECK(library(o) != first);
+  t.Write("src/inc/scale.h", testing::kScaleHeader);
+  CHECK(library(o) == first);
+  // The same source and header elsewhere.
+  Options moved = SaxpyOptions(t, t.WriteSaxpy("moved"));
+  moved.no_cache = true;
+  CHECK(library(moved) == first);
+}
+
+TEST_CASE(
+    "Build reports its stages as they finish: the frontend, each host "
+    "compile and the link, or the cache hit") {
+  TempDir t;
+  std::string src = t.WriteSaxpy();
+  Options o = SaxpyOptions(t, src);
+  std::vector<ProgressEvent> events;
+  Progress progress([&](const ProgressEvent& e) { events.push_back(e); });
+  diag::DiagnosticEngine d(diag::ReadSourceFile);
+  Result<BuildResult> r = Build(o, d, &progress);
+  INFO(d.Render());
+  REQUIRE(r.ok());
+  std::multiset<std::pair<std::string, std::string>> stages;
+  for (const ProgressEvent& e : events) {
+    CHECK(e.seconds >= 0);
+    stages.insert({e.stage, e.detail});
+  }
+  CHECK(stages == std::multiset<std::pair<std::string, std::string>>{
+                      {"frontend", src},
+                      {"host compile", src},
+                      {"host compile", "XLA FFI shim"},
+                      {"link", r.value().library}});
+  // The frontend comes first and the link last; the compiles run at the
+  // same time.
+  REQUIRE(events.size() == 4);
+  CHECK(events.front().stage == "frontend");
+  CHECK(events.back().stage == "link");
+
+  events.clear();
+  REQUIRE(Build(o, d, &progress).value().cache_hit);
+  REQUIRE(events.size() == 1);
+  CHECK(events[0].stage == "build cache");
+  CHECK(events[0].detail == "hit");
+
+  // A build that fails reports the stages that finished, not the one that
+  // failed.
+  t.Write("src/saxpy.cu", UnlinkableSaxpy());
+  events.clear();
+  REQUIRE_FALSE(Build(o, d, &progress).ok());
+  REQUIRE_FALSE(events.empty());
+  for (const ProgressEvent& e : events) CHECK(e.stage != "link");
+}
+
+TEST_CASE(
     "A failed build leaves the earlier package as it was, and no "
     "scratch directory") {
   TempDir t;
@@ -129,11 +207,7 @@ TEST_CASE(
             "1 error generated.\n");
   }
   SECTION("a kernel that the CPU cannot link, after the compile started") {
-    std::string text = testing::kSaxpy;
-    text.insert(text.find('\n') + 1, "__device__ float gpu_only(float);\n");
-    text.replace(text.find("SCALE * a"), sizeof("SCALE") - 1,
-                 "gpu_only(SCALE)");
-    t.Write("src/saxpy.cu", text);
+    t.Write("src/saxpy.cu", UnlinkableSaxpy());
     diag::DiagnosticEngine failed(diag::ReadSourceFile);
     Result<BuildResult> r = Build(o, failed);
     INFO(failed.Render());
@@ -142,6 +216,30 @@ TEST_CASE(
     CHECK(llvm::StringRef(failed.Render())
               .starts_with("kernelc: error: linking the kernels for the CPU "
                            "failed"));
+  }
+  SECTION("sources that the CPU's compiler rejects, each reported") {
+    // Both compile at the same time; each failure is reported, in link
+    // order, and neither is taken for kernelc's own.
+    std::string host_only_error =
+        "#ifdef __KERNELC_HOST__\n#error not for the CPU\n#endif\n";
+    t.Write("src/saxpy.cu", host_only_error + testing::kSaxpy);
+    std::string other = testing::kSaxpy;
+    other.replace(other.find("saxpy"), sizeof("saxpy") - 1, "saxpy2");
+    o.sources.push_back(t.Write("src/other.cu", host_only_error + other));
+    diag::DiagnosticEngine failed(diag::ReadSourceFile);
+    Result<BuildResult> r = Build(o, failed);
+    INFO(failed.Render());
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().kind == ErrorKind::kReported);
+    REQUIRE(failed.diagnostics().size() == 2);
+    for (const diag::Diagnostic& e : failed.diagnostics()) {
+      CHECK(e.id == diag::Id::kHostCompileFailed);
+      CHECK(llvm::StringRef(e.message).contains("not for the CPU"));
+    }
+    CHECK(llvm::StringRef(failed.diagnostics()[0].message)
+              .starts_with("compiling host_0_saxpy.cc"));
+    CHECK(llvm::StringRef(failed.diagnostics()[1].message)
+              .starts_with("compiling host_1_other.cc"));
   }
   CHECK(Contents(o.out_dir) == before);
 }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "compiler/backends/in_process_clang.h"
 #include "compiler/backends/nvrtc_backend.h"
 
 namespace kernelc::driver {
@@ -14,6 +15,11 @@ frontend::Options FrontendOptions(const Options& o) {
   frontend::Options fo = frontend::DefaultOptions();
   fo.include_dirs = o.include_dirs;
   fo.defines = o.defines;
+  // The headers the CPU backend's Clang compiles with, kernelc's bundled
+  // ones where it has them.
+  backends::ClangRoot root = backends::FindClangRoot();
+  fo.resource_dir = root.resource_dir;
+  fo.sysroot = root.sysroot;
   // The toolkit of the NVRTC that the build cache's key names and that
   // compiles the kernels.
   if (std::optional<backends::NvrtcLocation> nvrtc = backends::LocateNvrtc();

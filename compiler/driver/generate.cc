@@ -5,11 +5,13 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <utility>
 
 #include "compiler/driver/analyze.h"
 #include "compiler/driver/identity.h"
 #include "compiler/driver/output_names.h"
+#include "compiler/driver/paths.h"
 #include "compiler/driver/version.h"
 #include "compiler/emit/generators.h"
 #include "compiler/emit/namer.h"
@@ -104,14 +106,24 @@ targets::BuildSettings TargetSettings(const Options& o) {
 
 Result<Generated> Generate(const Options& o, TargetUnits& units,
                            diag::DiagnosticEngine& diags,
-                           std::vector<std::string>* dependencies) {
+                           std::vector<std::string>* dependencies,
+                           Progress* progress) {
   Generated g;
+  // The files the frontend read: the sources, and the headers that the
+  // content hash holds too.
+  std::vector<std::string> read;
   Result<sema::ModulePlan> plan =
-      Analyze(o, &units, &g.module, diags, dependencies);
+      Analyze(o, &units, &g.module, diags, &read, progress);
   if (!plan.ok()) return plan.error();
   if (Status s = CheckResults(plan.value(), diags); !s.ok()) return s.error();
   if (Status s = CheckPythonNames(plan.value(), diags); !s.ok())
     return s.error();
+  std::set<std::string> sources;
+  for (const std::string& s : g.module.sources) sources.insert(Absolute(s));
+  std::vector<std::string> headers;
+  for (const std::string& f : read)
+    if (!sources.count(Absolute(f))) headers.push_back(f);
+  if (dependencies != nullptr) *dependencies = std::move(read);
   model::BuildInfo& info = g.info;
   info.version = kVersion;
   info.package = o.name;
@@ -119,6 +131,7 @@ Result<Generated> Generate(const Options& o, TargetUnits& units,
   info.jaxlib_floor = kJaxlibFloor;
   info.targets = o.targets;
   targets::BuildSettings settings = TargetSettings(o);
+  settings.progress = progress;
   for (std::unique_ptr<targets::TargetUnit>& unit : units) {
     Status s = unit->CompileKernels(plan.value(), settings, &info, diags);
     if (!s.ok()) return s.error();
@@ -130,8 +143,8 @@ Result<Generated> Generate(const Options& o, TargetUnits& units,
   model::ForEachPath(g.module, [&names](std::string& p) { p = names.Name(p); });
   for (model::CudaBinary& b : info.cuda_binaries)
     b.source = names.Name(b.source);
-  info.content_hash =
-      ContentHash(o, {&g.module, &g.source_paths, &names, &info}, units);
+  info.content_hash = ContentHash(
+      o, {&g.module, &g.source_paths, &names, &info, &headers}, units);
   Result<emit::Output> out = EmitPackage(plan.value(), info, units);
   if (!out.ok()) return out.error();
   g.output = std::move(out).value();

@@ -33,10 +33,12 @@ targets::BuildSettings TargetSettings(const Options& o);
 // emits. `o` as resolved (ResolvePackageName, CheckOptions); `units` those
 // of o.targets. What is wrong with the input is reported to `diags`
 // (Error::Reported()). For C++ sources, `dependencies` (when set) receives
-// the files Clang's frontend read.
+// the files Clang's frontend read. `progress` (when set) receives the
+// stages: the frontend, each target's compiles.
 Result<Generated> Generate(const Options& o, TargetUnits& units,
                            diag::DiagnosticEngine& diags,
-                           std::vector<std::string>* dependencies = nullptr);
+                           std::vector<std::string>* dependencies = nullptr,
+                           Progress* progress = nullptr);
 
 }  // namespace kernelc::driver
 

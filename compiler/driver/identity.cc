@@ -6,6 +6,7 @@
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/SHA256.h>
 
+#include <algorithm>
 #include <functional>
 #include <optional>
 #include <utility>
@@ -98,7 +99,7 @@ const Fact kToolchain[] = {
     // by identity without running it.
     {{"cxx", KeyUse::kFileIdentity, HashUse::kNone},
      [](const Inputs&) -> Values {
-       std::string cxx = backends::FindHostCxx();
+       std::string cxx = backends::HostCompilerFile();
        if (cxx.empty()) return std::nullopt;
        return One(cxx);
      }},
@@ -124,6 +125,20 @@ const Fact kSources[] = {
     // Every source of the model, also those a JSON spec names.
     {{"source-text", KeyUse::kNone, HashUse::kFileText},
      [](const Inputs& in) -> Values { return *in.built->source_paths; }},
+    // The headers the sources include, by their text alone, sorted: where
+    // they lie is the machine's (an include directory anywhere). An edited
+    // header gives the library and its symbols new names, as an edited
+    // source does, so a process that loaded the old package can load the
+    // new one beside it. The key has them in each cache entry instead.
+    {{"header-text", KeyUse::kNone, HashUse::kValue},
+     [](const Inputs& in) -> Values {
+       std::vector<std::string> digests;
+       if (in.built->headers == nullptr) return digests;
+       for (const std::string& h : *in.built->headers)
+         digests.push_back(cache::Sha256Hex(ReadFile(h).value_or("")));
+       std::sort(digests.begin(), digests.end());
+       return digests;
+     }},
 };
 
 struct Part {

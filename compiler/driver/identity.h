@@ -34,14 +34,17 @@ struct BuiltModule {
   const std::vector<std::string>* source_paths = nullptr;
   const OutputNames* names = nullptr;
   const model::BuildInfo* info = nullptr;  // with the targets' binaries
+  // The other files the frontend read (the headers the sources include,
+  // system headers aside); null for JSON specs.
+  const std::vector<std::string>* headers = nullptr;
 };
 
 // The content hash (hex SHA-256), which names the package's library and
 // symbols: everything that shapes the package's bytes, and nothing of the
 // machine (sources named relative to their common directory, kernelc by
 // the digest of the files compiled into it, the model's canonical JSON,
-// the CUDA images), so the same sources give the same package wherever
-// they are built.
+// the headers' text, the CUDA images), so the same sources give the same
+// package wherever they are built.
 std::string ContentHash(const Options& o, const BuiltModule& built,
                         const TargetUnits& units);
 

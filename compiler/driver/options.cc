@@ -6,11 +6,14 @@
 #include <llvm/Support/Path.h>
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "compiler/cache/build_cache.h"
 #include "compiler/driver/stdlib_module_names.h"
+#include "compiler/driver/version.h"
 #include "compiler/emit/namer.h"
 
 namespace kernelc::driver {
@@ -50,12 +53,13 @@ const std::vector<OptionSpec>& OptionTable() {
        &Options::sources,
        {"source", KeyUse::kFileContents, HashUse::kIndirect},
        std::nullopt,
-       /*required=*/true},
+       /*required=*/true,
+       "sources"},
       {"-o",
        "the output directory (wheel: DIST, where the wheel goes; emit: "
        "package/ and build/ go there)",
        kBuilding, &Options::out_dir, kNotIdentity, std::nullopt,
-       /*required=*/true},
+       /*required=*/true, "out_dir"},
       {"--name",
        "package name (default: the first source's stem)",
        kBuilding,
@@ -92,12 +96,18 @@ const std::vector<OptionSpec>& OptionTable() {
        "define a macro: NAME or NAME=VALUE",
        kAll,
        &Options::defines,
-       {"define", KeyUse::kValue, HashUse::kValue}},
+       {"define", KeyUse::kValue, HashUse::kValue},
+       std::nullopt,
+       /*required=*/false,
+       "defines"},
       {"-I",
        "add a directory to the include path",
        kAll,
        &Options::include_dirs,
-       {"include", KeyUse::kPath, HashUse::kOutputPath}},
+       {"include", KeyUse::kPath, HashUse::kOutputPath},
+       std::nullopt,
+       /*required=*/false,
+       "include_dirs"},
       {"--no-cache", "neither read nor write the build cache", kCaching,
        &Options::no_cache, kNotIdentity},
       {"--cache-dir",
@@ -122,6 +132,48 @@ template <typename... F>
 Overload(F...) -> Overload<F...>;
 
 }  // namespace
+
+std::string Keyword(const OptionSpec& spec) {
+  if (!spec.keyword.empty()) return std::string(spec.keyword);
+  std::string keyword(llvm::StringRef(spec.name).ltrim('-'));
+  std::replace(keyword.begin(), keyword.end(), '-', '_');
+  return keyword;
+}
+
+std::string OptionTableJson() {
+  static constexpr std::pair<Command, const char*> kCommands[] = {
+      {Command::kBuild, "build"},
+      {Command::kWheel, "wheel"},
+      {Command::kInspect, "inspect"},
+      {Command::kEmit, "emit"}};
+  nlohmann::json options = nlohmann::json::array();
+  for (const OptionSpec& spec : OptionTable()) {
+    nlohmann::json commands = nlohmann::json::array();
+    for (const auto& [command, name] : kCommands)
+      if (spec.commands.Has(command)) commands.push_back(name);
+    const char* kind = std::visit(
+        Overload{[](std::string Options::*) { return "text"; },
+                 [](bool Options::*) { return "flag"; },
+                 [](std::vector<std::string> Options::*) { return "list"; },
+                 [](std::vector<Target> Options::*) { return "targets"; }},
+        spec.member);
+    options.push_back(
+        {{"name", spec.name},
+         {"keyword", Keyword(spec)},
+         {"help", spec.help},
+         {"commands", commands},
+         {"kind", kind},
+         {"path", spec.identity.key == KeyUse::kPath ||
+                      spec.identity.key == KeyUse::kFileContents},
+         {"needs", spec.needs ? nlohmann::json(model::TargetName(*spec.needs))
+                              : nlohmann::json()},
+         {"required", spec.required}});
+  }
+  nlohmann::json table = {{"version", kVersion},
+                          {"cache_dir", cache::DefaultDirectory()},
+                          {"options", options}};
+  return table.dump(2) + "\n";
+}
 
 bool IsSet(const Options& o, const OptionSpec& spec) {
   return std::visit(

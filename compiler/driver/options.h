@@ -111,11 +111,26 @@ struct OptionSpec {
   // A target that the build must include when the option is set.
   std::optional<model::Target> needs = std::nullopt;
   bool required = false;  // by every command that accepts it
+  // Its name as a keyword argument of in-process front ends (the Python
+  // API), where the command line's is not one: empty for the long name
+  // without its dashes, with '_' for '-' ("--cuda-arch": cuda_arch).
+  std::string_view keyword = {};
 };
 
 // Every option, in the order the command line lists them and the digests
 // take them.
 const std::vector<OptionSpec>& OptionTable();
+
+// `spec`'s keyword argument name (OptionSpec::keyword).
+std::string Keyword(const OptionSpec& spec);
+
+// The option table as JSON, for front ends in other languages that map
+// their arguments onto the command line (the Python API): kernelc's
+// version, the default cache directory, and for each option its name,
+// keyword, help, commands, kind ("flag", "text", "list" or "targets"),
+// whether its values are paths (relative to the working directory), the
+// target it needs and whether it is required.
+std::string OptionTableJson();
 
 // Whether `spec`'s member holds something other than its default: a
 // non-empty string or list, or a true flag. (Targets are always set.)

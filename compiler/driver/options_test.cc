@@ -3,9 +3,14 @@
 #include <fmt/format.h>
 
 #include <catch2/catch.hpp>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <utility>
 #include <variant>
+
+#include "compiler/driver/version.h"
+#include "compiler/emit/namer.h"
 
 namespace kernelc::driver {
 namespace {
@@ -152,6 +157,44 @@ TEST_CASE("The option table names each option once, and its identity") {
   for (Command c :
        {Command::kBuild, Command::kWheel, Command::kInspect, Command::kEmit})
     CHECK(src.commands.Has(c));
+}
+
+TEST_CASE("Every option has a keyword: a Python identifier, each once") {
+  std::set<std::string> keywords;
+  for (const OptionSpec& spec : OptionTable()) {
+    std::string k = Keyword(spec);
+    INFO(spec.name << " -> " << k);
+    CHECK(emit::Namer::IsValidPackageName(k));
+    CHECK(keywords.insert(k).second);
+  }
+  CHECK(keywords.count("cuda_arch"));
+  CHECK(keywords.count("include_dirs"));
+  CHECK(keywords.count("sources"));
+}
+
+TEST_CASE("The option table as JSON describes every option") {
+  nlohmann::json j = nlohmann::json::parse(OptionTableJson());
+  CHECK(j["version"] == kVersion);
+  CHECK(j["cache_dir"].is_string());
+  const nlohmann::json& options = j["options"];
+  REQUIRE(options.size() == OptionTable().size());
+  std::map<std::string, nlohmann::json> by_keyword;
+  for (const nlohmann::json& o : options)
+    by_keyword[o["keyword"].get<std::string>()] = o;
+  CHECK(by_keyword["cuda_arch"]["name"] == "--cuda-arch");
+  CHECK(by_keyword["cuda_arch"]["kind"] == "text");
+  CHECK(by_keyword["cuda_arch"]["needs"] == "cuda");
+  CHECK(by_keyword["use_fast_math"]["kind"] == "flag");
+  CHECK(by_keyword["defines"]["name"] == "-D");
+  CHECK(by_keyword["defines"]["kind"] == "list");
+  CHECK(by_keyword["defines"]["path"] == false);
+  CHECK(by_keyword["include_dirs"]["path"] == true);
+  CHECK(by_keyword["target"]["kind"] == "targets");
+  CHECK(by_keyword["target"]["needs"].is_null());
+  CHECK(by_keyword["sources"]["required"] == true);
+  CHECK(by_keyword["version"]["commands"] == nlohmann::json::array({"wheel"}));
+  CHECK(by_keyword["no_cache"]["commands"] ==
+        nlohmann::json::array({"build", "wheel"}));
 }
 
 }  // namespace

@@ -219,10 +219,48 @@ void EmitPublicBody(const sema::KernelPlan& kp, Printer& p) {
          )py");
 }
 
+// A kernel that differentiates `k`, as _kc.Derivative: the kernel, its
+// function, what each of its parameters and results is to `k`, and what it
+// declares itself (which decides how it is differentiated in turn: higher
+// orders).
+std::string Derivative(const sema::ModulePlan& plan, const model::Kernel& k,
+                       const sema::Pairing& pairing) {
+  const bool vjp = pairing.mode == sema::Pairing::Mode::kVjp;
+  const model::Kernel& d = *pairing.kernel;
+  std::vector<std::string> params, derivatives, modes;
+  for (size_t i = 0; i < d.params.size(); ++i) {
+    const sema::PairedParam& q = pairing.params[i];
+    if (q.kind == sema::PairedParam::Kind::kComputed) continue;
+    const std::string of = Quote(k.params[q.of].name);
+    if (q.kind == sema::PairedParam::Kind::kStatic)
+      params.push_back(fmt::format("(\"static\", {})", of));
+    else if (q.kind == sema::PairedParam::Kind::kValue)
+      params.push_back(fmt::format("(\"value\", {})", of));
+    else if (IsInput(d.params[i].role))
+      params.push_back(
+          fmt::format("(\"{}\", {})", vjp ? "cotangent" : "tangent", of));
+    else
+      derivatives.push_back(of);
+  }
+  for (const sema::KernelPlan& dp : plan.kernels) {
+    if (dp.kernel != &d) continue;
+    if (dp.pairing && dp.pairing->mode == sema::Pairing::Mode::kVjp)
+      modes.push_back(Quote("vjp"));
+    if (dp.tangent ||
+        (dp.pairing && dp.pairing->mode == sema::Pairing::Mode::kJvp))
+      modes.push_back(Quote("jvp"));
+  }
+  return fmt::format("{}=_kc.Derivative(\n    {}, {},\n    {},\n    {}, {})",
+                     vjp ? "vjp" : "jvp", Quote(d.name), Namer::Python(d.name),
+                     PyTuple(params), PyTuple(derivatives), PyTuple(modes));
+}
+
 // Module-level statements, after every function is defined, that wrap the
-// op: a sharding rule (KC_PARALLEL), under a custom_vjp (KC_VJP), a
-// custom_jvp (KC_JVP), or a rule that says there is no derivative.
-void EmitWrappers(const sema::KernelPlan& kp, Printer& p) {
+// op: a sharding rule (KC_PARALLEL), under the autodiff wrapper
+// (_kc.differentiable from KC_VJP and KC_JVP, or a rule that says there is
+// no derivative).
+void EmitWrappers(const sema::ModulePlan& plan, const sema::KernelPlan& kp,
+                  Printer& p) {
   const model::Kernel& k = *kp.kernel;
   std::vector<std::string> names, statics, results;
   for (const Param& param : k.params) {
@@ -282,42 +320,19 @@ void EmitWrappers(const sema::KernelPlan& kp, Printer& p) {
            )py");
     return;
   }
-  // KC_VJP: _kc.with_vjp(..., backward's parameters, gradients); KC_JVP:
-  // _kc.with_jvp(..., tangent kernel's parameters, output tangents).
-  const sema::Pairing& pairing = *kp.pairing;
-  const bool vjp = pairing.mode == sema::Pairing::Mode::kVjp;
-  const model::Kernel& d = *pairing.kernel;
-  std::vector<std::string> params, derivatives;
-  for (size_t i = 0; i < d.params.size(); ++i) {
-    const sema::PairedParam& q = pairing.params[i];
-    if (q.kind == sema::PairedParam::Kind::kComputed) continue;
-    const std::string of = Quote(k.params[q.of].name);
-    if (q.kind == sema::PairedParam::Kind::kStatic)
-      params.push_back(fmt::format("(\"static\", {})", of));
-    else if (q.kind == sema::PairedParam::Kind::kValue)
-      params.push_back(fmt::format("(\"value\", {})", of));
-    else if (IsInput(d.params[i].role))
-      params.push_back(
-          fmt::format("(\"{}\", {})", vjp ? "cotangent" : "tangent", of));
-    else
-      derivatives.push_back(of);
-  }
+  // KC_VJP or KC_JVP, or both.
+  std::string derivatives = Derivative(plan, k, *kp.pairing);
+  if (kp.tangent) derivatives += ",\n" + Derivative(plan, k, *kp.tangent);
   p.Emit({{"wrapper", wrapper},
-          {"autodiff", Autodiff(kp)},
           {"kernel", Quote(k.name)},
-          {"paired", Quote(d.name)},
           {"op", op},
-          {"paired_function", Namer::Python(d.name)},
           {"names", PyTuple(names)},
           {"statics", PyTuple(statics)},
           {"results", PyTuple(results)},
-          {"params", PyTuple(params)},
-          {"derivatives", PyTuple(derivatives)}},
+          {"derivatives", derivatives}},
          R"py(
-           $wrapper$ = _kc.with_$autodiff$(
-               $kernel$, $paired$, $op$, $paired_function$,
-               $names$, $statics$, $results$,
-               $params$,
+           $wrapper$ = _kc.differentiable(
+               $kernel$, $op$, $names$, $statics$, $results$,
                $derivatives$)
          )py");
 }
@@ -327,10 +342,11 @@ void EmitWrappers(const sema::KernelPlan& kp, Printer& p) {
 Status PythonPackageGenerator::Generate(const EmitRequest& request,
                                         GeneratorContext& context) const {
   const std::vector<sema::KernelPlan>& kernels = request.plan().kernels;
-  std::vector<std::string> names, quoted;
+  std::vector<std::string> names, quoted, targets;
   for (const sema::KernelPlan& kp : kernels) {
     names.push_back(Namer::Python(kp.kernel->name));
     quoted.push_back(Quote(names.back()));
+    targets.push_back(Quote(request.namer().FfiTarget(kp.kernel->name)));
   }
   Printer p;
   auto registrations = [&] {
@@ -355,9 +371,10 @@ Status PythonPackageGenerator::Generate(const EmitRequest& request,
     if (kernels.empty()) return;
     p.Emit(R"py(
 
-      # Wrappers: autodiff (a custom_vjp from KC_VJP, or an error without one) and sharding rules (KC_PARALLEL); see _kernelc.py.
+      # Wrappers: autodiff (from KC_VJP and KC_JVP, or an error without them) and sharding rules (KC_PARALLEL); see _kernelc.py.
     )py");
-    for (const sema::KernelPlan& kp : kernels) EmitWrappers(kp, p);
+    for (const sema::KernelPlan& kp : kernels)
+      EmitWrappers(request.plan(), kp, p);
   };
   const model::BuildInfo& info = request.info();
   p.EmitTemplate("py/init.py.tmpl",
@@ -368,6 +385,8 @@ Status PythonPackageGenerator::Generate(const EmitRequest& request,
                   {"function_list", fmt::format("{}", fmt::join(names, ", "))},
                   {"library", request.namer().LibraryFile()},
                   {"registrations", registrations},
+                  {"targets", fmt::format("{}{}", fmt::join(targets, ", "),
+                                          targets.size() == 1 ? "," : "")},
                   {"all", fmt::format("{}", fmt::join(quoted, ", "))},
                   {"functions", functions}});
   Status s = context.Write(GeneratorContext::Tree::kPackage, "__init__.py", p);

@@ -261,7 +261,9 @@ Status Parse(const std::vector<std::string>& sources, const Options& options,
              const std::function<TuReader(Session&)>& make_reader) {
   const std::string clang_path = KERNELC_LLVM_PREFIX "/bin/clang";
   const std::string resource_dir =
-      clang::driver::Driver::GetResourcesPath(clang_path);
+      options.resource_dir.empty()
+          ? clang::driver::Driver::GetResourcesPath(clang_path)
+          : options.resource_dir;
   if (!llvm::sys::fs::is_directory(resource_dir + "/include"))
     return Error::Internal(fmt::format(
         "Clang's resource directory '{}' is missing; is libclang-19-dev "
@@ -319,6 +321,8 @@ Status Parse(const std::vector<std::string>& sources, const Options& options,
                  // Warnings are the backends' to report, when they
                  // compile the source.
                  "-w"});
+    if (!options.sysroot.empty())
+      args.push_back("--sysroot=" + options.sysroot);
     // kernelc's headers come first, as -I (which Clang searches before any
     // -isystem): read as the CPU sees it, a source's <cuda_fp16.h> is
     // kernelc's stand-in even when -I names the CUDA toolkit's include

@@ -57,6 +57,11 @@ struct Options {
   // spec's source, which the CPU entry points compile after kernelc.h (for
   // its __global__ and CUDA's built-ins) and need not include it itself.
   bool include_kernelc_h = false;
+  // Clang's resource directory and the root whose headers the sources see
+  // (Clang's -resource-dir and --sysroot), as the CPU backend compiles
+  // them. Empty: LLVM 19's resource directory, and this machine's root.
+  std::string resource_dir;
+  std::string sysroot;
   // When set, receives the files the sources read, sorted, without system
   // headers (kernelc's embedded headers among them): the sources and the
   // headers they include, named as Clang found them (relative paths stay

@@ -135,8 +135,12 @@ class PairingChecker {
           link.noun, TensorWord(p.role), p.name, f_.name,
           from_output ? "output" : "input", p.name);
     }
-    if (diags_.error_count() == errors)
-      fp_.pairing = Pairing{pairing_.mode, &k, std::move(params)};
+    if (diags_.error_count() != errors) return;
+    // KC_JVP beside KC_VJP adds forward mode; alone, it is the pairing.
+    std::optional<Pairing>& slot =
+        pairing_.mode == Pairing::Mode::kJvp && f_.vjp ? fp_.tangent
+                                                        : fp_.pairing;
+    slot = Pairing{pairing_.mode, &k, std::move(params)};
   }
 
  private:
@@ -331,14 +335,8 @@ void AnalyzePairings(ModulePlan& plan, const std::vector<bool>& clean,
                      diag::DiagnosticEngine& diags) {
   for (KernelPlan& kp : plan.kernels)
     if (kp.kernel->vjp) PairingChecker(plan, clean, kp, kVjp, diags).Run();
-  for (KernelPlan& kp : plan.kernels) {
-    const Kernel& k = *kp.kernel;
-    if (!k.jvp) continue;
-    if (k.vjp)
-      diags.Report<Id::kVjpAndJvp>(k.jvp->loc, k.name);
-    else
-      PairingChecker(plan, clean, kp, kJvp, diags).Run();
-  }
+  for (KernelPlan& kp : plan.kernels)
+    if (kp.kernel->jvp) PairingChecker(plan, clean, kp, kJvp, diags).Run();
 }
 
 }  // namespace kernelc::sema

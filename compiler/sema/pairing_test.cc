@@ -158,11 +158,6 @@ TEST_CASE("sema: KC_JVP pairs a tangent kernel") {
             "input 'x' of kernel 'fwd'; add an input 'd_x'",
             "k.cu:3:10: error: tangent kernel 'tan' gives no tangent for float "
             "output 'y' of kernel 'fwd'; add an output 'd_y'"});
-
-  f.vjp = Text{"tan", At(3, 30)};
-  Analysis both({f, t});
-  CHECK(both.messages().back() ==
-        "k.cu:3:10: error: kernel 'fwd' has both KC_VJP and KC_JVP; give one");
 }
 
 // KC_JVP: the text of the forward kernel starts at line 3, kTextCol.
@@ -187,24 +182,33 @@ TEST_CASE("sema: KC_JVP names a kernel that exists and is another") {
                 "itself; name its tangent kernel"});
 }
 
-TEST_CASE("sema: KC_JVP with KC_VJP is an error after the VJP pairing's") {
+TEST_CASE("sema: KC_JVP beside KC_VJP records both pairings") {
   Kernel f = JvpForward({In("x", "n", 4), Out("y", "n", 5)});
-  f.vjp = Text{"tan", At(3, 30)};
-  Analysis both({f, Tangent({In("x", "n", 21), In("d_x", "n", 22),
-                             Out("d_y", "n", 23)})});
-  CHECK(
-      both.messages() ==
-      Strings{"k.cu:22:40: error: parameter 'd_x' of backward kernel 'tan' "
-              "names no input or output of kernel 'fwd', nor the cotangent "
-              "d_<output> of one",
-              "k.cu:23:40: error: output 'd_y' of backward kernel 'tan' must "
-              "be named d_<input> for an input of kernel 'fwd'",
-              "k.cu:3:30: error: backward kernel 'tan' gives no gradient for "
-              "float input 'x' of kernel 'fwd'; add an output 'd_x'",
-              "k.cu:3:30: error: backward kernel 'tan' takes no cotangent for "
-              "float output 'y' of kernel 'fwd'; add an input 'd_y'",
-              "k.cu:3:10: error: kernel 'fwd' has both KC_VJP and KC_JVP; "
-              "give one"});
+  f.vjp = Text{"bwd", At(3, 30)};
+  Analysis both({f,
+                 Tangent({In("x", "n", 21), In("d_x", "n", 22),
+                          Out("d_y", "n", 23)}),
+                 Global("bwd", {"n"}, {In("d_y", "n", 31), Out("d_x", "n", 32)},
+                        30)});
+  REQUIRE(both.ok());
+  REQUIRE(both.plan(0).pairing.has_value());
+  REQUIRE(both.plan(0).tangent.has_value());
+  const model::Module& m = *both.result().value().module;
+  CHECK(both.plan(0).pairing->mode == Pairing::Mode::kVjp);
+  CHECK(both.plan(0).pairing->kernel == &m.kernels[2]);
+  CHECK(both.plan(0).tangent->mode == Pairing::Mode::kJvp);
+  CHECK(both.plan(0).tangent->kernel == &m.kernels[1]);
+  CHECK(Roles(*both.plan(0).tangent) ==
+        Strings{"value 0", "derivative 0", "derivative 1"});
+  // Each is checked as it would be alone.
+  Kernel g = f;
+  g.vjp = Text{"tan", At(3, 30)};
+  Analysis wrong({g, Tangent({In("x", "n", 21), In("d_x", "n", 22),
+                              Out("d_y", "n", 23)})});
+  CHECK(wrong.messages().front() ==
+        "k.cu:22:40: error: parameter 'd_x' of backward kernel 'tan' names no "
+        "input or output of kernel 'fwd', nor the cotangent d_<output> of one");
+  CHECK_FALSE(wrong.ok());
 }
 
 TEST_CASE("sema: JVP pairing errors name the parameter") {

@@ -101,7 +101,11 @@ struct KernelPlan {
   std::vector<int64_t> block;  // resolved (defaults applied)
   expr::NodePtr shared_bytes;  // KC_SHARED_BYTES; null when not given
   // KC_VJP or KC_JVP; none without either, or when the pairing is wrong.
+  // A kernel with both has KC_VJP's here and KC_JVP's in `tangent`.
   std::optional<Pairing> pairing;
+  // KC_JVP given beside KC_VJP: forward mode from the tangent kernel, reverse
+  // mode from the backward kernel.
+  std::optional<Pairing> tangent;
   // KC_PARALLEL: the shape symbols (or derived values), checked to be whole
   // dimensions of an input and of every output, with every dimension that
   // depends on one being that one.

@@ -46,6 +46,7 @@ Status CudaTarget::CompileKernels(const sema::ModulePlan& plan,
                             const std::vector<const model::Kernel*>& kernels) {
     return emit::CudaFoldProgram(plan, source, text, kernels);
   };
+  cb.progress = settings.progress;
   Result<std::vector<model::CudaBinary>> bins =
       backends::CompileCuda(nvrtc.value(), *plan.module, cb, diags);
   if (!bins.ok()) return bins.error();

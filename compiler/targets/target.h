@@ -21,6 +21,7 @@
 #include "compiler/model/model.h"
 #include "compiler/model/target.h"
 #include "compiler/sema/sema.h"
+#include "compiler/util/progress.h"
 #include "compiler/util/status.h"
 
 namespace kernelc::targets {
@@ -35,6 +36,8 @@ struct BuildSettings {
   std::string cuda_archs;
   bool use_fast_math = false;
   bool lineinfo = false;
+  // Receives the stages of the compiles, when set.
+  Progress* progress = nullptr;
 };
 
 // Named fields of a digest, in order.

@@ -264,19 +264,51 @@ class ExpressionError(ArithmeticError):
     """An expression overflows int64 or divides by zero."""
 
 
+def _symbolic(value):
+    """Whether an expression value is a symbolic dimension (jax.export's
+    shape polymorphism) or holds one, rather than an int."""
+    if isinstance(value, int):
+        return False
+    import jax
+
+    return jax.export.is_symbolic_dim(value)
+
+
+def _unequal(a, b):
+    """Whether two expression values differ. Symbolic ones differ here only
+    where they differ for every value of their symbols (n + 1 and n); where
+    that depends on the symbols, the handler's run-time check decides."""
+    difference = a - b
+    return not _symbolic(difference) and difference != 0
+
+
 def _checked(compute):
     """`compute()`, checked to be an int64 value.
 
-    The one place that computes on expression values, which are Python ints
-    (concrete shapes and scalars). Were they symbolic (jax.export's shape
-    polymorphism), this is where they would be handled."""
+    The one place that computes on expression values: Python ints (concrete
+    shapes and scalars), or symbolic dimensions where jax.export traces
+    with symbolic shapes. A symbolic result has no value to check yet: the
+    handler, which computes the same expression on the actual shapes, checks
+    it at run time, and a division by a symbolic zero likewise."""
     try:
         value = compute()
     except ZeroDivisionError:
         raise ExpressionError("divides by zero") from None
+    if _symbolic(value):
+        return value
     if not _INT64_MIN <= value <= _INT64_MAX:
         raise ExpressionError("overflows int64")
     return value
+
+
+def _extreme(pick, dim_pick, a, b):
+    # Python's min and max compare, which symbolic dimensions cannot decide
+    # in general; jax builds min/max expressions of them instead.
+    if _symbolic(a) or _symbolic(b):
+        import jax.core
+
+        return getattr(jax.core, dim_pick)(a, b)
+    return pick(a, b)
 
 
 def add(a, b):
@@ -308,11 +340,11 @@ def ceil_div(a, b):
 
 
 def minimum(a, b):
-    return _checked(lambda: min(a, b))
+    return _checked(lambda: _extreme(min, "min_dim", a, b))
 
 
 def maximum(a, b):
-    return _checked(lambda: max(a, b))
+    return _checked(lambda: _extreme(max, "max_dim", a, b))
 
 
 def int64(value):
@@ -333,7 +365,7 @@ def check_dim(kernel, param, arr, dim, expected_fn, text):
     """Checks that dimension `dim` of `arr` equals `expected_fn()` (`text`)."""
     expected = _evaluate(kernel, f"dimension {dim} of '{param}' = {text}",
                          expected_fn)
-    if arr.shape[dim] != expected:
+    if _unequal(arr.shape[dim], expected):
         raise ValueError(
             f"{kernel}: parameter '{param}' has shape {_shape_text(arr.shape)}, "
             f"but dimension {dim} must be {text} = {expected}")
@@ -346,7 +378,7 @@ def derived(kernel, param, value_fn, dtype, text):
 
     value = _evaluate(kernel, f"derived value '{param}' = {text}", value_fn)
     info = np.iinfo(_dtype(dtype))
-    if not info.min <= value <= info.max:
+    if not _symbolic(value) and not info.min <= value <= info.max:
         raise ValueError(
             f"{kernel}: derived value '{param}' = {value} does not fit {dtype}")
     return value
@@ -360,11 +392,12 @@ def out_shape(kernel, param, dtype, shape_fn, texts):
         kernel, f"the shape of output '{param}' = {_shape_text(texts)}",
         shape_fn)
     for d, (n, text) in enumerate(zip(shape, texts)):
-        if n < 0:
+        if not _symbolic(n) and n < 0:
             raise ValueError(
                 f"{kernel}: output '{param}' would have dimension {d} = "
                 f"{text} = {n}")
-    return jax.ShapeDtypeStruct(tuple(int(n) for n in shape), _dtype(dtype))
+    return jax.ShapeDtypeStruct(
+        tuple(n if _symbolic(n) else int(n) for n in shape), _dtype(dtype))
 
 
 def call(target, results, operands, aliases, attrs, vmap_method):
@@ -388,33 +421,51 @@ def call(target, results, operands, aliases, attrs, vmap_method):
 # --- sharding (KC_PARALLEL) ---------------------------------------------------
 
 
+def _parallel(factor):
+    """Whether a factor of a sharding rule is parallel: a KC_PARALLEL symbol
+    (p_*) or a vmap batch dimension (b*)."""
+    return factor.startswith(("p_", "b"))
+
+
+def _parallel_axes(operands, specs, usable=lambda axes, extent: True):
+    """The mesh axis (or tuple of axes) of each parallel factor: the one its
+    first sharded operand dimension has, where `usable(axes, extent)`, and
+    no axis twice. `specs` holds each operand's (PartitionSpec, shape)."""
+    axis_of, used = {}, set()
+    for factors, (spec, shape) in zip(operands, specs):
+        spec = tuple(spec) + (None,) * (len(factors) - len(spec))
+        for f, axis, extent in zip(factors, spec, shape):
+            if not _parallel(f) or axis is None or f in axis_of:
+                continue
+            axes = axis if isinstance(axis, tuple) else (axis,)
+            if used.isdisjoint(axes) and usable(axes, extent):
+                axis_of[f] = axis
+                used.update(axes)
+    return axis_of
+
+
+def _spec(axis_of, factors):
+    """The PartitionSpec of a tensor with these factors: parallel ones along
+    their mesh axes, every other dimension replicated."""
+    from jax.sharding import PartitionSpec
+
+    return PartitionSpec(*(axis_of.get(f) if _parallel(f) else None
+                           for f in factors))
+
+
 def _shardings(mesh, operands, results, arg_shapes, result_shape):
     """The shardings a sharded op runs with: each parallel factor (p_*, b*)
     keeps the mesh axis its first sharded operand dimension has, and every
     other dimension is replicated. Returns (result shardings, operand
     shardings)."""
-    from jax.sharding import NamedSharding, PartitionSpec
+    from jax.sharding import NamedSharding
 
-    def parallel(f):
-        return f.startswith(("p_", "b"))
-
-    axis_of, used = {}, set()
-    for shape, factors in zip(arg_shapes, operands):
-        sharding = shape.sharding
-        if not isinstance(sharding, NamedSharding):
-            continue
-        spec = tuple(sharding.spec) + (None,) * (len(factors) - len(sharding.spec))
-        for f, axis in zip(factors, spec):
-            if not parallel(f) or axis is None or f in axis_of:
-                continue
-            axes = axis if isinstance(axis, tuple) else (axis,)
-            if used.isdisjoint(axes):
-                axis_of[f] = axis
-                used.update(axes)
+    axis_of = _parallel_axes(operands, [
+        (s.sharding.spec, s.shape) if isinstance(s.sharding, NamedSharding)
+        else ((), s.shape) for s in arg_shapes])
 
     def named(factors):
-        return NamedSharding(mesh, PartitionSpec(
-            *(axis_of.get(f) if parallel(f) else None for f in factors)))
+        return NamedSharding(mesh, _spec(axis_of, factors))
 
     results_sharding = [named(f) for f in results]
     if not isinstance(result_shape, (tuple, list)):
@@ -422,6 +473,88 @@ def _shardings(mesh, operands, results, arg_shapes, result_shape):
     else:
         results_sharding = type(result_shape)(results_sharding)
     return results_sharding, tuple(named(f) for f in operands)
+
+
+def _explicit(local, operands, results, dyn):
+    """`local` applied to `dyn` under explicit sharding, or None where no
+    operand's type is sharded along an Explicit mesh axis.
+
+    Under Explicit axes (jax.make_mesh's default from jax 0.12) the
+    shardings are part of the operands' types, known while tracing, so the
+    rule is applied here rather than at XLA's partitioning, where a
+    custom_partitioning rule loses the result's sharding (it comes back
+    replicated, after an all-gather). Each parallel factor keeps the
+    Explicit mesh axis its first sharded operand dimension has, where that
+    axis divides the dimension; every other dimension is resharded to
+    replicated (a collective the rule asks for, as under Auto axes), and
+    shard_map runs the kernel on each device's shards. The results' types
+    say how they are sharded."""
+    import jax
+    from jax.sharding import AxisType
+
+    def explicit(m):
+        return any(t == AxisType.Explicit for t in getattr(m, "axis_types", ()))
+
+    # The mesh: the operands' (replicated ones too), else the context's
+    # (jax.set_mesh), where a custom_partitioning rule would not be applied.
+    mesh, specs = None, []
+    for x in dyn:
+        sharding = getattr(jax.typeof(x), "sharding", None)
+        specs.append((tuple(getattr(sharding, "spec", None) or ()), x.shape))
+        if mesh is None and explicit(getattr(sharding, "mesh", None)):
+            mesh = sharding.mesh
+    if mesh is None and explicit(jax.sharding.get_abstract_mesh()):
+        mesh = jax.sharding.get_abstract_mesh()
+    if mesh is None:
+        return None
+    kinds = dict(zip(mesh.axis_names, mesh.axis_types))
+    sizes = dict(zip(mesh.axis_names, mesh.axis_sizes))
+
+    def usable(axes, extent):
+        count = 1
+        for a in axes:
+            count *= sizes[a]
+        return (all(kinds[a] == AxisType.Explicit for a in axes)
+                and extent % count == 0)
+
+    axis_of = _parallel_axes(operands, specs, usable)
+    in_specs = tuple(_spec(axis_of, f) for f in operands)
+    out_specs = tuple(_spec(axis_of, f) for f in results)
+    args = [x if _same_spec(spec, want) else jax.sharding.reshard(x, want)
+            for x, (spec, _), want in zip(dyn, specs, in_specs)]
+
+    def run(*args):
+        out = local(*args)
+        return tuple(out) if isinstance(out, (tuple, list)) else (out,)
+
+    # Manual along the axes the rule uses only: under jax.vmap of a batch
+    # sharded along an axis, that axis belongs to vmap, which keeps the
+    # batch sharded around the shard_map.
+    axes = set()
+    for axis in axis_of.values():
+        axes.update(axis if isinstance(axis, tuple) else (axis,))
+    if not axes:
+        return run(*args) if len(results) > 1 else run(*args)[0]
+    try:
+        out = jax.shard_map(run, mesh=mesh, in_specs=in_specs,
+                            out_specs=out_specs,
+                            axis_names=frozenset(axes))(*args)
+    except ValueError:
+        # jax before 0.9 runs vmap's rule for a batch sharded along an
+        # Explicit axis with that axis still vmap's: it cannot be manual
+        # there, and XLA's partitioning applies the rule instead.
+        return None
+    return out if len(results) > 1 else out[0]
+
+
+def _same_spec(a, b):
+    """Whether two PartitionSpecs shard alike (trailing Nones aside)."""
+    a, b = list(a), list(b)
+    while a and a[-1] is None:
+        a.pop()
+    while b and b[-1] is None:
+        b.pop()
+    return a == b
 
 
 def sharded(op, static, operands, results, batched=()):
@@ -479,7 +612,15 @@ def sharded(op, static, operands, results, batched=()):
 
         part = custom_partitioning(local)
         part.def_partition(partition=partition, sharding_rule=rule)
-        vmappable = custom_batching.custom_vmap(part)
+
+        def primal(*dyn):
+            # Under jax.vmap, custom_vmap's rule below calls `sharded` again
+            # with the whole batched operands, whose types hold the batch's
+            # sharding too.
+            explicit = _explicit(local, rule_operands, rule_results, dyn)
+            return part(*dyn) if explicit is None else explicit
+
+        vmappable = custom_batching.custom_vmap(primal)
 
         @vmappable.def_vmap
         def _batched(axis_size, in_batched, *dyn):
@@ -493,6 +634,49 @@ def sharded(op, static, operands, results, batched=()):
 
 
 # --- autodiff (KC_VJP, KC_JVP) ----------------------------------------------
+
+
+class Derivative:
+    """A kernel that differentiates another, as the generated package passes
+    it to `differentiable`: the backward kernel (KC_VJP) or the tangent
+    kernel (KC_JVP) of a forward kernel.
+
+    kernel: its name. function: its generated function. params: its
+    positional arguments, each ("value", name) for a forward input (KC_VJP:
+    or output), ("cotangent", output) (KC_VJP), ("tangent", input) (KC_JVP)
+    or ("static", scalar). results: per result, the forward input it is the
+    gradient of (KC_VJP) or the output it is the tangent of (KC_JVP).
+    modes: what the kernel declares itself ("vjp" for KC_VJP, "jvp" for
+    KC_JVP), which decides how it is differentiated in turn.
+    """
+
+    def __init__(self, kernel, function, params, results, modes=()):
+        self.kernel = kernel
+        self.function = function
+        self.params = tuple(params)
+        self.results = tuple(results)
+        self.modes = tuple(modes)
+
+    @property
+    def linear(self):
+        """Whether the kernel takes no forward value: it is then linear in
+        all its tensor arguments (cotangents or tangents), so its derivative
+        is the kernel itself."""
+        return not any(kind == "value" for kind, _ in self.params)
+
+    @property
+    def inputs(self):
+        """The forward names of its cotangent or tangent arguments."""
+        return tuple(n for kind, n in self.params
+                     if kind in ("cotangent", "tangent"))
+
+    def __call__(self, statics, values, derivatives):
+        """Runs the kernel; returns {forward name: result}."""
+        call = [statics[n] if kind == "static" else
+                values[n] if kind == "value" else derivatives[n]
+                for kind, n in self.params]
+        out = self.function(*call)
+        return dict(zip(self.results, out if len(self.results) > 1 else (out,)))
 
 
 def _aval_text(x):
@@ -515,91 +699,292 @@ def _check_derivative(kernel, other, kind, produced, name, noun, role, primal):
             f"which has {_aval_text(primal)}")
 
 
-def with_vjp(kernel, backward_kernel, forward, backward, args, static, results,
-             bwd_params, grads):
-    """`forward` as a jax.custom_vjp whose backward pass runs `backward`
-    (the function of kernel `backward_kernel`).
+def _inexact(x):
+    import jax.numpy as jnp
 
-    args: the forward function's argument names, in order; `static` the
-    positions of static scalars among them. results: the forward kernel's
-    result names, in order. bwd_params: the backward function's positional
-    arguments, each ("value", name) for a forward argument or result (a
-    residual), ("cotangent", output) or ("static", scalar). grads: the
-    forward input each backward result is the gradient of, in order. Inputs
-    without a gradient (integer inputs) get none.
+    return jnp.issubdtype(x.dtype, jnp.inexact)
 
-    The forward pass checks, at trace time, that the backward kernel will
-    return each gradient with its input's shape and dtype: the backward
-    kernel's result shapes follow from the shapes it is called with, which
-    are known once the forward kernel has run.
+
+def _zeros(x):
+    import jax.numpy as jnp
+
+    return jnp.zeros(x.shape, x.dtype)
+
+
+def differentiable(kernel, op, args, static, results, vjp=None, jvp=None):
+    """`op` as a jax.custom_jvp whose derivatives come from the kernels that
+    differentiate it: `vjp` (a Derivative, KC_VJP), `jvp` (KC_JVP), or both.
+
+    args: the op's argument names, in order; `static` the positions of
+    static scalars among them. results: the kernel's result names, in
+    order. Integer inputs and outputs have no derivatives.
+
+    The tangent of the op is one kernelc_linear (see `_linear`): reverse
+    mode transposes it into the backward kernel, forward mode evaluates it
+    with the tangent kernel. Forward mode without KC_JVP comes from the
+    backward kernel where it can: a backward kernel that takes no forward
+    value has a Jacobian independent of the inputs, so the op is affine in
+    its float inputs and its Jacobian-vector product is op(t) - op(0) (exact
+    for a linear op; an affine one adds the rounding of op(0)); a backward
+    kernel that declares KC_VJP gives it as the gradient of its cotangents.
+    Otherwise forward mode is an error that names the kernel and the
+    annotation it needs, and reverse mode without KC_VJP likewise.
+
+    Derivative kernels are called through their generated functions, so
+    they are differentiated by their own declarations; one that takes no
+    forward value is linear, and differentiates as itself (its transpose is
+    the op's other mode). So jax.hessian, grad of grad and
+    jacfwd(jacrev(...)) work as far as the declared kernels reach.
+    The derivatives' shapes and dtypes are checked at trace time.
     """
     import jax
     import numpy as np
 
     static = tuple(static)
-    saved = tuple(n for kind, n in bwd_params if kind == "value")
-    f = jax.custom_vjp(forward, nondiff_argnums=static)
-    checked = set()  # the argument shapes and statics already checked
+    dynamic = [n for i, n in enumerate(args) if i not in static]
+    f = jax.custom_jvp(op, nondiff_argnums=static)
+    checked = set()
 
-    def check(inputs, values, outs):
-        # inputs: the forward arguments; values: they and the results; outs:
-        # the results (a cotangent has its output's shape and dtype).
-        statics = {args[i]: inputs[args[i]] for i in static}
-        specs = [jax.ShapeDtypeStruct(np.shape(v), v.dtype)
-                 for v in (values[n] if kind == "value" else outs[n]
-                           for kind, n in bwd_params if kind != "static")]
-        # Every forward argument: the gradients are compared with inputs
-        # the backward kernel may never receive.
-        key = (tuple((n, np.shape(v), np.dtype(v.dtype).name)
-                     for n, v in inputs.items() if n not in statics),
-               tuple(sorted(statics.items())))
+    def merge(statics, dyn):
+        it = iter(dyn)
+        return [statics[n] if i in static else next(it)
+                for i, n in enumerate(args)]
+
+    def outputs(out):
+        return dict(zip(results, out if len(results) > 1 else (out,)))
+
+    def backward_message():
+        return (f"{kernel}: cannot differentiate in reverse mode (jax.grad, "
+                f"jax.vjp, jax.jacrev): the kernel declares a tangent kernel "
+                f"('{jvp.kernel}', KC_JVP), which gives forward mode (jax.jvp, "
+                f"jax.jacfwd), and a kernel cannot be transposed; reverse mode "
+                f"needs a backward kernel: name one with KC_VJP(\"...\") "
+                f"instead")
+
+    def forward_message():
+        return (f"{kernel}: cannot differentiate in forward mode (jax.jvp, "
+                f"jax.jacfwd, jax.hessian): the kernel declares a backward "
+                f"kernel ('{vjp.kernel}', KC_VJP), which gives reverse mode; "
+                f"since '{vjp.kernel}' takes forward values, the "
+                f"Jacobian-vector product needs a tangent kernel: name one "
+                f"with KC_JVP(\"...\") beside KC_VJP, or give "
+                f"'{vjp.kernel}' a backward kernel with KC_VJP(\"...\")")
+
+    def modes(statics, values, ins, outs):
+        """The Jacobian-vector product (tangents of `ins` -> of `outs`) and
+        the vector-Jacobian product (cotangents of `outs` -> of `ins`) at
+        `values`, as functions of dicts."""
+
+        def transpose(vals, cts):
+            if vjp is None:
+                raise TypeError(backward_message())
+            got = _run(vjp, statics, vals, cts, forward)
+            return {n: got[n] if n in got else _zeros(vals[n]) for n in ins}
+
+        def forward(vals, dots):
+            if jvp is not None:
+                got = _run(jvp, statics, vals, dots, transpose)
+            elif vjp.linear:
+                def at(t):
+                    return outputs(f(*merge(statics, [
+                        t[n] if n in dots else vals[n] for n in dynamic])))
+                at_t = at(dots)
+                at_0 = at({n: _zeros(d) for n, d in dots.items()})
+                got = {n: at_t[n] - at_0[n] for n in outs}
+            elif "vjp" in vjp.modes:
+                # The backward kernel is linear in the cotangents: its
+                # gradient with respect to them (anywhere, here at zero) is
+                # the Jacobian-vector product.
+                def grads(cts):
+                    g = _run(vjp, statics, vals, cts, None)
+                    return tuple(g[n] for n in vjp.results)
+
+                zero = {n: _zeros(vals[n]) for n in vjp.inputs}
+                _, pull = jax.vjp(grads, zero)
+                (got,) = pull(tuple(dots[n] for n in vjp.results))
+            else:
+                raise TypeError(forward_message())
+            return {n: got[n] if n in got else _zeros(vals[n]) for n in outs}
+
+        return forward, transpose
+
+    def check(statics, values):
+        # Each derivative kernel's results have the shapes and dtypes of what
+        # they are derivatives of: once per argument shapes and statics.
+        key = (tuple((n, np.shape(values[n]), np.dtype(values[n].dtype).name)
+                     for n in dynamic), tuple(sorted(statics.items())))
         if key in checked:
             return
-
-        def call(*dyn):
-            it = iter(dyn)
-            return backward(*(statics[n] if kind == "static" else next(it)
-                              for kind, n in bwd_params))
-
-        produced = jax.eval_shape(call, *specs)
-        produced = produced if len(grads) > 1 else (produced,)
-        for n, g in zip(grads, produced):
-            _check_derivative(kernel, backward_kernel, "backward", g, n,
-                              "gradient", "input", inputs[n])
+        specs = {n: jax.ShapeDtypeStruct(np.shape(v), v.dtype)
+                 for n, v in values.items()}
+        for d, kind, noun, role in ((vjp, "backward", "gradient", "input"),
+                                    (jvp, "tangent", "tangent", "output")):
+            if d is None:
+                continue
+            got = jax.eval_shape(
+                lambda v, x, d=d: _run(d, statics, v, x, None),
+                specs, {n: specs[n] for n in d.inputs})
+            for n in d.results:
+                _check_derivative(kernel, d.kernel, kind, got[n], n, noun, role,
+                                  specs[n])
         checked.add(key)
 
-    def fwd(*a):
-        out = forward(*a)
-        outs = out if len(results) > 1 else (out,)
-        inputs = dict(zip(args, a))
-        values = dict(inputs)
-        values.update(zip(results, outs))
-        check(inputs, values, dict(zip(results, outs)))
-        return out, tuple(values[n] for n in saved)
-
-    def bwd(*a):
+    def rule(*a):
         statics = dict(zip((args[i] for i in static), a[:len(static)]))
-        residuals, cotangents = a[len(static):]
-        values = dict(zip(saved, residuals))
-        if len(results) == 1:
-            cotangents = (cotangents,)
-        ct = dict(zip(results, cotangents))
-        call = []
-        for kind, n in bwd_params:
-            call.append(values[n] if kind == "value" else
-                        ct[n] if kind == "cotangent" else statics[n])
-        out = backward(*call)
-        out = out if len(grads) > 1 else (out,)
-        by_input = dict(zip(grads, out))
-        result = []
-        for i, n in enumerate(args):
-            if i in static:
-                continue
-            result.append(by_input.get(n))
-        return tuple(result)
+        primals, tangents = a[len(static):]
+        # The primal through f itself: a higher order differentiates it again.
+        out = f(*merge(statics, primals))
+        outs = outputs(out)
+        values = dict(zip(dynamic, primals))
+        values.update(outs)
+        ins = [n for n in dynamic if _inexact(values[n])]
+        diff_outs = [n for n in results if _inexact(outs[n])]
+        forward, transpose = modes(statics, values, ins, diff_outs)
+        check(statics, values)
+        dots = dict(zip(dynamic, tangents))
+        names = tuple(values)
+        lin = _LinearRule(names, tuple(ins), tuple(diff_outs),
+                          [jax.typeof(outs[n]) for n in diff_outs],
+                          forward, transpose)
+        by_out = dict(zip(diff_outs, _linear(
+            lin, [values[n] for n in names], [dots[n] for n in ins])))
+        tangent_out = tuple(
+            by_out[n] if n in by_out else
+            np.zeros(np.shape(o), dtype=jax.dtypes.float0)
+            for n, o in outs.items())
+        return out, tangent_out if len(results) > 1 else tangent_out[0]
 
-    f.defvjp(fwd, bwd)
+    f.defjvp(rule)
     return f
+
+
+def _run(derivative, statics, values, derivatives, dual):
+    """Runs a derivative kernel ({forward name: result}). One that takes no
+    forward value is linear: it runs as a kernelc_linear whose forward is
+    itself and whose transpose is `dual` (the forward kernel's other mode),
+    so that it differentiates as itself."""
+    import jax
+
+    if not derivative.linear or dual is None:
+        return derivative(statics, values, derivatives)
+    ins = derivative.inputs
+    outs = derivative.results
+    rule = _LinearRule((), ins, outs, [jax.typeof(values[n]) for n in outs],
+                       lambda _, d: derivative(statics, {}, d),
+                       lambda _, c: dual(values, c))
+    return dict(zip(outs, _linear(rule, [], [derivatives[n] for n in ins])))
+
+
+class _LinearRule:
+    """What one kernelc_linear computes: outputs `outs` from tangents `ins`,
+    linearly, at the values `values` (names, in operand order). forward
+    ({value}, {in: tangent}) -> {out: tangent}; transpose ({value},
+    {out: cotangent}) -> {in: cotangent}. Either raises where the kernels
+    do not give it. A primitive's parameter: hashed by identity."""
+
+    def __init__(self, values, ins, outs, out_avals, forward, transpose):
+        self.values = tuple(values)
+        self.ins = tuple(ins)
+        self.outs = tuple(outs)
+        self.out_avals = list(out_avals)
+        self.forward = forward
+        self.transpose = transpose
+
+    def forward_flat(self, *args):
+        n = len(self.values)
+        got = self.forward(dict(zip(self.values, args[:n])),
+                           dict(zip(self.ins, args[n:])))
+        return [got[o] for o in self.outs]
+
+    def transpose_flat(self, values, cts):
+        got = self.transpose(dict(zip(self.values, values)),
+                             dict(zip(self.outs, cts)))
+        return [got[i] for i in self.ins]
+
+    def batched(self, value_axes, size):
+        """The rule under jax.vmap: tangents (and cotangents) batched along
+        axis 0, values along `value_axes` (0 or None)."""
+        import jax
+        from jax.core import ShapedArray
+
+        axes = dict(zip(self.values, value_axes))
+        return _LinearRule(
+            self.values, self.ins, self.outs,
+            [ShapedArray((size,) + tuple(a.shape), a.dtype)
+             for a in self.out_avals],
+            jax.vmap(self.forward, in_axes=(axes, 0)),
+            jax.vmap(self.transpose, in_axes=(axes, 0)))
+
+
+_LINEAR = None
+
+
+def _linear(rule, values, tangents):
+    """kernelc_linear: the tangent of a kernelc op, linear in `tangents`
+    and computed at `values` as `rule` says. Forward mode evaluates
+    rule.forward (eagerly, or lowered into the program); reverse mode
+    transposes it into rule.transpose. Its own derivative, for higher
+    orders: itself in the tangents, and rule.forward differentiated in the
+    values."""
+    global _LINEAR
+    if _LINEAR is None:
+        _LINEAR = _define_linear()
+    return _LINEAR.bind(*values, *tangents, rule=rule)
+
+
+def _define_linear():
+    import jax
+    import jax.numpy as jnp
+    from jax.extend.core import Primitive
+    from jax.interpreters import ad, batching, mlir
+
+    p = Primitive("kernelc_linear")
+    p.multiple_results = True
+    p.def_impl(lambda *args, rule: rule.forward_flat(*args))
+    p.def_abstract_eval(lambda *args, rule: rule.out_avals)
+    mlir.register_lowering(
+        p, lambda ctx, *args, rule: mlir.lower_fun(
+            rule.forward_flat, multiple_results=True)(ctx, *args))
+
+    def nonzero(ts):
+        return any(type(t) is not ad.Zero for t in ts)
+
+    def transpose(cts, *args, rule):
+        n = len(rule.values)
+        cts = [ad.instantiate_zeros(ct) for ct in cts]
+        return [None] * n + list(rule.transpose_flat(args[:n], cts))
+
+    def jvp(primals, tangents, *, rule):
+        n = len(rule.values)
+        out = p.bind(*primals, rule=rule)
+        dvalues, dtangents = tangents[:n], tangents[n:]
+        dout = None
+        if nonzero(dtangents):
+            dout = p.bind(*primals[:n], *map(ad.instantiate_zeros, dtangents),
+                          rule=rule)
+        if nonzero(dvalues):
+            _, dv = jax.jvp(lambda *v: rule.forward_flat(*v, *primals[n:]),
+                            tuple(primals[:n]),
+                            tuple(map(ad.instantiate_zeros, dvalues)))
+            dout = dv if dout is None else [a + b for a, b in zip(dout, dv)]
+        if dout is None:
+            dout = [ad.Zero(a.to_tangent_aval()) for a in rule.out_avals]
+        return out, dout
+
+    def batch(args, dims, *, rule):
+        n = len(rule.values)
+        size = next(a.shape[d] for a, d in zip(args, dims) if d is not None)
+        values = [a if d is None else jnp.moveaxis(a, d, 0)
+                  for a, d in zip(args[:n], dims[:n])]
+        tangents = [jnp.broadcast_to(a, (size,) + a.shape) if d is None else
+                    jnp.moveaxis(a, d, 0) for a, d in zip(args[n:], dims[n:])]
+        batched = rule.batched([None if d is None else 0 for d in dims[:n]], size)
+        return p.bind(*values, *tangents, rule=batched), [0] * len(rule.outs)
+
+    ad.primitive_jvps[p] = jvp
+    ad.primitive_transposes[p] = transpose
+    batching.primitive_batchers[p] = batch
+    return p
 
 
 def without_vjp(kernel, op, static, inplace=()):
@@ -623,7 +1008,8 @@ def without_vjp(kernel, op, static, inplace=()):
                 f"backward kernel with KC_VJP(\"...\")")
         raise TypeError(
             f"{kernel}: cannot differentiate: the kernel declares no backward "
-            f"kernel; name one with KC_VJP(\"...\")")
+            f"kernel; name one with KC_VJP(\"...\") (or a tangent kernel with "
+            f"KC_JVP(\"...\") for forward mode)")
 
     f.defjvp(jvp)
     return f
@@ -643,85 +1029,3 @@ def jit(fn, static):
     return jax.jit(fn, static_argnums=tuple(static))
 
 
-_FORWARD_ONLY = None
-
-
-def _forward_only(x, kernel, tangent_kernel):
-    """`x`, a tangent from a KC_JVP kernel, marked as linear with no
-    transpose: reverse mode reaches the mark first and raises an error that
-    names the kernel and says what it needs. Forward mode, jax.linearize,
-    vmap and jit see the identity; it lowers to nothing."""
-    global _FORWARD_ONLY
-    if _FORWARD_ONLY is None:
-        from jax.extend.core import Primitive
-        from jax.interpreters import ad, batching, mlir
-
-        p = Primitive("kernelc_forward_only")
-        p.def_impl(lambda x, **_: x)
-        p.def_abstract_eval(lambda x, **_: x)
-
-        def transpose(ct, x, *, kernel, tangent_kernel):
-            raise TypeError(
-                f"{kernel}: cannot differentiate in reverse mode (jax.grad, "
-                f"jax.vjp, jax.jacrev): the kernel declares a tangent kernel "
-                f"('{tangent_kernel}', KC_JVP), which gives forward mode "
-                f"(jax.jvp, jax.jacfwd), and a kernel cannot be transposed; "
-                f"reverse mode needs a backward kernel: name one with "
-                f"KC_VJP(\"...\") instead")
-
-        ad.deflinear2(p, transpose)
-        batching.primitive_batchers[p] = (
-            lambda args, dims, **params: (p.bind(*args, **params), dims[0]))
-        mlir.register_lowering(p, lambda ctx, x, **_: [x])
-        _FORWARD_ONLY = p
-    return _FORWARD_ONLY.bind(x, kernel=kernel, tangent_kernel=tangent_kernel)
-
-
-def with_jvp(kernel, tangent_kernel, forward, tangent, args, static, results,
-             jvp_params, outs):
-    """`forward` as a jax.custom_jvp whose rule runs `tangent` (the function
-    of kernel `tangent_kernel`, KC_JVP).
-
-    args, static, results: as for with_vjp. jvp_params: the tangent
-    function's positional arguments, each ("value", input), ("tangent",
-    input) or ("static", scalar). outs: the forward output each tangent
-    result belongs to, in order; other outputs (integer ones) get zero
-    tangents. Each tangent is checked against its output's shape and dtype
-    at trace time. Forward mode only: a kernel cannot be transposed, so
-    reverse mode raises an error that says it needs KC_VJP.
-    """
-    import jax
-    import numpy as np
-
-    static = tuple(static)
-    dynamic = [n for i, n in enumerate(args) if i not in static]
-    f = jax.custom_jvp(forward, nondiff_argnums=static)
-
-    def rule(*a):
-        statics = dict(zip((args[i] for i in static), a[:len(static)]))
-        primals, tangents = a[len(static):]
-        merged, it = [], iter(primals)
-        for i, n in enumerate(args):
-            merged.append(statics[n] if i in static else next(it))
-        out = forward(*merged)
-        outs_tuple = out if len(results) > 1 else (out,)
-        primal_out = dict(zip(results, outs_tuple))
-        values = dict(zip(dynamic, primals))
-        dots = dict(zip(dynamic, tangents))
-        call = [values[n] if kind == "value" else
-                dots[n] if kind == "tangent" else statics[n]
-                for kind, n in jvp_params]
-        t = tangent(*call)
-        by_output = dict(zip(outs, t if len(outs) > 1 else (t,)))
-        for n, d in by_output.items():
-            _check_derivative(kernel, tangent_kernel, "tangent", d, n,
-                              "tangent", "output", primal_out[n])
-        tangent_out = tuple(
-            _forward_only(by_output[n], kernel, tangent_kernel)
-            if n in by_output else
-            np.zeros(o.shape, dtype=jax.dtypes.float0)
-            for n, o in zip(results, outs_tuple))
-        return out, tangent_out if len(results) > 1 else tangent_out[0]
-
-    f.defjvp(rule)
-    return f

@@ -15,6 +15,9 @@ import pytest
 
 import _kernelc as kc
 
+# The runtime must use no API that jax deprecates.
+pytestmark = pytest.mark.filterwarnings("error::DeprecationWarning")
+
 HERE = pathlib.Path(__file__).resolve().parent
 
 
@@ -344,6 +347,29 @@ def test_negation_and_uint64_scalars():
     assert kc.int64(np.int32(-5)) == -5
 
 
+def test_expressions_on_symbolic_dimensions():
+    # jax.export's symbolic shapes: results stay symbolic, and what cannot
+    # be decided while tracing is left to the handler's run-time checks.
+    n, m = jax.export.symbolic_shape("n, m")
+    assert str(kc.add(n, 1)) == "n + 1"
+    assert str(kc.mul(kc.sub(n, 1), 2)) == "2*n - 2"
+    assert str(kc.ceil_div(n, 4)) == str(-((-n) // 4))
+    assert str(kc.minimum(n, m)) == str(jax.core.min_dim(n, m))
+    assert str(kc.maximum(n, 3)) == str(jax.core.max_dim(n, 3))
+    assert kc.minimum(3, 5) == 3 and kc.maximum(3, 5) == 5
+    # Symbolic values that overflow int64 for some sizes: not known yet.
+    assert str(kc.mul(n, INT64_MAX)) == f"{INT64_MAX}*n"
+    with pytest.raises(kc.ExpressionError, match="divides by zero"):
+        kc.floor_div(n, 0)
+    arr = jax.ShapeDtypeStruct((n, m), jnp.float32)
+    kc.check_dim("k", "x", arr, 1, lambda: n, "n")  # m = n: the handler decides
+    with pytest.raises(ValueError, match=r"dimension 0 must be n \+ 1 = n \+ 1"):
+        kc.check_dim("k", "x", arr, 0, lambda: kc.add(n, 1), "n + 1")
+    assert kc.derived("k", "d", lambda: kc.mul(n, m), "int32", "n * m") is not None
+    out = kc.out_shape("k", "y", "float32", lambda: (kc.sub(n, 2), 3), ("n - 2", "3"))
+    assert str(out.shape) == "(n - 2, 3)"
+
+
 def test_traced_and_jit():
     assert not kc.traced(1.0, np.ones(2), jnp.ones(2))
     seen = []
@@ -364,13 +390,13 @@ def _scale(x, a):
 
 
 def _scale_vjp(backward=lambda d_out, a: d_out * a):
-    return kc.with_vjp("scale", "scale_bwd", _scale, backward,
-                       args=("x", "a"), static=(1,), results=("out",),
-                       bwd_params=(("cotangent", "out"), ("static", "a")),
-                       grads=("x",))
+    return kc.differentiable(
+        "scale", _scale, args=("x", "a"), static=(1,), results=("out",),
+        vjp=kc.Derivative("scale_bwd", backward,
+                          (("cotangent", "out"), ("static", "a")), ("x",)))
 
 
-def test_with_vjp_runs_the_backward_function():
+def test_differentiable_runs_the_backward_function():
     f = _scale_vjp()
     x = jnp.arange(4.0, dtype=jnp.float32)
     np.testing.assert_array_equal(f(x, 3.0), x * 3)
@@ -382,7 +408,24 @@ def test_with_vjp_runs_the_backward_function():
     np.testing.assert_array_equal(batched, np.full((2, 4), 8.0))
 
 
-def test_with_vjp_passes_residuals_and_leaves_integer_inputs_without_gradient():
+def test_a_linear_backward_function_gives_every_order():
+    # The backward function takes no forward value: the op is affine, its
+    # forward mode is op(t) - op(0), and the backward function
+    # differentiates as itself.
+    f = _scale_vjp()
+    x = jnp.arange(1.0, 4.0, dtype=jnp.float32)
+    _, dot = jax.jvp(lambda x: f(x, 3.0), (x,), (jnp.ones(3, jnp.float32),))
+    np.testing.assert_array_equal(dot, np.full(3, 3.0))
+
+    def loss(x):
+        return jnp.sum(jnp.sin(f(x, 3.0)))
+
+    want = np.diag(-9.0 * np.sin(3.0 * np.asarray(x)))
+    np.testing.assert_allclose(jax.hessian(loss)(x), want, rtol=1e-5)
+    np.testing.assert_allclose(jax.jacrev(jax.jacrev(loss))(x), want, rtol=1e-5)
+
+
+def test_differentiable_passes_residuals_and_leaves_integer_inputs_without_gradient():
     # out = x * y with an integer input k that gets no gradient.
     def forward(x, k, y):
         return x * y + k
@@ -390,17 +433,26 @@ def test_with_vjp_passes_residuals_and_leaves_integer_inputs_without_gradient():
     def backward(x, y, d_out):
         return d_out * y, d_out * x
 
-    f = kc.with_vjp("mul", "mul_bwd", forward, backward,
-                    args=("x", "k", "y"), static=(), results=("out",),
-                    bwd_params=(("value", "x"), ("value", "y"),
-                                ("cotangent", "out")),
-                    grads=("x", "y"))
+    f = kc.differentiable(
+        "mul", forward, args=("x", "k", "y"), static=(), results=("out",),
+        vjp=kc.Derivative("mul_bwd", backward,
+                          (("value", "x"), ("value", "y"), ("cotangent", "out")),
+                          ("x", "y")))
     x, y = jnp.float32(2.0), jnp.float32(5.0)
     _, vjp = jax.vjp(lambda x, y: f(x, jnp.int32(1), y), x, y)
     assert vjp(jnp.float32(1.0)) == (5.0, 2.0)
+    # Forward mode: the backward function takes values and has no
+    # derivatives of its own.
+    with pytest.raises(TypeError) as e:
+        jax.jvp(lambda x: f(x, jnp.int32(1), y), (x,), (x,))
+    assert str(e.value).startswith(
+        "mul: cannot differentiate in forward mode (jax.jvp, jax.jacfwd, "
+        "jax.hessian): the kernel declares a backward kernel ('mul_bwd', "
+        "KC_VJP), which gives reverse mode; since 'mul_bwd' takes forward "
+        "values, the Jacobian-vector product needs a tangent kernel")
 
 
-def test_with_vjp_checks_the_gradient_shapes_at_trace_time():
+def test_differentiable_checks_the_gradient_shapes_at_trace_time():
     f = _scale_vjp(backward=lambda d_out, a: d_out[:-1] * a)
     with pytest.raises(ValueError) as e:
         jax.grad(lambda x: f(x, 3.0).sum())(jnp.ones(4, jnp.float32))
@@ -418,7 +470,9 @@ def test_without_vjp_passes_calls_and_names_the_kernel_when_differentiated():
     with pytest.raises(TypeError) as e:
         jax.grad(lambda x: f(x, 2.0).sum())(x)
     assert str(e.value) == ("scale: cannot differentiate: the kernel declares "
-                            "no backward kernel; name one with KC_VJP(\"...\")")
+                            "no backward kernel; name one with KC_VJP(\"...\") "
+                            "(or a tangent kernel with KC_JVP(\"...\") for "
+                            "forward mode)")
     g = kc.without_vjp("acc", _scale, (1,), inplace=("total",))
     with pytest.raises(TypeError) as e:
         jax.jvp(lambda x: g(x, 2.0), (x,), (x,))
@@ -427,14 +481,15 @@ def test_without_vjp_passes_calls_and_names_the_kernel_when_differentiated():
         "(KC_INMUT), and an in-place update has no derivative")
 
 
-def _scale_jvp(tangent=lambda d_x, a: d_x * a):
-    return kc.with_jvp("scale", "scale_jvp", _scale, tangent,
-                       args=("x", "a"), static=(1,), results=("out",),
-                       jvp_params=(("tangent", "x"), ("static", "a")),
-                       outs=("out",))
+def _scale_jvp(tangent=lambda x, d_x, a: d_x * a):
+    return kc.differentiable(
+        "scale", _scale, args=("x", "a"), static=(1,), results=("out",),
+        jvp=kc.Derivative("scale_jvp", tangent,
+                          (("value", "x"), ("tangent", "x"), ("static", "a")),
+                          ("out",)))
 
 
-def test_with_jvp_gives_forward_mode_only():
+def test_differentiable_with_a_tangent_function_gives_forward_mode_only():
     f = _scale_jvp()
     x = jnp.arange(3.0, dtype=jnp.float32)
     out, dot = jax.jvp(lambda x: f(x, 2.0), (x,), (jnp.ones(3, jnp.float32),))
@@ -452,8 +507,8 @@ def test_with_jvp_gives_forward_mode_only():
         "with KC_VJP(\"...\") instead")
 
 
-def test_with_jvp_checks_the_tangent_shapes(enable_x64):
-    f = _scale_jvp(tangent=lambda d_x, a: (d_x * a).astype(jnp.float64))
+def test_differentiable_checks_the_tangent_shapes(enable_x64):
+    f = _scale_jvp(tangent=lambda x, d_x, a: (d_x * a).astype(jnp.float64))
     x = jnp.ones(2, jnp.float32)
     with pytest.raises(ValueError) as e:
         jax.jvp(lambda x: f(x, 2.0), (x,), (x,))
@@ -461,6 +516,24 @@ def test_with_jvp_checks_the_tangent_shapes(enable_x64):
         "scale: tangent kernel 'scale_jvp' returns 'd_out' with shape (2,) and "
         "dtype float64, but it is the tangent of output 'out', which has "
         "shape (2,) and dtype float32")
+
+
+def test_forward_and_reverse_from_both_functions():
+    # out = x ** 3: forward mode from the tangent function, reverse mode
+    # from the backward function, which gives its own forward mode.
+    cube = kc.differentiable(
+        "cube", lambda x: x ** 3, args=("x",), static=(), results=("out",),
+        vjp=kc.Derivative("cube_bwd", lambda x, d: 3 * x * x * d,
+                          (("value", "x"), ("cotangent", "out")), ("x",)),
+        jvp=kc.Derivative("cube_jvp", lambda x, d: 3 * x * x * d,
+                          (("value", "x"), ("tangent", "x")), ("out",)))
+    x = jnp.array([0.5, -1.0, 2.0], jnp.float32)
+    np.testing.assert_allclose(jax.jacfwd(cube)(x), np.diag(3 * x * x), rtol=1e-6)
+    np.testing.assert_allclose(jax.jacrev(cube)(x), np.diag(3 * x * x), rtol=1e-6)
+    # The plain functions standing in for kernels are differentiable
+    # already: the hessian composes through them.
+    np.testing.assert_allclose(jax.hessian(lambda x: cube(x).sum())(x),
+                               np.diag(6 * x), rtol=1e-6)
 
 
 # --- sharding ------------------------------------------------------------------

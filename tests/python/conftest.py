@@ -23,6 +23,15 @@ _CACHE_DIR = tempfile.mkdtemp(prefix="kernelc-test-cache-")
 atexit.register(shutil.rmtree, _CACHE_DIR, ignore_errors=True)
 os.environ["KERNELC_CACHE_DIR"] = _CACHE_DIR
 
+
+
+def pytest_configure(config):
+    # Generated packages must use no API that jax deprecates (jax 0.12
+    # deprecated several that older packages used): such a warning fails the
+    # test that triggers it. The tests' subprocesses run with -W for the same.
+    config.addinivalue_line("filterwarnings", "error::DeprecationWarning")
+
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 KERNELC = ROOT / "bazel-bin" / "tools" / "kernelc"
 EXAMPLES = ROOT / "examples"

@@ -19,6 +19,13 @@ _LIBRARY = _ctypes.CDLL(
     _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_kernelc_<hash>.so"))
 
 _PACKAGE.register(_LIBRARY, "histogram.histogram.<hash>", "kc_histogram_histogram_<hash>_cpu", "cpu")
+
+# The XLA custom-call targets of the package's functions, for jax.export:
+# disabled_checks=[jax.export.DisabledSafetyCheck.custom_call(t) for t in
+# CUSTOM_CALL_TARGETS]. Importing the package registers them, also in a
+# process that deserializes an export.
+CUSTOM_CALL_TARGETS = ("histogram.histogram.<hash>",)
+
 __all__ = ["histogram"]
 
 
@@ -70,5 +77,5 @@ def histogram(values, lo, hi, bins):
         return _histogram_op(values, lo, hi, bins)
     return _histogram_nodiff(values, lo, hi, bins)
 
-# Wrappers: autodiff (a custom_vjp from KC_VJP, or an error without one) and sharding rules (KC_PARALLEL); see _kernelc.py.
+# Wrappers: autodiff (from KC_VJP and KC_JVP, or an error without them) and sharding rules (KC_PARALLEL); see _kernelc.py.
 _histogram_nodiff = _kc.without_vjp("histogram", _histogram_op, (1, 2, 3))

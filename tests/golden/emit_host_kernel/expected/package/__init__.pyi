@@ -6,6 +6,8 @@ from typing import Tuple, Union
 import jax
 import numpy as np
 
+CUSTOM_CALL_TARGETS: Tuple[str, ...]
+
 
 def histogram(values: jax.typing.ArrayLike, lo: Union[float, np.floating], hi: Union[float, np.floating], bins: Union[int, np.integer]) -> jax.Array:
     """Runs kernel 'histogram' (histogram.cc).

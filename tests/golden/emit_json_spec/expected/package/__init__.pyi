@@ -6,6 +6,8 @@ from typing import Tuple, Union
 import jax
 import numpy as np
 
+CUSTOM_CALL_TARGETS: Tuple[str, ...]
+
 
 def scale(x: jax.typing.ArrayLike, s: Union[float, np.floating]) -> jax.Array:
     """Runs kernel 'scale' (scale.cu).

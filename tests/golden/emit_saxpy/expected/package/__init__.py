@@ -19,6 +19,13 @@ _LIBRARY = _ctypes.CDLL(
     _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_kernelc_<hash>.so"))
 
 _PACKAGE.register(_LIBRARY, "saxpy.saxpy.<hash>", "kc_saxpy_saxpy_<hash>_cpu", "cpu")
+
+# The XLA custom-call targets of the package's functions, for jax.export:
+# disabled_checks=[jax.export.DisabledSafetyCheck.custom_call(t) for t in
+# CUSTOM_CALL_TARGETS]. Importing the package registers them, also in a
+# process that deserializes an export.
+CUSTOM_CALL_TARGETS = ("saxpy.saxpy.<hash>",)
+
 __all__ = ["saxpy"]
 
 
@@ -67,5 +74,5 @@ def saxpy(x, y, a):
         return _saxpy_op(x, y, a)
     return _saxpy_nodiff(x, y, a)
 
-# Wrappers: autodiff (a custom_vjp from KC_VJP, or an error without one) and sharding rules (KC_PARALLEL); see _kernelc.py.
+# Wrappers: autodiff (from KC_VJP and KC_JVP, or an error without them) and sharding rules (KC_PARALLEL); see _kernelc.py.
 _saxpy_nodiff = _kc.without_vjp("saxpy", _saxpy_op, (2,))

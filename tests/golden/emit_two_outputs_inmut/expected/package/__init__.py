@@ -20,6 +20,13 @@ _LIBRARY = _ctypes.CDLL(
 
 _PACKAGE.register(_LIBRARY, "polar.polar.<hash>", "kc_polar_polar_<hash>_cpu", "cpu")
 _PACKAGE.register(_LIBRARY, "polar.accumulate.<hash>", "kc_polar_accumulate_<hash>_cpu", "cpu")
+
+# The XLA custom-call targets of the package's functions, for jax.export:
+# disabled_checks=[jax.export.DisabledSafetyCheck.custom_call(t) for t in
+# CUSTOM_CALL_TARGETS]. Importing the package registers them, also in a
+# process that deserializes an export.
+CUSTOM_CALL_TARGETS = ("polar.polar.<hash>", "polar.accumulate.<hash>")
+
 __all__ = ["polar", "accumulate"]
 
 
@@ -109,6 +116,6 @@ def accumulate(total, delta):
         return _accumulate_op(total, delta)
     return _accumulate_nodiff(total, delta)
 
-# Wrappers: autodiff (a custom_vjp from KC_VJP, or an error without one) and sharding rules (KC_PARALLEL); see _kernelc.py.
+# Wrappers: autodiff (from KC_VJP and KC_JVP, or an error without them) and sharding rules (KC_PARALLEL); see _kernelc.py.
 _polar_nodiff = _kc.without_vjp("polar", _polar_op, ())
 _accumulate_nodiff = _kc.without_vjp("accumulate", _accumulate_op, (), ("total",))

@@ -6,6 +6,8 @@ from typing import Tuple, Union
 import jax
 import numpy as np
 
+CUSTOM_CALL_TARGETS: Tuple[str, ...]
+
 
 def polar(x: jax.typing.ArrayLike, y: jax.typing.ArrayLike) -> Tuple[jax.Array, jax.Array]:
     """Runs kernel 'polar' (polar.cu).

@@ -20,6 +20,13 @@ _LIBRARY = _ctypes.CDLL(
 
 _PACKAGE.register(_LIBRARY, "k.square_add.<hash>", "kc_k_square_add_<hash>_cpu", "cpu")
 _PACKAGE.register(_LIBRARY, "k.square_add_bwd.<hash>", "kc_k_square_add_bwd_<hash>_cpu", "cpu")
+
+# The XLA custom-call targets of the package's functions, for jax.export:
+# disabled_checks=[jax.export.DisabledSafetyCheck.custom_call(t) for t in
+# CUSTOM_CALL_TARGETS]. Importing the package registers them, also in a
+# process that deserializes an export.
+CUSTOM_CALL_TARGETS = ("k.square_add.<hash>", "k.square_add_bwd.<hash>")
+
 __all__ = ["square_add", "square_add_bwd"]
 
 
@@ -119,14 +126,15 @@ def square_add_bwd(x, a, d_out):
         return _square_add_bwd_eager(x, a, d_out)
     return _square_add_bwd_nodiff(x, a, d_out)
 
-# Wrappers: autodiff (a custom_vjp from KC_VJP, or an error without one) and sharding rules (KC_PARALLEL); see _kernelc.py.
+# Wrappers: autodiff (from KC_VJP and KC_JVP, or an error without them) and sharding rules (KC_PARALLEL); see _kernelc.py.
 _square_add_sharded = _kc.sharded(_square_add_op, (2,), (("p_m", "r0"), ("p_m", "r1")), (("p_m", "r2"),))
 _square_add_eager = _kc.jit(_square_add_sharded, (2,))
-_square_add_vjp = _kc.with_vjp(
-    "square_add", "square_add_bwd", _square_add_sharded, square_add_bwd,
-    ("x", "y", "a"), (2,), ("out",),
-    (("value", "x"), ("static", "a"), ("cotangent", "out")),
-    ("x", "y"))
+_square_add_vjp = _kc.differentiable(
+    "square_add", _square_add_sharded, ("x", "y", "a"), (2,), ("out",),
+    vjp=_kc.Derivative(
+        "square_add_bwd", square_add_bwd,
+        (("value", "x"), ("static", "a"), ("cotangent", "out")),
+        ("x", "y"), ()))
 _square_add_bwd_sharded = _kc.sharded(_square_add_bwd_op, (1,), (("p_m", "r0"), ("p_m", "r1")), (("p_m", "r2"), ("p_m", "r3")))
 _square_add_bwd_eager = _kc.jit(_square_add_bwd_sharded, (1,))
 _square_add_bwd_nodiff = _kc.without_vjp("square_add_bwd", _square_add_bwd_sharded, (1,))

@@ -6,6 +6,8 @@ from typing import Tuple, Union
 import jax
 import numpy as np
 
+CUSTOM_CALL_TARGETS: Tuple[str, ...]
+
 
 def square_add(x: jax.typing.ArrayLike, y: jax.typing.ArrayLike, a: Union[float, np.floating]) -> jax.Array:
     """Runs kernel 'square_add' (k.cu).
