@@ -223,8 +223,18 @@ int Main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    return kUserError;
+    // As every other error: "kernelc: error: ...".
+    diags.Report<diag::Id::kCommandLine>({}, e.what());
+    return Finish(Reporting(), diags, Error::Reported());
+  }
+  // An empty --name would silently become the default name.
+  for (const Subcommand& sub : subcommands) {
+    const CLI::Option* name = sub.app->get_option_no_throw("--name");
+    if (sub.app->parsed() && name != nullptr && name->count() > 0 &&
+        o.name.empty()) {
+      diags.Report<diag::Id::kEmptyPackageName>({});
+      return Finish(reporting, diags, Error::Reported());
+    }
   }
   if (print_options) {
     fmt::print("{}", driver::OptionTableJson());

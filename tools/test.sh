@@ -56,6 +56,15 @@ run_pytest .venv-floor "$@" \
   --ignore=tests/python/test_progress.py \
   --ignore=tests/python/test_wheel.py
 
+# kernelc built with ASan and UBSan over the golden and bad-input tests,
+# and each fuzz target for a short fixed time (tools/fuzz.sh SECONDS runs
+# them longer).
+echo "== golden and bad-input tests, kernelc with ASan and UBSan"
+bazel test --config=asan //tests/golden:golden_test \
+  //tests/bad_inputs:bad_inputs_test
+echo "== fuzz targets, 20 s each (tools/fuzz.sh)"
+bash tools/fuzz.sh 20
+
 # The GPU tests: they skip, each with the reason, where jax sees no CUDA GPU
 # (the packages come from tools/prebuild_gpu.sh).
 echo "== GPU tests (pytest tests/gpu)"

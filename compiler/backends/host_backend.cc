@@ -15,9 +15,11 @@
 #include <iterator>
 #include <optional>
 #include <set>
+#include <string_view>
 
 #include "compiler/cache/build_cache.h"
 #include "compiler/util/file_io.h"
+#include "compiler/util/quote.h"
 #include "runtime/embedded_archives.h"
 #include "runtime/embedded_headers.h"
 #include "runtime/embedded_xla_ffi.h"
@@ -31,6 +33,15 @@ struct RunResult {
   std::string output;  // stdout and stderr
   std::string error;   // why it could not run
 };
+
+// Whether #include "path" names `path`: the directive takes the characters
+// between the quotes as they are.
+bool Spellable(std::string_view path) {
+  for (char c : path)
+    if (c == '"' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      return false;
+  return path.empty() || path.back() != '\\';
+}
 
 RunResult Run(const std::string& program, const std::vector<std::string>& args,
               const std::string& log_path) {
@@ -157,17 +168,18 @@ Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build,
     llvm::SmallString<256> src_dir(abs);
     llvm::sys::path::remove_filename(src_dir);
     // A source without its host code: written beside its headers without
-    // theirs, under its own name so that its diagnostics name it; the
-    // source's directory still serves its other includes.
-    std::string user_source(abs.str());
+    // theirs, under its own name, with a #line naming the source for its
+    // diagnostics; the source's directory still serves its other includes.
+    std::string include_path = abs.str().str();
     std::vector<std::string> text_flags;
+    std::string dir;  // of the copy, when there is one
     if (!unit.text.empty()) {
-      const std::string dir = work + "/" + unit.file + ".src";
-      user_source = dir + "/" + llvm::sys::path::filename(abs).str();
+      dir = work + "/" + unit.file + ".src";
+      include_path = dir + "/" + llvm::sys::path::filename(abs).str();
       std::vector<std::pair<std::string, std::string>> files = unit.headers;
-      files.push_back(
-          {llvm::sys::path::filename(abs).str(),
-           fmt::format("#line 1 \"{}\"\n{}", abs.str().str(), unit.text)});
+      files.push_back({llvm::sys::path::filename(abs).str(),
+                       fmt::format("#line 1 \"{}\"\n{}",
+                                   EscapeForLiteral(abs.str()), unit.text)});
       for (const auto& [file, text] : files) {
         llvm::SmallString<256> path(dir);
         llvm::sys::path::append(path, file);
@@ -181,17 +193,36 @@ Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build,
       }
       text_flags = {"-iquote", src_dir.str().str()};
     }
+    // The unit includes the source as KC_USER_SOURCE. #include takes a
+    // path as it is spelled, without escapes: one with a double quote or a
+    // control character, or that ends in a backslash, cannot be written
+    // there, and is included through a link of kernelc's naming beside the
+    // unit (the source's own directory then searched for its "..."
+    // includes).
+    std::vector<std::string> link_flags;
+    if (!Spellable(include_path)) {
+      const std::string target = include_path;
+      include_path = unit.file + ".user_source";
+      llvm::SmallString<256> link(work);
+      llvm::sys::path::append(link, include_path);
+      llvm::sys::fs::remove(link);
+      if (std::error_code ec = llvm::sys::fs::create_link(target, link))
+        return Error::Internal(fmt::format("cannot link {} to {}: {}",
+                                           link.str(), target, ec.message()));
+      link_flags.push_back("-iquote" + (dir.empty() ? src_dir.str().str() : dir));
+    }
     Compile c;
     c.src = unit.file;
     c.what = unit.source_path;
     c.user_code = true;
     c.flags = {"-O3", "-D__KERNELC_HOST__", "-x", "c++",
-               fmt::format("-DKC_USER_SOURCE=\"{}\"", user_source),
+               fmt::format("-DKC_USER_SOURCE=\"{}\"", include_path),
                fmt::format("-ffile-prefix-map={}=.", src_dir.str().str()),
                // kernelc's headers before the user's directories (-I comes
                // before -isystem): <cuda_fp16.h> is kernelc's stand-in even
                // when -I names the CUDA toolkit's include directory.
                "-I" + include, "-I" + host_include};
+    c.flags.insert(c.flags.end(), link_flags.begin(), link_flags.end());
     for (const std::string& d : build.include_dirs) c.flags.push_back("-I" + d);
     for (const std::string& d : build.defines) c.flags.push_back("-D" + d);
     // CUDA code passes values that only some threads set through its own

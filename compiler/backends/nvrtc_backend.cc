@@ -17,6 +17,7 @@
 #include <set>
 
 #include "compiler/util/file_io.h"
+#include "compiler/util/quote.h"
 #include "kernelc/fold.h"
 #include "runtime/embedded_headers.h"
 
@@ -538,8 +539,10 @@ Result<std::vector<model::CudaBinary>> CompileCuda(
     llvm::sys::fs::make_absolute(dir);
     llvm::sys::path::remove_filename(dir);
 
-    std::string program =
-        fmt::format("#line 1 \"{}\"\n{}\n{}", src, *text, kFillKernel);
+    // The path is the user's text: escaped, as a string literal needs.
+    std::string program = fmt::format("#line 1 \"{}\"\n{}\n{}",
+                                      EscapeForLiteral(src), *text,
+                                      kFillKernel);
     Result<Compiled> c = CompileProgram(nvrtc, source_headers, program, src,
                                         bin.kernels, build, std::string(dir));
     if (!c.ok()) return c.error();

@@ -3,12 +3,14 @@
 #include <fmt/format.h>
 #include <llvm/ADT/StringExtras.h>
 #include <llvm/Support/ConvertUTF.h>
-#include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/Unicode.h>
 
 #include <algorithm>
 #include <map>
 #include <string_view>
+#include <utility>
+
+#include "compiler/util/input_file.h"
 
 namespace kernelc::diag {
 
@@ -231,10 +233,12 @@ void RenderSnippet(const Diagnostic& d, LineSource& source, std::string& out) {
 }  // namespace
 
 std::optional<std::string> ReadSourceFile(const std::string& file) {
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
-      llvm::MemoryBuffer::getFile(file, /*IsText=*/true);
-  if (!buffer) return std::nullopt;
-  return (*buffer)->getBuffer().str();
+  // Only what a source can be: a diagnostic's file is a path from the
+  // user's input, and no such path may make the renderer wait on a FIFO or
+  // read a device without end.
+  InputFile f = ReadInputFile(file);
+  if (!f.ok()) return std::nullopt;
+  return std::move(f.contents);
 }
 
 std::string Headline(const Diagnostic& d) {

@@ -29,8 +29,10 @@ namespace kernelc::diag {
 using SourceReader =
     std::function<std::optional<std::string>(const std::string& file)>;
 
-// Reads `file` from disk: the reader of a front end whose diagnostics point
-// into the files it was given.
+// Reads `file` from disk when it is a regular file of at most
+// kMaxInputBytes (compiler/util/input_file.h): the reader of a front end
+// whose diagnostics point into the files it was given. A FIFO, a device or
+// a directory is not read, and its diagnostics show no source line.
 std::optional<std::string> ReadSourceFile(const std::string& file);
 
 // Renders `diagnostics` in order. A diagnostic's excerpt holds its source

@@ -2,8 +2,12 @@
 
 #include <fmt/format.h>
 #include <llvm/ADT/StringRef.h>
+#include <llvm/ADT/SmallString.h>
 #include <llvm/Support/FileSystem.h>
+#include <llvm/Support/Path.h>
 
+#include <initializer_list>
+#include <memory>
 #include <set>
 #include <utility>
 
@@ -11,7 +15,8 @@
 #include "compiler/driver/utf8.h"
 #include "compiler/frontend/frontend.h"
 #include "compiler/model/json.h"
-#include "compiler/util/file_io.h"
+#include "compiler/sema/source_check.h"
+#include "compiler/util/input_file.h"
 
 namespace kernelc::driver {
 
@@ -19,33 +24,123 @@ namespace {
 
 using diag::Id;
 
-// The model of JSON specs: their kernels, with the sources they name, in
-// first-use order.
-Result<model::Module> ReadSpecs(const std::vector<std::string>& specs,
-                                diag::DiagnosticEngine& diags) {
+bool HasExtension(const std::string& path,
+                  std::initializer_list<llvm::StringRef> extensions) {
+  llvm::StringRef ext = llvm::sys::path::extension(path);
+  for (llvm::StringRef e : extensions)
+    if (ext == e) return true;
+  return false;
+}
+
+// Reports why an input file cannot be used, at `at`; false then.
+bool UsableInput(const std::string& path, const InputFile& f,
+                 const diag::SourceLoc& at, diag::DiagnosticEngine& diags) {
+  switch (f.problem) {
+    case InputFile::Problem::kNone:
+      return true;
+    case InputFile::Problem::kMissing:
+      diags.Report<Id::kNoSuchFile>(at, path);
+      break;
+    case InputFile::Problem::kNotRegular:
+      diags.Report<Id::kInputNotRegular>(at, path);
+      break;
+    case InputFile::Problem::kTooLarge:
+      diags.Report<Id::kInputTooLarge>(at, path, f.size, kMaxInputBytes);
+      break;
+    case InputFile::Problem::kUnreadable:
+      diags.Report<Id::kCannotReadBecause>(at, path, f.error);
+      break;
+  }
+  return false;
+}
+
+std::string RealPath(const std::string& path) {
+  llvm::SmallString<256> real;
+  if (llvm::sys::fs::real_path(path, real)) return std::string();
+  return std::string(real);
+}
+
+// A source that the spec `spec` names, before anything reads it: a .cu or
+// .cc file in the spec's directory or below it (where its symbolic links
+// lead, too; or in the directory where the spec's own link leads), and a
+// regular file within the size limit. A spec, which may
+// come from elsewhere, so cannot make kernelc read other files.
+bool UsableSpecSource(const std::string& source, const std::string& spec,
+                      const diag::SourceLoc& at,
+                      diag::DiagnosticEngine& diags) {
+  if (!llvm::sys::fs::exists(source)) {
+    diags.Report<Id::kSpecSourceMissing>(at, source);
+    return false;
+  }
+  if (!HasExtension(source, {".cu", ".cc"})) {
+    diags.Report<Id::kSpecSourceNotCpp>(at, source);
+    return false;
+  }
+  llvm::StringRef dir = llvm::sys::path::parent_path(spec);
+  std::string real_source = RealPath(source);
+  // Whether the source really lies in `dir` or below it.
+  auto within = [&real_source](llvm::StringRef dir) {
+    std::string real_dir = RealPath(dir.empty() ? "." : dir.str());
+    return !real_dir.empty() && !real_source.empty() &&
+           llvm::StringRef(real_source)
+               .starts_with(real_dir == "/" ? real_dir : real_dir + "/");
+  };
+  // The directory the spec is named in, or the one it really is in: Bazel's
+  // sandboxes and runfiles link each input from where it is, so a spec and
+  // its sources are links in one directory to files in another.
+  const std::string real_spec = RealPath(spec);
+  if (!within(dir) && !within(llvm::sys::path::parent_path(real_spec))) {
+    diags.Report<Id::kSpecSourceOutside>(at, source,
+                                         dir.empty() ? "." : dir.str());
+    return false;
+  }
+  return UsableInput(source, CheckInputFile(source), at, diags);
+}
+
+// The model of JSON specs: their kernels, with the sources they name in
+// first-use order, each checked against what its source declares.
+Result<model::Module> ReadSpecs(const Options& o,
+                                const std::vector<std::string>& specs,
+                                diag::DiagnosticEngine& diags,
+                                std::vector<std::string>* dependencies) {
   model::Module m;
   const int errors_before = diags.error_count();
+  // Where each kernel is in its spec; the places must stay where they are.
+  std::vector<std::unique_ptr<model::JsonPlaces>> places;
+  std::vector<sema::SpecPlace> where;
   for (const std::string& spec : specs) {
-    std::optional<std::string> text = ReadFile(spec);
-    if (!text) {
-      diags.Report<Id::kCannotRead>({}, spec);
-      return Error::Reported();
-    }
-    Result<model::Module> part = model::FromJson(*text, spec, diags);
+    InputFile f = ReadInputFile(spec);
+    if (!UsableInput(spec, f, {}, diags)) continue;
+    places.push_back(std::make_unique<model::JsonPlaces>());
+    Result<model::Module> part =
+        model::FromJson(f.contents, spec, diags, places.back().get());
     if (!part.ok()) continue;
-    for (model::Kernel& k : part.value().kernels)
-      m.kernels.push_back(std::move(k));
+    if (part.value().kernels.empty())
+      diags.Report<Id::kSpecWithoutKernels>(places.back()->At("$.kernels"));
+    for (size_t i = 0; i < part.value().kernels.size(); ++i) {
+      where.push_back({places.back().get(), fmt::format("$.kernels[{}]", i)});
+      m.kernels.push_back(std::move(part.value().kernels[i]));
+    }
   }
   if (diags.error_count() > errors_before) return Error::Reported();
   std::set<std::string> seen;
-  for (const model::Kernel& k : m.kernels)
-    if (seen.insert(k.source).second) m.sources.push_back(k.source);
-  for (const std::string& s : m.sources) {
-    if (!llvm::sys::fs::exists(s)) {
-      diags.Report<Id::kSpecSourceMissing>({}, s);
-      return Error::Reported();
-    }
+  for (size_t i = 0; i < m.kernels.size(); ++i) {
+    const std::string& source = m.kernels[i].source;
+    if (!seen.insert(source).second) continue;
+    m.sources.push_back(source);
+    UsableSpecSource(source, where[i].places->file(),
+                     where[i].places->At(where[i].path + ".source"), diags);
   }
+  if (diags.error_count() > errors_before) return Error::Reported();
+  frontend::Options fo = FrontendOptions(o);
+  fo.dependencies = dependencies;
+  Result<std::vector<model::DeclaredKernel>> declared =
+      frontend::ReadDeclarations(m, fo, diags);
+  if (!declared.ok()) return declared.error();
+  if (Status s =
+          sema::CheckAgainstSources(m, declared.value(), where, diags);
+      !s.ok())
+    return s.error();
   return m;
 }
 
@@ -55,20 +150,24 @@ Result<model::Module> ReadModule(const Options& o,
                                  std::vector<std::string>* dependencies,
                                  Progress* progress) {
   std::vector<std::string> json_specs, cpp_sources;
-  for (const std::string& s : o.sources)
-    (llvm::StringRef(s).ends_with(".json") ? json_specs : cpp_sources)
-        .push_back(s);
+  for (const std::string& s : o.sources) {
+    if (HasExtension(s, {".json"})) {
+      json_specs.push_back(s);
+    } else if (HasExtension(s, {".cu", ".cc"})) {
+      cpp_sources.push_back(s);
+    } else {
+      diags.Report<Id::kNotASource>({}, s);
+      return Error::Reported();
+    }
+  }
   if (!json_specs.empty() && !cpp_sources.empty()) {
     diags.Report<Id::kSourcesAndSpecs>({});
     return Error::Reported();
   }
-  if (cpp_sources.empty()) return ReadSpecs(json_specs, diags);
-  for (const std::string& s : cpp_sources) {
-    if (!llvm::sys::fs::exists(s)) {
-      diags.Report<Id::kNoSuchFile>({}, s);
+  if (cpp_sources.empty()) return ReadSpecs(o, json_specs, diags, dependencies);
+  for (const std::string& s : cpp_sources)
+    if (!UsableInput(s, CheckInputFile(s), {}, diags))
       return Error::Reported();
-    }
-  }
   frontend::Options fo = FrontendOptions(o);
   fo.dependencies = dependencies;
   Progress::Stage stage(progress, "frontend",
@@ -101,7 +200,10 @@ Result<sema::ModulePlan> Analyze(const Options& o, const TargetUnits* units,
   if (diags.error_count() > errors_before) return Error::Reported();
   if (!plan.ok()) return plan.error();
   if (module->kernels.empty()) {
-    diags.Report<Id::kNoKernels>({}, fmt::join(o.sources, ", "));
+    // One source is where the error is; of several, none is.
+    diag::SourceLoc where;
+    if (o.sources.size() == 1) where.file = o.sources[0];
+    diags.Report<Id::kNoKernels>(where, fmt::join(o.sources, ", "));
     return Error::Reported();
   }
   return plan;

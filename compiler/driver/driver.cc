@@ -159,7 +159,9 @@ Result<BuildResult> BuildPackage(const Options& options,
 
   if (Status s = CreateOutDir(o.out_dir, diags); !s.ok()) return s.error();
   // Everything is built in a scratch directory; the package directory is
-  // touched only once the library exists.
+  // touched only once the library exists. Those that killed builds left
+  // here go first.
+  ScratchDirectory::ReclaimAbandoned(o.out_dir);
   ScratchDirectory scratch;
   llvm::SmallString<256> prefix(o.out_dir);
   llvm::sys::fs::make_absolute(prefix);

@@ -310,13 +310,20 @@ TEST_CASE("User names that meet after escaping are reported at the second") {
   // with two arguments of one name, or two functions of one name, cannot
   // work.
   TempDir t;
+  t.Write("k.cu",
+          "void k(float lambda, float lambda_, float* y) {}\n"
+          "void lambda(float* y) {}\n"
+          "void lambda_(float* y) {}\n");
   std::string spec = t.Write("k.json", R"({"kernels": [
-      {"name": "k", "kind": "host", "params": [
-        {"name": "lambda", "role": "scalar", "dtype": "float32"},
-        {"name": "lambda_", "role": "scalar", "dtype": "float32"}]},
-      {"name": "lambda", "kind": "host", "params": []},
-      {"name": "lambda_", "kind": "host", "params": [],
-       "loc": "k.cu:7:16"}]})");
+  {"name": "k", "kind": "host", "source": "k.cu", "params": [
+    {"name": "lambda", "role": "scalar", "dtype": "float32"},
+    {"name": "lambda_", "role": "scalar", "dtype": "float32"},
+    {"name": "y", "role": "out", "dtype": "float32", "shape": "1"}]},
+  {"name": "lambda", "kind": "host", "source": "k.cu", "params": [
+    {"name": "y", "role": "out", "dtype": "float32", "shape": "1"}]},
+  {"name": "lambda_", "kind": "host", "source": "k.cu", "params": [
+    {"name": "y", "role": "out", "dtype": "float32", "shape": "1"}],
+   "loc": "k.cu:3:6"}]})");
   Options o;
   o.sources = {spec};
   o.out_dir = t.path() + "/out";
@@ -326,9 +333,10 @@ TEST_CASE("User names that meet after escaping are reported at the second") {
   CHECK(r.error().kind == ErrorKind::kReported);
   CHECK(d.Render() ==
         spec +
-            ": error: parameters 'lambda' and 'lambda_' of kernel 'k' both "
-            "become the Python argument 'lambda_'; rename one\n"
-            "k.cu:7:16: error: kernels 'lambda' and 'lambda_' both become "
+            ":4:14: error: parameters 'lambda' and 'lambda_' of kernel 'k' "
+            "both become the Python argument 'lambda_'; rename one\n" +
+            t.path() +
+            "/k.cu:3:6: error: kernels 'lambda' and 'lambda_' both become "
             "the Python function 'lambda_'; rename one\n"
             "2 errors generated.\n");
   CHECK_FALSE(llvm::sys::fs::exists(o.out_dir));

@@ -7,8 +7,12 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
 
 #include "compiler/cache/build_cache.h"
+#include "compiler/driver/stdlib_module_names.h"
 #include "compiler/driver/version.h"
 #include "compiler/emit/namer.h"
 
@@ -259,7 +263,31 @@ Status ResolvePackageName(Options& o, diag::DiagnosticEngine& diags) {
     diags.Report<diag::Id::kBadPackageName>({}, o.name);
     return Error::Reported();
   }
+  if (std::optional<std::string> what = ShadowedModule(o.name)) {
+    diags.Report<diag::Id::kPackageNameShadows>({}, o.name, *what,
+                                                o.name + "_ops");
+    return Error::Reported();
+  }
   return Status();
+}
+
+std::optional<std::string> ShadowedModule(std::string_view name) {
+  for (std::string_view m : generated::kStdlibModuleNames)
+    if (m == name)
+      return fmt::format("a module of Python's standard library (Python {})",
+                         generated::kStdlibModuleNamesVersion);
+  // jax, the distributions every jax installation requires (its
+  // unconditional requirements: jaxlib, ml_dtypes, numpy, opt_einsum,
+  // scipy), the namespace of jax's accelerator plugins, and kernelc's own
+  // Python package: the modules that a process importing an op has.
+  static constexpr std::string_view kJaxWorld[] = {
+      "jax",        "jaxlib", "jax_plugins", "kernelc",
+      "ml_dtypes",  "numpy",  "opt_einsum",  "scipy",
+  };
+  for (std::string_view m : kJaxWorld)
+    if (m == name)
+      return fmt::format("'{}', which a JAX program imports", m);
+  return std::nullopt;
 }
 
 }  // namespace kernelc::driver

@@ -156,9 +156,15 @@ Result<std::vector<model::Target>> ParseTargets(std::string_view text,
 Status CheckOptions(Options& o, diag::DiagnosticEngine& diags);
 
 // Fills in the default package name (the first source's stem, up to its
-// first dot) and checks that the name is a Python package name; reports it
-// to `diags` when it is not.
+// first dot) and checks that the name is a Python package name that shadows
+// no module (ShadowedModule); reports it to `diags` when it is not.
 Status ResolvePackageName(Options& o, diag::DiagnosticEngine& diags);
+
+// What a package named `name` would shadow, in words: a top-level module of
+// Python's standard library (as sys.stdlib_module_names of the Python that
+// built kernelc lists them), or a module of the world every op is imported
+// in (jax, the distributions jax requires, kernelc); nullopt for none.
+std::optional<std::string> ShadowedModule(std::string_view name);
 
 }  // namespace kernelc::driver
 

@@ -104,6 +104,27 @@ TEST_CASE("The package name defaults to the first source's stem") {
         "--name\n");
 }
 
+TEST_CASE("A package name may not shadow a module a JAX program imports") {
+  CHECK_FALSE(ShadowedModule("saxpy").has_value());
+  CHECK_FALSE(ShadowedModule("jax_ops").has_value());
+  for (const char* name : {"os", "json", "random", "typing", "sys"})
+    CHECK(ShadowedModule(name).value_or("").rfind(
+              "a module of Python's standard library (Python 3.", 0) == 0);
+  for (const char* name : {"jax", "jaxlib", "numpy", "scipy", "ml_dtypes",
+                           "opt_einsum", "kernelc"})
+    CHECK(ShadowedModule(name) ==
+          fmt::format("'{}', which a JAX program imports", name));
+
+  // A default name from the source's stem is checked as a given one.
+  Options o;
+  o.sources = {"dir/random.cu"};
+  diag::DiagnosticEngine d;
+  REQUIRE_FALSE(ResolvePackageName(o, d).ok());
+  CHECK(Reported(d).rfind("kernelc: error: package name 'random' is the "
+                          "name of a module of Python's standard library",
+                          0) == 0);
+}
+
 TEST_CASE("Option values as the digests read them") {
   Options o;
   o.defines = {"A=1", "B"};

@@ -426,10 +426,10 @@ void CudaShim::EmitSupport(const EmitRequest& request, Printer& p) const {
              )code");
     };
     for (const CudaBinary& b : info.cuda_binaries) {
-      cache(b.source, Namer::CudaCacheAccessor(b.source_index, /*fold=*/false),
+      cache(Escape(b.source), Namer::CudaCacheAccessor(b.source_index, /*fold=*/false),
             request.namer().CudaModuleSymbol(b.source_index));
       if (!b.fold_kernels.empty())
-        cache(b.source + " (fold program)",
+        cache(Escape(b.source) + " (fold program)",
               Namer::CudaCacheAccessor(b.source_index, /*fold=*/true),
               request.namer().CudaFoldModuleSymbol(b.source_index));
     }

@@ -232,7 +232,7 @@ void HandlerParts::EmitElementFunction(
   std::vector<std::string> all = params;
   for (std::string& param : ElementParams()) all.push_back(std::move(param));
   p.Emit({{"kernel", k_.name},
-          {"source", k_.source},
+          {"source", Escape(k_.source)},
           {"platform", platform},
           {"impl", impl},
           {"params", ParamLines(all)},

@@ -33,7 +33,7 @@ Status HostEntriesGenerator::Generate(const EmitRequest& request,
     p.EmitTemplate(
         "cpp/host_kernels.cc.tmpl",
         {{"banner", request.Banner({sources[i]}, "//")},
-         {"source", sources[i]},
+         {"source", Escape(sources[i])},
          {"abi_version", KC_RUNTIME_ABI_VERSION},
          {"entries", [&] {
             if (!shared.empty()) {

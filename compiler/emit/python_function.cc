@@ -65,7 +65,7 @@ std::string PyOpDoc(const sema::ModulePlan& plan, const sema::OpPlan& op) {
   std::string doc = fmt::format(
       "Runs template kernel '{}' ({}): the variant that takes the input "
       "element types.\n",
-      op.name, first.source);
+      op.name, Escape(first.source));
   for (int i : op.variants) {
     const sema::KernelPlan& kp = plan.kernels[i];
     doc += fmt::format("\n    Variant {}:\n{}", kp.kernel->name, Sections(kp));
@@ -83,8 +83,8 @@ std::vector<std::string> PyArgs(const model::Kernel& k) {
 
 std::string PyDoc(const sema::KernelPlan& kp) {
   const model::Kernel& k = *kp.kernel;
-  return fmt::format("Runs kernel '{}' ({}).\n{}    ", k.name, k.source,
-                     Sections(kp));
+  return fmt::format("Runs kernel '{}' ({}).\n{}    ", k.name,
+                     Escape(k.source), Sections(kp));
 }
 
 std::string PyAll(const sema::ModulePlan& plan) {

@@ -2,27 +2,17 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
+
+#include "compiler/util/quote.h"
+
 namespace kernelc::emit {
 
 std::string Quote(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (c >= 0x20 && c < 0x7f) {
-      out += c;
-    } else {
-      out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
-    }
-  }
-  return out + "\"";
+  return "\"" + EscapeForLiteral(s) + "\"";
 }
 
-std::string Escape(std::string_view s) {
-  std::string q = Quote(s);
-  return q.substr(1, q.size() - 2);
-}
+std::string Escape(std::string_view s) { return EscapeForLiteral(s); }
 
 std::string ParamLines(const std::vector<std::string>& params) {
   if (params.empty()) return std::string();
@@ -38,7 +28,13 @@ std::string Stem(std::string_view path) {
   size_t slash = path.find_last_of('/');
   std::string_view base =
       slash == std::string_view::npos ? path : path.substr(slash + 1);
-  return std::string(base.substr(0, base.find('.')));
+  std::string stem(base.substr(0, base.find('.')));
+  // A generated file's name carries it: only characters that every tool
+  // and directive takes as they are.
+  for (char& c : stem)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-')
+      c = '_';
+  return stem;
 }
 
 }  // namespace kernelc::emit

@@ -10,10 +10,10 @@ namespace kernelc::expr {
 
 namespace {
 
-// Expressions nested deeper than this are rejected, so that the recursive
-// parser and Fold, whose depth is the tree's height, cannot exhaust the
-// stack.
-constexpr int kMaxDepth = 1000;
+// How deep parentheses and signs may nest the parser: ToString writes at
+// most one of each per level of a tree (a negation of a parenthesised
+// operation: "-(a + b)"), so its output of any tree within kMaxDepth parses.
+constexpr int kMaxNesting = 2 * kMaxDepth;
 
 // Only the ASCII whitespace characters: the annotation text is bytes, and a
 // locale-dependent isspace could accept other bytes on some hosts.
@@ -387,14 +387,17 @@ class Parser {
   // Bounds the parser's own recursion ("((((...", "- - - ..."), which
   // creates no nodes and so is not caught by the depth of the tree.
   bool Enter(int offset) {
-    if (++nesting_ > kMaxDepth) {
+    if (++nesting_ > kMaxNesting) {
       --nesting_;
       return TooDeep(offset);
     }
     return true;
   }
   bool TooDeep(int offset) {
-    return Fail(offset, "expression is too deeply nested");
+    return Fail(offset,
+                fmt::format("expression is too deeply nested: kernelc allows "
+                            "{} levels of operations",
+                            kMaxDepth));
   }
 
   std::string_view text_;
@@ -595,7 +598,63 @@ Op OpOf(const Node& n) {
   return Op::kAdd;  // not an operation: callers fold only parsed trees
 }
 
+namespace {
+
+// A text longer than kMaxLength, refused before it is parsed.
+std::optional<ParseError> TooLong(std::string_view text) {
+  if (text.size() <= static_cast<size_t>(kMaxLength)) return std::nullopt;
+  return ParseError{kMaxLength, fmt::format("expression is longer than {} "
+                                            "bytes",
+                                            kMaxLength)};
+}
+
+// FindConstantFault: each node's constant value (none when it depends on a
+// name), and the first fault of an operation that always fails.
+struct FaultAlgebra {
+  struct T {
+    std::optional<int64_t> value;
+    std::optional<ConstantFault> fault;
+  };
+  T Int(int64_t v) const { return {v}; }
+  T Leaf(const Node&) const { return {}; }
+  T Neg(const T& a) const {
+    if (!a.value) return {};
+    return Of(kc::arith::Neg(*a.value));
+  }
+  T Binary(Op op, const T& a, const T& b) const {
+    if (a.value && b.value) return Of(kc::arith::Apply(op, *a.value, *b.value));
+    const bool divides = op == Op::kFloorDiv || op == Op::kFloorMod ||
+                         op == Op::kCeilDiv;
+    if (divides && b.value == 0)
+      return {std::nullopt,
+              ConstantFault{0, 0, kc::arith::Fault::kDivisionByZero}};
+    return {};
+  }
+  bool Done(const T& t) const { return t.fault.has_value(); }
+  // The node whose operation faulted.
+  T At(const Node& n, T t) const {
+    if (t.fault && t.fault->end == 0) {
+      t.fault->begin = n.begin;
+      t.fault->end = n.end;
+      t.fault->text = Fold(n, TextAlgebra()).text;
+    }
+    return t;
+  }
+
+  static T Of(kc::arith::Checked c) {
+    if (!c.ok()) return {std::nullopt, ConstantFault{0, 0, c.fault}};
+    return {c.value};
+  }
+};
+
+}  // namespace
+
+std::optional<ConstantFault> FindConstantFault(const NodePtr& e) {
+  return Fold(*e, FaultAlgebra()).fault;
+}
+
 Parsed<NodePtr> Parse(std::string_view text) {
+  if (std::optional<ParseError> err = TooLong(text)) return *err;
   Parser p(text);
   Item item;
   if (p.ParseExpr(&item) && !p.error()) {
@@ -610,6 +669,7 @@ Parsed<NodePtr> Parse(std::string_view text) {
 }
 
 Parsed<std::vector<Dim>> ParseShape(std::string_view text) {
+  if (std::optional<ParseError> err = TooLong(text)) return *err;
   Parser p(text);
   std::vector<Dim> dims;
   if (p.Peek().kind == Token::Kind::kEnd) return dims;

@@ -45,6 +45,19 @@ struct ParseError {
 template <typename T>
 using Parsed = std::variant<T, ParseError>;
 
+// The limits of every expression text (and shape text), below what each
+// emitter's output can hold. Depth is the height of the tree: a name or a
+// literal is 1 deep, and an operation one more than its deepest operand
+// ("a + b * c" is 3). The generated code nests one call per operation, so
+// a tree of kMaxDepth stays well inside CPython's 200 nested brackets and
+// Clang's 256 around it. Parentheses and signs nest the parser itself, up
+// to twice kMaxDepth, which ToString's output of any tree within the limit
+// needs at most. Length is in bytes.
+inline constexpr int kMaxDepth = 100;
+inline constexpr int kMaxLength = 4096;
+
+// Parses an expression; a text over the limits is an error at the first
+// byte past them.
 Parsed<NodePtr> Parse(std::string_view text);
 
 // One dimension of a shape: "_" (any extent) or an expression; or "...",
@@ -88,8 +101,10 @@ Op OpOf(const Node& n);
 //   T Binary(Op op, T a, T b)     + - * / %, ceil_div, min, max
 // and may supply `bool Done(const T& a)`: true when `a` is the value of
 // every operation over it (a fault, the first name found, ...); then the
-// remaining operands are not folded and `a` is the result. Recursion depth
-// is the tree's height, which Parse bounds.
+// remaining operands are not folded and `a` is the result; and
+// `T At(const Node& n, T value)`: called with each node and its value,
+// whose result is the node's value (to attach where the node is).
+// Recursion depth is the tree's height, which Parse bounds.
 template <typename Algebra>
 auto Fold(const Node& n, Algebra&& algebra);
 
@@ -140,6 +155,21 @@ std::optional<int64_t> ConstantValue(const NodePtr& e);
 // or a tensor's member), or -1.
 int FirstUse(const NodePtr& e, std::string_view name);
 
+// An operation of `e` that fails whatever values its names have: one whose
+// operands have no names and whose evaluation faults (`2 * 9223372036854775807`),
+// or a division, modulo or ceil_div by such a constant zero (`n / 0`). The
+// generated code evaluates every operation, so the whole expression then
+// always fails; such a text is a build-time error. [begin, end) is the
+// operation's text, `text` its canonical form.
+struct ConstantFault {
+  int begin = 0, end = 0;
+  kc::arith::Fault fault = kc::arith::Fault::kNone;
+  std::string text;
+};
+
+// The first such operation in evaluation order; nullopt when there is none.
+std::optional<ConstantFault> FindConstantFault(const NodePtr& e);
+
 // --- Implementation of Fold
 // ---------------------------------------------------
 
@@ -162,22 +192,39 @@ bool Done(Algebra& algebra, const T& value) {
   }
 }
 
+template <typename A, typename T, typename = void>
+struct HasAt : std::false_type {};
+template <typename A, typename T>
+struct HasAt<A, T,
+             std::void_t<decltype(std::declval<A&>().At(
+                 std::declval<const Node&>(), std::declval<T>()))>>
+    : std::true_type {};
+
+template <typename T, typename Algebra>
+T At(Algebra& algebra, const Node& n, T value) {
+  if constexpr (HasAt<Algebra, T>::value) {
+    return algebra.At(n, std::move(value));
+  } else {
+    return value;
+  }
+}
+
 template <typename Algebra>
 auto FoldNode(const Node& n, Algebra& algebra)
     -> decltype(algebra.Int(int64_t{0})) {
   using T = decltype(algebra.Int(int64_t{0}));
   switch (n.kind) {
     case Node::Kind::kInt:
-      return algebra.Int(n.value);
+      return At(algebra, n, algebra.Int(n.value));
     case Node::Kind::kName:
     case Node::Kind::kSize:
     case Node::Kind::kRank:
     case Node::Kind::kShape:
-      return algebra.Leaf(n);
+      return At(algebra, n, algebra.Leaf(n));
     case Node::Kind::kNeg: {
       T a = FoldNode(*n.args[0], algebra);
       if (Done(algebra, a)) return a;
-      return algebra.Neg(std::move(a));
+      return At(algebra, n, algebra.Neg(std::move(a)));
     }
     case Node::Kind::kBinary:
     case Node::Kind::kCall:
@@ -187,7 +234,8 @@ auto FoldNode(const Node& n, Algebra& algebra)
   if (Done(algebra, a)) return a;
   T b = FoldNode(*n.args[1], algebra);
   if (Done(algebra, b)) return b;
-  return algebra.Binary(OpOf(n), std::move(a), std::move(b));
+  return At(algebra, n,
+            algebra.Binary(OpOf(n), std::move(a), std::move(b)));
 }
 
 }  // namespace fold_detail

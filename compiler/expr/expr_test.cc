@@ -2,7 +2,11 @@
 
 #include <catch2/catch.hpp>
 #include <cstdint>
+#include <algorithm>
 #include <limits>
+#include <memory>
+#include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -223,25 +227,178 @@ TEST_CASE("Parse errors say what is wrong and where") {
 }
 
 TEST_CASE("Deep nesting is an error, not a stack overflow") {
-  // 1000 levels are fine; the 1001st opening parenthesis is refused.
-  P(std::string(1000, '(') + "a" + std::string(1000, ')'));
+  const std::string too_deep =
+      "expression is too deeply nested: kernelc allows 100 levels of "
+      "operations";
+  // Parentheses and signs nest the parser up to twice the depth limit.
+  P(std::string(200, '(') + "a" + std::string(200, ')'));
   ParseError err =
-      ParseErr(std::string(5000, '(') + "a" + std::string(5000, ')'));
-  CHECK(err.message == "expression is too deeply nested");
-  CHECK(err.offset == 1000);
+      ParseErr(std::string(201, '(') + "a" + std::string(201, ')'));
+  CHECK(err.message == too_deep);
+  CHECK(err.offset == 200);
+  err = ParseErr(std::string(1000, '-') + "a");
+  CHECK(err.message == too_deep);
+  CHECK(err.offset == 200);
+  // Within the parser's nesting, the tree is too deep: the sign at offset
+  // 50 is the one that makes it 101 levels.
+  err = ParseErr(std::string(150, '-') + "a");
+  CHECK(err.message == too_deep);
+  CHECK(err.offset == 50);
 
-  err = ParseErr(std::string(5000, '-') + "a");
-  CHECK(err.message == "expression is too deeply nested");
-  CHECK(err.offset == 1000);
-
-  // A flat chain builds a tree as deep as it is long.
+  // A flat chain builds a tree as deep as it is long: a leaf is 1 deep,
+  // and each operator adds a level.
   std::string chain = "a";
-  for (int i = 0; i < 999; ++i) chain += "+a";
-  P(chain);  // 999 operators
+  for (int i = 0; i < 99; ++i) chain += "+a";
+  P(chain);  // 99 operators: 100 deep
   chain += "+a";
-  err = ParseErr(chain);  // the 1000th '+' is at 2 * 1000 - 1
-  CHECK(err.message == "expression is too deeply nested");
-  CHECK(err.offset == 1999);
+  err = ParseErr(chain);  // the 100th '+' is at 2 * 100 - 1
+  CHECK(err.message == too_deep);
+  CHECK(err.offset == 199);
+}
+
+TEST_CASE("Texts longer than the limit are refused before parsing") {
+  std::string text = "a";
+  while (text.size() < static_cast<size_t>(kMaxLength)) text += " ";
+  P(text);
+  ParseError err = ParseErr(text + "b");
+  CHECK(err.message == "expression is longer than 4096 bytes");
+  CHECK(err.offset == 4096);
+  err = ShapeErr(text + ", b");
+  CHECK(err.message == "expression is longer than 4096 bytes");
+}
+
+// Whether two trees are the same (kinds, values, names, operations and
+// operands; not where their text was).
+bool SameTree(const Node& a, const Node& b) {
+  if (a.kind != b.kind || a.value != b.value || a.name != b.name ||
+      a.op != b.op || a.args.size() != b.args.size())
+    return false;
+  for (size_t i = 0; i < a.args.size(); ++i)
+    if (!SameTree(*a.args[i], *b.args[i])) return false;
+  return true;
+}
+
+// A random tree `depth` deep, as the parser builds them: literals are not
+// negative, and no name is a function's. One operand of each operation is
+// as deep as the tree; the other is shallow, so that trees stay small.
+NodePtr RandomTree(std::mt19937_64& rng, int depth) {
+  auto n = std::make_shared<Node>();
+  const char* names[] = {"n", "m", "x", "_", "k2", "abc_def", "shape", "size"};
+  const int64_t ints[] = {0, 1, 2, 7, 1000, 9223372036854775807};
+  std::uniform_int_distribution<int> pick(depth <= 1 ? 0 : 5,
+                                          depth <= 1 ? 4 : 10);
+  switch (pick(rng)) {
+    case 0:
+      n->kind = Node::Kind::kInt;
+      n->value = ints[rng() % 6];
+      break;
+    case 1:
+      n->kind = Node::Kind::kName;
+      n->name = names[rng() % 8];
+      break;
+    case 2:
+      n->kind = Node::Kind::kSize;
+      n->name = names[rng() % 8];
+      break;
+    case 3:
+      n->kind = Node::Kind::kRank;
+      n->name = names[rng() % 8];
+      break;
+    case 4:
+      n->kind = Node::Kind::kShape;
+      n->name = names[rng() % 8];
+      n->value = ints[rng() % 6];
+      break;
+    case 5:
+    case 6:
+      n->kind = Node::Kind::kNeg;
+      n->args = {RandomTree(rng, depth - 1)};
+      break;
+    case 7:
+    case 8:
+    case 9: {
+      n->kind = Node::Kind::kBinary;
+      n->op = "+-*/%"[rng() % 5];
+      // One operand at full depth, so that deep trees are common.
+      NodePtr deep = RandomTree(rng, depth - 1);
+      NodePtr other = RandomTree(rng, 1 + static_cast<int>(rng() % 3) %
+                                              depth);
+      n->args = rng() % 2 ? std::vector<NodePtr>{deep, other}
+                          : std::vector<NodePtr>{other, deep};
+      break;
+    }
+    default: {
+      n->kind = Node::Kind::kCall;
+      const char* fns[] = {"min", "max", "ceil_div"};
+      n->name = fns[rng() % 3];
+      n->args = {RandomTree(rng, depth - 1),
+                 RandomTree(rng, 1 + static_cast<int>(rng() % 3) % depth)};
+      break;
+    }
+  }
+  return n;
+}
+
+int Height(const Node& n) {
+  int h = 0;
+  for (const NodePtr& a : n.args) h = std::max(h, Height(*a));
+  return h + 1;
+}
+
+TEST_CASE("ToString's output parses back to the same tree") {
+  // A property over random trees up to the depth limit: ToString writes
+  // only what Parse reads, and its parentheses keep the tree's shape.
+  std::mt19937_64 rng(20240611);
+  int deepest = 0;
+  for (int i = 0; i < 4000; ++i) {
+    NodePtr tree = RandomTree(rng, 1 + static_cast<int>(rng() % kMaxDepth));
+    if (Height(*tree) > kMaxDepth) continue;
+    deepest = std::max(deepest, Height(*tree));
+    const std::string text = ToString(tree);
+    INFO(text);
+    Parsed<NodePtr> back = Parse(text);
+    if (const auto* err = std::get_if<ParseError>(&back)) {
+      FAIL_CHECK(err->offset << ": " << err->message);
+      continue;
+    }
+    CHECK(SameTree(*tree, *std::get<NodePtr>(back)));
+    CHECK(ToString(std::get<NodePtr>(back)) == text);
+  }
+  CHECK(deepest == kMaxDepth);
+}
+
+TEST_CASE("Operations that always fail are found with their text") {
+  struct Case {
+    std::string text;
+    std::string failing;  // the operation's text; empty for none
+    kc::arith::Fault fault;
+  };
+  using kc::arith::Fault;
+  const Case cases[] = {
+      {"n / 0", "n / 0", Fault::kDivisionByZero},
+      {"n % (2 - 2)", "n % (2 - 2)", Fault::kDivisionByZero},
+      {"ceil_div(x.size, 0)", "ceil_div(x.size, 0)", Fault::kDivisionByZero},
+      {"n + 9223372036854775807 * 2", "9223372036854775807 * 2",
+       Fault::kOverflow},
+      {"-(0 - 9223372036854775807 - 1)", "-(0 - 9223372036854775807 - 1)",
+       Fault::kOverflow},
+      {"min(n, 4 / 0) + 1 / 0", "4 / 0", Fault::kDivisionByZero},
+      {"n / m", "", Fault::kNone},
+      {"n * 9223372036854775807", "", Fault::kNone},  // n may be 0 or 1
+      {"0 / n", "", Fault::kNone},
+      {"9223372036854775807 + 0", "", Fault::kNone},
+  };
+  for (const Case& c : cases) {
+    INFO(c.text);
+    std::optional<ConstantFault> f = FindConstantFault(P(c.text));
+    if (c.failing.empty()) {
+      CHECK_FALSE(f.has_value());
+      continue;
+    }
+    REQUIRE(f.has_value());
+    CHECK(c.text.substr(f->begin, f->end - f->begin) == c.failing);
+    CHECK(f->fault == c.fault);
+  }
 }
 
 TEST_CASE("Check reports misused names with their offsets") {

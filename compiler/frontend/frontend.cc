@@ -28,6 +28,8 @@
 #include <llvm/Support/VirtualFileSystem.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <algorithm>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -36,6 +38,7 @@
 #include <vector>
 
 #include "compiler/diag/engine.h"
+#include "compiler/frontend/declarations.h"
 #include "compiler/frontend/diagnostic_adapter.h"
 #include "compiler/frontend/host_code.h"
 #include "compiler/frontend/kernel_reader.h"
@@ -51,8 +54,6 @@
 
 namespace kernelc::frontend {
 namespace {
-
-constexpr char kVirtualRoot[] = "/__kernelc__/";
 
 // Read as the CPU sees it, the source being parsed included `header` of
 // the CUDA toolkit at `loc` (a file location): its first error is then
@@ -74,7 +75,12 @@ struct LibraryInclude {
   Span span;         // from '#' to the end of the header's name
 };
 
-// State shared by the sources of one ParseSources call.
+// What reads a source's translation unit, once Clang has parsed it, in
+// place of the kernel reader.
+using TuReader =
+    std::function<void(clang::ASTContext& ctx, const std::string& source)>;
+
+// State shared by the sources of one parse.
 struct Session {
   // Where the parse under way reports (a scratch engine for a parse that
   // may be retried), and the client of its Clang engine.
@@ -85,6 +91,7 @@ struct Session {
   // (not when it only finds a whole .cu file's host code).
   bool cuda = false;
   bool read_kernels = true;
+  TuReader read;  // when set, what reads each source instead of ReadKernels
   // What the parse under way found: the host-only code of the user's files
   // (CUDA mode only), the #include directives of library headers, and the
   // name by which each user header was included ("common.h").
@@ -220,7 +227,10 @@ class KernelConsumer : public clang::ASTConsumer {
   void HandleTranslationUnit(clang::ASTContext& ctx) override {
     if (ctx.getDiagnostics().hasFatalErrorOccurred()) return;
     if (session_.cuda) session_.host_code = HostOnlyCode(ctx);
-    if (session_.read_kernels)
+    if (!session_.read_kernels) return;
+    if (session_.read)
+      session_.read(ctx, source_);
+    else
       ReadKernels(ctx, pp_, source_, session_.module, *session_.adapter,
                   *session_.diags, session_.evaluate);
   }
@@ -367,11 +377,11 @@ std::vector<std::optional<int64_t>> EvaluateConstants(
   return values;
 }
 
-}  // namespace
-
-Result<model::Module> ParseSources(const std::vector<std::string>& sources,
-                                   const Options& options,
-                                   diag::DiagnosticEngine& diags) {
+// Parses each source as ParseSources says; `read`, when set, reads each
+// translation unit instead of the kernel reader.
+Result<model::Module> Parse(const std::vector<std::string>& sources,
+                            const Options& options,
+                            diag::DiagnosticEngine& diags, TuReader read) {
   const std::string clang_path = KERNELC_LLVM_PREFIX "/bin/clang";
   const std::string resource_dir =
       options.resource_dir.empty()
@@ -401,6 +411,7 @@ Result<model::Module> ParseSources(const std::vector<std::string>& sources,
   const bool cuda = options.dialect == Options::Dialect::kCudaDevice;
   Session session;
   session.module.sources = sources;
+  session.read = std::move(read);
   for (const std::string& dir : options.cuda_include_dirs) {
     llvm::SmallString<256> real;
     if (!llvm::sys::fs::real_path(dir, real))
@@ -471,6 +482,8 @@ Result<model::Module> ParseSources(const std::vector<std::string>& sources,
                   {"-include", "__clang_cuda_runtime_wrapper.h", "-include",
                    options.cuda_shim_dir + "/cache_hints.h"});
     }
+    if (options.include_kernelc_h)
+      args.insert(args.end(), {"-include", "kernelc.h"});
     for (const std::string& define : options.defines)
       args.push_back("-D" + define);
     args.push_back("--");
@@ -590,6 +603,41 @@ Result<model::Module> ParseSources(const std::vector<std::string>& sources,
     options.dependencies->assign(session.dependencies.begin(),
                                  session.dependencies.end());
   return std::move(session.module);
+}
+
+}  // namespace
+
+Result<model::Module> ParseSources(const std::vector<std::string>& sources,
+                                   const Options& options,
+                                   diag::DiagnosticEngine& diags) {
+  return Parse(sources, options, diags, nullptr);
+}
+
+Result<std::vector<model::DeclaredKernel>> ReadDeclarations(
+    const model::Module& spec, const Options& options,
+    diag::DiagnosticEngine& diags) {
+  std::vector<model::DeclaredKernel> declared(spec.kernels.size());
+  Options with_kernelc_h = options;
+  with_kernelc_h.include_kernelc_h = true;
+  std::vector<std::string> sources;
+  for (const model::Kernel& k : spec.kernels)
+    if (std::find(sources.begin(), sources.end(), k.source) == sources.end())
+      sources.push_back(k.source);
+  Result<model::Module> parsed =
+      Parse(sources, with_kernelc_h, diags,
+            [&spec, &declared](clang::ASTContext& ctx,
+                               const std::string& source) {
+              std::vector<const model::Kernel*> kernels;
+              std::vector<model::DeclaredKernel*> out;
+              for (size_t i = 0; i < spec.kernels.size(); ++i) {
+                if (spec.kernels[i].source != source) continue;
+                kernels.push_back(&spec.kernels[i]);
+                out.push_back(&declared[i]);
+              }
+              frontend::ReadDeclarations(ctx, kernels, out);
+            });
+  if (!parsed.ok()) return parsed.error();
+  return declared;
 }
 
 Options DefaultOptions() {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "compiler/diag/engine.h"
+#include "compiler/model/declared.h"
 #include "compiler/model/model.h"
 #include "compiler/util/status.h"
 
@@ -52,6 +53,10 @@ struct Options {
   // The GPU architecture kCudaDevice parses for (__CUDA_ARCH__): 80 is
   // sm_80.
   int cuda_arch = 80;
+  // Read each source as if it began with #include <kernelc.h>: a JSON
+  // spec's source, which the CPU entry points compile after kernelc.h (for
+  // its __global__ and CUDA's built-ins) and need not include it itself.
+  bool include_kernelc_h = false;
   // Clang's resource directory and the root whose headers the sources see
   // (Clang's -resource-dir and --sysroot), as the CPU backend compiles
   // them. Empty: LLVM 19's resource directory, and this machine's root.
@@ -94,6 +99,16 @@ std::string ClangVersion();
 Result<model::Module> ParseSources(const std::vector<std::string>& sources,
                                    const Options& options,
                                    diag::DiagnosticEngine& diags);
+
+// Reads what the sources of `spec`, the model of a JSON spec, define of its
+// kernels, which need no annotations there (model/declared.h): parallel to
+// spec.kernels. Each source (each kernel's `source`, once) is parsed as
+// ParseSources parses it, and Clang's errors in it are reported to `diags`
+// (Error::Reported()). A kernel the source does not define is not an error
+// here: its DeclaredKernel says so.
+Result<std::vector<model::DeclaredKernel>> ReadDeclarations(
+    const model::Module& spec, const Options& options,
+    diag::DiagnosticEngine& diags);
 
 }  // namespace kernelc::frontend
 

@@ -25,6 +25,7 @@
 #include "compiler/frontend/block_features.h"
 #include "compiler/frontend/constants.h"
 #include "compiler/frontend/cpp_types.h"
+#include "compiler/frontend/input_writes.h"
 #include "compiler/frontend/locations.h"
 
 namespace kernelc::frontend {
@@ -34,6 +35,12 @@ namespace {
 using diag::Id;
 using model::DType;
 using model::Role;
+
+// Whether `loc` is in the main file itself, not a header it includes.
+bool InMainFile(const clang::SourceManager& sm, clang::SourceLocation loc) {
+  return loc.isValid() &&
+         sm.getFileID(sm.getExpansionLoc(loc)) == sm.getMainFileID();
+}
 
 // Collects the function definitions of the main file in source order.
 class FunctionCollector : public clang::RecursiveASTVisitor<FunctionCollector> {
@@ -59,8 +66,7 @@ class FunctionCollector : public clang::RecursiveASTVisitor<FunctionCollector> {
 
  private:
   bool InMainFile(clang::SourceLocation loc) const {
-    if (loc.isInvalid()) return false;
-    return sm_.getFileID(sm_.getExpansionLoc(loc)) == sm_.getMainFileID();
+    return frontend::InMainFile(sm_, loc);
   }
 
   const clang::SourceManager& sm_;
@@ -86,7 +92,12 @@ class KernelReader {
     FunctionCollector collector(sm_);
     collector.TraverseDecl(ctx_.getTranslationUnitDecl());
     EvaluateMacros(collector.functions);
+    const size_t kernels_before = module_.kernels.size();
+    const int errors_before = diags_.error_count();
     for (const clang::FunctionDecl* fd : collector.functions) Function(fd);
+    if (module_.kernels.size() == kernels_before &&
+        diags_.error_count() == errors_before)
+      ExplainNoKernels();
   }
 
  private:
@@ -253,6 +264,51 @@ class KernelReader {
     return at.isValid() ? at.getLocWithOffset(offset) : at;
   }
 
+  // A source that yields no kernels may still name some: annotated but only
+  // declared, or defined in a header it includes, which kernelc does not
+  // read kernels from (a header may be included by many sources). Each is
+  // an error where it is, so that "no kernels found" comes with its reason.
+  // Only the top-level declarations are looked at: kernels live there.
+  void ExplainNoKernels() {
+    for (const clang::Decl* d : ctx_.getTranslationUnitDecl()->decls()) {
+      const auto* fd = llvm::dyn_cast<clang::FunctionDecl>(d);
+      if (fd == nullptr || fd->isImplicit() || !fd->isFirstDecl() ||
+          sm_.isInSystemHeader(sm_.getFileLoc(fd->getLocation())) ||
+          !HasKcAnnotations(fd))
+        continue;
+      const clang::FunctionDecl* def = fd->getDefinition();
+      std::string name = fd->getNameAsString();
+      if (def == nullptr) {
+        if (InMainFile(fd->getLocation()))
+          Report<Id::kKernelOnlyDeclared>(fd->getLocation(), name, source_);
+        continue;
+      }
+      if (!InMainFile(def->getLocation()))
+        Report<Id::kKernelInHeader>(
+            def->getLocation(), name,
+            ToSourceLoc(def->getLocation()).file, source_);
+    }
+  }
+
+  // Whether any declaration of `fd` or of its parameters carries kernelc's
+  // annotations of a kernel: not only __global__ as kernelc/host.h writes
+  // it, nor only the marks of block-level features (kernelc's own headers
+  // define functions that carry those).
+  bool HasKcAnnotations(const clang::FunctionDecl* fd) const {
+    for (const clang::FunctionDecl* r : fd->redecls()) {
+      for (const clang::AnnotateAttr* a : KcAnnotations(r, sm_))
+        if (a->getAnnotation() != kGlobal && a->getAnnotation() != kBlockFeature)
+          return true;
+      for (const clang::ParmVarDecl* p : r->parameters())
+        if (!KcAnnotations(p, sm_).empty()) return true;
+    }
+    return false;
+  }
+
+  bool InMainFile(clang::SourceLocation loc) const {
+    return frontend::InMainFile(sm_, loc);
+  }
+
   // -- Functions ------------------------------------------------------------
 
   void Function(const clang::FunctionDecl* fd) {
@@ -414,12 +470,31 @@ class KernelReader {
     LaunchConfig(fd, own, k);
     for (unsigned i = 0; i < fd->getNumParams(); ++i) {
       std::optional<model::Param> p = Param(k, i, fd->getParamDecl(i));
-      if (p) k.params.push_back(std::move(*p));
+      if (!p) continue;
+      if (p->role == Role::kIn) CheckInputWrites(fd, fd->getParamDecl(i), k, *p);
+      k.params.push_back(std::move(*p));
     }
     BlockUse block = FindBlockFeatures(fd, sm_);
     k.block_features = std::move(block.features);
     k.extern_shared = std::move(block.extern_shared);
     module_.kernels.push_back(std::move(k));
+  }
+
+  // A KC_IN tensor is the caller's JAX array: nothing may write through it.
+  void CheckInputWrites(const clang::FunctionDecl* fd,
+                        const clang::ParmVarDecl* pd, const model::Kernel& k,
+                        const model::Param& p) {
+    std::optional<InputWrite> w = FindInputWrite(fd, pd, ctx_);
+    if (!w) return;
+    WritePlace place = PlaceOf(*w, sm_);
+    if (w->escapes)
+      Report<Id::kInputEscapes>(place.at, k.name, p.name);
+    else if (!place.callee.empty())
+      Report<Id::kInputWrittenByCall>(place.at, k.name, p.name, place.callee);
+    else
+      Report<Id::kInputWritten>(place.at, k.name, p.name);
+    if (place.through.isValid())
+      Report<Id::kInputWriteThroughCall>(place.through, p.name);
   }
 
   void CheckUnique(const clang::FunctionDecl* fd, const model::Kernel& k) {

@@ -4,6 +4,13 @@
 
 namespace kernelc::frontend {
 
+bool InUserCode(clang::SourceLocation loc, const clang::SourceManager& sm) {
+  if (loc.isInvalid()) return false;
+  const clang::SourceLocation at = sm.getFileLoc(loc);
+  if (sm.isInSystemHeader(at)) return false;
+  return !sm.getFilename(at).starts_with(kVirtualRoot);
+}
+
 std::vector<diag::SourceLoc> IncludeStack(const clang::PresumedLoc& p,
                                           const clang::SourceManager& sm) {
   std::vector<diag::SourceLoc> stack;

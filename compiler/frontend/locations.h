@@ -15,6 +15,15 @@
 
 namespace kernelc::frontend {
 
+// The in-memory directory that holds kernelc's own headers (kernelc.h, the
+// stand-ins of CUDA's) while the frontend reads a source.
+inline constexpr char kVirtualRoot[] = "/__kernelc__/";
+
+// Whether `loc` (its file location) is in the user's code: neither in a
+// system header (the CUDA toolkit's, the C++ library's) nor in kernelc's
+// own headers. Diagnostics about the user's code are placed there.
+bool InUserCode(clang::SourceLocation loc, const clang::SourceManager& sm);
+
 // Where a presumed location is.
 diag::SourceLoc PresumedSourceLoc(const clang::PresumedLoc& p);
 

@@ -1,6 +1,14 @@
 #include "compiler/model/json.h"
 
 #include <fmt/format.h>
+#include <llvm/ADT/SmallString.h>
+#include <llvm/ADT/StringRef.h>
+#include <llvm/Support/Path.h>
+
+#include <limits>
+#include <set>
+#include <utility>
+#include <variant>
 
 #include <algorithm>
 #include <cctype>
@@ -11,6 +19,10 @@ using diag::Id;
 using nlohmann::json;
 
 namespace {
+
+// A spec's ranks: -1 for a pointer (its shape gives the rank), else a
+// view's; more dimensions than any array has are an error.
+constexpr int64_t kMaxSpecRank = 64;
 
 json LocToJson(const SourceLoc& l) { return l.ToString(); }
 
@@ -101,17 +113,19 @@ json KernelToJson(const Kernel& k) {
   return j;
 }
 
-// Reads a JSON spec, reporting each structural problem with its JSON path.
+// Reads a JSON spec, reporting each structural problem at its place in the
+// spec, with its JSON path.
 class Reader {
  public:
-  Reader(const std::string& file, diag::DiagnosticEngine& diags)
-      : file_(file), diags_(diags) {}
+  Reader(const JsonPlaces& places, diag::DiagnosticEngine& diags)
+      : file_(places.file()), places_(places), diags_(diags) {}
 
-  // Reports diagnostic kId at the spec's file; its first argument is the
-  // JSON path of what is wrong.
+  SourceLoc At(const std::string& path) const { return places_.At(path); }
+
+  // Reports diagnostic kId at the value `at`.
   template <diag::Id kId, typename... Args>
-  void Fail(const Args&... args) {
-    diags_.Report<kId>(SourceLoc{file_, 0, 0}, args...);
+  void Fail(const std::string& at, const Args&... args) {
+    diags_.Report<kId>(At(at), args...);
   }
 
   const json* Field(const json& obj, const std::string& path, const char* key,
@@ -119,14 +133,14 @@ class Reader {
     auto it = obj.find(key);
     std::string p = fmt::format("{}.{}", path, key);
     if (it == obj.end()) {
-      if (required) Fail<Id::kSpecFieldMissing>(p);
+      if (required) Fail<Id::kSpecFieldMissing>(path, p);
       return nullptr;
     }
     bool ok =
         it->type() == type || (type == json::value_t::number_integer &&
                                it->type() == json::value_t::number_unsigned);
     if (!ok) {
-      Fail<Id::kSpecFieldType>(p, TypeName(type), it->type_name());
+      Fail<Id::kSpecFieldType>(p, p, TypeName(type), it->type_name());
       return nullptr;
     }
     return &*it;
@@ -143,32 +157,56 @@ class Reader {
     return j ? j->get<std::string>() : std::string();
   }
 
-  SourceLoc Loc(const json& obj, const std::string& path) {
-    SourceLoc l;
-    if (!obj.contains("loc")) {  // hand-written: point at the spec file
-      l.file = file_;
-      return l;
+  // An integer member from `min` to `max`; nullopt when it is missing or
+  // wrong (reported).
+  std::optional<int64_t> Integer(const json& j, const std::string& path,
+                                 int64_t min, int64_t max) {
+    if (!j.is_number_integer()) {
+      Fail<Id::kSpecExpectedInteger>(path, path);
+      return std::nullopt;
     }
-    std::string s = String(obj, path, "loc", /*required=*/false);
-    if (s.empty()) return l;
-    // "file:line:col"; the file part may itself contain ':'.
+    // An unsigned value above INT64_MAX is out of every range here.
+    if (j.is_number_unsigned() ? j.get<uint64_t>() > static_cast<uint64_t>(max)
+                               : (j.get<int64_t>() < min ||
+                                  j.get<int64_t>() > max)) {
+      Fail<Id::kSpecIntegerRange>(path, path, j.dump(), min, max);
+      return std::nullopt;
+    }
+    return j.get<int64_t>();
+  }
+
+  // The place given by member "loc" ("file:line:col", "file" or ""), whose
+  // file must be the spec or a source it names (checked once all kernels
+  // are read); without one, where `otherwise` is in the spec.
+  SourceLoc Loc(const json& obj, const std::string& path,
+                const std::string& otherwise) {
+    std::string s = obj.contains("loc")
+                        ? String(obj, path, "loc", /*required=*/false)
+                        : std::string();
+    if (s.empty()) return At(otherwise);
+    SourceLoc l{s, 0, 0};
+    // The file part may itself contain ':'.
     size_t c2 = s.rfind(':');
     size_t c1 = c2 == std::string::npos || c2 == 0 ? std::string::npos
                                                    : s.rfind(':', c2 - 1);
     if (c1 != std::string::npos) {
-      try {
-        l.file = s.substr(0, c1);
-        l.line = std::stoi(s.substr(c1 + 1, c2 - c1 - 1));
-        l.col = std::stoi(s.substr(c2 + 1));
-        return l;
-      } catch (const std::exception&) {
+      int line = 0, col = 0;
+      if (llvm::StringRef(s).substr(c1 + 1, c2 - c1 - 1).getAsInteger(10,
+                                                                      line) ||
+          llvm::StringRef(s).substr(c2 + 1).getAsInteger(10, col) ||
+          line < 1 || col < 1) {
+        Fail<Id::kSpecBadLoc>(path + ".loc", path + ".loc", s);
+        return At(otherwise);
       }
+      l = SourceLoc{s.substr(0, c1), line, col};
     }
-    l = SourceLoc{s, 0, 0};
+    l.file = Resolve(l.file);
+    locs_.push_back({l.file, path + ".loc"});
     return l;
   }
 
-  // A Text is {"text": ..., "loc": ...} or, in hand-written specs, a string.
+  // A Text is {"text": ..., "loc": ...} or, in hand-written specs, a string;
+  // without a "loc" it is where its text starts in the spec.
   std::optional<Text> OptText(const json& obj, const std::string& path,
                               const char* key) {
     auto it = obj.find(key);
@@ -178,46 +216,47 @@ class Reader {
   }
 
   std::optional<Text> ToText(const json& j, const std::string& p) {
-    if (j.is_string()) return Text{j.get<std::string>(), SourceLoc{file_}};
+    if (j.is_string()) return Text{j.get<std::string>(), At(p).Shifted(1)};
     if (!j.is_object()) {
-      Fail<Id::kSpecTextType>(p, j.type_name());
+      Fail<Id::kSpecTextType>(p, p, j.type_name());
       return std::nullopt;
     }
     Text t;
     t.text = String(j, p, "text");
-    t.loc = Loc(j, p);
+    t.loc = Loc(j, p, p + ".text").Shifted(j.contains("loc") ? 0 : 1);
     return t;
   }
 
   std::optional<Param> ReadParam(const json& j, const std::string& path) {
     if (!j.is_object()) {
-      Fail<Id::kSpecExpectedObject>(path);
+      Fail<Id::kSpecExpectedObject>(path, path);
       return std::nullopt;
     }
     Param p;
     p.name = String(j, path, "name");
-    p.loc = Loc(j, path);
+    p.loc = Loc(j, path, path + ".name");
     std::string role = String(j, path, "role");
     if (auto r = RoleFromName(role)) {
       p.role = *r;
     } else if (!role.empty()) {
-      Fail<Id::kSpecUnknownRole>(path + ".role", role);
+      Fail<Id::kSpecUnknownRole>(path + ".role", path + ".role", role);
     }
     std::string dtype = String(j, path, "dtype");
     if (auto d = DTypeFromName(dtype)) {
       p.dtype = *d;
     } else if (!dtype.empty()) {
-      Fail<Id::kSpecUnknownDtype>(path + ".dtype", dtype);
+      Fail<Id::kSpecUnknownDtype>(path + ".dtype", path + ".dtype", dtype);
     }
     std::string access = String(j, path, "access", /*required=*/false);
     if (access == "view") {
       p.access = Access::kView;
     } else if (!access.empty() && access != "pointer") {
-      Fail<Id::kSpecUnknownAccess>(path + ".access", access);
+      Fail<Id::kSpecUnknownAccess>(path + ".access", path + ".access", access);
     }
-    if (const json* r =
-            Field(j, path, "rank", json::value_t::number_integer, false))
-      p.rank = r->get<int>();
+    if (auto it = j.find("rank"); it != j.end()) {
+      if (auto r = Integer(*it, path + ".rank", -1, kMaxSpecRank))
+        p.rank = static_cast<int>(*r);
+    }
     p.shape = OptText(j, path, "shape");
     p.init = OptText(j, path, "init");
     p.derived = OptText(j, path, "derived");
@@ -232,28 +271,28 @@ class Reader {
   std::optional<ExternShared> ReadExternShared(const json& j,
                                                const std::string& path) {
     if (!j.is_object()) {
-      Fail<Id::kSpecExpectedObject>(path);
+      Fail<Id::kSpecExpectedObject>(path, path);
       return std::nullopt;
     }
     ExternShared e;
     const int errors = diags_.error_count();
     e.name = String(j, path, "name");
     if (!e.name.empty() && !IsIdentifier(e.name))
-      Fail<Id::kSpecNotIdentifier>(path + ".name", e.name);
+      Fail<Id::kSpecNotIdentifier>(path + ".name", path + ".name", e.name);
     e.type = String(j, path, "type");
     if (!e.type.empty() && !IsTypeName(e.type))
-      Fail<Id::kSpecNotTypeName>(path + ".type", e.type);
+      Fail<Id::kSpecNotTypeName>(path + ".type", path + ".type", e.type);
     if (const json* ns =
             Field(j, path, "namespaces", json::value_t::array, false)) {
       for (size_t i = 0; i < ns->size(); ++i) {
         const std::string p = fmt::format("{}.namespaces[{}]", path, i);
         if (!(*ns)[i].is_string()) {
-          Fail<Id::kSpecExpectedString>(p);
+          Fail<Id::kSpecExpectedString>(p, p);
           continue;
         }
         e.namespaces.push_back((*ns)[i].get<std::string>());
         if (!e.namespaces.back().empty() && !IsIdentifier(e.namespaces.back()))
-          Fail<Id::kSpecNotIdentifier>(p, e.namespaces.back());
+          Fail<Id::kSpecNotIdentifier>(p, p, e.namespaces.back());
       }
     }
     if (diags_.error_count() > errors) return std::nullopt;
@@ -262,27 +301,27 @@ class Reader {
 
   std::optional<Kernel> ReadKernel(const json& j, const std::string& path) {
     if (!j.is_object()) {
-      Fail<Id::kSpecExpectedObject>(path);
+      Fail<Id::kSpecExpectedObject>(path, path);
       return std::nullopt;
     }
     Kernel k;
     k.name = String(j, path, "name");
-    k.loc = Loc(j, path);
-    k.source = String(j, path, "source", /*required=*/false);
-    if (k.source.empty()) k.source = file_;
+    k.loc = Loc(j, path, path + ".name");
+    // A relative source is in the spec's directory.
+    k.source = String(j, path, "source");
+    if (!k.source.empty()) k.source = Resolve(k.source);
     std::string kind = String(j, path, "kind");
     if (kind == "host") {
       k.kind = KernelKind::kHost;
     } else if (!kind.empty() && kind != "global") {
-      Fail<Id::kSpecUnknownKind>(path + ".kind", kind);
+      Fail<Id::kSpecUnknownKind>(path + ".kind", path + ".kind", kind);
     }
     if (const json* g = Field(j, path, "grid", json::value_t::array, false)) {
       for (size_t i = 0; i < g->size(); ++i)
         if (auto t = ToText((*g)[i], fmt::format("{}.grid[{}]", path, i)))
           k.grid.push_back(*t);
     }
-    if (j.contains("shared_bytes"))
-      k.shared_bytes = ToText(j["shared_bytes"], path + ".shared_bytes");
+    k.shared_bytes = OptText(j, path, "shared_bytes");
     k.vjp = OptText(j, path, "vjp");
     k.jvp = OptText(j, path, "jvp");
     k.elementwise = Flag(j, path, "elementwise");
@@ -292,7 +331,7 @@ class Reader {
       std::string p = path + ".instantiation";
       Instantiation inst;
       inst.op = String(*in, p, "op");
-      inst.loc = Loc(*in, p);
+      inst.loc = Loc(*in, p, p + ".op");
       if (const json* v =
               Field(*in, p, "variant", json::value_t::number_integer, true))
         inst.variant = v->get<int>();
@@ -301,8 +340,10 @@ class Reader {
           if ((*a)[i].is_string())
             inst.args.push_back((*a)[i].get<std::string>());
           else
-            Fail<Id::kSpecFieldType>(fmt::format("{}.args[{}]", p, i),
-                                     "a string", (*a)[i].type_name());
+          {
+            const std::string at = fmt::format("{}.args[{}]", p, i);
+            Fail<Id::kSpecFieldType>(at, at, "a string", (*a)[i].type_name());
+          }
         }
       }
       k.instantiation = std::move(inst);
@@ -311,8 +352,8 @@ class Reader {
             Field(j, path, "constants", json::value_t::object, false)) {
       for (const auto& [name, value] : c->items()) {
         if (!value.is_number_integer()) {
-          Fail<Id::kSpecExpectedInteger>(
-              fmt::format("{}.constants.{}", path, name));
+          const std::string at = fmt::format("{}.constants.{}", path, name);
+          Fail<Id::kSpecExpectedInteger>(at, at);
           continue;
         }
         k.constants.push_back({name, value.get<int64_t>()});
@@ -326,11 +367,11 @@ class Reader {
     }
     if (const json* b = Field(j, path, "block", json::value_t::array, false)) {
       for (size_t i = 0; i < b->size(); ++i) {
-        if (!(*b)[i].is_number_integer()) {
-          Fail<Id::kSpecExpectedInteger>(fmt::format("{}.block[{}]", path, i));
-          continue;
-        }
-        k.block.push_back((*b)[i].get<int64_t>());
+        // Sema checks the limits of a block; this only keeps the number.
+        if (auto v = Integer((*b)[i], fmt::format("{}.block[{}]", path, i),
+                             std::numeric_limits<int64_t>::min(),
+                             std::numeric_limits<int64_t>::max()))
+          k.block.push_back(*v);
       }
     }
     if (const json* f =
@@ -338,11 +379,11 @@ class Reader {
       for (size_t i = 0; i < f->size(); ++i) {
         std::string p = fmt::format("{}.block_features[{}]", path, i);
         if (!(*f)[i].is_object()) {
-          Fail<Id::kSpecExpectedObject>(p);
+          Fail<Id::kSpecExpectedObject>(p, p);
           continue;
         }
         k.block_features.push_back(
-            {String((*f)[i], p, "what"), Loc((*f)[i], p)});
+            {String((*f)[i], p, "what"), Loc((*f)[i], p, p + ".what")});
       }
     }
     if (const json* e =
@@ -364,6 +405,16 @@ class Reader {
     return k;
   }
 
+  // Every "loc" names the spec or a source that one of `kernels` names: a
+  // spec cannot make a diagnostic quote another file.
+  void CheckLocs(const std::vector<Kernel>& kernels) {
+    std::set<std::string> own = {Normal(file_)};
+    for (const Kernel& k : kernels) own.insert(Normal(k.source));
+    for (const auto& [loc_file, path] : locs_)
+      if (!own.count(Normal(loc_file)))
+        Fail<Id::kSpecLocOutside>(path, path, loc_file);
+  }
+
  private:
   static const char* TypeName(json::value_t t) {
     switch (t) {
@@ -375,13 +426,34 @@ class Reader {
         return "an object";
       case json::value_t::number_integer:
         return "an integer";
+      case json::value_t::boolean:
+        return "true or false";
       default:
         return "a value";
     }
   }
 
+  // `path` as the spec means it: relative to the spec's directory.
+  std::string Resolve(const std::string& path) const {
+    llvm::StringRef dir = llvm::sys::path::parent_path(file_);
+    if (path.empty() || dir.empty() || llvm::sys::path::is_absolute(path))
+      return path;
+    llvm::SmallString<256> joined(dir);
+    llvm::sys::path::append(joined, path);
+    return std::string(joined);
+  }
+
+  static std::string Normal(const std::string& path) {
+    llvm::SmallString<256> p(path);
+    llvm::sys::path::remove_dots(p, /*remove_dot_dot=*/true);
+    return std::string(p);
+  }
+
   const std::string& file_;
+  const JsonPlaces& places_;
   diag::DiagnosticEngine& diags_;
+  // Each "loc" read: its file, and the JSON path of the "loc".
+  std::vector<std::pair<std::string, std::string>> locs_;
 };
 
 }  // namespace
@@ -398,23 +470,23 @@ std::string ToCanonicalJson(const Module& m) {
 }
 
 Result<Module> FromJson(std::string_view text, const std::string& file,
-                        diag::DiagnosticEngine& diags) {
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) {
-    // Re-parse with exceptions for the position of the syntax error.
-    try {
-      (void)json::parse(text);
-    } catch (const json::parse_error& e) {
-      diags.Report<Id::kSpecInvalidJson>(SourceLoc{file, 0, 0}, e.byte,
-                                         e.what());
-      return Error::Reported();
-    }
+                        diag::DiagnosticEngine& diags, JsonPlaces* places) {
+  JsonPositions positions;
+  std::variant<json, JsonSyntaxError> parsed = ParseJson(text, &positions);
+  if (auto* e = std::get_if<JsonSyntaxError>(&parsed)) {
+    auto [line, col] = LineMap(text).At(e->offset);
+    diags.Report<Id::kSpecInvalidJson>(SourceLoc{file, line, col}, e->message);
+    return Error::Reported();
   }
+  JsonPlaces local;
+  JsonPlaces& where = places ? *places : local;
+  where = JsonPlaces(file, text, std::move(positions));
+  const json& j = std::get<json>(parsed);
   int errors_before = diags.error_count();
-  Reader r(file, diags);
+  Reader r(where, diags);
   Module m;
   if (!j.is_object()) {
-    r.Fail<Id::kSpecNotAnObject>();
+    r.Fail<Id::kSpecNotAnObject>("$");
     return Error::Reported();
   }
   if (const json* ks = r.Field(j, "$", "kernels", json::value_t::array, true)) {
@@ -422,6 +494,7 @@ Result<Module> FromJson(std::string_view text, const std::string& file,
       if (auto k = r.ReadKernel((*ks)[i], fmt::format("$.kernels[{}]", i)))
         m.kernels.push_back(std::move(*k));
   }
+  r.CheckLocs(m.kernels);
   if (const json* s = r.Field(j, "$", "sources", json::value_t::array, false)) {
     for (const json& e : *s)
       if (e.is_string()) m.sources.push_back(e.get<std::string>());

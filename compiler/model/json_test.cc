@@ -1,6 +1,8 @@
 #include "compiler/model/json.h"
 
 #include <catch2/catch.hpp>
+#include <string>
+#include <vector>
 
 namespace kernelc::model {
 namespace {
@@ -36,6 +38,7 @@ Module SampleModule() {
   a.loc = {"saxpy.cu", 5, 9};
   Param n{"n", Role::kDerived, DType::kI64};
   n.derived = Text{"x.size", {"saxpy.cu", 6, 12}};
+  n.loc = {"saxpy.cu", 6, 30};
   Param out{"out",
             Role::kOut,
             DType::kBF16,
@@ -99,48 +102,62 @@ TEST_CASE("canonical JSON has sorted keys and declaration-ordered lists") {
   CHECK(text.back() == '\n');
 }
 
+// The messages of `diags`, each after its location.
+std::vector<std::string> Located(const diag::DiagnosticEngine& diags) {
+  std::vector<std::string> got;
+  for (const auto& d : diags.diagnostics())
+    got.push_back(d.loc.ToString() + ": " + d.message);
+  return got;
+}
+
 TEST_CASE("hand-written specs may give texts as plain strings") {
   diag::DiagnosticEngine diags;
   Result<Module> m = FromJson(R"({"kernels": [{"name": "k", "kind": "global",
-      "grid": ["n"], "params": [{"name": "x", "role": "in",
-      "dtype": "int32", "shape": "n"}]}]})",
-                              "k.json", diags);
+"source": "k.cu", "grid": ["n"], "params": [{"name": "x", "role": "in",
+"dtype": "int32", "shape": "n"}]}]})",
+                              "dir/k.json", diags);
   REQUIRE(m.ok());
   const Kernel& k = m.value().kernels[0];
   CHECK(k.grid[0].text == "n");
-  CHECK(k.grid[0].loc.ToString() == "k.json");
+  // Where each is in the spec: a text at its first character, inside the
+  // quotes; a kernel and a parameter at their names.
+  CHECK(k.grid[0].loc.ToString() == "dir/k.json:2:29");
+  CHECK(k.loc.ToString() == "dir/k.json:1:23");
+  CHECK(k.params[0].loc.ToString() == "dir/k.json:2:54");
   CHECK(k.params[0].shape->text == "n");
+  CHECK(k.params[0].shape->loc.ToString() == "dir/k.json:3:29");
   CHECK(k.params[0].dtype == DType::kI32);
-  CHECK(k.source == "k.json");
-  CHECK(m.value().sources == std::vector<std::string>{"k.json"});
+  // The source is in the spec's directory.
+  CHECK(k.source == "dir/k.cu");
+  CHECK(m.value().sources == std::vector<std::string>{"dir/k.json"});
 }
 
-TEST_CASE("structural errors name the JSON path") {
+TEST_CASE("structural errors are located and name the JSON path") {
   diag::DiagnosticEngine diags;
   Result<Module> m = FromJson(R"({"kernels": [{"name": "k", "kind": "gpu",
-      "params": [{"name": "x", "role": "input", "dtype": "float128"},
-                 {"role": "in", "dtype": "float32", "rank": "2"}]}]})",
+"source": "k.cu",
+"params": [{"name": "x", "role": "input", "dtype": "float128"},
+           {"role": "in", "dtype": "float32", "rank": "2"}]}]})",
                               "k.json", diags);
   REQUIRE_FALSE(m.ok());
   CHECK(m.error().kind == ErrorKind::kReported);
-  std::vector<std::string> got;
-  for (const auto& d : diags.diagnostics()) got.push_back(d.message);
-  CHECK(got == std::vector<std::string>{
-                   "$.kernels[0].kind: unknown kind 'gpu' (expected global or "
-                   "host)",
-                   "$.kernels[0].params[0].role: unknown role 'input' "
-                   "(expected in, inmut, out, scalar or derived)",
-                   "$.kernels[0].params[0].dtype: unknown dtype 'float128'",
-                   "$.kernels[0].params[1].name: missing",
-                   "$.kernels[0].params[1].rank: expected an integer, got "
-                   "string",
-               });
+  CHECK(Located(diags) ==
+        std::vector<std::string>{
+            "k.json:1:36: $.kernels[0].kind: unknown kind 'gpu' (expected "
+            "global or host)",
+            "k.json:3:34: $.kernels[0].params[0].role: unknown role 'input' "
+            "(expected in, inmut, out, scalar or derived)",
+            "k.json:3:52: $.kernels[0].params[0].dtype: unknown dtype "
+            "'float128'",
+            "k.json:4:12: $.kernels[0].params[1].name: missing",
+            "k.json:4:55: $.kernels[0].params[1].rank: expected an integer",
+        });
 }
 
 TEST_CASE("a spec's extern __shared__ arrays come out sorted, once each") {
   diag::DiagnosticEngine diags;
   Result<Module> m = FromJson(R"({"kernels": [{"name": "k", "kind": "global",
-      "grid": ["n"], "params": [], "extern_shared": [
+      "source": "k.cu", "grid": ["n"], "params": [], "extern_shared": [
         {"name": "b", "type": "double"},
         {"name": "a", "namespaces": ["ops"], "type": "float"},
         {"name": "b", "type": "double"}]}]})",
@@ -157,7 +174,7 @@ TEST_CASE("a spec's extern __shared__ arrays come out sorted, once each") {
 TEST_CASE("a spec's extern __shared__ names are C++ names") {
   diag::DiagnosticEngine diags;
   Result<Module> m = FromJson(R"({"kernels": [{"name": "k", "kind": "global",
-      "grid": ["n"], "params": [], "extern_shared": [
+      "source": "k.cu", "grid": ["n"], "params": [], "extern_shared": [
         {"name": "1x", "namespaces": ["a-b"], "type": "float; int y"},
         {"type": "float"}, 3]}]})",
                               "k.json", diags);
@@ -176,14 +193,77 @@ TEST_CASE("a spec's extern __shared__ names are C++ names") {
                });
 }
 
-TEST_CASE("invalid JSON is reported with the byte position") {
+TEST_CASE("invalid JSON is reported at its line and column") {
   diag::DiagnosticEngine diags;
-  Result<Module> m = FromJson("{\"kernels\": [", "bad.json", diags);
+  Result<Module> m = FromJson("{\"kernels\": [\n  {\"name\": tru}]}",
+                              "bad.json", diags);
   REQUIRE_FALSE(m.ok());
   CHECK(m.error().kind == ErrorKind::kReported);
   REQUIRE(diags.error_count() == 1);
-  CHECK(diags.diagnostics()[0].message.rfind("invalid JSON at byte 14", 0) ==
+  CHECK(diags.diagnostics()[0].loc.ToString() == "bad.json:2:12");
+  CHECK(diags.diagnostics()[0].message.rfind("invalid JSON: syntax error", 0) ==
         0);
+
+  diag::DiagnosticEngine end;
+  REQUIRE_FALSE(FromJson("{\"kernels\": [", "bad.json", end).ok());
+  CHECK(Located(end)[0].rfind("bad.json:1:14: invalid JSON: ", 0) == 0);
+  diag::DiagnosticEngine comma;
+  REQUIRE_FALSE(FromJson("[1,,2]", "bad.json", comma).ok());
+  CHECK(Located(comma)[0].rfind("bad.json:1:4: invalid JSON: ", 0) == 0);
+}
+
+TEST_CASE("numbers out of range and deep nesting are user errors") {
+  diag::DiagnosticEngine overflow;
+  REQUIRE_FALSE(
+      FromJson("{\"kernels\": [], \"x\": 1e400}", "s.json", overflow).ok());
+  CHECK(Located(overflow) ==
+        std::vector<std::string>{
+            "s.json:1:22: invalid JSON: number overflow parsing '1e400'"});
+
+  diag::DiagnosticEngine rank;
+  REQUIRE_FALSE(FromJson(R"({"kernels": [{"name": "k", "kind": "global",
+"source": "k.cu", "block": [18446744073709551615],
+"params": [{"name": "x", "role": "in", "dtype": "int8", "rank": 4294967297}]}]})",
+                         "s.json", rank)
+                    .ok());
+  CHECK(Located(rank) ==
+        std::vector<std::string>{
+            "s.json:2:29: $.kernels[0].block[0]: 18446744073709551615 is out "
+            "of range: expected an integer from -9223372036854775808 to "
+            "9223372036854775807",
+            "s.json:3:65: $.kernels[0].params[0].rank: 4294967297 is out of "
+            "range: expected an integer from -1 to 64",
+        });
+
+  diag::DiagnosticEngine deep;
+  std::string nested = std::string(100, '[') + std::string(100, ']');
+  REQUIRE_FALSE(FromJson(nested, "s.json", deep).ok());
+  CHECK(Located(deep) ==
+        std::vector<std::string>{"s.json:1:65: invalid JSON: objects and "
+                                 "arrays nest deeper than 64"});
+}
+
+TEST_CASE("a spec's locations point only into its own files") {
+  diag::DiagnosticEngine diags;
+  Result<Module> m = FromJson(R"({"kernels": [{"name": "k", "kind": "host",
+"source": "k.cu", "loc": "k.cu:3:6", "params": [
+{"name": "x", "role": "in", "dtype": "int8", "shape": "n",
+ "loc": "/etc/passwd:1:1"},
+{"name": "y", "role": "out", "dtype": "int8",
+ "shape": {"text": "n", "loc": "s.json"}},
+{"name": "z", "role": "out", "dtype": "int8", "shape": "n", "loc": "k.cu:x:1"}
+]}]})",
+                              "s.json", diags);
+  REQUIRE_FALSE(m.ok());
+  CHECK(Located(diags) ==
+        std::vector<std::string>{
+            "s.json:7:68: $.kernels[0].params[2].loc: 'k.cu:x:1' is not a "
+            "location: \"file:line:col\" with a line and column from 1, "
+            "\"file\" or \"\"",
+            "s.json:4:9: $.kernels[0].params[0].loc: '/etc/passwd' is neither "
+            "this spec nor a source that it names; a spec's locations point "
+            "into its own files",
+        });
 }
 
 TEST_CASE("dtype names and properties") {

@@ -381,6 +381,15 @@ class KernelAnalyzer {
         return false;
       }
     }
+    // The generated code would fail at every call: a build-time error.
+    if (std::optional<expr::ConstantFault> f = expr::FindConstantFault(e)) {
+      Error<Id::kExpressionAlwaysFails>(
+          loc.Shifted(f->begin), what, f->text,
+          f->fault == kc::arith::Fault::kDivisionByZero
+              ? "division by zero"
+              : "the result does not fit int64");
+      return false;
+    }
     if (inputs_only) {
       for (const std::string& n : expr::NamesUsed(e)) {
         int i = IndexOf(n);

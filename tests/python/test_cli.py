@@ -41,13 +41,44 @@ def test_version_and_help():
      "kernelc: error: '2bad' is not a valid Python package name: use --name"),
     (["build", str(EXAMPLES / "saxpy.cu"), "-o", "x", "--target", "tpu"],
      "kernelc: error: unknown target 'tpu' (expected cpu or cuda)"),
-    (["build", str(EXAMPLES / "saxpy.cu")], "-o is required"),
-    (["frobnicate"], "frobnicate"),
+    (["build", str(EXAMPLES / "saxpy.cu")],
+     "kernelc: error: -o is required; see --help"),
+    (["build", "-o", "x"], "kernelc: error: SRC is required; see --help"),
+    (["frobnicate"], "kernelc: error: unknown command 'frobnicate'"),
+    (["build", str(EXAMPLES / "saxpy.cu"), "-o", "x", "--name", ""],
+     "kernelc: error: --name is empty: give the package a name, or leave "
+     "--name out to name it after the first source"),
+    (["build", str(EXAMPLES / "saxpy.cu"), "-o", "x", "--name", "os"],
+     "kernelc: error: package name 'os' is the name of a module of Python's "
+     "standard library (Python "),
+    (["build", str(EXAMPLES / "saxpy.cu"), "-o", "x", "--name", "jax"],
+     "kernelc: error: package name 'jax' is the name of 'jax', which a JAX "
+     "program imports: importing one would find the other; choose another "
+     "with --name (e.g. --name jax_ops)"),
+    (["build", "saxpy.txt", "-o", "x"],
+     "kernelc: error: 'saxpy.txt' is not a kernel source: kernelc reads "
+     "annotated .cu and .cc sources, and JSON specs (.json)"),
 ])
 def test_usage_errors_exit_1(tmp_path, args, message):
     r = run_kernelc(*args, cwd=tmp_path)
     assert r.returncode == 1, r.stderr
-    assert message in r.stderr + r.stdout
+    assert message in r.stderr
+    # Every line kernelc writes for a usage error is a diagnostic.
+    assert all(line.startswith("kernelc: error: ")
+               for line in r.stderr.splitlines()), r.stderr
+
+
+def test_package_names_that_shadow_modules_are_refused(tmp_path):
+    # The standard library's list comes from the Python that built kernelc:
+    # every module this Python lists is refused, whatever it is.
+    for name in sorted(sys.stdlib_module_names)[::25] + ["numpy", "scipy"]:
+        if not name.isidentifier() or name.startswith("_"):
+            continue
+        r = run_kernelc("build", str(EXAMPLES / "saxpy.cu"), "-o", "x",
+                        "--name", name, cwd=tmp_path)
+        assert r.returncode == 1, name
+        assert f"package name '{name}' is the name of" in r.stderr
+    assert not (tmp_path / "x").exists()
 
 
 def test_toolchain_failure_exits_2(tmp_path):

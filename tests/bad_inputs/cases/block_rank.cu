@@ -1,0 +1,4 @@
+#include <kernelc.h>
+
+KC_GRID("x.size") KC_BLOCK(32, 4)
+__global__ void k(KC_IN("n") const float* x, KC_OUT("x") float* y) {}

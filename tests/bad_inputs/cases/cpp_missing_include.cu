@@ -1,0 +1,5 @@
+#include <kernelc.h>
+
+#include "no_such_header.h"
+KC_GRID("x.size")
+__global__ void k(KC_IN("n") const float* x, KC_OUT("x") float* y) {}

@@ -1,0 +1,2 @@
+#include <kernelc.h>
+

@@ -1,0 +1,3 @@
+#include <kernelc.h>
+
+KC_KERNEL void k(KC_IN("n") const float* x, int64_t n) {}

@@ -1,0 +1,7 @@
+#include <kernelc.h>
+
+KC_GRID("x.size")
+__global__ void k(KC_IN("n") float* x, KC_OUT("x") float* y) {
+  float* p = x + 4;
+  p[0] = 0.0f;
+}

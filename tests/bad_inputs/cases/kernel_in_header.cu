@@ -1,0 +1,1 @@
+#include "src/header_kernels.cuh"

@@ -1,0 +1,3 @@
+#include <kernelc.h>
+
+__global__ void k(const float* x, float* y) {}

@@ -1,0 +1,4 @@
+#include <kernelc.h>
+
+KC_GRID("x.size")
+__global__ void k(KC_IN("n") const float* x, KC_OUT("x") const float* y) {}

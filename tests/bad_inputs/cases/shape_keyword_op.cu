@@ -1,0 +1,5 @@
+#include <kernelc.h>
+
+KC_GRID("out.size")
+__global__ void k(KC_IN("n and m") const float* x,
+                  KC_OUT("x") float* out) {}
