@@ -19,6 +19,7 @@ sys.path.insert(0, sys.argv[1] if len(sys.argv) > 1 else "out/examples")
 import histogram  # noqa: E402
 import matmul  # noqa: E402
 import polar  # noqa: E402
+import rms_norm  # noqa: E402
 import saxpy  # noqa: E402
 import softmax  # noqa: E402
 
@@ -79,6 +80,17 @@ def main():
     ok &= show("softmax (jit)", jax.jit(softmax.softmax)(rows), want)
     ok &= show("softmax (vmap)", jax.vmap(softmax.softmax)(rows.reshape(4, 16, 1000)),
                want.reshape(4, 16, 1000))
+
+    # JAX's GPU tutorial's RMS norm (NVIDIA Apex's kernels): forward with
+    # each row's 1 / rms, and its gradient from the one backward kernel.
+    gamma = rng.uniform(0.5, 1.5, 1000).astype(np.float32)
+    inv = 1 / np.sqrt((rows * rows).mean(axis=1) + 1e-5)
+    out, invvar = jax.jit(lambda x, g: rms_norm.cuApplyRMSNorm(x, 1e-5, g))(rows, gamma)
+    ok &= show("rms_norm (jit)", out, rows * inv[:, None] * gamma)
+    ok &= show("rms_norm invvar (jit)", invvar, inv)
+    # d/dgamma of sum(out) is the column sum of x * invvar.
+    dgamma = jax.jit(jax.grad(lambda g: jnp.sum(rms_norm.cuApplyRMSNorm(rows, 1e-5, g)[0])))(gamma)
+    ok &= show("rms_norm grad gamma (jit)", dgamma, (rows * inv[:, None]).sum(axis=0))
 
     print("all results match NumPy" if ok else "MISMATCH")
     return 0 if ok else 1
