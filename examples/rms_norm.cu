@@ -757,9 +757,10 @@ cuComputeGradInput(const V *__restrict__ dout, const T *__restrict__ input,
 // runs with one part (gridDim.y is 1): a block per 32 columns sums every
 // row of its columns, no block needs another's result, and summing the
 // parts (cuComputeGradGammaBeta) is the cast to V. d_x is
-// cuComputeGradInput in the blocks of the first column tile, which stride
-// over the rows (gridDim.y rows at a time, here 1). Not parallel along n1:
-// d_gamma sums over every row.
+// cuComputeGradInput in the first block, which strides over the rows
+// (gridDim.y rows at a time, here 1): on a GPU, one block where the
+// tutorial launches one per row. Not parallel along n1: d_gamma sums over
+// every row.
 //
 // invvar is an output of the forward op here (a residual the tutorial
 // keeps to itself), so a loss may read it: its cotangent adds
