@@ -1,10 +1,12 @@
 """Block-level CUDA kernels on the CPU target (the block executor): the
 battery of runtime/testdata behind annotated kernels (block_kernels.cu),
-and kernels of NVIDIA's CUDA samples, llm.c and JAX's GPU tutorial as
-those projects write them (corpus/), each against NumPy eagerly, under
-jax.jit and under jax.vmap, in float32 and float64 (and 16-bit floats
-where the kernel computes in float); then what a kernel's misuse of the
-block gives, and calls from several Python threads at once."""
+each against NumPy eagerly, under jax.jit and under jax.vmap, in float32
+and float64 (and 16-bit floats where the kernel computes in float); then
+what a kernel's misuse of the block gives, and calls from several Python
+threads at once. Public kernels as their projects write them (NVIDIA's CUDA
+samples, llm.c) are tests/corpus (test_corpus.py, which uses the helpers
+here); JAX's GPU tutorial's RMS norm is examples/rms_norm.cu
+(test_rms_norm.py)."""
 
 import concurrent.futures
 import importlib
@@ -18,9 +20,7 @@ import pytest
 from conftest import ROOT, run_kernelc
 
 HERE = ROOT / "tests" / "python"
-SOURCES = [HERE / "block_kernels.cu", HERE / "corpus" / "cuda_samples_kernels.cu",
-           HERE / "corpus" / "llm_c_kernels.cu",
-           HERE / "corpus" / "jax_docs_kernels.cu"]
+SOURCES = [HERE / "block_kernels.cu"]
 
 DTYPES = {"f32": np.float32, "f64": np.float64, "f16": np.float16,
           "bf16": ml_dtypes.bfloat16, "i32": np.int32}
@@ -90,24 +90,12 @@ def block_sums(x, blocks, chunk):
 
 @pytest.mark.parametrize("kind", ["f32", "f64"])
 @pytest.mark.parametrize("name, chunk", [("reduce_tree", 256), ("reduce_shuffle", 192),
-                                         ("reduce_samples", 256), ("cg_reduce", 256)])
+                                         ("reduce_samples", 256)])
 def test_block_reductions(ops, kind, name, chunk):
     blocks = 24
     inputs = [(random(100003, kind, seed),) for seed in range(3)]
     three_ways(getattr(ops, f"{name}_{kind}"), lambda x: block_sums(x, blocks, chunk),
                inputs, kind, static=(blocks,), tol=SUM_TOLERANCE[kind])
-
-
-@pytest.mark.parametrize("kind", ["f32", "f64"])
-def test_reduce4_of_the_cuda_samples(ops, kind):
-    # Two elements per thread: block b sums elements [256 b, 256 b + 256).
-    inputs = [(random(5000, kind, s),) for s in range(3)]
-    three_ways(getattr(ops, f"reduce4_{kind}"),
-               lambda x: block_sums(x, -(-x.size // 256), 256), inputs, kind,
-               tol=SUM_TOLERANCE[kind])
-    x = random(300, kind, 1)   # a block's second half past the end
-    close(getattr(ops, f"reduce4_{kind}")(x), block_sums(x, 2, 256), kind,
-          SUM_TOLERANCE[kind])
 
 
 # --- scans ------------------------------------------------------------------------
@@ -130,19 +118,6 @@ def test_warp_and_block_scans(ops, kind):
                inputs, kind)
 
 
-def test_shfl_scan_of_the_cuda_samples(ops):
-    # The samples' three launches: a scan of each block of 256 and its total,
-    # a scan of the totals, and their sums added to the blocks after the
-    # first: all of x's prefix sums.
-    def scan(x):
-        data, totals = ops.shfl_scan(x)
-        totals, _ = ops.shfl_scan(totals)
-        return ops.shfl_scan_add(data, totals)
-
-    inputs = [(rng(s).integers(-100, 100, 256 * 256).astype(np.int32),) for s in range(2)]
-    three_ways(scan, lambda x: np.cumsum(x), inputs, "i32")
-
-
 # --- matrices -----------------------------------------------------------------------
 
 @pytest.mark.parametrize("kind", ["f32", "f64"])
@@ -152,20 +127,10 @@ def test_tiled_matmul(ops, kind):
                lambda a, b: a.astype(np.float64) @ b.astype(np.float64), inputs, kind)
 
 
-def test_matrix_mul_of_the_cuda_samples(ops):
-    inputs = [(random((48, 64), "f32", s), random((64, 32), "f32", s + 5)) for s in range(3)]
-    three_ways(ops.matrix_mul, lambda a, b: a.astype(np.float64) @ b, inputs, "f32")
-
-
 @pytest.mark.parametrize("kind", ["f32", "f64", "f16"])
 def test_shared_memory_transpose(ops, kind):
     inputs = [(random((70, 101), kind, s),) for s in range(3)]
     three_ways(getattr(ops, f"transpose_{kind}"), lambda x: x.T, inputs, kind)
-
-
-def test_transpose_of_the_cuda_samples(ops):
-    inputs = [(random((64, 96), "f32", s),) for s in range(3)]
-    three_ways(ops.transpose_tiles, lambda x: x.T, inputs, "f32")
 
 
 # --- rows: softmax and layernorm -----------------------------------------------------
@@ -180,13 +145,6 @@ def softmax(x):
 def test_softmax_rows(ops, kind):
     inputs = [(random((29, 300), kind, s, -4, 4),) for s in range(3)]
     three_ways(getattr(ops, f"softmax_{kind}"), softmax, inputs, kind)
-
-
-@pytest.mark.parametrize("cols", [64, 300, 1000])
-def test_softmax_of_llm_c(ops, cols):
-    # Kernel 7: with 64 columns, half the block returns before its barriers.
-    inputs = [(random((17, cols), "f32", s, -4, 4),) for s in range(3)]
-    three_ways(ops.softmax_forward, softmax, inputs, "f32")
 
 
 def layernorm(x, weight, bias, eps):
@@ -204,48 +162,12 @@ def test_layernorm_rows(ops, kind):
                lambda x, w, b: layernorm(x, w, b, 1e-5), inputs, kind, static=(1e-5,))
 
 
-def test_layernorm_of_llm_c(ops):
-    inputs = [(random((19, 200), "f32", s, -3, 3), random(200, "f32", s + 5),
-               random(200, "f32", s + 9)) for s in range(3)]
-    three_ways(ops.layernorm_forward, lambda x, w, b: layernorm(x, w, b, 1e-5), inputs,
-               "f32")
-
-
-def rms_norm(x, weight, eps):
-    x = np.asarray(x, np.float64)
-    invvar = 1 / np.sqrt((x * x).mean(axis=-1) + eps)
-    return x * invvar[:, None] * np.asarray(weight, np.float64), invvar
-
-
-@pytest.mark.parametrize("kind", ["f32", "f64", "f16"])
-@pytest.mark.parametrize("cols", [300, 301])
-def test_rms_norm_of_the_jax_tutorial(ops, kind, cols):
-    # An odd row length puts every other row of half floats off the 4-byte
-    # alignment that the kernel's __half2 loads need: it takes the first
-    # element alone.
-    inputs = [(random((13, cols), kind, s, -3, 3), random(cols, kind, s + 5))
-              for s in range(3)]
-    three_ways(getattr(ops, f"rms_norm_{kind}"), lambda x, w: rms_norm(x, w, 1e-5), inputs,
-               kind, static=(1e-5,))
-
-
 # --- atomics in shared memory: histograms ---------------------------------------------
 
 def test_histogram_with_shared_atomics(ops):
     inputs = [(rng(s).integers(0, 256, 50000).astype(np.uint8),) for s in range(3)]
     three_ways(ops.histogram_u8, lambda d: np.bincount(d, minlength=256), inputs, "i32",
                static=(24,))
-
-
-def test_histogram256_of_the_cuda_samples(ops):
-    # Per-block histograms with per-warp shared subhistograms, merged by a
-    # second op.
-    def histogram(words):
-        return ops.histogram256_merge(ops.histogram256_partials(words, 30))
-
-    inputs = [(rng(s).integers(0, 2**32, 12345, dtype=np.uint32),) for s in range(3)]
-    three_ways(histogram, lambda w: np.bincount(w.view(np.uint8), minlength=256), inputs,
-               "i32")
 
 
 # --- cooperative groups --------------------------------------------------------------
