@@ -680,6 +680,26 @@ def _same_spec(a, b):
     return a == b
 
 
+def _typed_like(value, like):
+    """`value` with the sharding of `like`'s type, where that names an
+    Explicit mesh axis. A derivative kernel need not split as its forward
+    kernel does: a backward kernel whose gradient sums over a parallel
+    dimension (an RMS norm's d_gamma) has no KC_PARALLEL, and its results
+    come back replicated, whereas JAX types a derivative as its primal,
+    sharding included."""
+    import jax
+    from jax.sharding import AxisType
+
+    want = getattr(jax.typeof(like), "sharding", None)
+    got = getattr(jax.typeof(value), "sharding", None)
+    mesh = getattr(want, "mesh", None)
+    if (got is None or not any(t == AxisType.Explicit
+                               for t in getattr(mesh, "axis_types", ()))
+            or _same_spec(tuple(got.spec), tuple(want.spec))):
+        return value
+    return jax.sharding.reshard(value, want)
+
+
 def sharded(op, static, operands, results, batched=()):
     """`op` (whose positional arguments at `static` are static attributes) as
     an op with a Shardy sharding rule: `operands` and `results` give each
@@ -910,7 +930,8 @@ def differentiable(kernel, op, args, static, results, vjp=None, jvp=None):
             if vjp is None:
                 raise TypeError(backward_message())
             got = _run(vjp, statics, vals, cts, forward)
-            return {n: got[n] if n in got else _zeros(vals[n]) for n in ins}
+            return {n: _typed_like(got[n] if n in got else _zeros(vals[n]), vals[n])
+                    for n in ins}
 
         def forward(vals, dots):
             if jvp is not None:
@@ -935,7 +956,8 @@ def differentiable(kernel, op, args, static, results, vjp=None, jvp=None):
                 (got,) = pull(tuple(dots[n] for n in vjp.results))
             else:
                 raise TypeError(forward_message())
-            return {n: got[n] if n in got else _zeros(vals[n]) for n in outs}
+            return {n: _typed_like(got[n] if n in got else _zeros(vals[n]), vals[n])
+                    for n in outs}
 
         return forward, transpose
 

@@ -1,11 +1,14 @@
 """Run by test_rms_norm.py in its own process, with 4 CPU devices:
 python rms_norm_sharding.py PACKAGE_DIR PACKAGE_NAME. Asserts; prints OK.
 
-x sharded along its rows (KC_PARALLEL("n1")), gamma replicated: the forward
-op runs on each device's rows with no gather, its results stay sharded, and
-they equal the unsharded ones; the gradient (whose d_gamma sums over every
-row, so the backward kernel is not parallel) equals the unsharded one."""
+x sharded along its rows (KC_PARALLEL("n1")), gamma replicated, on meshes
+of AxisType.Auto and of AxisType.Explicit: the forward op runs on each
+device's rows with no gather, its results stay sharded, and they equal the
+unsharded ones; the gradient (whose d_gamma sums over every row, so the
+backward kernel is not parallel) equals the unsharded one, and under
+Explicit axes each gradient has its primal's type, sharding included."""
 
+import contextlib
 import importlib
 import os
 import sys
@@ -15,29 +18,17 @@ os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=4"
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
-from jax.sharding import NamedSharding, PartitionSpec as P  # noqa: E402
+from jax.sharding import AxisType, NamedSharding  # noqa: E402
+from jax.sharding import PartitionSpec as P  # noqa: E402
 
 sys.path.insert(0, sys.argv[1])
 rms = importlib.import_module(sys.argv[2])
 
 assert len(jax.devices()) == 4, jax.devices()
 EPS = 1e-5
-mesh = jax.make_mesh((4,), ("d",), axis_types=(jax.sharding.AxisType.Auto,))
 rng = np.random.default_rng(0)
 x = rng.uniform(-3, 3, (32, 200)).astype(np.float32)
 gamma = rng.uniform(0.5, 1.5, 200).astype(np.float32)
-xs = jax.device_put(x, NamedSharding(mesh, P("d", None)))
-gs = jax.device_put(gamma, NamedSharding(mesh, P()))
-
-forward = jax.jit(lambda x, g: rms.cuApplyRMSNorm(x, EPS, g))
-text = forward.lower(xs, gs).compile().as_text()
-assert "all-gather" not in text and "all-to-all" not in text, text
-out, invvar = forward(xs, gs)
-want_out, want_invvar = forward(x, gamma)
-assert out.sharding.spec[0] == "d" and invvar.sharding.spec[0] == "d", (
-    out.sharding, invvar.sharding)
-np.testing.assert_allclose(np.asarray(out), np.asarray(want_out), rtol=1e-6, atol=1e-6)
-np.testing.assert_allclose(np.asarray(invvar), np.asarray(want_invvar), rtol=1e-6)
 
 
 def loss(x, g):
@@ -45,10 +36,36 @@ def loss(x, g):
     return jnp.sum(jnp.sin(out)) + jnp.sum(invvar ** 2)
 
 
+forward = jax.jit(lambda x, g: rms.cuApplyRMSNorm(x, EPS, g))
 grad = jax.jit(jax.grad(loss, argnums=(0, 1)))
-dx, dgamma = grad(xs, gs)
+want_out, want_invvar = forward(x, gamma)
 want_dx, want_dgamma = grad(x, gamma)
-np.testing.assert_allclose(np.asarray(dx), np.asarray(want_dx), rtol=1e-5, atol=1e-6)
-np.testing.assert_allclose(np.asarray(dgamma), np.asarray(want_dgamma), rtol=1e-5,
-                           atol=1e-5)
+
+for kind in (AxisType.Auto, AxisType.Explicit):
+    mesh = jax.make_mesh((4,), ("d",), axis_types=(kind,))
+    explicit = kind == AxisType.Explicit
+
+    def typed(value, *spec):
+        if explicit:
+            got = tuple(jax.typeof(value).sharding.spec)
+            assert got + (None,) * (len(spec) - len(got)) == spec, (jax.typeof(value), spec)
+
+    with jax.set_mesh(mesh) if explicit else contextlib.nullcontext():
+        xs = jax.device_put(x, NamedSharding(mesh, P("d", None)))
+        gs = jax.device_put(gamma, NamedSharding(mesh, P()))
+        text = forward.lower(xs, gs).compile().as_text()
+        assert "all-gather" not in text and "all-to-all" not in text, text
+        out, invvar = forward(xs, gs)
+        assert out.sharding.spec[0] == "d" and invvar.sharding.spec[0] == "d", (
+            out.sharding, invvar.sharding)
+        typed(out, "d", None)
+        typed(invvar, "d")
+        dx, dgamma = grad(xs, gs)
+        typed(dx, "d", None)
+        typed(dgamma, None)
+    np.testing.assert_allclose(np.asarray(out), np.asarray(want_out), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(invvar), np.asarray(want_invvar), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(dx), np.asarray(want_dx), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(dgamma), np.asarray(want_dgamma), rtol=1e-5,
+                               atol=1e-5)
 print("OK")
