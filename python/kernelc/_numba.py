@@ -48,6 +48,13 @@ _CPP_TYPES = {
     np.dtype(np.float64): "double",
 }
 
+# The dtype strings pytorch-numba-extension-jit's annotations use (the
+# width in bits: "i8" is int8 here, where NumPy would read int64).
+_BIT_DTYPES = {f"{kind}{bits}": np.dtype(f"{kind}{bits // 8}")
+               for kind, widths in (("i", (8, 16, 32, 64)),
+                                    ("u", (8, 16, 32, 64)), ("f", (32, 64)))
+               for bits in widths}
+
 # The per-thread function's trailing arguments, in this order, and the
 # CUDA indices they stand for.
 _INDEX_ARGS = [f"__kc_{kind}_{axis}"
@@ -195,6 +202,7 @@ def numba(fn=None, *, grid, block=None, vjp=None, parallel=None,
     `cuda.gridDim` and `cuda.atomic.add`; shared arrays and barriers are
     not (an error names the line). Errors in the annotations raise
     BuildError naming the .py file and line."""
+    _check_target(target)
     options = {"grid": grid, "block": block, "vjp": vjp,
                "parallel": parallel, "elementwise": elementwise,
                "build": dict(build_options, target=target)}
@@ -208,6 +216,7 @@ def load_numba(kernels, *, name, target="cpu", verbose=None,
     """Builds `kernels` (made by `kernelc.numba`, with the backward kernels
     they name) into one package `name` and returns it imported, as
     `kernelc.load_inline` does."""
+    _check_target(target)
     return _load.load_inline(_source(_closure(kernels)), name=name,
                              target=target, verbose=verbose,
                              **build_options)
@@ -280,10 +289,7 @@ class _KernelSpec:
             p = _Param(a.arg, ann, a.lineno, a.col_offset)
             p.shape_at = _shape_place(a.annotation)
             p.dim_columns = _dim_columns(a.annotation)
-            try:
-                dtype = np.dtype(ann.dtype)
-            except TypeError:
-                dtype = None
+            dtype = _dtype(ann.dtype)
             if dtype not in _CPP_TYPES:
                 raise self.where.error(
                     a.lineno, a.col_offset,
@@ -443,6 +449,24 @@ class _KernelSpec:
             "  void* kc_error = nullptr;\n"
             f"  {symbol}({', '.join(call_args)});\n"
             "}\n")
+
+
+def _dtype(given):
+    """The NumPy dtype of an annotation's element type, or None."""
+    if isinstance(given, str) and given in _BIT_DTYPES:
+        return _BIT_DTYPES[given]
+    try:
+        return np.dtype(given)
+    except TypeError:
+        return None
+
+
+def _check_target(target):
+    """kernelc.numba compiles kernels for the CPU only (the CUDA build of
+    a Numba kernel's PTX is not there yet)."""
+    if target != "cpu":
+        raise ValueError(f"kernelc.numba: target {target!r}: Numba kernels "
+                         "build for the CPU only (target='cpu')")
 
 
 def _file_lines(path, lines, first):

@@ -4,6 +4,7 @@ backward kernel, 2-D grids, atomics), the generated package imported where
 Numba is not, and the diagnostics for bad annotations, which name the .py
 file and line."""
 
+import os
 import pathlib
 import subprocess
 import sys
@@ -238,3 +239,14 @@ def test_diagnostics_name_the_python_file_and_line(source, message,
                                                    tmp_path):
     text = _decorate(source, tmp_path)
     assert text.splitlines()[:3] == textwrap.dedent(message).splitlines()
+
+
+def test_numba_demo_runs():
+    env = dict(os.environ, KERNELC_COMPILER=str(KERNELC),
+               PYTHONPATH=str(ROOT / "python"))
+    run = subprocess.run([sys.executable, str(ROOT / "examples" /
+                                              "numba_demo.py")],
+                         capture_output=True, text=True, env=env)
+    assert run.returncode == 0, run.stdout + run.stderr
+    lines = run.stdout.splitlines()
+    assert len(lines) == 5 and all(" OK " in line for line in lines), lines
