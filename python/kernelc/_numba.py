@@ -443,8 +443,11 @@ class _KernelSpec:
             f"{head}\n"
             f"__global__ void {self.name}(\n" + ",\n".join(cpp_params) +
             ") {\n"
+            "  // The first thread of each row of the block runs the row\n"
+            "  // (see the Numba function's comment in kernelc/_numba_compile.py).\n"
             "  // The status is never an error: the body is compiled with\n"
             "  // NumPy's error model and no bounds checks.\n"
+            "  if (threadIdx.x != 0) return;\n"
             "  void* kc_result = nullptr;\n"
             "  void* kc_error = nullptr;\n"
             f"  {symbol}({', '.join(call_args)});\n"
@@ -567,7 +570,7 @@ class _CompiledBody:
     def __init__(self, spec):
         from kernelc import _numba_compile
         self.symbol = f"kc_numba_{spec.name}"
-        self.assembly = _numba_compile.compile_thread(spec, self.symbol)
+        self.assembly = _numba_compile.compile_block(spec, self.symbol)
 
 
 __all__ = ["In", "InMut", "Out", "Scalar", "numba", "load_numba",

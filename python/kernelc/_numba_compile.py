@@ -54,24 +54,42 @@ def _atomic_add(typingctx, array, index, value):
     return sig, codegen
 
 
-def compile_thread(spec, symbol):
-    """The assembly of `spec`'s kernel as the function `symbol`:
+def compile_block(spec, symbol):
+    """The assembly of `spec`'s kernel as the function `symbol`, which runs
+    the threads of one row of a block (threadIdx.x from 0 to blockDim.x):
     int32_t symbol(void**, void**, <each tensor's data pointer and extents,
     each scalar>, <threadIdx, blockIdx, blockDim, gridDim: x, y, z each, as
-    int64_t>), Numba's native calling convention."""
+    int64_t; threadIdx.x unused>), Numba's native calling convention.
+
+    A row per call, not a thread: the C++ kernel calls it from the row's
+    first thread, so that LLVM inlines the body into the row's loop and
+    vectorizes it, as Clang does for a C++ kernel in kernelc's thread loop.
+    The threads of a block are independent here (no barriers, no shared
+    arrays), so running a row in order is a valid schedule."""
     tree, arg_types = _thread_function(spec)
+    names = [a.arg for a in tree.args.args]
+    row = ast.parse(
+        f"def __kc_row_{spec.name}({', '.join(names)}):\n"
+        f"    for __kc_t in range(__kc_bdim_x):\n"
+        f"        {tree.name}("
+        + ", ".join("__kc_t" if n == "__kc_tid_x" else n for n in names)
+        + ")\n").body[0]
     module = ast.Module(body=[tree], type_ignores=[])
     ast.fix_missing_locations(module)
     namespace = dict(spec.fn.__globals__)
     namespace["__kc_carray"] = numba.carray
     namespace["__kc_atomic_add"] = _atomic_add
     exec(compile(module, spec.path, "exec"), namespace)
-    python_function = namespace[tree.name]
+    namespace[tree.name] = numba.njit(error_model="numpy",
+                                      no_cpython_wrapper=True)(
+        namespace[tree.name])
+    exec(compile(ast.Module(body=[row], type_ignores=[]), "<kernelc>",
+                 "exec"), namespace)
     signature = types.void(*arg_types)
     try:
         dispatcher = numba.njit(signature, error_model="numpy",
                                 no_cpython_wrapper=True,
-                                no_cfunc_wrapper=True)(python_function)
+                                no_cfunc_wrapper=True)(namespace[row.name])
     except numba.core.errors.NumbaError as e:
         raise spec.where.error(
             spec.tree.lineno, spec.tree.col_offset,
