@@ -218,7 +218,9 @@ def _assembly(spec, ir_text, entry, symbol):
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
     module = llvm.parse_assembly(ir_text)
-    for f in module.functions:
+    # Numba's names hold a counter of the process's compilations: renamed
+    # in module order, so that the same kernel gives the same text.
+    for i, f in enumerate(module.functions):
         if f.is_declaration:
             continue
         if f.name == entry:
@@ -226,9 +228,11 @@ def _assembly(spec, ir_text, entry, symbol):
             f.visibility = "hidden"
         else:
             f.linkage = "internal"
-    for g in module.global_variables:
+            f.name = f"{symbol}.f{i}"
+    for i, g in enumerate(module.global_variables):
         if not g.is_declaration:
             g.linkage = "internal"
+            g.name = f"{symbol}.g{i}"
     module.triple = _TRIPLE
     machine = llvm.Target.from_triple(_TRIPLE).create_target_machine(
         cpu=_CPU, features="", opt=3, reloc="pic", codemodel="default")

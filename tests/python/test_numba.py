@@ -250,3 +250,49 @@ def test_numba_demo_runs():
     assert run.returncode == 0, run.stdout + run.stderr
     lines = run.stdout.splitlines()
     assert len(lines) == 5 and all(" OK " in line for line in lines), lines
+
+
+def test_source_is_deterministic_and_builds_with_the_command(tmp_path):
+    # Numba's own names count the process's compilations: the source must
+    # not depend on what the process compiled before.
+    script = textwrap.dedent(f"""
+        import sys, warnings
+        warnings.simplefilter("ignore", DeprecationWarning)
+        sys.path[:0] = [{str(ROOT / "python")!r}, {str(ROOT / "examples")!r}]
+        import numba
+        numba.njit(lambda v: v + 1)(1)
+        import kernelc, numba_demo as d
+        sys.stdout.write(kernelc.numba_source([d.add_one,
+                                               d.pairwise_distance]))
+        """)
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True,
+                         text=True)
+    assert run.returncode == 0, run.stderr
+    sys.path.insert(0, str(ROOT / "examples"))
+    try:
+        import numba_demo
+    finally:
+        sys.path.remove(str(ROOT / "examples"))
+    source = kernelc.numba_source([numba_demo.add_one,
+                                   numba_demo.pairwise_distance])
+    assert source == run.stdout
+    (tmp_path / "demo_ops.cu").write_text(source)
+    subprocess.run([str(KERNELC), "build", "demo_ops.cu", "-o", "out", "-q"],
+                   cwd=tmp_path, check=True)
+    check = textwrap.dedent("""
+        import sys
+        sys.modules["numba"] = None
+        sys.path.insert(0, "out")
+        import jax
+        import numpy as np
+        jax.config.update("jax_enable_x64", True)
+        import demo_ops
+        p = np.array([[0.0, 0.0], [3.0, 4.0]])
+        print(np.asarray(demo_ops.pairwise_distance(p)).tolist(),
+              np.asarray(demo_ops.add_one(np.arange(3.0))).tolist())
+        """)
+    run = subprocess.run([sys.executable, "-c", check], cwd=tmp_path,
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == ("[[0.0, 5.0], [5.0, 0.0]] "
+                                  "[1.0, 2.0, 3.0]")
