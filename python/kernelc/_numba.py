@@ -174,11 +174,6 @@ class NumbaKernel:
                 self._function = getattr(module, self.__name__)
             return self._function
 
-    def cpp_source(self):
-        """The C++ source kernelc builds for this kernel and the kernels
-        it names (its backward kernel), as `load_numba` writes it."""
-        return _source(_closure([self]))
-
 
 def numba(fn=None, *, grid, block=None, vjp=None, parallel=None,
           elementwise=False, target="cpu", **build_options):
@@ -376,15 +371,19 @@ class _KernelSpec:
         return text
 
     def cpp(self):
+        """The kernel's C++: Numba's assembly and the annotated kernel that
+        calls it. Compiled once (Numba takes a while)."""
         if self._cpp is None:
-            body = _CompiledBody(self)
-            self._cpp = self._wrapper(body)
+            # Imported here: only a build needs Numba.
+            from kernelc import _numba_compile
+            symbol = f"kc_numba_{self.name}"
+            self._cpp = self._wrapper(
+                symbol, _numba_compile.compile_block(self, symbol))
         return self._cpp
 
-    def _wrapper(self, body):
+    def _wrapper(self, symbol, assembly):
         o = self.options
         path = _c_string(self.path)
-        symbol = body.symbol
         decl_args = ["void**", "void**"]
         call_args = ["&kc_result", "&kc_error"]
         cpp_params = []
@@ -439,7 +438,7 @@ class _KernelSpec:
         return (
             f"// kernel {self.name}\n"
             f'extern "C" int32_t {symbol}({", ".join(decl_args)});\n'
-            f'asm(R"kc_asm(\n{body.assembly})kc_asm");\n'
+            f'asm(R"kc_asm(\n{assembly})kc_asm");\n'
             f"{head}\n"
             f"__global__ void {self.name}(\n" + ",\n".join(cpp_params) +
             ") {\n"
@@ -561,16 +560,6 @@ def _init_text(value):
     if isinstance(value, (int, np.integer)):
         return str(int(value))
     return repr(float(value))
-
-
-class _CompiledBody:
-    """The kernel's body compiled by Numba as a per-thread function, as
-    assembly that defines `symbol`."""
-
-    def __init__(self, spec):
-        from kernelc import _numba_compile
-        self.symbol = f"kc_numba_{spec.name}"
-        self.assembly = _numba_compile.compile_block(spec, self.symbol)
 
 
 __all__ = ["In", "InMut", "Out", "Scalar", "numba", "load_numba",
