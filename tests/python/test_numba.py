@@ -31,7 +31,12 @@ sys.path.insert(0, str(ROOT / "python"))
 import kernelc  # noqa: E402
 from kernelc import _compiler  # noqa: E402
 
-HERE = pathlib.Path(__file__).resolve()
+sys.path.insert(0, str(ROOT / "examples"))
+import numba_demo  # noqa: E402
+
+sys.path.remove(str(ROOT / "examples"))
+# The pairwise distance with a loop in each thread, on a 2-D grid.
+pairwise_distance = numba_demo.pairwise_distance
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -64,18 +69,6 @@ def square(x: kernelc.In(np.float64, ("n",)),
     i = cuda.grid(1)
     if i < x.shape[0]:
         y[i] = x[i] * x[i]
-
-
-@kernelc.numba(grid=("m", "m"), block=(8, 8))
-def pairwise_distance(points: kernelc.In(np.float64, ("m", "d")),
-                      out: kernelc.Out(np.float64, ("m", "m"))):
-    i, j = cuda.grid(2)
-    if i < points.shape[0] and j < points.shape[0]:
-        total = 0.0
-        for k in range(points.shape[1]):
-            diff = points[i, k] - points[j, k]
-            total += diff * diff
-        out[i, j] = np.sqrt(total)
 
 
 @kernelc.numba(grid="values.size")
@@ -141,7 +134,7 @@ def test_shapes_are_checked_at_trace_time():
 
 
 def test_package_imports_where_numba_is_not(tmp_path):
-    module = kernelc.load_numba([square, pairwise_distance], name="numba_ops")
+    module = kernelc.load_numba([square, scale], name="numba_ops")
     package_dir = pathlib.Path(module.__kernelc_build__.package_dir)
     script = textwrap.dedent(f"""
         import sys
@@ -268,11 +261,6 @@ def test_source_is_deterministic_and_builds_with_the_command(tmp_path):
     run = subprocess.run([sys.executable, "-c", script], capture_output=True,
                          text=True)
     assert run.returncode == 0, run.stderr
-    sys.path.insert(0, str(ROOT / "examples"))
-    try:
-        import numba_demo
-    finally:
-        sys.path.remove(str(ROOT / "examples"))
     source = kernelc.numba_source([numba_demo.add_one,
                                    numba_demo.pairwise_distance])
     assert source == run.stdout
