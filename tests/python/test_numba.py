@@ -46,7 +46,7 @@ def development_compiler():
         yield
 
 
-@kernelc.numba(grid="out.size", block=128)
+@kernelc.numba(grid="out.size", block=128, parallel="n")
 def scale(x: kernelc.In(np.float32, ("n",)), a: kernelc.Scalar(np.float32),
           out: kernelc.Out(np.float32, "x")):
     i = cuda.grid(1)
@@ -151,6 +151,32 @@ def test_package_imports_where_numba_is_not(tmp_path):
                           "-c", script], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "[0.0, 1.0, 4.0, 9.0]"
+
+
+def test_sharded_along_a_parallel_dimension():
+    module = kernelc.load_numba([scale], name="numba_sharded")
+    package_dir = pathlib.Path(module.__kernelc_build__.package_dir)
+    script = textwrap.dedent(f"""
+        import os, sys
+        os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=4"
+        sys.path.insert(0, {str(package_dir.parent)!r})
+        import jax
+        import numpy as np
+        from jax.sharding import NamedSharding, PartitionSpec
+        import numba_sharded
+        mesh = jax.make_mesh((4,), ("d",))
+        x = np.arange(64, dtype=np.float32)
+        xs = jax.device_put(x, NamedSharding(mesh, PartitionSpec("d")))
+        f = jax.jit(lambda x: numba_sharded.scale(x, 2.0))
+        np.testing.assert_array_equal(np.asarray(f(xs)), 2 * x + 1)
+        hlo = f.lower(xs).compile().as_text()
+        assert "all-gather" not in hlo and "all-to-all" not in hlo, hlo
+        print(f(xs).sharding.spec == PartitionSpec("d"))
+        """)
+    run = subprocess.run([sys.executable, "-W", "error::DeprecationWarning",
+                          "-c", script], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "True"
 
 
 def _decorate(source, directory):
@@ -284,3 +310,15 @@ def test_source_is_deterministic_and_builds_with_the_command(tmp_path):
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == ("[[0.0, 5.0], [5.0, 0.0]] "
                                   "[1.0, 2.0, 3.0]")
+
+
+def test_api_errors():
+    with pytest.raises(ValueError, match="Numba kernels build for the CPU "
+                       r"only \(target='cpu'\)"):
+        kernelc.numba(grid="n", target="cuda")
+    with pytest.raises(TypeError, match="not a kernelc.numba kernel"):
+        kernelc.numba_source([lambda: None])
+    bad_vjp = kernelc.numba(grid="out.size", vjp=len)(scale.__wrapped__)
+    with pytest.raises(TypeError, match="not a kernelc.numba kernel: "
+                       "<built-in function len>"):
+        bad_vjp.function()
