@@ -69,11 +69,11 @@ class _Annotation:
     """A parameter's role; built by In, InMut, Out and Scalar."""
 
     role = ""
+    init = None
 
-    def __init__(self, dtype, shape=None, *, init=None):
+    def __init__(self, dtype, shape):
         self.dtype = dtype
         self.shape = shape
-        self.init = init
 
     def __repr__(self):
         parts = [repr(self.dtype)]
@@ -105,6 +105,10 @@ class Out(_Annotation):
 
     role = "out"
 
+    def __init__(self, dtype, shape, init=None):
+        super().__init__(dtype, shape)
+        self.init = init
+
 
 class Scalar(_Annotation):
     """A scalar parameter, a static attribute of the op: `Scalar(dtype)`."""
@@ -112,7 +116,7 @@ class Scalar(_Annotation):
     role = "scalar"
 
     def __init__(self, dtype):
-        super().__init__(dtype)
+        super().__init__(dtype, None)
 
 
 @dataclasses.dataclass
@@ -309,7 +313,8 @@ class _KernelSpec:
         shape = p.annotation.shape
         if isinstance(shape, str):
             shape = shape.strip()
-            if shape.isidentifier() and shape in self.fn.__annotations__:
+            other = self.fn.__annotations__.get(shape)
+            if isinstance(other, _Annotation) and other.role != "scalar":
                 return None  # the shape of another tensor
             return [d.strip() for d in shape.split(",")] if shape else []
         if isinstance(shape, int) and not isinstance(shape, bool):

@@ -88,6 +88,18 @@ def accumulate(x: kernelc.InMut(np.float32, ("n",)),
         x[i] = -x[i]
 
 
+@kernelc.numba(grid="k")
+def iota(k: kernelc.Scalar(np.int64), out: kernelc.Out("f32", "k")):
+    i = cuda.grid(1)
+    if i < out.shape[0]:
+        out[i] = i
+
+
+def test_an_output_sized_by_a_scalar():
+    np.testing.assert_array_equal(np.asarray(iota(5)),
+                                  np.arange(5, dtype=np.float32))
+
+
 def test_eager_jit_and_vmap_against_numpy():
     x = np.random.default_rng(0).standard_normal(1000).astype(np.float32)
     np.testing.assert_allclose(np.asarray(scale(x, 2.0)), 2 * x + 1,
