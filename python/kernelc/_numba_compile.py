@@ -1,6 +1,7 @@
-"""The Numba half of kernelc.numba: the kernel's body as a per-thread
-function, compiled by Numba and emitted by LLVM as assembly. Imported only
-when a Numba kernel is built, so `import kernelc` needs no Numba."""
+"""The Numba half of kernelc.numba: the kernel's body as a function that
+runs a row of a block's threads, compiled by Numba and emitted by LLVM as
+assembly. Imported only when a Numba kernel is built, so `import kernelc`
+needs no Numba."""
 
 import ast
 import copy
@@ -14,8 +15,8 @@ from numba.extending import intrinsic
 
 from kernelc import _numba
 
-# The CPUs generated libraries run on: the x86-64 baseline, as kernelc's
-# own CPU code is compiled for it.
+# The x86-64 baseline, not the building machine's CPU: a package (or its
+# wheel) runs on any x86-64 machine.
 _TRIPLE = "x86_64-unknown-linux-gnu"
 _CPU = "x86-64"
 

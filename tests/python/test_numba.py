@@ -334,3 +334,15 @@ def test_api_errors():
     with pytest.raises(TypeError, match="not a kernelc.numba kernel: "
                        "<built-in function len>"):
         bad_vjp.function()
+
+
+def test_numba_s_own_errors_name_the_kernel(tmp_path):
+    text = _decorate("""\
+        @kernelc.numba(grid="out.size")
+        def k(out: kernelc.Out(np.float32, (4,))):
+            out[0] = undefined_name
+        """, tmp_path)
+    assert text.startswith(
+        "bad_kernel.py:2:1: error: Numba cannot compile kernel 'k':\n"), text
+    assert "undefined_name" in text, text
+
