@@ -22,8 +22,11 @@ import sys
 import threading
 
 # The compiler of this installation: the kernelc distribution puts it
-# beside this package's modules.
-BINARY = pathlib.Path(__file__).resolve().parent / "bin" / "kernelc"
+# beside this package's modules. KERNELC_COMPILER names another (a
+# development build, bazel-bin/tools/kernelc).
+BINARY = pathlib.Path(os.environ.get("KERNELC_COMPILER") or
+                      pathlib.Path(__file__).parent / "bin" /
+                      "kernelc").resolve()
 
 
 class BuildError(Exception):

@@ -265,6 +265,11 @@ def _metadata(project):
              f"Summary: {project['description']}",
              f"Requires-Python: {project['requires-python']}"]
     lines += [f"Requires-Dist: {d}" for d in project.get("dependencies", [])]
+    for extra, requirements in sorted(
+            project.get("optional-dependencies", {}).items()):
+        lines.append(f"Provides-Extra: {extra}")
+        lines += [f"Requires-Dist: {d}; extra == \"{extra}\""
+                  for d in requirements]
     readme = project.get("readme")
     if readme:
         lines.append("Description-Content-Type: text/markdown")
