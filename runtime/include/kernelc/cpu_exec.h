@@ -123,6 +123,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <limits>
+#include <type_traits>
+
 #include "kernelc.h"
 #include "kernelc/launch.h"
 
@@ -179,6 +182,74 @@ KC_HOST_INLINE_ inline void RunThreadLoop(const kc_launch& launch,
       }
     }
     i += x1 - x0;
+  }
+}
+
+// Runs `thread()` for the threads of the blocks [begin, end) of a
+// one-dimensional `launch` (grid.y = grid.z = block.y = block.z = 1) whose
+// global index blockIdx.x * blockDim.x + threadIdx.x is below `limit`, in
+// order: the threads of the last block past `limit` do not run. For a
+// kernel whose guard bounds its threads by `limit` (sema's guard_elided),
+// which they would skip anyway. `I` is the type the kernel's index passes
+// through at its narrowest (model::GridGuard); the caller ensures that
+// limit <= numeric_limits<I>::max() (IndexHolds). A limit of 0 or less
+// runs no thread. The loop tells the compiler that
+// each index is below `limit`, in 64 bits and in I, which proves the
+// kernel's guard true after inlining: the loop vectorizes without masked
+// loads and stores.
+template <typename I, typename Thread>
+KC_HOST_INLINE_ inline void RunThreadLoopBelow(const kc_launch& launch,
+                                               uint64_t begin, uint64_t end,
+                                               int64_t limit,
+                                               Thread&& thread) {
+  GridState& state = grid_state;
+  const uint32_t bdx = launch.block.x;
+  state.grid_dim = {Index(launch.grid.x), Index(1u), Index(1u)};
+  state.block_dim = {Index(bdx), Index(1u), Index(1u)};
+  state.block.y = state.block.z = Index(0u);
+  state.thread.y = state.thread.z = Index(0u);
+  // 32-bit block indices, as blockIdx.x holds them: the index the loop
+  // assumes below `limit` is then the very value the kernel computes.
+  for (uint32_t bx = static_cast<uint32_t>(begin); bx < end; ++bx) {
+    const int64_t base = static_cast<int64_t>(bx) * bdx;
+    if (base >= limit) break;
+    const int64_t left = limit - base;
+    const uint32_t count =
+        left < static_cast<int64_t>(bdx) ? static_cast<uint32_t>(left) : bdx;
+    state.block.x = Index(bx);
+    for (uint32_t tx = 0; tx < count; ++tx) {
+      state.thread.x = Index(tx);
+      __builtin_assume(base + tx < limit);
+      if constexpr (sizeof(I) < sizeof(int64_t)) {
+        __builtin_assume(static_cast<I>(bx * bdx + tx) < static_cast<I>(limit));
+      } else if constexpr (!std::is_signed_v<I>) {
+        __builtin_assume(static_cast<I>(base + tx) < static_cast<I>(limit));
+      }
+      thread();
+    }
+  }
+}
+
+// Whether RunThreadLoopBelow<I> may run up to `bound`, a guard's bound:
+// whether the bound is at most numeric_limits<I>::max(), where the kernel's
+// index is exact, and int64_t's, the limit's type. A negative bound holds too: no thread runs below it, and
+// none would pass the guard. Only the upper limit is tested, so that the
+// compiler learns nothing of the bound's sign that would let it rewrite the
+// kernel's signed comparison into another form than the loop assumes; for
+// a bound no wider than I the test is always true and compiles away.
+template <typename I, typename Bound>
+KC_HOST_INLINE_ inline bool IndexHolds(Bound bound) {
+  // The limit is an int64_t: no more than its maximum either.
+  constexpr uint64_t kMost =
+      static_cast<uint64_t>(std::numeric_limits<I>::max()) <
+              static_cast<uint64_t>(std::numeric_limits<int64_t>::max())
+          ? static_cast<uint64_t>(std::numeric_limits<I>::max())
+          : static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+  if constexpr (static_cast<uint64_t>(std::numeric_limits<Bound>::max()) <=
+                kMost) {
+    return true;
+  } else {
+    return bound <= static_cast<Bound>(kMost);
   }
 }
 

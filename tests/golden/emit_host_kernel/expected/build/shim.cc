@@ -97,6 +97,15 @@ ffi::Error histogram_cpu_impl(
   if (const std::string kc_error = ::kc::rt::MakeOperand(o_counts, 2, ffi::ByteWidth(o_counts.element_type()), kc_batch, &e_o_counts); !kc_error.empty()) {
     return ffi::Error::InvalidArgument(::kc::rt::Str("histogram: parameter 'counts' ", kc_error));
   }
+  // One element, as outside vmap: no batch to share out.
+  if (kc_batch.count == 1) {
+    return histogram_cpu_impl_element(
+        e_b_values.At(kc_batch, 0),
+        a_lo,
+        a_hi,
+        a_bins,
+        e_o_counts.At(kc_batch, 0));
+  }
   ffi::Error kc_first;
   std::mutex kc_mutex;
   const int64_t kc_threads = kc_pool.num_threads();

@@ -82,13 +82,17 @@ ffi::Error square_cpu_impl_element(
     return ffi::Error::InvalidArgument(::kc::rt::Str("square: ", kc_grid_error));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
-  const std::string kc_failure = ::kc::rt::RunGrid(
-      ::kc::rt::SplitGrid(kc_launch_, false, kc_pool_threads), 0,
-      [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-      [&](const kc_block_range* kc_range, kc_error* kc_why) {
-        return kc_k_square_<hash>_cpu_entry(kc_range, kc_why, b_x.untyped_data(), static_cast<int64_t>(d_n), o_y.untyped_data());
-      });
-  if (!kc_failure.empty()) return ffi::Error::Internal(kc_failure);
+  kc_error kc_failure;
+  if (::kc::rt::RunLaunch(
+          kc_launch_, false, 0, kc_pool_threads,
+          [&kc_pool] { return static_cast<int64_t>(kc_pool.num_threads()); },
+          [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
+          [&](const kc_block_range* kc_range, kc_error* kc_why) {
+            return kc_k_square_<hash>_cpu_entry(kc_range, kc_why, b_x.untyped_data(), static_cast<int64_t>(d_n), o_y.untyped_data());
+          },
+          &kc_failure) != 0) {
+    return ffi::Error::Internal(kc_failure.message);
+  }
   return ffi::Error::Success();
 }
 
@@ -111,6 +115,14 @@ ffi::Error square_cpu_impl(
   ::kc::rt::Operand<ffi::DataType> e_o_y;
   if (const std::string kc_error = ::kc::rt::MakeOperand(o_y, 1, ffi::ByteWidth(o_y.element_type()), kc_batch, &e_o_y); !kc_error.empty()) {
     return ffi::Error::InvalidArgument(::kc::rt::Str("square: parameter 'y' ", kc_error));
+  }
+  // One element, as outside vmap: no batch to share out.
+  if (kc_batch.count == 1) {
+    return square_cpu_impl_element(
+        kc_pool,
+        -1,
+        e_b_x.At(kc_batch, 0),
+        e_o_y.At(kc_batch, 0));
   }
   ffi::Error kc_first;
   std::mutex kc_mutex;
@@ -193,13 +205,17 @@ ffi::Error square_jvp_cpu_impl_element(
     return ffi::Error::InvalidArgument(::kc::rt::Str("square_jvp: ", kc_grid_error));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
-  const std::string kc_failure = ::kc::rt::RunGrid(
-      ::kc::rt::SplitGrid(kc_launch_, false, kc_pool_threads), 0,
-      [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-      [&](const kc_block_range* kc_range, kc_error* kc_why) {
-        return kc_k_square_jvp_<hash>_cpu_entry(kc_range, kc_why, b_x.untyped_data(), b_d_x.untyped_data(), static_cast<int64_t>(d_n), o_d_y.untyped_data());
-      });
-  if (!kc_failure.empty()) return ffi::Error::Internal(kc_failure);
+  kc_error kc_failure;
+  if (::kc::rt::RunLaunch(
+          kc_launch_, false, 0, kc_pool_threads,
+          [&kc_pool] { return static_cast<int64_t>(kc_pool.num_threads()); },
+          [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
+          [&](const kc_block_range* kc_range, kc_error* kc_why) {
+            return kc_k_square_jvp_<hash>_cpu_entry(kc_range, kc_why, b_x.untyped_data(), b_d_x.untyped_data(), static_cast<int64_t>(d_n), o_d_y.untyped_data());
+          },
+          &kc_failure) != 0) {
+    return ffi::Error::Internal(kc_failure.message);
+  }
   return ffi::Error::Success();
 }
 
@@ -227,6 +243,15 @@ ffi::Error square_jvp_cpu_impl(
   ::kc::rt::Operand<ffi::DataType> e_o_d_y;
   if (const std::string kc_error = ::kc::rt::MakeOperand(o_d_y, 1, ffi::ByteWidth(o_d_y.element_type()), kc_batch, &e_o_d_y); !kc_error.empty()) {
     return ffi::Error::InvalidArgument(::kc::rt::Str("square_jvp: parameter 'd_y' ", kc_error));
+  }
+  // One element, as outside vmap: no batch to share out.
+  if (kc_batch.count == 1) {
+    return square_jvp_cpu_impl_element(
+        kc_pool,
+        -1,
+        e_b_x.At(kc_batch, 0),
+        e_b_d_x.At(kc_batch, 0),
+        e_o_d_y.At(kc_batch, 0));
   }
   ffi::Error kc_first;
   std::mutex kc_mutex;
@@ -310,13 +335,17 @@ ffi::Error square_bwd_cpu_impl_element(
     return ffi::Error::InvalidArgument(::kc::rt::Str("square_bwd: ", kc_grid_error));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
-  const std::string kc_failure = ::kc::rt::RunGrid(
-      ::kc::rt::SplitGrid(kc_launch_, false, kc_pool_threads), 0,
-      [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-      [&](const kc_block_range* kc_range, kc_error* kc_why) {
-        return kc_k_square_bwd_<hash>_cpu_entry(kc_range, kc_why, b_x.untyped_data(), b_d_y.untyped_data(), static_cast<int64_t>(d_n), o_d_x.untyped_data());
-      });
-  if (!kc_failure.empty()) return ffi::Error::Internal(kc_failure);
+  kc_error kc_failure;
+  if (::kc::rt::RunLaunch(
+          kc_launch_, false, 0, kc_pool_threads,
+          [&kc_pool] { return static_cast<int64_t>(kc_pool.num_threads()); },
+          [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
+          [&](const kc_block_range* kc_range, kc_error* kc_why) {
+            return kc_k_square_bwd_<hash>_cpu_entry(kc_range, kc_why, b_x.untyped_data(), b_d_y.untyped_data(), static_cast<int64_t>(d_n), o_d_x.untyped_data());
+          },
+          &kc_failure) != 0) {
+    return ffi::Error::Internal(kc_failure.message);
+  }
   return ffi::Error::Success();
 }
 
@@ -344,6 +373,15 @@ ffi::Error square_bwd_cpu_impl(
   ::kc::rt::Operand<ffi::DataType> e_o_d_x;
   if (const std::string kc_error = ::kc::rt::MakeOperand(o_d_x, 1, ffi::ByteWidth(o_d_x.element_type()), kc_batch, &e_o_d_x); !kc_error.empty()) {
     return ffi::Error::InvalidArgument(::kc::rt::Str("square_bwd: parameter 'd_x' ", kc_error));
+  }
+  // One element, as outside vmap: no batch to share out.
+  if (kc_batch.count == 1) {
+    return square_bwd_cpu_impl_element(
+        kc_pool,
+        -1,
+        e_b_x.At(kc_batch, 0),
+        e_b_d_y.At(kc_batch, 0),
+        e_o_d_x.At(kc_batch, 0));
   }
   ffi::Error kc_first;
   std::mutex kc_mutex;
@@ -453,13 +491,17 @@ ffi::Error square_bwd_jvp_cpu_impl_element(
     return ffi::Error::InvalidArgument(::kc::rt::Str("square_bwd_jvp: ", kc_grid_error));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
-  const std::string kc_failure = ::kc::rt::RunGrid(
-      ::kc::rt::SplitGrid(kc_launch_, false, kc_pool_threads), 0,
-      [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-      [&](const kc_block_range* kc_range, kc_error* kc_why) {
-        return kc_k_square_bwd_jvp_<hash>_cpu_entry(kc_range, kc_why, b_x.untyped_data(), b_d_y.untyped_data(), b_d_x.untyped_data(), b_d_d_y.untyped_data(), static_cast<int64_t>(d_n), o_d_d_x.untyped_data());
-      });
-  if (!kc_failure.empty()) return ffi::Error::Internal(kc_failure);
+  kc_error kc_failure;
+  if (::kc::rt::RunLaunch(
+          kc_launch_, false, 0, kc_pool_threads,
+          [&kc_pool] { return static_cast<int64_t>(kc_pool.num_threads()); },
+          [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
+          [&](const kc_block_range* kc_range, kc_error* kc_why) {
+            return kc_k_square_bwd_jvp_<hash>_cpu_entry(kc_range, kc_why, b_x.untyped_data(), b_d_y.untyped_data(), b_d_x.untyped_data(), b_d_d_y.untyped_data(), static_cast<int64_t>(d_n), o_d_d_x.untyped_data());
+          },
+          &kc_failure) != 0) {
+    return ffi::Error::Internal(kc_failure.message);
+  }
   return ffi::Error::Success();
 }
 
@@ -497,6 +539,17 @@ ffi::Error square_bwd_jvp_cpu_impl(
   ::kc::rt::Operand<ffi::DataType> e_o_d_d_x;
   if (const std::string kc_error = ::kc::rt::MakeOperand(o_d_d_x, 1, ffi::ByteWidth(o_d_d_x.element_type()), kc_batch, &e_o_d_d_x); !kc_error.empty()) {
     return ffi::Error::InvalidArgument(::kc::rt::Str("square_bwd_jvp: parameter 'd_d_x' ", kc_error));
+  }
+  // One element, as outside vmap: no batch to share out.
+  if (kc_batch.count == 1) {
+    return square_bwd_jvp_cpu_impl_element(
+        kc_pool,
+        -1,
+        e_b_x.At(kc_batch, 0),
+        e_b_d_y.At(kc_batch, 0),
+        e_b_d_x.At(kc_batch, 0),
+        e_b_d_d_y.At(kc_batch, 0),
+        e_o_d_d_x.At(kc_batch, 0));
   }
   ffi::Error kc_first;
   std::mutex kc_mutex;
