@@ -142,6 +142,17 @@ constexpr size_t kFiberStackBytes = 64 * 1024;
 // Forces a call to be inlined, for the lambda that holds a kernel call.
 #define KC_HOST_INLINE_ __attribute__((always_inline))
 
+// Tells the compiler that `cond`, free of side effects, holds. (GCC, which
+// builds the runtime's tests, has no __builtin_assume before version 13.)
+#if defined(__clang__)
+#define KC_HOST_ASSUME_(cond) __builtin_assume(cond)
+#else
+#define KC_HOST_ASSUME_(cond) \
+  do {                        \
+    if (!(cond)) __builtin_unreachable(); \
+  } while (0)
+#endif
+
 // Runs `thread()` for every thread of the blocks [begin, end) of `launch`
 // (linear block indices, x fastest), blocks and threads in order, with
 // threadIdx, blockIdx, blockDim and gridDim set. Inlined into its caller,
@@ -219,11 +230,11 @@ KC_HOST_INLINE_ inline void RunThreadLoopBelow(const kc_launch& launch,
     state.block.x = Index(bx);
     for (uint32_t tx = 0; tx < count; ++tx) {
       state.thread.x = Index(tx);
-      __builtin_assume(base + tx < limit);
+      KC_HOST_ASSUME_(base + tx < limit);
       if constexpr (sizeof(I) < sizeof(int64_t)) {
-        __builtin_assume(static_cast<I>(bx * bdx + tx) < static_cast<I>(limit));
+        KC_HOST_ASSUME_(static_cast<I>(bx * bdx + tx) < static_cast<I>(limit));
       } else if constexpr (!std::is_signed_v<I>) {
-        __builtin_assume(static_cast<I>(base + tx) < static_cast<I>(limit));
+        KC_HOST_ASSUME_(static_cast<I>(base + tx) < static_cast<I>(limit));
       }
       thread();
     }
