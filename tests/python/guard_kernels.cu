@@ -4,41 +4,30 @@
 // bound ("n + 0"), which runs every thread of every block and the guard.
 #include <kernelc.h>
 
-KC_GRID("n")
-__global__ void add_one(KC_IN("n") const float* x, KC_DERIVED("x.size") int64_t n,
-                        KC_OUT("x") float* out) {
-  int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-  if (i < n) out[i] = x[i] + 1.0f;
-}
-
-KC_GRID("n + 0")
-__global__ void add_one_padded(KC_IN("n") const float* x,
-                               KC_DERIVED("x.size") int64_t n,
-                               KC_OUT("x") float* out) {
-  int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-  if (i < n) out[i] = x[i] + 1.0f;
-}
+// One body, two grids: each kernel and its twin are the same code.
+#define ADD_ONE(name, grid)                                                  \
+  KC_GRID(grid)                                                              \
+  __global__ void name(KC_IN("n") const float* x,                            \
+                       KC_DERIVED("x.size") int64_t n, KC_OUT("x") float* out) { \
+    int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;              \
+    if (i < n) out[i] = x[i] + 1.0f;                                         \
+  }
+ADD_ONE(add_one, "n")
+ADD_ONE(add_one_padded, "n + 0")
 
 // A 32-bit index and an early return.
-KC_GRID("out.size")
-KC_BLOCK(128)
-__global__ void saxpy(KC_IN("n") const float* x, KC_IN("n") const float* y,
-                      float a, KC_DERIVED("x.size") int32_t n,
-                      KC_OUT("x") float* out) {
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  out[i] = a * x[i] + y[i];
-}
-
-KC_GRID("out.size + 0")
-KC_BLOCK(128)
-__global__ void saxpy_padded(KC_IN("n") const float* x, KC_IN("n") const float* y,
-                             float a, KC_DERIVED("x.size") int32_t n,
-                             KC_OUT("x") float* out) {
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  out[i] = a * x[i] + y[i];
-}
+#define SAXPY(name, grid)                                                    \
+  KC_GRID(grid)                                                              \
+  KC_BLOCK(128)                                                              \
+  __global__ void name(KC_IN("n") const float* x, KC_IN("n") const float* y, \
+                       float a, KC_DERIVED("x.size") int32_t n,              \
+                       KC_OUT("x") float* out) {                             \
+    int i = blockIdx.x * blockDim.x + threadIdx.x;                           \
+    if (i >= n) return;                                                      \
+    out[i] = a * x[i] + y[i];                                                \
+  }
+SAXPY(saxpy, "out.size")
+SAXPY(saxpy_padded, "out.size + 0")
 
 // Elementwise: a vmap folds the batch into one launch.
 KC_GRID("n")
