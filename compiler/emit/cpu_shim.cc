@@ -169,9 +169,49 @@ void CpuShim::EmitHandlers(const EmitRequest& request,
     for (std::string& arg : h.ElementArgs(index)) args.push_back(std::move(arg));
     return fmt::format("{}", fmt::join(args, ",\n"));
   };
+  // Outside vmap the first result has the declared rank, and every buffer
+  // is the one element whole: the element function checks them all, with
+  // the messages the batch's operands would give. Not for kernels whose
+  // element takes more than the buffers (an optional input's presence,
+  // the leading dimensions of "...").
+  auto unbatched = [&] {
+    bool plain = kp.leading < 0;
+    const Param* first = nullptr;
+    std::vector<std::string> args;
+    if (h.grid()) args = {"kc_pool", "-1"};
+    auto whole = [&](const Param& param, const std::string& buffer) {
+      args.push_back(fmt::format("::kc::rt::Whole({}, {})", buffer,
+                                 model::DTypeBytes(param.dtype)));
+    };
+    for (const Param& param : k.params) {
+      plain = plain && !param.optional;
+      if (model::IsOperand(param))
+        whole(param, Namer::CppLocal("b", param.name));
+      else if (param.role == Role::kScalar)
+        args.push_back(Namer::CppLocal("a", param.name));
+    }
+    for (const Param& param : k.params) {
+      if (!model::IsResult(param.role)) continue;
+      whole(param, "*" + Namer::CppLocal("r", param.name));
+      if (!first) first = &param;
+    }
+    if (!plain || !first) return;
+    p.Emit({{"impl", Impl(k)},
+            {"result", Namer::CppLocal("r", first->name)},
+            {"rank", kp.params[first - &k.params[0]].rank},
+            {"args", fmt::format("{}", fmt::join(args, ",\n"))}},
+           R"code(
+             // Outside vmap: each buffer is the one element, whole.
+             if ((*$result$).dimensions().size() == $rank$) {
+               return $impl$_element(
+                   $args$);
+             }
+           )code");
+  };
   p.Emit({{"kernel", k.name},
           {"impl", Impl(k)},
           {"impl_params", ParamLines(h.ImplParams("ffi::ThreadPool kc_pool"))},
+          {"unbatched", unbatched},
           {"batch", [&] { h.EmitBatchPlan(p); }},
           {"helpers", helpers},
           {"one_args", element_args("-1", "0")},
@@ -183,6 +223,7 @@ void CpuShim::EmitHandlers(const EmitRequest& request,
            // this one call (one element outside vmap). Large batches spread over XLA's
            // intra-op thread pool; each element writes only its own results.
            ffi::Error $impl$($impl_params$) {
+             $unbatched$
              $batch$
              // One element, as outside vmap: no batch to share out.
              if (kc_batch.count == 1) {

@@ -92,9 +92,8 @@ ffi::Error transpose_cpu_impl_element(
   }
   kc_launch kc_launch_;
   bool kc_empty = false;
-  const std::string kc_grid_error = ::kc::rt::SizeGrid(kc_threads, kc_block, 2, &kc_launch_, &kc_empty);
-  if (!kc_grid_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("transpose: ", kc_grid_error));
+  if (!::kc::rt::SizeGrid(kc_threads, kc_block, 2, &kc_launch_, &kc_empty)) {
+    return ffi::Error::InvalidArgument(::kc::rt::Str("transpose: ", ::kc::rt::GridError(kc_threads, kc_block, 2)));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
   if (kc_shared_bytes < 0) {
@@ -121,6 +120,14 @@ ffi::Error transpose_cpu_impl(
     ffi::ThreadPool kc_pool,
     ffi::AnyBuffer b_in,
     ffi::Result<ffi::AnyBuffer> r_out) {
+  // Outside vmap: each buffer is the one element, whole.
+  if ((*r_out).dimensions().size() == 2) {
+    return transpose_cpu_impl_element(
+        kc_pool,
+        -1,
+        ::kc::rt::Whole(b_in, 4),
+        ::kc::rt::Whole(*r_out, 4));
+  }
   ffi::AnyBuffer o_out = *r_out;
   ::kc::rt::Batch kc_batch;
   if (const std::string kc_error = ::kc::rt::PlanBatch(o_out, 2, &kc_batch); !kc_error.empty()) {
@@ -206,9 +213,8 @@ ffi::Error scale_cpu_impl_element(
   }
   kc_launch kc_launch_;
   bool kc_empty = false;
-  const std::string kc_grid_error = ::kc::rt::SizeGrid(kc_threads, kc_block, 1, &kc_launch_, &kc_empty);
-  if (!kc_grid_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("scale: ", kc_grid_error));
+  if (!::kc::rt::SizeGrid(kc_threads, kc_block, 1, &kc_launch_, &kc_empty)) {
+    return ffi::Error::InvalidArgument(::kc::rt::Str("scale: ", ::kc::rt::GridError(kc_threads, kc_block, 1)));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
   kc_error kc_failure;
@@ -233,6 +239,15 @@ ffi::Error scale_cpu_impl(
     ffi::AnyBuffer b_x,
     float a_a,
     ffi::Result<ffi::AnyBuffer> r_y) {
+  // Outside vmap: each buffer is the one element, whole.
+  if ((*r_y).dimensions().size() == 1) {
+    return scale_cpu_impl_element(
+        kc_pool,
+        -1,
+        ::kc::rt::Whole(b_x, 4),
+        a_a,
+        ::kc::rt::Whole(*r_y, 4));
+  }
   ffi::AnyBuffer o_y = *r_y;
   ::kc::rt::Batch kc_batch;
   if (const std::string kc_error = ::kc::rt::PlanBatch(o_y, 1, &kc_batch); !kc_error.empty()) {

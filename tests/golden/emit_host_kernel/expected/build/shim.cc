@@ -84,6 +84,15 @@ ffi::Error histogram_cpu_impl(
     float a_hi,
     int64_t a_bins,
     ffi::Result<ffi::AnyBuffer> r_counts) {
+  // Outside vmap: each buffer is the one element, whole.
+  if ((*r_counts).dimensions().size() == 2) {
+    return histogram_cpu_impl_element(
+        ::kc::rt::Whole(b_values, 4),
+        a_lo,
+        a_hi,
+        a_bins,
+        ::kc::rt::Whole(*r_counts, 4));
+  }
   ffi::AnyBuffer o_counts = *r_counts;
   ::kc::rt::Batch kc_batch;
   if (const std::string kc_error = ::kc::rt::PlanBatch(o_counts, 2, &kc_batch); !kc_error.empty()) {

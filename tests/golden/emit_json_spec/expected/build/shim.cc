@@ -75,9 +75,8 @@ ffi::Error scale_cpu_impl_element(
   }
   kc_launch kc_launch_;
   bool kc_empty = false;
-  const std::string kc_grid_error = ::kc::rt::SizeGrid(kc_threads, kc_block, 1, &kc_launch_, &kc_empty);
-  if (!kc_grid_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("scale: ", kc_grid_error));
+  if (!::kc::rt::SizeGrid(kc_threads, kc_block, 1, &kc_launch_, &kc_empty)) {
+    return ffi::Error::InvalidArgument(::kc::rt::Str("scale: ", ::kc::rt::GridError(kc_threads, kc_block, 1)));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
   kc_error kc_failure;
@@ -102,6 +101,15 @@ ffi::Error scale_cpu_impl(
     ffi::AnyBuffer b_x,
     float a_s,
     ffi::Result<ffi::AnyBuffer> r_out) {
+  // Outside vmap: each buffer is the one element, whole.
+  if ((*r_out).dimensions().size() == 1) {
+    return scale_cpu_impl_element(
+        kc_pool,
+        -1,
+        ::kc::rt::Whole(b_x, 4),
+        a_s,
+        ::kc::rt::Whole(*r_out, 4));
+  }
   ffi::AnyBuffer o_out = *r_out;
   ::kc::rt::Batch kc_batch;
   if (const std::string kc_error = ::kc::rt::PlanBatch(o_out, 1, &kc_batch); !kc_error.empty()) {

@@ -101,9 +101,8 @@ ffi::Error polar_cpu_impl_element(
   }
   kc_launch kc_launch_;
   bool kc_empty = false;
-  const std::string kc_grid_error = ::kc::rt::SizeGrid(kc_threads, kc_block, 1, &kc_launch_, &kc_empty);
-  if (!kc_grid_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("polar: ", kc_grid_error));
+  if (!::kc::rt::SizeGrid(kc_threads, kc_block, 1, &kc_launch_, &kc_empty)) {
+    return ffi::Error::InvalidArgument(::kc::rt::Str("polar: ", ::kc::rt::GridError(kc_threads, kc_block, 1)));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
   kc_error kc_failure;
@@ -129,6 +128,16 @@ ffi::Error polar_cpu_impl(
     ffi::AnyBuffer b_y,
     ffi::Result<ffi::AnyBuffer> r_radius,
     ffi::Result<ffi::AnyBuffer> r_angle) {
+  // Outside vmap: each buffer is the one element, whole.
+  if ((*r_radius).dimensions().size() == 1) {
+    return polar_cpu_impl_element(
+        kc_pool,
+        -1,
+        ::kc::rt::Whole(b_x, 4),
+        ::kc::rt::Whole(b_y, 4),
+        ::kc::rt::Whole(*r_radius, 4),
+        ::kc::rt::Whole(*r_angle, 4));
+  }
   ffi::AnyBuffer o_radius = *r_radius;
   ffi::AnyBuffer o_angle = *r_angle;
   ::kc::rt::Batch kc_batch;
@@ -236,9 +245,8 @@ ffi::Error accumulate_cpu_impl_element(
   }
   kc_launch kc_launch_;
   bool kc_empty = false;
-  const std::string kc_grid_error = ::kc::rt::SizeGrid(kc_threads, kc_block, 1, &kc_launch_, &kc_empty);
-  if (!kc_grid_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("accumulate: ", kc_grid_error));
+  if (!::kc::rt::SizeGrid(kc_threads, kc_block, 1, &kc_launch_, &kc_empty)) {
+    return ffi::Error::InvalidArgument(::kc::rt::Str("accumulate: ", ::kc::rt::GridError(kc_threads, kc_block, 1)));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
   kc_error kc_failure;
@@ -263,6 +271,15 @@ ffi::Error accumulate_cpu_impl(
     ffi::AnyBuffer b_total,
     ffi::AnyBuffer b_delta,
     ffi::Result<ffi::AnyBuffer> r_total) {
+  // Outside vmap: each buffer is the one element, whole.
+  if ((*r_total).dimensions().size() == 1) {
+    return accumulate_cpu_impl_element(
+        kc_pool,
+        -1,
+        ::kc::rt::Whole(b_total, 4),
+        ::kc::rt::Whole(b_delta, 4),
+        ::kc::rt::Whole(*r_total, 4));
+  }
   ffi::AnyBuffer o_total = *r_total;
   ::kc::rt::Batch kc_batch;
   if (const std::string kc_error = ::kc::rt::PlanBatch(o_total, 1, &kc_batch); !kc_error.empty()) {

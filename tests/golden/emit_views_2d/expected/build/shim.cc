@@ -86,9 +86,8 @@ ffi::Error matmul_cpu_impl_element(
   }
   kc_launch kc_launch_;
   bool kc_empty = false;
-  const std::string kc_grid_error = ::kc::rt::SizeGrid(kc_threads, kc_block, 2, &kc_launch_, &kc_empty);
-  if (!kc_grid_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("matmul: ", kc_grid_error));
+  if (!::kc::rt::SizeGrid(kc_threads, kc_block, 2, &kc_launch_, &kc_empty)) {
+    return ffi::Error::InvalidArgument(::kc::rt::Str("matmul: ", ::kc::rt::GridError(kc_threads, kc_block, 2)));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
   kc_error kc_failure;
@@ -113,6 +112,15 @@ ffi::Error matmul_cpu_impl(
     ffi::AnyBuffer b_a,
     ffi::AnyBuffer b_b,
     ffi::Result<ffi::AnyBuffer> r_c) {
+  // Outside vmap: each buffer is the one element, whole.
+  if ((*r_c).dimensions().size() == 2) {
+    return matmul_cpu_impl_element(
+        kc_pool,
+        -1,
+        ::kc::rt::Whole(b_a, 4),
+        ::kc::rt::Whole(b_b, 4),
+        ::kc::rt::Whole(*r_c, 4));
+  }
   ffi::AnyBuffer o_c = *r_c;
   ::kc::rt::Batch kc_batch;
   if (const std::string kc_error = ::kc::rt::PlanBatch(o_c, 2, &kc_batch); !kc_error.empty()) {

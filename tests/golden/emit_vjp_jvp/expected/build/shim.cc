@@ -77,9 +77,8 @@ ffi::Error square_cpu_impl_element(
   }
   kc_launch kc_launch_;
   bool kc_empty = false;
-  const std::string kc_grid_error = ::kc::rt::SizeGrid(kc_threads, kc_block, 1, &kc_launch_, &kc_empty);
-  if (!kc_grid_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square: ", kc_grid_error));
+  if (!::kc::rt::SizeGrid(kc_threads, kc_block, 1, &kc_launch_, &kc_empty)) {
+    return ffi::Error::InvalidArgument(::kc::rt::Str("square: ", ::kc::rt::GridError(kc_threads, kc_block, 1)));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
   kc_error kc_failure;
@@ -103,6 +102,14 @@ ffi::Error square_cpu_impl(
     ffi::ThreadPool kc_pool,
     ffi::AnyBuffer b_x,
     ffi::Result<ffi::AnyBuffer> r_y) {
+  // Outside vmap: each buffer is the one element, whole.
+  if ((*r_y).dimensions().size() == 1) {
+    return square_cpu_impl_element(
+        kc_pool,
+        -1,
+        ::kc::rt::Whole(b_x, 4),
+        ::kc::rt::Whole(*r_y, 4));
+  }
   ffi::AnyBuffer o_y = *r_y;
   ::kc::rt::Batch kc_batch;
   if (const std::string kc_error = ::kc::rt::PlanBatch(o_y, 1, &kc_batch); !kc_error.empty()) {
@@ -200,9 +207,8 @@ ffi::Error square_jvp_cpu_impl_element(
   }
   kc_launch kc_launch_;
   bool kc_empty = false;
-  const std::string kc_grid_error = ::kc::rt::SizeGrid(kc_threads, kc_block, 1, &kc_launch_, &kc_empty);
-  if (!kc_grid_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square_jvp: ", kc_grid_error));
+  if (!::kc::rt::SizeGrid(kc_threads, kc_block, 1, &kc_launch_, &kc_empty)) {
+    return ffi::Error::InvalidArgument(::kc::rt::Str("square_jvp: ", ::kc::rt::GridError(kc_threads, kc_block, 1)));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
   kc_error kc_failure;
@@ -227,6 +233,15 @@ ffi::Error square_jvp_cpu_impl(
     ffi::AnyBuffer b_x,
     ffi::AnyBuffer b_d_x,
     ffi::Result<ffi::AnyBuffer> r_d_y) {
+  // Outside vmap: each buffer is the one element, whole.
+  if ((*r_d_y).dimensions().size() == 1) {
+    return square_jvp_cpu_impl_element(
+        kc_pool,
+        -1,
+        ::kc::rt::Whole(b_x, 4),
+        ::kc::rt::Whole(b_d_x, 4),
+        ::kc::rt::Whole(*r_d_y, 4));
+  }
   ffi::AnyBuffer o_d_y = *r_d_y;
   ::kc::rt::Batch kc_batch;
   if (const std::string kc_error = ::kc::rt::PlanBatch(o_d_y, 1, &kc_batch); !kc_error.empty()) {
@@ -330,9 +345,8 @@ ffi::Error square_bwd_cpu_impl_element(
   }
   kc_launch kc_launch_;
   bool kc_empty = false;
-  const std::string kc_grid_error = ::kc::rt::SizeGrid(kc_threads, kc_block, 1, &kc_launch_, &kc_empty);
-  if (!kc_grid_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square_bwd: ", kc_grid_error));
+  if (!::kc::rt::SizeGrid(kc_threads, kc_block, 1, &kc_launch_, &kc_empty)) {
+    return ffi::Error::InvalidArgument(::kc::rt::Str("square_bwd: ", ::kc::rt::GridError(kc_threads, kc_block, 1)));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
   kc_error kc_failure;
@@ -357,6 +371,15 @@ ffi::Error square_bwd_cpu_impl(
     ffi::AnyBuffer b_x,
     ffi::AnyBuffer b_d_y,
     ffi::Result<ffi::AnyBuffer> r_d_x) {
+  // Outside vmap: each buffer is the one element, whole.
+  if ((*r_d_x).dimensions().size() == 1) {
+    return square_bwd_cpu_impl_element(
+        kc_pool,
+        -1,
+        ::kc::rt::Whole(b_x, 4),
+        ::kc::rt::Whole(b_d_y, 4),
+        ::kc::rt::Whole(*r_d_x, 4));
+  }
   ffi::AnyBuffer o_d_x = *r_d_x;
   ::kc::rt::Batch kc_batch;
   if (const std::string kc_error = ::kc::rt::PlanBatch(o_d_x, 1, &kc_batch); !kc_error.empty()) {
@@ -486,9 +509,8 @@ ffi::Error square_bwd_jvp_cpu_impl_element(
   }
   kc_launch kc_launch_;
   bool kc_empty = false;
-  const std::string kc_grid_error = ::kc::rt::SizeGrid(kc_threads, kc_block, 1, &kc_launch_, &kc_empty);
-  if (!kc_grid_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square_bwd_jvp: ", kc_grid_error));
+  if (!::kc::rt::SizeGrid(kc_threads, kc_block, 1, &kc_launch_, &kc_empty)) {
+    return ffi::Error::InvalidArgument(::kc::rt::Str("square_bwd_jvp: ", ::kc::rt::GridError(kc_threads, kc_block, 1)));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
   kc_error kc_failure;
@@ -515,6 +537,17 @@ ffi::Error square_bwd_jvp_cpu_impl(
     ffi::AnyBuffer b_d_x,
     ffi::AnyBuffer b_d_d_y,
     ffi::Result<ffi::AnyBuffer> r_d_d_x) {
+  // Outside vmap: each buffer is the one element, whole.
+  if ((*r_d_d_x).dimensions().size() == 1) {
+    return square_bwd_jvp_cpu_impl_element(
+        kc_pool,
+        -1,
+        ::kc::rt::Whole(b_x, 4),
+        ::kc::rt::Whole(b_d_y, 4),
+        ::kc::rt::Whole(b_d_x, 4),
+        ::kc::rt::Whole(b_d_d_y, 4),
+        ::kc::rt::Whole(*r_d_d_x, 4));
+  }
   ffi::AnyBuffer o_d_d_x = *r_d_d_x;
   ::kc::rt::Batch kc_batch;
   if (const std::string kc_error = ::kc::rt::PlanBatch(o_d_d_x, 1, &kc_batch); !kc_error.empty()) {

@@ -93,9 +93,8 @@ ffi::Error square_add_cpu_impl_element(
   }
   kc_launch kc_launch_;
   bool kc_empty = false;
-  const std::string kc_grid_error = ::kc::rt::SizeGrid(kc_threads, kc_block, 1, &kc_launch_, &kc_empty);
-  if (!kc_grid_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square_add: ", kc_grid_error));
+  if (!::kc::rt::SizeGrid(kc_threads, kc_block, 1, &kc_launch_, &kc_empty)) {
+    return ffi::Error::InvalidArgument(::kc::rt::Str("square_add: ", ::kc::rt::GridError(kc_threads, kc_block, 1)));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
   kc_error kc_failure;
@@ -121,6 +120,16 @@ ffi::Error square_add_cpu_impl(
     ffi::AnyBuffer b_y,
     float a_a,
     ffi::Result<ffi::AnyBuffer> r_out) {
+  // Outside vmap: each buffer is the one element, whole.
+  if ((*r_out).dimensions().size() == 2) {
+    return square_add_cpu_impl_element(
+        kc_pool,
+        -1,
+        ::kc::rt::Whole(b_x, 4),
+        ::kc::rt::Whole(b_y, 4),
+        a_a,
+        ::kc::rt::Whole(*r_out, 4));
+  }
   ffi::AnyBuffer o_out = *r_out;
   ::kc::rt::Batch kc_batch;
   if (const std::string kc_error = ::kc::rt::PlanBatch(o_out, 2, &kc_batch); !kc_error.empty()) {
@@ -264,6 +273,15 @@ ffi::Error square_add_bwd_cpu_impl(
     ffi::AnyBuffer b_d_out,
     ffi::Result<ffi::AnyBuffer> r_d_x,
     ffi::Result<ffi::AnyBuffer> r_d_y) {
+  // Outside vmap: each buffer is the one element, whole.
+  if ((*r_d_x).dimensions().size() == 2) {
+    return square_add_bwd_cpu_impl_element(
+        ::kc::rt::Whole(b_x, 4),
+        a_a,
+        ::kc::rt::Whole(b_d_out, 4),
+        ::kc::rt::Whole(*r_d_x, 4),
+        ::kc::rt::Whole(*r_d_y, 4));
+  }
   ffi::AnyBuffer o_d_x = *r_d_x;
   ffi::AnyBuffer o_d_y = *r_d_y;
   ::kc::rt::Batch kc_batch;
