@@ -84,6 +84,17 @@
 //                               [&]() KC_HOST_INLINE_ { KERNEL(ARGS); });
 //     return 0;
 //   }
+//   // a kernel whose guard sema elides (guard_elided), bound by the
+//   // parameter BOUND, its index of type INDEX: only the threads below the
+//   // bound run (where BOUND's type is wider than INDEX, a bound that
+//   // IndexHolds refuses runs RunThreadLoop instead)
+//   extern "C" KC_HOST_CLONES_ int32_t SYMBOL(const kc_block_range* r,
+//                                             kc_error*, PARAMS) {
+//     auto thread = [&]() KC_HOST_INLINE_ { KERNEL(ARGS); };
+//     ::kc::host::RunThreadLoopBelow<INDEX>(r->launch, r->block_begin,
+//                                           r->block_end, BOUND, thread);
+//     return 0;
+//   }
 //
 // and, for every `extern __shared__ T name[]` its kernels reach, in the
 // declaration's namespace (an unnamed one included):
@@ -94,11 +105,13 @@
 // function of external linkage that carries KC_HOST_CLONES_.
 //
 // The handler, per batch element, after sizing the grid (kc::rt::SizeGrid),
-// runs the ranges of kc::rt::SplitGrid through the entry with
-// kc::rt::RunGrid (kernelc/grid_split.h) on XLA's pool, with pool_threads
-// = ffi::ThreadPool::num_threads(), or 0 when the batch is spread over the
-// pool already (kc::rt::BatchHelpers > 0: each element's grid then stays on
-// its thread), and KC_SHARED_BYTES's value (0 without it). A failure
+// runs the launch through the entry with kc::rt::RunLaunch
+// (kernelc/grid_split.h): on the calling thread straight away when it is
+// too small to split, else in the ranges of kc::rt::SplitGrid on XLA's
+// pool, with pool_threads = ffi::ThreadPool::num_threads() (asked only
+// then), or 0 when the batch is spread over the pool already
+// (kc::rt::BatchHelpers > 0: each element's grid then stays on its
+// thread), and KC_SHARED_BYTES's value (0 without it). A failure
 // becomes an FFI error with the message as it is (it names the kernel).
 // runtime/std_pool.h's RunLaunch does the same with a std::thread pool.
 //
