@@ -100,8 +100,9 @@ json KernelToJson(const Kernel& k) {
     for (const BlockFeature& f : k.block_features)
       features.push_back({{"loc", LocToJson(f.loc)}, {"what", f.what}});
     j["block_features"] = features;
-    // Written for inspection only, never read: a spec cannot assert a guard
-    // that its source does not have (the frontend reads it from the body).
+    // Written, never read: a spec cannot assert a guard that its source
+    // does not have; the frontend reads it from the kernel's body, for a
+    // spec's kernel too (model::DeclaredKernel::guard).
     if (k.guard)
       j["grid_guard"] = {
           {"bound", k.guard->bound},
