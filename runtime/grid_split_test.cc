@@ -3,8 +3,14 @@
 // of the grid runs once, with its indices, however the grid is cut.
 #include <stdint.h>
 
+#include <string.h>
+
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <mutex>
+#include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "runtime/std_pool.h"
@@ -129,6 +135,112 @@ TEST_CASE("a loop kernel gives the same results split over the pool",
                                  saxpy(spread.data())) == "");
   CHECK(spread == alone);
   CHECK(alone[12345] == 2.0f * 345 + 12345 % 7);
+}
+
+TEST_CASE("the bounded loop runs the threads below the limit, as the loop does",
+          "[loop]") {
+  // One dimension, 7 blocks of 32 threads: 224 in all.
+  const kc_launch launch{{7, 1, 1}, {32, 1, 1}};
+  auto record = [](std::vector<Visit>* into) {
+    return [into] {
+      into->emplace_back(blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x,
+                         threadIdx.y, threadIdx.z, gridDim.x, blockDim.x);
+    };
+  };
+  std::vector<Visit> all;
+  kc::host::RunThreadLoop(launch, 0, 7, record(&all));
+  for (const int64_t limit : {-3, 0, 1, 31, 32, 33, 200, 223, 224}) {
+    INFO("limit " << limit);
+    const std::vector<Visit> below(
+        all.begin(), all.begin() + std::max<int64_t>(limit, 0));
+    std::vector<Visit> whole;
+    kc::host::RunThreadLoopBelow<int32_t>(launch, 0, 7, limit, record(&whole));
+    CHECK(whole == below);
+    for (const uint64_t step : {1, 2, 3, 5}) {
+      std::vector<Visit> pieces;
+      for (uint64_t begin = 0; begin < 7; begin += step)
+        kc::host::RunThreadLoopBelow<int64_t>(
+            launch, begin, std::min<uint64_t>(7, begin + step), limit,
+            record(&pieces));
+      CHECK(pieces == below);
+    }
+  }
+}
+
+TEST_CASE("whether a bound is within the index's range", "[loop]") {
+  CHECK(kc::host::IndexHolds<int32_t>(int32_t{-1}));
+  CHECK(kc::host::IndexHolds<int32_t>(int64_t{INT32_MAX}));
+  CHECK_FALSE(kc::host::IndexHolds<int32_t>(int64_t{INT32_MAX} + 1));
+  CHECK(kc::host::IndexHolds<uint32_t>(uint64_t{UINT32_MAX}));
+  CHECK_FALSE(kc::host::IndexHolds<uint32_t>(uint64_t{UINT32_MAX} + 1));
+  CHECK(kc::host::IndexHolds<uint64_t>(int64_t{INT64_MAX}));
+  // The limit is an int64_t.
+  CHECK_FALSE(kc::host::IndexHolds<uint64_t>(uint64_t{INT64_MAX} + 1));
+}
+
+TEST_CASE("a launch runs on the caller unless it splits", "[split]") {
+  kc::testing::StdPool pool(3);
+  int asked = 0;
+  auto run = [&](const kc_launch& launch, int64_t pool_threads,
+                 std::vector<std::pair<uint64_t, uint64_t>>* ranges) {
+    kc_error error;
+    std::mutex mu;
+    return kc::rt::RunLaunch(
+        launch, false, 0, pool_threads,
+        [&] {
+          ++asked;
+          return static_cast<int64_t>(pool.num_threads());
+        },
+        [&pool](auto task) { pool.Schedule(std::move(task)); },
+        [&](const kc_block_range* r, kc_error*) {
+          std::lock_guard<std::mutex> lock(mu);
+          ranges->emplace_back(r->block_begin, r->block_end);
+          return 0;
+        },
+        &error);
+  };
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  // Small: one range, and the pool is not asked its size.
+  CHECK(run({{255, 1, 1}, {256, 1, 1}}, -1, &ranges) == 0);
+  CHECK(ranges == std::vector<std::pair<uint64_t, uint64_t>>{{0, 255}});
+  CHECK(asked == 0);
+  // Large but kept on the caller (0): one range, not asked either.
+  ranges.clear();
+  CHECK(run({{1024, 1, 1}, {256, 1, 1}}, 0, &ranges) == 0);
+  CHECK(ranges.size() == 1);
+  CHECK(asked == 0);
+  // Large: asked once, split into ranges that cover the grid.
+  ranges.clear();
+  CHECK(run({{1024, 1, 1}, {256, 1, 1}}, -1, &ranges) == 0);
+  CHECK(asked == 1);
+  CHECK(ranges.size() > 1);
+  std::sort(ranges.begin(), ranges.end());
+  uint64_t next = 0;
+  for (const auto& [begin, end] : ranges) {
+    CHECK(begin == next);
+    next = end;
+  }
+  CHECK(next == 1024);
+}
+
+TEST_CASE("a failing range's message comes back, cut to fit", "[split]") {
+  kc::testing::StdPool pool(3);
+  for (const kc_launch launch : {kc_launch{{4, 1, 1}, {32, 1, 1}},
+                                 kc_launch{{1024, 1, 1}, {256, 1, 1}}}) {
+    kc_error error;
+    const int32_t failed = kc::rt::RunLaunch(
+        launch, false, 0, -1, [&pool] { return int64_t{pool.num_threads()}; },
+        [&pool](auto task) { pool.Schedule(std::move(task)); },
+        [](const kc_block_range*, kc_error* e) {
+          memset(e->message, 'x', sizeof(e->message) - 1);
+          e->message[sizeof(e->message) - 1] = '\0';
+          return 1;
+        },
+        &error);
+    CHECK(failed != 0);
+    CHECK(std::string(error.message) ==
+          std::string(sizeof(error.message) - 1, 'x'));
+  }
 }
 
 }  // namespace

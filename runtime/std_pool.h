@@ -69,24 +69,27 @@ class StdPool {
   std::vector<std::thread> threads_;
 };
 
-// Runs a launch of a kernel as a generated handler will: split for `pool`
-// (null: all on the calling thread), each range through the kernel's entry,
-// the loop's or the block executor's. `thread` calls the kernel. Returns the
-// first error's message, or "".
+// Runs a launch of a kernel as a generated handler does (kc::rt::RunLaunch):
+// split for `pool` (null: all on the calling thread), each range through
+// the kernel's entry, the loop's or the block executor's. `thread` calls
+// the kernel. Returns the first error's message, or "".
 template <typename Thread>
 std::string RunLaunch(const kc_launch& launch, bool block_kernel, StdPool* pool,
                       uint64_t shared_bytes, const char* kernel,
                       const Thread& thread) {
-  return kc::rt::RunGrid(
-      kc::rt::SplitGrid(launch, block_kernel,
-                        pool != nullptr ? pool->num_threads() : 0),
-      shared_bytes, [pool](auto task) { pool->Schedule(std::move(task)); },
-      [&](const kc_block_range* r, kc_error* error) -> int32_t {
-        if (block_kernel) return kc::host::RunBlocks(*r, kernel, error, thread);
+  kc_error error;
+  const int32_t failed = kc::rt::RunLaunch(
+      launch, block_kernel, shared_bytes, pool != nullptr ? -1 : 0,
+      [pool] { return static_cast<int64_t>(pool->num_threads()); },
+      [pool](auto task) { pool->Schedule(std::move(task)); },
+      [&](const kc_block_range* r, kc_error* e) -> int32_t {
+        if (block_kernel) return kc::host::RunBlocks(*r, kernel, e, thread);
         kc::host::RunThreadLoop(r->launch, r->block_begin, r->block_end,
                                 thread);
         return 0;
-      });
+      },
+      &error);
+  return failed != 0 ? std::string(error.message) : std::string();
 }
 
 }  // namespace kc::testing

@@ -141,6 +141,10 @@ Result<model::Module> ReadSpecs(const Options& o,
           sema::CheckAgainstSources(m, declared.value(), where, diags);
       !s.ok())
     return s.error();
+  // A spec states no guard: the source's body decides, as for annotations.
+  for (size_t i = 0; i < m.kernels.size(); ++i)
+    if (m.kernels[i].kind == model::KernelKind::kGlobal)
+      m.kernels[i].guard = declared.value()[i].guard;
   return m;
 }
 

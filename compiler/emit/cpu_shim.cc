@@ -42,7 +42,8 @@ std::string EntryDeclaration(const Namer& namer, const model::Kernel& k) {
 // then the entry point: a host kernel's once, a __global__ kernel's over
 // the ranges of blocks its launch splits into, on the calling thread and
 // kc_pool_threads of XLA's pool (0 when the batch is spread over it
-// already).
+// already; -1 when the pool has not been asked its size, which only a
+// launch large enough to split does).
 void EmitBody(const EmitRequest& request, const sema::KernelPlan& kp,
               const HandlerParts& h, Printer& p) {
   const model::Kernel& k = h.kernel();
@@ -93,13 +94,17 @@ void EmitBody(const EmitRequest& request, const sema::KernelPlan& kp,
   subs.push_back({"shared_bytes",
                   shared ? "static_cast<uint64_t>(kc_shared_bytes)" : "0"});
   p.Emit(subs, R"code(
-    const std::string kc_failure = ::kc::rt::RunGrid(
-        ::kc::rt::SplitGrid(kc_launch_, $block_executor$, kc_pool_threads), $shared_bytes$,
-        [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-        [&](const kc_block_range* kc_range, kc_error* kc_why) {
-          return $entry$(kc_range, kc_why, $args$);
-        });
-    if (!kc_failure.empty()) return ffi::Error::Internal(kc_failure);
+    kc_error kc_failure;
+    if (::kc::rt::RunLaunch(
+            kc_launch_, $block_executor$, $shared_bytes$, kc_pool_threads,
+            [&kc_pool] { return static_cast<int64_t>(kc_pool.num_threads()); },
+            [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
+            [&](const kc_block_range* kc_range, kc_error* kc_why) {
+              return $entry$(kc_range, kc_why, $args$);
+            },
+            &kc_failure) != 0) {
+      return ffi::Error::Internal(kc_failure.message);
+    }
   )code");
 }
 
@@ -156,25 +161,75 @@ void CpuShim::EmitHandlers(const EmitRequest& request,
              }
            )code");
   };
-  std::vector<std::string> element_args;
-  // The elements of a batch spread over the pool run their grids alone.
-  if (h.grid())
-    element_args = {"kc_pool", "kc_helpers > 0 ? 0 : kc_threads"};
-  for (std::string& arg : h.ElementArgs("kc_i"))
-    element_args.push_back(std::move(arg));
+  // The arguments of the element function for batch element `index`, whose
+  // grid may use `pool_threads` of the pool (-1: as many as it has).
+  auto element_args = [&](const char* pool_threads, const char* index) {
+    std::vector<std::string> args;
+    if (h.grid()) args = {"kc_pool", pool_threads};
+    for (std::string& arg : h.ElementArgs(index)) args.push_back(std::move(arg));
+    return fmt::format("{}", fmt::join(args, ",\n"));
+  };
+  // Outside vmap the first result has the declared rank, and every buffer
+  // is the one element whole: the element function checks them all, with
+  // the messages the batch's operands would give. Not for kernels whose
+  // element takes more than the buffers (an optional input's presence,
+  // the leading dimensions of "...").
+  auto unbatched = [&] {
+    bool plain = kp.leading < 0;
+    const Param* first = nullptr;
+    std::vector<std::string> args;
+    if (h.grid()) args = {"kc_pool", "-1"};
+    auto whole = [&](const Param& param, const std::string& buffer) {
+      args.push_back(fmt::format("::kc::rt::Whole({}, {})", buffer,
+                                 model::DTypeBytes(param.dtype)));
+    };
+    for (const Param& param : k.params) {
+      plain = plain && !param.optional;
+      if (model::IsOperand(param))
+        whole(param, Namer::CppLocal("b", param.name));
+      else if (param.role == Role::kScalar)
+        args.push_back(Namer::CppLocal("a", param.name));
+    }
+    for (const Param& param : k.params) {
+      if (!model::IsResult(param.role)) continue;
+      whole(param, "*" + Namer::CppLocal("r", param.name));
+      if (!first) first = &param;
+    }
+    if (!plain || !first) return;
+    p.Emit({{"impl", Impl(k)},
+            {"result", Namer::CppLocal("r", first->name)},
+            {"rank", kp.params[first - &k.params[0]].rank},
+            {"args", fmt::format("{}", fmt::join(args, ",\n"))}},
+           R"code(
+             // Outside vmap: each buffer is the one element, whole.
+             if ((*$result$).dimensions().size() == $rank$) {
+               return $impl$_element(
+                   $args$);
+             }
+           )code");
+  };
   p.Emit({{"kernel", k.name},
           {"impl", Impl(k)},
           {"impl_params", ParamLines(h.ImplParams("ffi::ThreadPool kc_pool"))},
+          {"unbatched", unbatched},
           {"batch", [&] { h.EmitBatchPlan(p); }},
           {"helpers", helpers},
-          {"element_args",
-           fmt::format("{}", fmt::join(element_args, ",\n"))}},
+          {"one_args", element_args("-1", "0")},
+          // The elements of a batch spread over the pool run their grids
+          // alone.
+          {"element_args", element_args("kc_helpers > 0 ? 0 : kc_threads", "kc_i")}},
          R"code(
            // The handler of '$kernel$': runs the kernel once per batch element, all in
            // this one call (one element outside vmap). Large batches spread over XLA's
            // intra-op thread pool; each element writes only its own results.
            ffi::Error $impl$($impl_params$) {
+             $unbatched$
              $batch$
+             // One element, as outside vmap: no batch to share out.
+             if (kc_batch.count == 1) {
+               return $impl$_element(
+                   $one_args$);
+             }
              ffi::Error kc_first;
              std::mutex kc_mutex;
              $helpers$
@@ -279,6 +334,58 @@ void EmitCpuEntry(const EmitRequest& request, const sema::KernelPlan& kp,
       // *kc_error_, when the kernel misuses one of them.
       extern "C" int32_t $symbol$($params$) {
         return ::kc::host::RunBlocks(*kc_range_, "$kernel$", kc_error_, [&] { $kernel$($args$); });
+      }
+    )code");
+    return;
+  }
+  if (kp.guard_elided) {
+    // The index type that RunThreadLoopBelow assumes the index in, and the
+    // largest limit it takes (the limit is an int64_t).
+    const model::GridGuard& g = *k.guard;
+    const bool index32 = g.index_bits == 32;
+    const char* index = index32 ? (g.index_signed ? "int32_t" : "uint32_t")
+                                : (g.index_signed ? "int64_t" : "uint64_t");
+    const uint64_t index_max = index32 ? (g.index_signed ? INT32_MAX : UINT32_MAX)
+                                       : uint64_t{INT64_MAX};
+    const model::DType bound_type = k.params[k.IndexOf(g.bound)].dtype;
+    const int bound_bits = model::DTypeBytes(bound_type) * 8;
+    const bool bound_signed =
+        bound_type == model::DType::kI8 || bound_type == model::DType::kI16 ||
+        bound_type == model::DType::kI32 || bound_type == model::DType::kI64;
+    const uint64_t bound_max =
+        bound_bits >= 64 ? (bound_signed ? uint64_t{INT64_MAX} : UINT64_MAX)
+                         : (uint64_t{1} << (bound_bits - bound_signed)) - 1;
+    const Printer::Subs check_subs = {{"index", index},
+                                      {"bound", "p_" + g.bound}};
+    subs.insert(subs.end(), check_subs.begin(), check_subs.end());
+    // Where the bound's type is wider than the index's, a bound above the
+    // index's range takes the padded loop. The test is left out where it
+    // always holds: a branch that the compiler removes only late keeps the
+    // guard from folding away.
+    subs.push_back({"check", [&] {
+                      if (bound_max <= index_max) return;
+                      p.Emit(check_subs, R"code(
+                        if (!::kc::host::IndexHolds<$index$>($bound$)) {
+                          ::kc::host::RunThreadLoop(kc_range_->launch, kc_range_->block_begin,
+                                                    kc_range_->block_end, kc_thread);
+                          return 0;
+                        }
+                      )code");
+                    }});
+    p.Emit(subs, R"code(
+      // Runs blocks [block_begin, block_end) of a launch of '$kernel$': blocks in
+      // order, the threads of each block in order, the kernel inlined into the
+      // innermost loop so that it vectorizes. Its guard bounds the threads by
+      // exactly the grid's total, so only those below the bound run, the guard
+      // known to hold. One clone per instruction set, chosen when the library
+      // loads.
+      extern "C" KC_HOST_CLONES_ int32_t $symbol$($params$) {
+        auto kc_thread = [&]() KC_HOST_INLINE_ { $kernel$($args$); };
+        $check$
+        ::kc::host::RunThreadLoopBelow<$index$>(kc_range_->launch, kc_range_->block_begin,
+                                                kc_range_->block_end, static_cast<int64_t>($bound$),
+                                                kc_thread);
+        return 0;
       }
     )code");
     return;

@@ -435,9 +435,8 @@ void HandlerParts::EmitLaunchGrid(Printer& p) const {
   p.Emit({{"rank", kp_.grid.size()}, {"kernel", k_.name}}, R"code(
     kc_launch kc_launch_;
     bool kc_empty = false;
-    const std::string kc_grid_error = ::kc::rt::SizeGrid(kc_threads, kc_block, $rank$, &kc_launch_, &kc_empty);
-    if (!kc_grid_error.empty()) {
-      return ffi::Error::InvalidArgument(::kc::rt::Str("$kernel$: ", kc_grid_error));
+    if (!::kc::rt::SizeGrid(kc_threads, kc_block, $rank$, &kc_launch_, &kc_empty)) {
+      return ffi::Error::InvalidArgument(::kc::rt::Str("$kernel$: ", ::kc::rt::GridError(kc_threads, kc_block, $rank$)));
     }
     if (kc_empty) return ffi::Error::Success();  // no thread to run
   )code");

@@ -12,6 +12,7 @@
 #include "compiler/frontend/annotations.h"
 #include "compiler/frontend/cpp_types.h"
 #include "compiler/frontend/input_writes.h"
+#include "compiler/frontend/grid_guard.h"
 #include "compiler/frontend/locations.h"
 
 namespace kernelc::frontend {
@@ -118,6 +119,7 @@ void ReadDeclarations(clang::ASTContext& ctx,
     }
     d.defined = true;
     d.global = IsGlobal(def, sm);
+    if (d.global) d.guard = FindGridGuard(def, ctx);
     for (unsigned p = 0; p < def->getNumParams(); ++p)
       d.params.push_back(ReadParam(
           def->getParamDecl(p), p < k.params.size() ? &k.params[p] : nullptr,

@@ -23,6 +23,7 @@
 #include "compiler/expr/expr.h"
 #include "compiler/frontend/annotations.h"
 #include "compiler/frontend/block_features.h"
+#include "compiler/frontend/grid_guard.h"
 #include "compiler/frontend/constants.h"
 #include "compiler/frontend/cpp_types.h"
 #include "compiler/frontend/input_writes.h"
@@ -477,6 +478,7 @@ class KernelReader {
     BlockUse block = FindBlockFeatures(fd, sm_);
     k.block_features = std::move(block.features);
     k.extern_shared = std::move(block.extern_shared);
+    if (k.kind == model::KernelKind::kGlobal) k.guard = FindGridGuard(fd, ctx_);
     module_.kernels.push_back(std::move(k));
   }
 

@@ -47,6 +47,9 @@ struct DeclaredKernel {
   bool in_header = false;
   bool global = false;  // __global__
   std::vector<DeclaredParam> params;
+  // A __global__ definition's guard (model::GridGuard): what the source
+  // decides for a spec's kernel, as it does for an annotated one.
+  std::optional<GridGuard> guard;
 };
 
 }  // namespace kernelc::model

@@ -100,6 +100,15 @@ json KernelToJson(const Kernel& k) {
     for (const BlockFeature& f : k.block_features)
       features.push_back({{"loc", LocToJson(f.loc)}, {"what", f.what}});
     j["block_features"] = features;
+    // Written, never read: a spec cannot assert a guard that its source
+    // does not have; the frontend reads it from the kernel's body, for a
+    // spec's kernel too (model::DeclaredKernel::guard).
+    if (k.guard)
+      j["grid_guard"] = {
+          {"bound", k.guard->bound},
+          {"index", fmt::format("{}int{}", k.guard->index_signed ? "" : "u",
+                                k.guard->index_bits)},
+          {"loc", LocToJson(k.guard->loc)}};
     if (!k.extern_shared.empty()) {
       json shared = json::array();
       for (const ExternShared& e : k.extern_shared)

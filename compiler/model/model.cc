@@ -118,6 +118,7 @@ void ForEachPath(Module& m, const std::function<void(std::string&)>& f) {
       text(p.derived);
     }
     for (BlockFeature& b : k.block_features) f(b.loc.file);
+    if (k.guard) f(k.guard->loc.file);
     text(k.vjp);
     text(k.jvp);
     for (Text& t : k.parallel) f(t.loc.file);

@@ -163,6 +163,25 @@ struct Instantiation {
   SourceLoc loc;    // the explicit instantiation
 };
 
+// How a __global__ kernel bounds its threads, when its body has the form
+// that lets a target run only the threads below the bound (read by the
+// frontend from the C++ source, never from a JSON spec): the body opens
+// with declarations free of side effects, among them
+//   INT i = blockIdx.x * blockDim.x + threadIdx.x;
+// (in either order of the operands, with integer casts), then either
+// `if (i < bound) ...` as its last statement or `if (i >= bound) return;`,
+// where `bound` is an integer parameter of the kernel. A thread whose
+// global index is at least the bound then does nothing.
+struct GridGuard {
+  std::string bound;  // the parameter's name
+  // The narrowest integer type the index passes through (the variable's
+  // and those of its arithmetic and casts): the index is exact while the
+  // global index fits it. 32 or 64 bits.
+  int index_bits = 64;
+  bool index_signed = true;
+  SourceLoc loc;  // the guard's condition
+};
+
 struct Kernel {
   // A kernel's C++ name; for a template's variant, the instantiation as a
   // C++ expression names it: "reduce<float, 256>".
@@ -184,6 +203,8 @@ struct Kernel {
   std::vector<BlockFeature> block_features;
   // Sorted, without repeats.
   std::vector<ExternShared> extern_shared;
+  // The guard that bounds the kernel's threads, when it has that form.
+  std::optional<GridGuard> guard;
   // KC_VJP("bwd"): the kernel in the same sources that computes this one's
   // vector-Jacobian product (see sema for the pairing rules).
   std::optional<Text> vjp;

@@ -10,6 +10,7 @@
 #include <set>
 #include <utility>
 
+#include "compiler/sema/grid_guard.h"
 #include "compiler/sema/init_value.h"
 #include "compiler/sema/parallel.h"
 
@@ -98,6 +99,7 @@ class KernelAnalyzer {
     AnalyzeInits();
     AnalyzeParallel();
     AnalyzeElementwise();
+    plan_.guard_elided = GuardBoundsGrid(k_, plan_);
     return std::move(plan_);
   }
 

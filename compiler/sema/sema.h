@@ -112,6 +112,11 @@ struct KernelPlan {
   // under the block executor (kc::host::RunBlocks), each thread of a block
   // a fiber; any other runs in the plain grid loop (RunThreadLoop).
   bool block_executor = false;
+  // The kernel's guard (model::GridGuard) bounds its threads by exactly the
+  // grid's total (GuardBoundsGrid): the CPU runs only the threads below the
+  // bound, without the padding of the last block, and tells the compiler
+  // that the guard holds, so that the loop vectorizes without masks.
+  bool guard_elided = false;
   // KC_VJP or KC_JVP; none without either, or when the pairing is wrong.
   // A kernel with both has KC_VJP's here and KC_JVP's in `tangent`.
   std::optional<Pairing> pairing;

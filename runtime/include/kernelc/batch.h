@@ -61,6 +61,18 @@ struct Tensor {
   size_t size_bytes() const { return bytes; }
 };
 
+// A whole buffer as the one element of a call without batch dimensions,
+// its elements `width` bytes wide; the buffer's rank is not checked here.
+template <typename Buffer>
+auto Whole(const Buffer& buffer, size_t width)
+    -> Tensor<decltype(buffer.element_type())> {
+  const auto dims = buffer.dimensions();
+  size_t count = 1;
+  for (size_t d = 0; d < dims.size(); ++d) count *= dims[d];
+  return {buffer.untyped_data(), buffer.element_type(),
+          Dims{dims.begin(), dims.size()}, count, count * width};
+}
+
 // The batch of a call: `rank` leading dimensions of extent `shape`, `count`
 // elements in all (1 when rank is 0).
 struct Batch {

@@ -84,6 +84,17 @@
 //                               [&]() KC_HOST_INLINE_ { KERNEL(ARGS); });
 //     return 0;
 //   }
+//   // a kernel whose guard sema elides (guard_elided), bound by the
+//   // parameter BOUND, its index of type INDEX: only the threads below the
+//   // bound run (where BOUND's type is wider than INDEX, a bound that
+//   // IndexHolds refuses runs RunThreadLoop instead)
+//   extern "C" KC_HOST_CLONES_ int32_t SYMBOL(const kc_block_range* r,
+//                                             kc_error*, PARAMS) {
+//     auto thread = [&]() KC_HOST_INLINE_ { KERNEL(ARGS); };
+//     ::kc::host::RunThreadLoopBelow<INDEX>(r->launch, r->block_begin,
+//                                           r->block_end, BOUND, thread);
+//     return 0;
+//   }
 //
 // and, for every `extern __shared__ T name[]` its kernels reach, in the
 // declaration's namespace (an unnamed one included):
@@ -94,11 +105,13 @@
 // function of external linkage that carries KC_HOST_CLONES_.
 //
 // The handler, per batch element, after sizing the grid (kc::rt::SizeGrid),
-// runs the ranges of kc::rt::SplitGrid through the entry with
-// kc::rt::RunGrid (kernelc/grid_split.h) on XLA's pool, with pool_threads
-// = ffi::ThreadPool::num_threads(), or 0 when the batch is spread over the
-// pool already (kc::rt::BatchHelpers > 0: each element's grid then stays on
-// its thread), and KC_SHARED_BYTES's value (0 without it). A failure
+// runs the launch through the entry with kc::rt::RunLaunch
+// (kernelc/grid_split.h): on the calling thread straight away when it is
+// too small to split, else in the ranges of kc::rt::SplitGrid on XLA's
+// pool, with pool_threads = ffi::ThreadPool::num_threads() (asked only
+// then), or 0 when the batch is spread over the pool already
+// (kc::rt::BatchHelpers > 0: each element's grid then stays on its
+// thread), and KC_SHARED_BYTES's value (0 without it). A failure
 // becomes an FFI error with the message as it is (it names the kernel).
 // runtime/std_pool.h's RunLaunch does the same with a std::thread pool.
 //
@@ -123,6 +136,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <limits>
+#include <type_traits>
+
 #include "kernelc.h"
 #include "kernelc/launch.h"
 
@@ -138,6 +154,27 @@ constexpr size_t kFiberStackBytes = 64 * 1024;
 
 // Forces a call to be inlined, for the lambda that holds a kernel call.
 #define KC_HOST_INLINE_ __attribute__((always_inline))
+
+// Tells the compiler that `cond`, free of side effects, holds. (GCC, which
+// builds the runtime's tests, has no __builtin_assume before version 13.)
+// Vectorizes the loop that follows with two vectors per iteration rather
+// than Clang's four (AVX2: 16 floats rather than 32), so that a small grid
+// (16 threads) runs in vectors, not in the scalar remainder of a 32-wide
+// loop, and a large one still amortizes the loop's own instructions.
+#if defined(__clang__)
+#define KC_HOST_SHORT_INTERLEAVE_ _Pragma("clang loop interleave_count(2)")
+#else
+#define KC_HOST_SHORT_INTERLEAVE_
+#endif
+
+#if defined(__clang__)
+#define KC_HOST_ASSUME_(cond) __builtin_assume(cond)
+#else
+#define KC_HOST_ASSUME_(cond) \
+  do {                        \
+    if (!(cond)) __builtin_unreachable(); \
+  } while (0)
+#endif
 
 // Runs `thread()` for every thread of the blocks [begin, end) of `launch`
 // (linear block indices, x fastest), blocks and threads in order, with
@@ -179,6 +216,75 @@ KC_HOST_INLINE_ inline void RunThreadLoop(const kc_launch& launch,
       }
     }
     i += x1 - x0;
+  }
+}
+
+// Runs `thread()` for the threads of the blocks [begin, end) of a
+// one-dimensional `launch` (grid.y = grid.z = block.y = block.z = 1) whose
+// global index blockIdx.x * blockDim.x + threadIdx.x is below `limit`, in
+// order: the threads of the last block past `limit` do not run. For a
+// kernel whose guard bounds its threads by `limit` (sema's guard_elided),
+// which they would skip anyway. `I` is the type the kernel's index passes
+// through at its narrowest (model::GridGuard); the caller ensures that
+// limit <= numeric_limits<I>::max() (IndexHolds). A limit of 0 or less
+// runs no thread. The loop tells the compiler that
+// each index is below `limit`, in 64 bits and in I, which proves the
+// kernel's guard true after inlining: the loop vectorizes without masked
+// loads and stores.
+template <typename I, typename Thread>
+KC_HOST_INLINE_ inline void RunThreadLoopBelow(const kc_launch& launch,
+                                               uint64_t begin, uint64_t end,
+                                               int64_t limit,
+                                               Thread&& thread) {
+  GridState& state = grid_state;
+  const uint32_t bdx = launch.block.x;
+  state.grid_dim = {Index(launch.grid.x), Index(1u), Index(1u)};
+  state.block_dim = {Index(bdx), Index(1u), Index(1u)};
+  state.block.y = state.block.z = Index(0u);
+  state.thread.y = state.thread.z = Index(0u);
+  // 32-bit block indices, as blockIdx.x holds them: the index the loop
+  // assumes below `limit` is then the very value the kernel computes.
+  for (uint32_t bx = static_cast<uint32_t>(begin); bx < end; ++bx) {
+    const int64_t base = static_cast<int64_t>(bx) * bdx;
+    if (base >= limit) break;
+    const int64_t left = limit - base;
+    const uint32_t count =
+        left < static_cast<int64_t>(bdx) ? static_cast<uint32_t>(left) : bdx;
+    state.block.x = Index(bx);
+    KC_HOST_SHORT_INTERLEAVE_
+    for (uint32_t tx = 0; tx < count; ++tx) {
+      state.thread.x = Index(tx);
+      KC_HOST_ASSUME_(base + tx < limit);
+      if constexpr (sizeof(I) < sizeof(int64_t)) {
+        KC_HOST_ASSUME_(static_cast<I>(bx * bdx + tx) < static_cast<I>(limit));
+      } else if constexpr (!std::is_signed_v<I>) {
+        KC_HOST_ASSUME_(static_cast<I>(base + tx) < static_cast<I>(limit));
+      }
+      thread();
+    }
+  }
+}
+
+// Whether RunThreadLoopBelow<I> may run up to `bound`, a guard's bound:
+// whether the bound is at most numeric_limits<I>::max(), where the kernel's
+// index is exact, and int64_t's, the limit's type. A negative bound holds too: no thread runs below it, and
+// none would pass the guard. Only the upper limit is tested, so that the
+// compiler learns nothing of the bound's sign that would let it rewrite the
+// kernel's signed comparison into another form than the loop assumes; for
+// a bound no wider than I the test is always true and compiles away.
+template <typename I, typename Bound>
+KC_HOST_INLINE_ inline bool IndexHolds(Bound bound) {
+  // The limit is an int64_t: no more than its maximum either.
+  constexpr uint64_t kMost =
+      static_cast<uint64_t>(std::numeric_limits<I>::max()) <
+              static_cast<uint64_t>(std::numeric_limits<int64_t>::max())
+          ? static_cast<uint64_t>(std::numeric_limits<I>::max())
+          : static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+  if constexpr (static_cast<uint64_t>(std::numeric_limits<Bound>::max()) <=
+                kMost) {
+    return true;
+  } else {
+    return bound <= static_cast<Bound>(kMost);
   }
 }
 

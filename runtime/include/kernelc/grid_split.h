@@ -1,13 +1,15 @@
 // Spreading the blocks of a launch over a thread pool: the ranges of blocks
 // (kc_block_range) that a handler hands to a kernel's CPU entry point, how
 // many pool threads run them besides the caller, and the run itself
-// (RunGrid, over kc::rt::ParallelFor of kernelc/batch.h). Header-only and
+// (RunLaunch; RunGrid, over kc::rt::ParallelFor of kernelc/batch.h, for a
+// launch that splits). Header-only and
 // dependency-free, like batch.h; the pool is the caller's (ffi::ThreadPool
 // in generated code).
 #ifndef KERNELC_GRID_SPLIT_H_
 #define KERNELC_GRID_SPLIT_H_
 
 #include <stdint.h>
+#include <string.h>
 
 #include <atomic>
 #include <mutex>
@@ -112,6 +114,51 @@ std::string RunGrid(const GridSplit& split, uint64_t shared_bytes,
     if (!failed.exchange(true)) first = error.message;
   });
   return first;
+}
+
+// Whether SplitGrid keeps `launch` on the calling thread whatever the
+// pool's size: it has fewer than twice the threads that make a hand-off
+// pay.
+inline bool StaysOnCaller(const kc_launch& launch, bool block_kernel) {
+  const uint64_t threads = static_cast<uint64_t>(launch.grid.x) *
+                           launch.grid.y * launch.grid.z * launch.block.x *
+                           launch.block.y * launch.block.z;
+  const uint64_t per_worker =
+      block_kernel ? kMinFiberThreadsPerWorker : kMinLoopThreadsPerWorker;
+  return threads < 2 * per_worker;
+}
+
+// Runs a launch through `entry`, as RunGrid does, the short way where it
+// can: a launch that stays on the calling thread (StaysOnCaller, or
+// `pool_threads` 0) is one range that the caller runs straight away, with
+// no shared state, lock or string, and without asking the pool its size.
+// `pool_threads`: the pool's size, or -1 when it has not been asked yet, so
+// that `threads()` asks it only for a launch large enough to split.
+// Returns 0, or non-zero with the message of the first range to fail in
+// `error` (cut to fit).
+template <typename Threads, typename Schedule, typename Entry>
+int32_t RunLaunch(const kc_launch& launch, bool block_kernel,
+                  uint64_t shared_bytes, int64_t pool_threads,
+                  Threads&& threads, Schedule&& schedule, Entry&& entry,
+                  kc_error* error) {
+  const uint64_t blocks =
+      static_cast<uint64_t>(launch.grid.x) * launch.grid.y * launch.grid.z;
+  if (pool_threads != 0 && !StaysOnCaller(launch, block_kernel)) {
+    if (pool_threads < 0) pool_threads = threads();
+    const GridSplit split = SplitGrid(launch, block_kernel, pool_threads);
+    if (split.ranges > 1) {
+      const std::string failure = RunGrid(split, shared_bytes, schedule, entry);
+      if (failure.empty()) return 0;
+      const size_t n = failure.size() < sizeof(error->message) - 1
+                           ? failure.size()
+                           : sizeof(error->message) - 1;
+      memcpy(error->message, failure.data(), n);
+      error->message[n] = '\0';
+      return 1;
+    }
+  }
+  const kc_block_range range{launch, 0, blocks, shared_bytes};
+  return entry(&range, error) == 0 ? 0 : 1;
 }
 
 }  // namespace kc::rt

@@ -69,33 +69,52 @@ std::string ShapeString(const Dims& dims) {
   return s + ")";
 }
 
+// CUDA's limits on the blocks of a grid along x, y, z, kept on the CPU too
+// so that a kernel behaves the same on both.
+inline constexpr int64_t kMaxGridBlocks[3] = {2147483647, 65535, 65535};
+
 // Sizes a launch: `threads` along x, y, z (rank entries used, the rest 1),
-// `block` threads per block. Returns an empty string on success, else why
-// the grid cannot be launched. *empty is set when there is no thread at all.
-inline std::string SizeGrid(const int64_t* threads, const int64_t* block,
-                            int rank, kc_launch* launch, bool* empty) {
-  // CUDA's limits, kept on the CPU too so a kernel behaves the same on both.
-  static const int64_t kMaxBlocks[3] = {2147483647, 65535, 65535};
-  static const char* kAxis[3] = {"x", "y", "z"};
+// `block` threads per block. Returns true, or false when the grid cannot be
+// launched (GridError says why). *empty is set when there is no thread at
+// all. Inlined, so that a block known when the handler is compiled divides
+// by a constant, and no string is made on the way.
+__attribute__((always_inline)) inline bool SizeGrid(const int64_t* threads,
+                                                    const int64_t* block,
+                                                    int rank,
+                                                    kc_launch* launch,
+                                                    bool* empty) {
   uint32_t* grid[3] = {&launch->grid.x, &launch->grid.y, &launch->grid.z};
   uint32_t* blk[3] = {&launch->block.x, &launch->block.y, &launch->block.z};
   *empty = false;
   for (int d = 0; d < 3; ++d) {
-    int64_t t = d < rank ? threads[d] : 1;
-    int64_t b = d < rank ? block[d] : 1;
-    if (t < 0) return Str("the grid has ", t, " threads along ", kAxis[d]);
+    const int64_t t = d < rank ? threads[d] : 1;
+    const int64_t b = d < rank ? block[d] : 1;
+    if (t < 0) return false;
     if (t == 0) *empty = true;
-    int64_t blocks = t / b + (t % b != 0);
-    if (blocks > kMaxBlocks[d])
-      return Str("the grid needs ", blocks, " blocks along ", kAxis[d],
-                 ", more than the limit of ", kMaxBlocks[d]);
+    const int64_t blocks = t / b + (t % b != 0);
+    if (blocks > kMaxGridBlocks[d]) return false;
     *grid[d] = static_cast<uint32_t>(blocks);
     *blk[d] = static_cast<uint32_t>(b);
+  }
+  return true;
+}
+
+// Why SizeGrid refused the same arguments.
+inline std::string GridError(const int64_t* threads, const int64_t* block,
+                             int rank) {
+  static const char* const kAxis[3] = {"x", "y", "z"};
+  for (int d = 0; d < 3 && d < rank; ++d) {
+    const int64_t t = threads[d];
+    const int64_t b = block[d];
+    if (t < 0) return Str("the grid has ", t, " threads along ", kAxis[d]);
+    const int64_t blocks = t / b + (t % b != 0);
+    if (blocks > kMaxGridBlocks[d])
+      return Str("the grid needs ", blocks, " blocks along ", kAxis[d],
+                 ", more than the limit of ", kMaxGridBlocks[d]);
   }
   return std::string();
 }
 
-// Fills `count` elements of type T at `data` with `value`.
 template <typename T>
 void Fill(void* data, int64_t count, T value) {
   T* p = static_cast<T*>(data);

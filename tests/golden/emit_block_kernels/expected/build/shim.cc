@@ -92,21 +92,24 @@ ffi::Error transpose_cpu_impl_element(
   }
   kc_launch kc_launch_;
   bool kc_empty = false;
-  const std::string kc_grid_error = ::kc::rt::SizeGrid(kc_threads, kc_block, 2, &kc_launch_, &kc_empty);
-  if (!kc_grid_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("transpose: ", kc_grid_error));
+  if (!::kc::rt::SizeGrid(kc_threads, kc_block, 2, &kc_launch_, &kc_empty)) {
+    return ffi::Error::InvalidArgument(::kc::rt::Str("transpose: ", ::kc::rt::GridError(kc_threads, kc_block, 2)));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
   if (kc_shared_bytes < 0) {
     return ffi::Error::InvalidArgument(::kc::rt::Str("transpose: dynamic shared memory of ", kc_shared_bytes, " bytes is out of range"));
   }
-  const std::string kc_failure = ::kc::rt::RunGrid(
-      ::kc::rt::SplitGrid(kc_launch_, true, kc_pool_threads), static_cast<uint64_t>(kc_shared_bytes),
-      [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-      [&](const kc_block_range* kc_range, kc_error* kc_why) {
-        return kc_transpose_transpose_<hash>_cpu_entry(kc_range, kc_why, b_in.untyped_data(), static_cast<int32_t>(d_rows), static_cast<int32_t>(d_cols), o_out.untyped_data());
-      });
-  if (!kc_failure.empty()) return ffi::Error::Internal(kc_failure);
+  kc_error kc_failure;
+  if (::kc::rt::RunLaunch(
+          kc_launch_, true, static_cast<uint64_t>(kc_shared_bytes), kc_pool_threads,
+          [&kc_pool] { return static_cast<int64_t>(kc_pool.num_threads()); },
+          [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
+          [&](const kc_block_range* kc_range, kc_error* kc_why) {
+            return kc_transpose_transpose_<hash>_cpu_entry(kc_range, kc_why, b_in.untyped_data(), static_cast<int32_t>(d_rows), static_cast<int32_t>(d_cols), o_out.untyped_data());
+          },
+          &kc_failure) != 0) {
+    return ffi::Error::Internal(kc_failure.message);
+  }
   return ffi::Error::Success();
 }
 
@@ -117,6 +120,14 @@ ffi::Error transpose_cpu_impl(
     ffi::ThreadPool kc_pool,
     ffi::AnyBuffer b_in,
     ffi::Result<ffi::AnyBuffer> r_out) {
+  // Outside vmap: each buffer is the one element, whole.
+  if ((*r_out).dimensions().size() == 2) {
+    return transpose_cpu_impl_element(
+        kc_pool,
+        -1,
+        ::kc::rt::Whole(b_in, 4),
+        ::kc::rt::Whole(*r_out, 4));
+  }
   ffi::AnyBuffer o_out = *r_out;
   ::kc::rt::Batch kc_batch;
   if (const std::string kc_error = ::kc::rt::PlanBatch(o_out, 2, &kc_batch); !kc_error.empty()) {
@@ -129,6 +140,14 @@ ffi::Error transpose_cpu_impl(
   ::kc::rt::Operand<ffi::DataType> e_o_out;
   if (const std::string kc_error = ::kc::rt::MakeOperand(o_out, 2, ffi::ByteWidth(o_out.element_type()), kc_batch, &e_o_out); !kc_error.empty()) {
     return ffi::Error::InvalidArgument(::kc::rt::Str("transpose: parameter 'out' ", kc_error));
+  }
+  // One element, as outside vmap: no batch to share out.
+  if (kc_batch.count == 1) {
+    return transpose_cpu_impl_element(
+        kc_pool,
+        -1,
+        e_b_in.At(kc_batch, 0),
+        e_o_out.At(kc_batch, 0));
   }
   ffi::Error kc_first;
   std::mutex kc_mutex;
@@ -194,18 +213,21 @@ ffi::Error scale_cpu_impl_element(
   }
   kc_launch kc_launch_;
   bool kc_empty = false;
-  const std::string kc_grid_error = ::kc::rt::SizeGrid(kc_threads, kc_block, 1, &kc_launch_, &kc_empty);
-  if (!kc_grid_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("scale: ", kc_grid_error));
+  if (!::kc::rt::SizeGrid(kc_threads, kc_block, 1, &kc_launch_, &kc_empty)) {
+    return ffi::Error::InvalidArgument(::kc::rt::Str("scale: ", ::kc::rt::GridError(kc_threads, kc_block, 1)));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
-  const std::string kc_failure = ::kc::rt::RunGrid(
-      ::kc::rt::SplitGrid(kc_launch_, false, kc_pool_threads), 0,
-      [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-      [&](const kc_block_range* kc_range, kc_error* kc_why) {
-        return kc_transpose_scale_<hash>_cpu_entry(kc_range, kc_why, b_x.untyped_data(), a_a, static_cast<int64_t>(d_n), o_y.untyped_data());
-      });
-  if (!kc_failure.empty()) return ffi::Error::Internal(kc_failure);
+  kc_error kc_failure;
+  if (::kc::rt::RunLaunch(
+          kc_launch_, false, 0, kc_pool_threads,
+          [&kc_pool] { return static_cast<int64_t>(kc_pool.num_threads()); },
+          [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
+          [&](const kc_block_range* kc_range, kc_error* kc_why) {
+            return kc_transpose_scale_<hash>_cpu_entry(kc_range, kc_why, b_x.untyped_data(), a_a, static_cast<int64_t>(d_n), o_y.untyped_data());
+          },
+          &kc_failure) != 0) {
+    return ffi::Error::Internal(kc_failure.message);
+  }
   return ffi::Error::Success();
 }
 
@@ -217,6 +239,15 @@ ffi::Error scale_cpu_impl(
     ffi::AnyBuffer b_x,
     float a_a,
     ffi::Result<ffi::AnyBuffer> r_y) {
+  // Outside vmap: each buffer is the one element, whole.
+  if ((*r_y).dimensions().size() == 1) {
+    return scale_cpu_impl_element(
+        kc_pool,
+        -1,
+        ::kc::rt::Whole(b_x, 4),
+        a_a,
+        ::kc::rt::Whole(*r_y, 4));
+  }
   ffi::AnyBuffer o_y = *r_y;
   ::kc::rt::Batch kc_batch;
   if (const std::string kc_error = ::kc::rt::PlanBatch(o_y, 1, &kc_batch); !kc_error.empty()) {
@@ -229,6 +260,15 @@ ffi::Error scale_cpu_impl(
   ::kc::rt::Operand<ffi::DataType> e_o_y;
   if (const std::string kc_error = ::kc::rt::MakeOperand(o_y, 1, ffi::ByteWidth(o_y.element_type()), kc_batch, &e_o_y); !kc_error.empty()) {
     return ffi::Error::InvalidArgument(::kc::rt::Str("scale: parameter 'y' ", kc_error));
+  }
+  // One element, as outside vmap: no batch to share out.
+  if (kc_batch.count == 1) {
+    return scale_cpu_impl_element(
+        kc_pool,
+        -1,
+        e_b_x.At(kc_batch, 0),
+        a_a,
+        e_o_y.At(kc_batch, 0));
   }
   ffi::Error kc_first;
   std::mutex kc_mutex;

@@ -84,6 +84,15 @@ ffi::Error histogram_cpu_impl(
     float a_hi,
     int64_t a_bins,
     ffi::Result<ffi::AnyBuffer> r_counts) {
+  // Outside vmap: each buffer is the one element, whole.
+  if ((*r_counts).dimensions().size() == 2) {
+    return histogram_cpu_impl_element(
+        ::kc::rt::Whole(b_values, 4),
+        a_lo,
+        a_hi,
+        a_bins,
+        ::kc::rt::Whole(*r_counts, 4));
+  }
   ffi::AnyBuffer o_counts = *r_counts;
   ::kc::rt::Batch kc_batch;
   if (const std::string kc_error = ::kc::rt::PlanBatch(o_counts, 2, &kc_batch); !kc_error.empty()) {
@@ -96,6 +105,15 @@ ffi::Error histogram_cpu_impl(
   ::kc::rt::Operand<ffi::DataType> e_o_counts;
   if (const std::string kc_error = ::kc::rt::MakeOperand(o_counts, 2, ffi::ByteWidth(o_counts.element_type()), kc_batch, &e_o_counts); !kc_error.empty()) {
     return ffi::Error::InvalidArgument(::kc::rt::Str("histogram: parameter 'counts' ", kc_error));
+  }
+  // One element, as outside vmap: no batch to share out.
+  if (kc_batch.count == 1) {
+    return histogram_cpu_impl_element(
+        e_b_values.At(kc_batch, 0),
+        a_lo,
+        a_hi,
+        a_bins,
+        e_o_counts.At(kc_batch, 0));
   }
   ffi::Error kc_first;
   std::mutex kc_mutex;

@@ -101,18 +101,21 @@ ffi::Error polar_cpu_impl_element(
   }
   kc_launch kc_launch_;
   bool kc_empty = false;
-  const std::string kc_grid_error = ::kc::rt::SizeGrid(kc_threads, kc_block, 1, &kc_launch_, &kc_empty);
-  if (!kc_grid_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("polar: ", kc_grid_error));
+  if (!::kc::rt::SizeGrid(kc_threads, kc_block, 1, &kc_launch_, &kc_empty)) {
+    return ffi::Error::InvalidArgument(::kc::rt::Str("polar: ", ::kc::rt::GridError(kc_threads, kc_block, 1)));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
-  const std::string kc_failure = ::kc::rt::RunGrid(
-      ::kc::rt::SplitGrid(kc_launch_, false, kc_pool_threads), 0,
-      [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-      [&](const kc_block_range* kc_range, kc_error* kc_why) {
-        return kc_polar_polar_<hash>_cpu_entry(kc_range, kc_why, b_x.untyped_data(), b_y.untyped_data(), static_cast<int64_t>(d_n), o_radius.untyped_data(), o_angle.untyped_data());
-      });
-  if (!kc_failure.empty()) return ffi::Error::Internal(kc_failure);
+  kc_error kc_failure;
+  if (::kc::rt::RunLaunch(
+          kc_launch_, false, 0, kc_pool_threads,
+          [&kc_pool] { return static_cast<int64_t>(kc_pool.num_threads()); },
+          [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
+          [&](const kc_block_range* kc_range, kc_error* kc_why) {
+            return kc_polar_polar_<hash>_cpu_entry(kc_range, kc_why, b_x.untyped_data(), b_y.untyped_data(), static_cast<int64_t>(d_n), o_radius.untyped_data(), o_angle.untyped_data());
+          },
+          &kc_failure) != 0) {
+    return ffi::Error::Internal(kc_failure.message);
+  }
   return ffi::Error::Success();
 }
 
@@ -125,6 +128,16 @@ ffi::Error polar_cpu_impl(
     ffi::AnyBuffer b_y,
     ffi::Result<ffi::AnyBuffer> r_radius,
     ffi::Result<ffi::AnyBuffer> r_angle) {
+  // Outside vmap: each buffer is the one element, whole.
+  if ((*r_radius).dimensions().size() == 1) {
+    return polar_cpu_impl_element(
+        kc_pool,
+        -1,
+        ::kc::rt::Whole(b_x, 4),
+        ::kc::rt::Whole(b_y, 4),
+        ::kc::rt::Whole(*r_radius, 4),
+        ::kc::rt::Whole(*r_angle, 4));
+  }
   ffi::AnyBuffer o_radius = *r_radius;
   ffi::AnyBuffer o_angle = *r_angle;
   ::kc::rt::Batch kc_batch;
@@ -146,6 +159,16 @@ ffi::Error polar_cpu_impl(
   ::kc::rt::Operand<ffi::DataType> e_o_angle;
   if (const std::string kc_error = ::kc::rt::MakeOperand(o_angle, 1, ffi::ByteWidth(o_angle.element_type()), kc_batch, &e_o_angle); !kc_error.empty()) {
     return ffi::Error::InvalidArgument(::kc::rt::Str("polar: parameter 'angle' ", kc_error));
+  }
+  // One element, as outside vmap: no batch to share out.
+  if (kc_batch.count == 1) {
+    return polar_cpu_impl_element(
+        kc_pool,
+        -1,
+        e_b_x.At(kc_batch, 0),
+        e_b_y.At(kc_batch, 0),
+        e_o_radius.At(kc_batch, 0),
+        e_o_angle.At(kc_batch, 0));
   }
   ffi::Error kc_first;
   std::mutex kc_mutex;
@@ -222,18 +245,21 @@ ffi::Error accumulate_cpu_impl_element(
   }
   kc_launch kc_launch_;
   bool kc_empty = false;
-  const std::string kc_grid_error = ::kc::rt::SizeGrid(kc_threads, kc_block, 1, &kc_launch_, &kc_empty);
-  if (!kc_grid_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("accumulate: ", kc_grid_error));
+  if (!::kc::rt::SizeGrid(kc_threads, kc_block, 1, &kc_launch_, &kc_empty)) {
+    return ffi::Error::InvalidArgument(::kc::rt::Str("accumulate: ", ::kc::rt::GridError(kc_threads, kc_block, 1)));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
-  const std::string kc_failure = ::kc::rt::RunGrid(
-      ::kc::rt::SplitGrid(kc_launch_, false, kc_pool_threads), 0,
-      [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-      [&](const kc_block_range* kc_range, kc_error* kc_why) {
-        return kc_polar_accumulate_<hash>_cpu_entry(kc_range, kc_why, o_total.untyped_data(), b_delta.untyped_data(), static_cast<int64_t>(d_n));
-      });
-  if (!kc_failure.empty()) return ffi::Error::Internal(kc_failure);
+  kc_error kc_failure;
+  if (::kc::rt::RunLaunch(
+          kc_launch_, false, 0, kc_pool_threads,
+          [&kc_pool] { return static_cast<int64_t>(kc_pool.num_threads()); },
+          [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
+          [&](const kc_block_range* kc_range, kc_error* kc_why) {
+            return kc_polar_accumulate_<hash>_cpu_entry(kc_range, kc_why, o_total.untyped_data(), b_delta.untyped_data(), static_cast<int64_t>(d_n));
+          },
+          &kc_failure) != 0) {
+    return ffi::Error::Internal(kc_failure.message);
+  }
   return ffi::Error::Success();
 }
 
@@ -245,6 +271,15 @@ ffi::Error accumulate_cpu_impl(
     ffi::AnyBuffer b_total,
     ffi::AnyBuffer b_delta,
     ffi::Result<ffi::AnyBuffer> r_total) {
+  // Outside vmap: each buffer is the one element, whole.
+  if ((*r_total).dimensions().size() == 1) {
+    return accumulate_cpu_impl_element(
+        kc_pool,
+        -1,
+        ::kc::rt::Whole(b_total, 4),
+        ::kc::rt::Whole(b_delta, 4),
+        ::kc::rt::Whole(*r_total, 4));
+  }
   ffi::AnyBuffer o_total = *r_total;
   ::kc::rt::Batch kc_batch;
   if (const std::string kc_error = ::kc::rt::PlanBatch(o_total, 1, &kc_batch); !kc_error.empty()) {
@@ -261,6 +296,15 @@ ffi::Error accumulate_cpu_impl(
   ::kc::rt::Operand<ffi::DataType> e_o_total;
   if (const std::string kc_error = ::kc::rt::MakeOperand(o_total, 1, ffi::ByteWidth(o_total.element_type()), kc_batch, &e_o_total); !kc_error.empty()) {
     return ffi::Error::InvalidArgument(::kc::rt::Str("accumulate: parameter 'total' ", kc_error));
+  }
+  // One element, as outside vmap: no batch to share out.
+  if (kc_batch.count == 1) {
+    return accumulate_cpu_impl_element(
+        kc_pool,
+        -1,
+        e_b_total.At(kc_batch, 0),
+        e_b_delta.At(kc_batch, 0),
+        e_o_total.At(kc_batch, 0));
   }
   ffi::Error kc_first;
   std::mutex kc_mutex;

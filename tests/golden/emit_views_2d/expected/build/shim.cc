@@ -86,18 +86,21 @@ ffi::Error matmul_cpu_impl_element(
   }
   kc_launch kc_launch_;
   bool kc_empty = false;
-  const std::string kc_grid_error = ::kc::rt::SizeGrid(kc_threads, kc_block, 2, &kc_launch_, &kc_empty);
-  if (!kc_grid_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("matmul: ", kc_grid_error));
+  if (!::kc::rt::SizeGrid(kc_threads, kc_block, 2, &kc_launch_, &kc_empty)) {
+    return ffi::Error::InvalidArgument(::kc::rt::Str("matmul: ", ::kc::rt::GridError(kc_threads, kc_block, 2)));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
-  const std::string kc_failure = ::kc::rt::RunGrid(
-      ::kc::rt::SplitGrid(kc_launch_, false, kc_pool_threads), 0,
-      [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-      [&](const kc_block_range* kc_range, kc_error* kc_why) {
-        return kc_matmul_matmul_<hash>_cpu_entry(kc_range, kc_why, b_a.untyped_data(), b_a.dimensions().begin(), b_b.untyped_data(), b_b.dimensions().begin(), o_c.untyped_data(), o_c.dimensions().begin());
-      });
-  if (!kc_failure.empty()) return ffi::Error::Internal(kc_failure);
+  kc_error kc_failure;
+  if (::kc::rt::RunLaunch(
+          kc_launch_, false, 0, kc_pool_threads,
+          [&kc_pool] { return static_cast<int64_t>(kc_pool.num_threads()); },
+          [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
+          [&](const kc_block_range* kc_range, kc_error* kc_why) {
+            return kc_matmul_matmul_<hash>_cpu_entry(kc_range, kc_why, b_a.untyped_data(), b_a.dimensions().begin(), b_b.untyped_data(), b_b.dimensions().begin(), o_c.untyped_data(), o_c.dimensions().begin());
+          },
+          &kc_failure) != 0) {
+    return ffi::Error::Internal(kc_failure.message);
+  }
   return ffi::Error::Success();
 }
 
@@ -109,6 +112,15 @@ ffi::Error matmul_cpu_impl(
     ffi::AnyBuffer b_a,
     ffi::AnyBuffer b_b,
     ffi::Result<ffi::AnyBuffer> r_c) {
+  // Outside vmap: each buffer is the one element, whole.
+  if ((*r_c).dimensions().size() == 2) {
+    return matmul_cpu_impl_element(
+        kc_pool,
+        -1,
+        ::kc::rt::Whole(b_a, 4),
+        ::kc::rt::Whole(b_b, 4),
+        ::kc::rt::Whole(*r_c, 4));
+  }
   ffi::AnyBuffer o_c = *r_c;
   ::kc::rt::Batch kc_batch;
   if (const std::string kc_error = ::kc::rt::PlanBatch(o_c, 2, &kc_batch); !kc_error.empty()) {
@@ -125,6 +137,15 @@ ffi::Error matmul_cpu_impl(
   ::kc::rt::Operand<ffi::DataType> e_o_c;
   if (const std::string kc_error = ::kc::rt::MakeOperand(o_c, 2, ffi::ByteWidth(o_c.element_type()), kc_batch, &e_o_c); !kc_error.empty()) {
     return ffi::Error::InvalidArgument(::kc::rt::Str("matmul: parameter 'c' ", kc_error));
+  }
+  // One element, as outside vmap: no batch to share out.
+  if (kc_batch.count == 1) {
+    return matmul_cpu_impl_element(
+        kc_pool,
+        -1,
+        e_b_a.At(kc_batch, 0),
+        e_b_b.At(kc_batch, 0),
+        e_o_c.At(kc_batch, 0));
   }
   ffi::Error kc_first;
   std::mutex kc_mutex;

@@ -77,18 +77,21 @@ ffi::Error square_cpu_impl_element(
   }
   kc_launch kc_launch_;
   bool kc_empty = false;
-  const std::string kc_grid_error = ::kc::rt::SizeGrid(kc_threads, kc_block, 1, &kc_launch_, &kc_empty);
-  if (!kc_grid_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square: ", kc_grid_error));
+  if (!::kc::rt::SizeGrid(kc_threads, kc_block, 1, &kc_launch_, &kc_empty)) {
+    return ffi::Error::InvalidArgument(::kc::rt::Str("square: ", ::kc::rt::GridError(kc_threads, kc_block, 1)));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
-  const std::string kc_failure = ::kc::rt::RunGrid(
-      ::kc::rt::SplitGrid(kc_launch_, false, kc_pool_threads), 0,
-      [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-      [&](const kc_block_range* kc_range, kc_error* kc_why) {
-        return kc_k_square_<hash>_cpu_entry(kc_range, kc_why, b_x.untyped_data(), static_cast<int64_t>(d_n), o_y.untyped_data());
-      });
-  if (!kc_failure.empty()) return ffi::Error::Internal(kc_failure);
+  kc_error kc_failure;
+  if (::kc::rt::RunLaunch(
+          kc_launch_, false, 0, kc_pool_threads,
+          [&kc_pool] { return static_cast<int64_t>(kc_pool.num_threads()); },
+          [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
+          [&](const kc_block_range* kc_range, kc_error* kc_why) {
+            return kc_k_square_<hash>_cpu_entry(kc_range, kc_why, b_x.untyped_data(), static_cast<int64_t>(d_n), o_y.untyped_data());
+          },
+          &kc_failure) != 0) {
+    return ffi::Error::Internal(kc_failure.message);
+  }
   return ffi::Error::Success();
 }
 
@@ -99,6 +102,14 @@ ffi::Error square_cpu_impl(
     ffi::ThreadPool kc_pool,
     ffi::AnyBuffer b_x,
     ffi::Result<ffi::AnyBuffer> r_y) {
+  // Outside vmap: each buffer is the one element, whole.
+  if ((*r_y).dimensions().size() == 1) {
+    return square_cpu_impl_element(
+        kc_pool,
+        -1,
+        ::kc::rt::Whole(b_x, 4),
+        ::kc::rt::Whole(*r_y, 4));
+  }
   ffi::AnyBuffer o_y = *r_y;
   ::kc::rt::Batch kc_batch;
   if (const std::string kc_error = ::kc::rt::PlanBatch(o_y, 1, &kc_batch); !kc_error.empty()) {
@@ -111,6 +122,14 @@ ffi::Error square_cpu_impl(
   ::kc::rt::Operand<ffi::DataType> e_o_y;
   if (const std::string kc_error = ::kc::rt::MakeOperand(o_y, 1, ffi::ByteWidth(o_y.element_type()), kc_batch, &e_o_y); !kc_error.empty()) {
     return ffi::Error::InvalidArgument(::kc::rt::Str("square: parameter 'y' ", kc_error));
+  }
+  // One element, as outside vmap: no batch to share out.
+  if (kc_batch.count == 1) {
+    return square_cpu_impl_element(
+        kc_pool,
+        -1,
+        e_b_x.At(kc_batch, 0),
+        e_o_y.At(kc_batch, 0));
   }
   ffi::Error kc_first;
   std::mutex kc_mutex;
@@ -188,18 +207,21 @@ ffi::Error square_jvp_cpu_impl_element(
   }
   kc_launch kc_launch_;
   bool kc_empty = false;
-  const std::string kc_grid_error = ::kc::rt::SizeGrid(kc_threads, kc_block, 1, &kc_launch_, &kc_empty);
-  if (!kc_grid_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square_jvp: ", kc_grid_error));
+  if (!::kc::rt::SizeGrid(kc_threads, kc_block, 1, &kc_launch_, &kc_empty)) {
+    return ffi::Error::InvalidArgument(::kc::rt::Str("square_jvp: ", ::kc::rt::GridError(kc_threads, kc_block, 1)));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
-  const std::string kc_failure = ::kc::rt::RunGrid(
-      ::kc::rt::SplitGrid(kc_launch_, false, kc_pool_threads), 0,
-      [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-      [&](const kc_block_range* kc_range, kc_error* kc_why) {
-        return kc_k_square_jvp_<hash>_cpu_entry(kc_range, kc_why, b_x.untyped_data(), b_d_x.untyped_data(), static_cast<int64_t>(d_n), o_d_y.untyped_data());
-      });
-  if (!kc_failure.empty()) return ffi::Error::Internal(kc_failure);
+  kc_error kc_failure;
+  if (::kc::rt::RunLaunch(
+          kc_launch_, false, 0, kc_pool_threads,
+          [&kc_pool] { return static_cast<int64_t>(kc_pool.num_threads()); },
+          [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
+          [&](const kc_block_range* kc_range, kc_error* kc_why) {
+            return kc_k_square_jvp_<hash>_cpu_entry(kc_range, kc_why, b_x.untyped_data(), b_d_x.untyped_data(), static_cast<int64_t>(d_n), o_d_y.untyped_data());
+          },
+          &kc_failure) != 0) {
+    return ffi::Error::Internal(kc_failure.message);
+  }
   return ffi::Error::Success();
 }
 
@@ -211,6 +233,15 @@ ffi::Error square_jvp_cpu_impl(
     ffi::AnyBuffer b_x,
     ffi::AnyBuffer b_d_x,
     ffi::Result<ffi::AnyBuffer> r_d_y) {
+  // Outside vmap: each buffer is the one element, whole.
+  if ((*r_d_y).dimensions().size() == 1) {
+    return square_jvp_cpu_impl_element(
+        kc_pool,
+        -1,
+        ::kc::rt::Whole(b_x, 4),
+        ::kc::rt::Whole(b_d_x, 4),
+        ::kc::rt::Whole(*r_d_y, 4));
+  }
   ffi::AnyBuffer o_d_y = *r_d_y;
   ::kc::rt::Batch kc_batch;
   if (const std::string kc_error = ::kc::rt::PlanBatch(o_d_y, 1, &kc_batch); !kc_error.empty()) {
@@ -227,6 +258,15 @@ ffi::Error square_jvp_cpu_impl(
   ::kc::rt::Operand<ffi::DataType> e_o_d_y;
   if (const std::string kc_error = ::kc::rt::MakeOperand(o_d_y, 1, ffi::ByteWidth(o_d_y.element_type()), kc_batch, &e_o_d_y); !kc_error.empty()) {
     return ffi::Error::InvalidArgument(::kc::rt::Str("square_jvp: parameter 'd_y' ", kc_error));
+  }
+  // One element, as outside vmap: no batch to share out.
+  if (kc_batch.count == 1) {
+    return square_jvp_cpu_impl_element(
+        kc_pool,
+        -1,
+        e_b_x.At(kc_batch, 0),
+        e_b_d_x.At(kc_batch, 0),
+        e_o_d_y.At(kc_batch, 0));
   }
   ffi::Error kc_first;
   std::mutex kc_mutex;
@@ -305,18 +345,21 @@ ffi::Error square_bwd_cpu_impl_element(
   }
   kc_launch kc_launch_;
   bool kc_empty = false;
-  const std::string kc_grid_error = ::kc::rt::SizeGrid(kc_threads, kc_block, 1, &kc_launch_, &kc_empty);
-  if (!kc_grid_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square_bwd: ", kc_grid_error));
+  if (!::kc::rt::SizeGrid(kc_threads, kc_block, 1, &kc_launch_, &kc_empty)) {
+    return ffi::Error::InvalidArgument(::kc::rt::Str("square_bwd: ", ::kc::rt::GridError(kc_threads, kc_block, 1)));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
-  const std::string kc_failure = ::kc::rt::RunGrid(
-      ::kc::rt::SplitGrid(kc_launch_, false, kc_pool_threads), 0,
-      [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-      [&](const kc_block_range* kc_range, kc_error* kc_why) {
-        return kc_k_square_bwd_<hash>_cpu_entry(kc_range, kc_why, b_x.untyped_data(), b_d_y.untyped_data(), static_cast<int64_t>(d_n), o_d_x.untyped_data());
-      });
-  if (!kc_failure.empty()) return ffi::Error::Internal(kc_failure);
+  kc_error kc_failure;
+  if (::kc::rt::RunLaunch(
+          kc_launch_, false, 0, kc_pool_threads,
+          [&kc_pool] { return static_cast<int64_t>(kc_pool.num_threads()); },
+          [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
+          [&](const kc_block_range* kc_range, kc_error* kc_why) {
+            return kc_k_square_bwd_<hash>_cpu_entry(kc_range, kc_why, b_x.untyped_data(), b_d_y.untyped_data(), static_cast<int64_t>(d_n), o_d_x.untyped_data());
+          },
+          &kc_failure) != 0) {
+    return ffi::Error::Internal(kc_failure.message);
+  }
   return ffi::Error::Success();
 }
 
@@ -328,6 +371,15 @@ ffi::Error square_bwd_cpu_impl(
     ffi::AnyBuffer b_x,
     ffi::AnyBuffer b_d_y,
     ffi::Result<ffi::AnyBuffer> r_d_x) {
+  // Outside vmap: each buffer is the one element, whole.
+  if ((*r_d_x).dimensions().size() == 1) {
+    return square_bwd_cpu_impl_element(
+        kc_pool,
+        -1,
+        ::kc::rt::Whole(b_x, 4),
+        ::kc::rt::Whole(b_d_y, 4),
+        ::kc::rt::Whole(*r_d_x, 4));
+  }
   ffi::AnyBuffer o_d_x = *r_d_x;
   ::kc::rt::Batch kc_batch;
   if (const std::string kc_error = ::kc::rt::PlanBatch(o_d_x, 1, &kc_batch); !kc_error.empty()) {
@@ -344,6 +396,15 @@ ffi::Error square_bwd_cpu_impl(
   ::kc::rt::Operand<ffi::DataType> e_o_d_x;
   if (const std::string kc_error = ::kc::rt::MakeOperand(o_d_x, 1, ffi::ByteWidth(o_d_x.element_type()), kc_batch, &e_o_d_x); !kc_error.empty()) {
     return ffi::Error::InvalidArgument(::kc::rt::Str("square_bwd: parameter 'd_x' ", kc_error));
+  }
+  // One element, as outside vmap: no batch to share out.
+  if (kc_batch.count == 1) {
+    return square_bwd_cpu_impl_element(
+        kc_pool,
+        -1,
+        e_b_x.At(kc_batch, 0),
+        e_b_d_y.At(kc_batch, 0),
+        e_o_d_x.At(kc_batch, 0));
   }
   ffi::Error kc_first;
   std::mutex kc_mutex;
@@ -448,18 +509,21 @@ ffi::Error square_bwd_jvp_cpu_impl_element(
   }
   kc_launch kc_launch_;
   bool kc_empty = false;
-  const std::string kc_grid_error = ::kc::rt::SizeGrid(kc_threads, kc_block, 1, &kc_launch_, &kc_empty);
-  if (!kc_grid_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square_bwd_jvp: ", kc_grid_error));
+  if (!::kc::rt::SizeGrid(kc_threads, kc_block, 1, &kc_launch_, &kc_empty)) {
+    return ffi::Error::InvalidArgument(::kc::rt::Str("square_bwd_jvp: ", ::kc::rt::GridError(kc_threads, kc_block, 1)));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
-  const std::string kc_failure = ::kc::rt::RunGrid(
-      ::kc::rt::SplitGrid(kc_launch_, false, kc_pool_threads), 0,
-      [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-      [&](const kc_block_range* kc_range, kc_error* kc_why) {
-        return kc_k_square_bwd_jvp_<hash>_cpu_entry(kc_range, kc_why, b_x.untyped_data(), b_d_y.untyped_data(), b_d_x.untyped_data(), b_d_d_y.untyped_data(), static_cast<int64_t>(d_n), o_d_d_x.untyped_data());
-      });
-  if (!kc_failure.empty()) return ffi::Error::Internal(kc_failure);
+  kc_error kc_failure;
+  if (::kc::rt::RunLaunch(
+          kc_launch_, false, 0, kc_pool_threads,
+          [&kc_pool] { return static_cast<int64_t>(kc_pool.num_threads()); },
+          [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
+          [&](const kc_block_range* kc_range, kc_error* kc_why) {
+            return kc_k_square_bwd_jvp_<hash>_cpu_entry(kc_range, kc_why, b_x.untyped_data(), b_d_y.untyped_data(), b_d_x.untyped_data(), b_d_d_y.untyped_data(), static_cast<int64_t>(d_n), o_d_d_x.untyped_data());
+          },
+          &kc_failure) != 0) {
+    return ffi::Error::Internal(kc_failure.message);
+  }
   return ffi::Error::Success();
 }
 
@@ -473,6 +537,17 @@ ffi::Error square_bwd_jvp_cpu_impl(
     ffi::AnyBuffer b_d_x,
     ffi::AnyBuffer b_d_d_y,
     ffi::Result<ffi::AnyBuffer> r_d_d_x) {
+  // Outside vmap: each buffer is the one element, whole.
+  if ((*r_d_d_x).dimensions().size() == 1) {
+    return square_bwd_jvp_cpu_impl_element(
+        kc_pool,
+        -1,
+        ::kc::rt::Whole(b_x, 4),
+        ::kc::rt::Whole(b_d_y, 4),
+        ::kc::rt::Whole(b_d_x, 4),
+        ::kc::rt::Whole(b_d_d_y, 4),
+        ::kc::rt::Whole(*r_d_d_x, 4));
+  }
   ffi::AnyBuffer o_d_d_x = *r_d_d_x;
   ::kc::rt::Batch kc_batch;
   if (const std::string kc_error = ::kc::rt::PlanBatch(o_d_d_x, 1, &kc_batch); !kc_error.empty()) {
@@ -497,6 +572,17 @@ ffi::Error square_bwd_jvp_cpu_impl(
   ::kc::rt::Operand<ffi::DataType> e_o_d_d_x;
   if (const std::string kc_error = ::kc::rt::MakeOperand(o_d_d_x, 1, ffi::ByteWidth(o_d_d_x.element_type()), kc_batch, &e_o_d_d_x); !kc_error.empty()) {
     return ffi::Error::InvalidArgument(::kc::rt::Str("square_bwd_jvp: parameter 'd_d_x' ", kc_error));
+  }
+  // One element, as outside vmap: no batch to share out.
+  if (kc_batch.count == 1) {
+    return square_bwd_jvp_cpu_impl_element(
+        kc_pool,
+        -1,
+        e_b_x.At(kc_batch, 0),
+        e_b_d_y.At(kc_batch, 0),
+        e_b_d_x.At(kc_batch, 0),
+        e_b_d_d_y.At(kc_batch, 0),
+        e_o_d_d_x.At(kc_batch, 0));
   }
   ffi::Error kc_first;
   std::mutex kc_mutex;

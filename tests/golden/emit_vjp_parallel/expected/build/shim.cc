@@ -93,18 +93,21 @@ ffi::Error square_add_cpu_impl_element(
   }
   kc_launch kc_launch_;
   bool kc_empty = false;
-  const std::string kc_grid_error = ::kc::rt::SizeGrid(kc_threads, kc_block, 1, &kc_launch_, &kc_empty);
-  if (!kc_grid_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square_add: ", kc_grid_error));
+  if (!::kc::rt::SizeGrid(kc_threads, kc_block, 1, &kc_launch_, &kc_empty)) {
+    return ffi::Error::InvalidArgument(::kc::rt::Str("square_add: ", ::kc::rt::GridError(kc_threads, kc_block, 1)));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
-  const std::string kc_failure = ::kc::rt::RunGrid(
-      ::kc::rt::SplitGrid(kc_launch_, false, kc_pool_threads), 0,
-      [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-      [&](const kc_block_range* kc_range, kc_error* kc_why) {
-        return kc_k_square_add_<hash>_cpu_entry(kc_range, kc_why, b_x.untyped_data(), b_y.untyped_data(), a_a, o_out.untyped_data());
-      });
-  if (!kc_failure.empty()) return ffi::Error::Internal(kc_failure);
+  kc_error kc_failure;
+  if (::kc::rt::RunLaunch(
+          kc_launch_, false, 0, kc_pool_threads,
+          [&kc_pool] { return static_cast<int64_t>(kc_pool.num_threads()); },
+          [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
+          [&](const kc_block_range* kc_range, kc_error* kc_why) {
+            return kc_k_square_add_<hash>_cpu_entry(kc_range, kc_why, b_x.untyped_data(), b_y.untyped_data(), a_a, o_out.untyped_data());
+          },
+          &kc_failure) != 0) {
+    return ffi::Error::Internal(kc_failure.message);
+  }
   return ffi::Error::Success();
 }
 
@@ -117,6 +120,16 @@ ffi::Error square_add_cpu_impl(
     ffi::AnyBuffer b_y,
     float a_a,
     ffi::Result<ffi::AnyBuffer> r_out) {
+  // Outside vmap: each buffer is the one element, whole.
+  if ((*r_out).dimensions().size() == 2) {
+    return square_add_cpu_impl_element(
+        kc_pool,
+        -1,
+        ::kc::rt::Whole(b_x, 4),
+        ::kc::rt::Whole(b_y, 4),
+        a_a,
+        ::kc::rt::Whole(*r_out, 4));
+  }
   ffi::AnyBuffer o_out = *r_out;
   ::kc::rt::Batch kc_batch;
   if (const std::string kc_error = ::kc::rt::PlanBatch(o_out, 2, &kc_batch); !kc_error.empty()) {
@@ -133,6 +146,16 @@ ffi::Error square_add_cpu_impl(
   ::kc::rt::Operand<ffi::DataType> e_o_out;
   if (const std::string kc_error = ::kc::rt::MakeOperand(o_out, 2, ffi::ByteWidth(o_out.element_type()), kc_batch, &e_o_out); !kc_error.empty()) {
     return ffi::Error::InvalidArgument(::kc::rt::Str("square_add: parameter 'out' ", kc_error));
+  }
+  // One element, as outside vmap: no batch to share out.
+  if (kc_batch.count == 1) {
+    return square_add_cpu_impl_element(
+        kc_pool,
+        -1,
+        e_b_x.At(kc_batch, 0),
+        e_b_y.At(kc_batch, 0),
+        a_a,
+        e_o_out.At(kc_batch, 0));
   }
   ffi::Error kc_first;
   std::mutex kc_mutex;
@@ -250,6 +273,15 @@ ffi::Error square_add_bwd_cpu_impl(
     ffi::AnyBuffer b_d_out,
     ffi::Result<ffi::AnyBuffer> r_d_x,
     ffi::Result<ffi::AnyBuffer> r_d_y) {
+  // Outside vmap: each buffer is the one element, whole.
+  if ((*r_d_x).dimensions().size() == 2) {
+    return square_add_bwd_cpu_impl_element(
+        ::kc::rt::Whole(b_x, 4),
+        a_a,
+        ::kc::rt::Whole(b_d_out, 4),
+        ::kc::rt::Whole(*r_d_x, 4),
+        ::kc::rt::Whole(*r_d_y, 4));
+  }
   ffi::AnyBuffer o_d_x = *r_d_x;
   ffi::AnyBuffer o_d_y = *r_d_y;
   ::kc::rt::Batch kc_batch;
@@ -271,6 +303,15 @@ ffi::Error square_add_bwd_cpu_impl(
   ::kc::rt::Operand<ffi::DataType> e_o_d_y;
   if (const std::string kc_error = ::kc::rt::MakeOperand(o_d_y, 2, ffi::ByteWidth(o_d_y.element_type()), kc_batch, &e_o_d_y); !kc_error.empty()) {
     return ffi::Error::InvalidArgument(::kc::rt::Str("square_add_bwd: parameter 'd_y' ", kc_error));
+  }
+  // One element, as outside vmap: no batch to share out.
+  if (kc_batch.count == 1) {
+    return square_add_bwd_cpu_impl_element(
+        e_b_x.At(kc_batch, 0),
+        a_a,
+        e_b_d_out.At(kc_batch, 0),
+        e_o_d_x.At(kc_batch, 0),
+        e_o_d_y.At(kc_batch, 0));
   }
   ffi::Error kc_first;
   std::mutex kc_mutex;
