@@ -24,6 +24,18 @@ using model::Text;
 
 namespace {
 
+// Why an operation that always fails does, for ExpressionAlwaysFails.
+const char* FaultText(kc::arith::Fault fault) {
+  switch (fault) {
+    case kc::arith::Fault::kDivisionByZero:
+      return "division by zero";
+    case kc::arith::Fault::kShiftCount:
+      return "the shift count is negative or 64 or more";
+    default:
+      return "the result does not fit int64";
+  }
+}
+
 bool IsIdentifier(const std::string& s) {
   if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
   for (char c : s)
@@ -384,10 +396,7 @@ class KernelAnalyzer {
     // The generated code would fail at every call: a build-time error.
     if (std::optional<expr::ConstantFault> f = expr::FindConstantFault(e)) {
       Error<Id::kExpressionAlwaysFails>(
-          loc.Shifted(f->begin), what, f->text,
-          f->fault == kc::arith::Fault::kDivisionByZero
-              ? "division by zero"
-              : "the result does not fit int64");
+          loc.Shifted(f->begin), what, f->text, FaultText(f->fault));
       return false;
     }
     if (inputs_only) {

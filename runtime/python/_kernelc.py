@@ -372,8 +372,10 @@ def attr(value):
 # The generated functions evaluate shape, check and derived-value expressions
 # through these helpers (`_kc.add(_s_n, 1)`), which compute what the
 # handler's evaluator computes (kernelc/arith.h): the exact integer result,
-# failing where it lies outside int64 (INT64_MIN // -1 among them) or the
-# divisor is zero. Python's // and % round toward negative infinity already.
+# failing where it lies outside int64 (INT64_MIN // -1 among them), the
+# divisor is zero or a shift count lies outside 0..63. Python's // and %
+# round toward negative infinity already, its >> is arithmetic, and its
+# & | ^ ~ act on two's complement bits as int64's do.
 # So a call that the handler would reject for its expressions fails at
 # trace time instead, with the same verdict.
 
@@ -382,7 +384,12 @@ _INT64_MAX = (1 << 63) - 1
 
 
 class ExpressionError(ArithmeticError):
-    """An expression overflows int64 or divides by zero."""
+    """An expression overflows int64, divides by zero, shifts by a count
+    out of range, or cannot be computed on symbolic dimensions."""
+
+
+_SHIFT_COUNT = "shifts by a count outside 0..63"
+_SYMBOLIC = "cannot be computed on symbolic dimensions"
 
 
 def _symbolic(value):
@@ -466,6 +473,94 @@ def minimum(a, b):
 
 def maximum(a, b):
     return _checked(lambda: _extreme(max, "max_dim", a, b))
+
+
+def _concrete(*values):
+    """Checks that no value is symbolic: the bitwise operations and the
+    casts have no symbolic form in jax.export."""
+    if any(_symbolic(v) for v in values):
+        raise ExpressionError(_SYMBOLIC)
+
+
+def _shift_count(b):
+    _concrete(b)
+    if not 0 <= b < 64:
+        raise ExpressionError(_SHIFT_COUNT)
+
+
+def shl(a, b):
+    _shift_count(b)
+    # A symbolic value shifts as the product it is.
+    return _checked(lambda: a * (1 << b) if _symbolic(a) else a << b)
+
+
+def shr(a, b):
+    _shift_count(b)
+    return _checked(lambda: a // (1 << b) if _symbolic(a) else a >> b)
+
+
+def bit_and(a, b):
+    _concrete(a, b)
+    return a & b
+
+
+def bit_or(a, b):
+    _concrete(a, b)
+    return a | b
+
+
+def bit_xor(a, b):
+    _concrete(a, b)
+    return a ^ b
+
+
+def bit_not(a):
+    _concrete(a)
+    return ~a
+
+
+def _convert(a, bits, signed):
+    """A cast to an integer type of `bits` bits: the value modulo 2**bits,
+    read as that type; it must still be an int64."""
+    if bits == 64 and signed:
+        return a
+    _concrete(a)
+    low = a & ((1 << bits) - 1)
+    if signed and low >= 1 << (bits - 1):
+        low -= 1 << bits
+    return _checked(lambda: low)
+
+
+def to_int8(a):
+    return _convert(a, 8, True)
+
+
+def to_uint8(a):
+    return _convert(a, 8, False)
+
+
+def to_int16(a):
+    return _convert(a, 16, True)
+
+
+def to_uint16(a):
+    return _convert(a, 16, False)
+
+
+def to_int32(a):
+    return _convert(a, 32, True)
+
+
+def to_uint32(a):
+    return _convert(a, 32, False)
+
+
+def to_int64(a):
+    return _convert(a, 64, True)
+
+
+def to_uint64(a):
+    return _convert(a, 64, False)
 
 
 def int64(value):
