@@ -15,6 +15,7 @@ or dimension is reported with the kernel's and the parameter's names before
 anything is compiled or launched.
 """
 
+import functools
 import re
 import warnings
 
@@ -531,36 +532,15 @@ def _convert(a, bits, signed):
     return _checked(lambda: low)
 
 
-def to_int8(a):
-    return _convert(a, 8, True)
-
-
-def to_uint8(a):
-    return _convert(a, 8, False)
-
-
-def to_int16(a):
-    return _convert(a, 16, True)
-
-
-def to_uint16(a):
-    return _convert(a, 16, False)
-
-
-def to_int32(a):
-    return _convert(a, 32, True)
-
-
-def to_uint32(a):
-    return _convert(a, 32, False)
-
-
-def to_int64(a):
-    return _convert(a, 64, True)
-
-
-def to_uint64(a):
-    return _convert(a, 64, False)
+# The casts, one per integer type a cast can name.
+to_int8 = functools.partial(_convert, bits=8, signed=True)
+to_uint8 = functools.partial(_convert, bits=8, signed=False)
+to_int16 = functools.partial(_convert, bits=16, signed=True)
+to_uint16 = functools.partial(_convert, bits=16, signed=False)
+to_int32 = functools.partial(_convert, bits=32, signed=True)
+to_uint32 = functools.partial(_convert, bits=32, signed=False)
+to_int64 = functools.partial(_convert, bits=64, signed=True)
+to_uint64 = functools.partial(_convert, bits=64, signed=False)
 
 
 def int64(value):

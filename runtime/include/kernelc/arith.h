@@ -49,7 +49,8 @@ enum class Op {
 };
 
 // The unary operations: minus, `~`, and the casts, one per integer type
-// that a cast can name (`(unsigned)`, `(size_t)`, ...; see ToInt).
+// that a cast can name (`(unsigned)`, `(size_t)`, ...; see ToInt). Apply
+// reads the casts' widths from their order here.
 enum class UnaryOp {
   kNeg,
   kNot,
@@ -184,29 +185,12 @@ constexpr Checked ToInt(int64_t a, int bits, bool is_signed) {
 }
 
 constexpr Checked Apply(UnaryOp op, int64_t a) {
-  switch (op) {
-    case UnaryOp::kNeg:
-      return Neg(a);
-    case UnaryOp::kNot:
-      return Not(a);
-    case UnaryOp::kToInt8:
-      return ToInt(a, 8, true);
-    case UnaryOp::kToUint8:
-      return ToInt(a, 8, false);
-    case UnaryOp::kToInt16:
-      return ToInt(a, 16, true);
-    case UnaryOp::kToUint16:
-      return ToInt(a, 16, false);
-    case UnaryOp::kToInt32:
-      return ToInt(a, 32, true);
-    case UnaryOp::kToUint32:
-      return ToInt(a, 32, false);
-    case UnaryOp::kToInt64:
-      return ToInt(a, 64, true);
-    case UnaryOp::kToUint64:
-      return ToInt(a, 64, false);
-  }
-  return Fail(Fault::kOverflow);
+  if (op == UnaryOp::kNeg) return Neg(a);
+  if (op == UnaryOp::kNot) return Not(a);
+  // The casts, in the enum's order: signed then unsigned, of 8, 16, 32 and
+  // 64 bits.
+  const int i = static_cast<int>(op) - static_cast<int>(UnaryOp::kToInt8);
+  return ToInt(a, 8 << (i / 2), i % 2 == 0);
 }
 
 constexpr Checked Apply(Op op, int64_t a, int64_t b) {
