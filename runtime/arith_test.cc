@@ -74,8 +74,9 @@ Checked Expected(Op op, int64_t a64, int64_t b64) {
       uint64_t u = 0;
       for (int i = 0; i < 64; ++i) {
         const uint64_t x = bits_of(a64, i), y = bits_of(b64, i);
-        const uint64_t bit =
-            op == Op::kAnd ? (x & y) : op == Op::kOr ? (x | y) : (x ^ y);
+        const uint64_t bit = op == Op::kAnd  ? (x & y)
+                             : op == Op::kOr ? (x | y)
+                                             : (x ^ y);
         u |= bit << i;
       }
       r = u >= (uint64_t{1} << 63) ? Wide(u) - (Wide{1} << 64) : Wide(u);

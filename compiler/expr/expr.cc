@@ -81,8 +81,10 @@ struct UnarySpelling {
 };
 
 constexpr UnarySpelling kUnarySpellings[] = {
-    {UnaryOp::kNeg, "Neg", "neg"},           {UnaryOp::kNot, "Not", "bit_not"},
-    {UnaryOp::kToInt8, "ToInt8", "to_int8"}, {UnaryOp::kToUint8, "ToUint8", "to_uint8"},
+    {UnaryOp::kNeg, "Neg", "neg"},
+    {UnaryOp::kNot, "Not", "bit_not"},
+    {UnaryOp::kToInt8, "ToInt8", "to_int8"},
+    {UnaryOp::kToUint8, "ToUint8", "to_uint8"},
     {UnaryOp::kToInt16, "ToInt16", "to_int16"},
     {UnaryOp::kToUint16, "ToUint16", "to_uint16"},
     {UnaryOp::kToInt32, "ToInt32", "to_int32"},
@@ -106,12 +108,12 @@ struct TypedefName {
 };
 
 constexpr TypedefName kTypedefNames[] = {
-    {"int8_t", UnaryOp::kToInt8},       {"uint8_t", UnaryOp::kToUint8},
-    {"int16_t", UnaryOp::kToInt16},     {"uint16_t", UnaryOp::kToUint16},
-    {"int32_t", UnaryOp::kToInt32},     {"uint32_t", UnaryOp::kToUint32},
-    {"int64_t", UnaryOp::kToInt64},     {"uint64_t", UnaryOp::kToUint64},
-    {"intptr_t", UnaryOp::kToInt64},    {"uintptr_t", UnaryOp::kToUint64},
-    {"ptrdiff_t", UnaryOp::kToInt64},   {"ssize_t", UnaryOp::kToInt64},
+    {"int8_t", UnaryOp::kToInt8},     {"uint8_t", UnaryOp::kToUint8},
+    {"int16_t", UnaryOp::kToInt16},   {"uint16_t", UnaryOp::kToUint16},
+    {"int32_t", UnaryOp::kToInt32},   {"uint32_t", UnaryOp::kToUint32},
+    {"int64_t", UnaryOp::kToInt64},   {"uint64_t", UnaryOp::kToUint64},
+    {"intptr_t", UnaryOp::kToInt64},  {"uintptr_t", UnaryOp::kToUint64},
+    {"ptrdiff_t", UnaryOp::kToInt64}, {"ssize_t", UnaryOp::kToInt64},
     {"size_t", UnaryOp::kToUint64},
 };
 
@@ -119,7 +121,7 @@ constexpr const char* kTypeKeywords[] = {"signed", "unsigned", "char",
                                          "short",  "int",      "long"};
 // Types that are no integer type: a cast to them is an error of its own
 // rather than an unknown name.
-constexpr const char* kOtherTypes[] = {"float", "double", "bool", "_Bool",
+constexpr const char* kOtherTypes[] = {"float", "double", "bool",  "_Bool",
                                        "void",  "half",   "__half"};
 
 template <typename List>
@@ -130,8 +132,7 @@ bool Contains(const List& list, std::string_view word) {
 }
 
 bool IsTypeWord(std::string_view word) {
-  if (Contains(kTypeKeywords, word) || Contains(kOtherTypes, word))
-    return true;
+  if (Contains(kTypeKeywords, word) || Contains(kOtherTypes, word)) return true;
   for (const TypedefName& t : kTypedefNames)
     if (word == t.name) return true;
   return false;
@@ -160,13 +161,13 @@ std::variant<UnaryOp, std::string> CastType(
   const int is_signed = count[0], is_unsigned = count[1], chars = count[2],
             shorts = count[3], ints = count[4], longs = count[5];
   if (is_signed + is_unsigned > 1 || chars > 1 || shorts > 1 || ints > 1 ||
-      longs > 2 || (chars && (shorts || ints || longs)) ||
-      (shorts && longs))
+      longs > 2 || (chars && (shorts || ints || longs)) || (shorts && longs))
     return invalid;
   if (chars && !is_signed && !is_unsigned)
-    return fmt::format("'{}' may be signed or unsigned; write signed char or "
-                       "unsigned char",
-                       spelled);
+    return fmt::format(
+        "'{}' may be signed or unsigned; write signed char or "
+        "unsigned char",
+        spelled);
   const bool u = is_unsigned != 0;
   if (chars) return u ? UnaryOp::kToUint8 : UnaryOp::kToInt8;
   if (shorts) return u ? UnaryOp::kToUint16 : UnaryOp::kToInt16;
@@ -240,8 +241,7 @@ Token LexNumber(std::string_view text, int pos) {
   if (has_dot) return invalid("; expressions are integer");
   int base = 10;
   size_t i = 0;
-  if (word.size() > 1 && word[0] == '0' &&
-      (word[1] == 'x' || word[1] == 'X')) {
+  if (word.size() > 1 && word[0] == '0' && (word[1] == 'x' || word[1] == 'X')) {
     base = 16;
     i = 2;
   } else if (word.size() > 1 && word[0] == '0' &&

@@ -183,10 +183,10 @@ std::optional<int64_t> ConstantValue(const NodePtr& e);
 int FirstUse(const NodePtr& e, std::string_view name);
 
 // An operation of `e` that fails whatever values its names have: one whose
-// operands have no names and whose evaluation faults (`2 * 9223372036854775807`),
-// a division, modulo or ceil_div by such a constant zero (`n / 0`), or a
-// shift by such a constant count out of range (`n << 64`). The
-// generated code evaluates every operation, so the whole expression then
+// operands have no names and whose evaluation faults
+// (`2 * 9223372036854775807`), a division, modulo or ceil_div by such a
+// constant zero (`n / 0`), or a shift by such a constant count out of range
+// (`n << 64`). The generated code evaluates every operation, so the whole expression then
 // always fails; such a text is a build-time error. [begin, end) is the
 // operation's text, `text` its canonical form.
 struct ConstantFault {

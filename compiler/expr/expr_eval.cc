@@ -6,9 +6,10 @@
 // member as the expression language writes it (`n`, `x.size`, `x.rank`,
 // `x.shape[1]`). Writes one line per case: the outcome (`value <v>`,
 // `overflow`, `division by zero`, `shift count`, `unknown`, or
-// `error <message>` for a text that does not parse), a tab, and the expression as EmitPython writes it
-// with the support module named `_kc`, names as themselves and tensor
-// members in NumPy's spelling (`x.size`, `x.ndim`, `x.shape[1]`).
+// `error <message>` for a text that does not parse), a tab, and the expression
+// as EmitPython writes it with the support module named `_kc`, names as
+// themselves and tensor members in NumPy's spelling (`x.size`, `x.ndim`,
+// `x.shape[1]`).
 #include <fmt/format.h>
 
 #include <cstdint>

@@ -615,8 +615,7 @@ TEST_CASE("EmitCpp goes through the evaluator for every operation") {
       {"a << 2 >> b", "ev.Shr(ev.Shl(a, int64_t{2}), b)"},
       {"a & b | c ^ 1", "ev.Or(ev.And(a, b), ev.Xor(c, int64_t{1}))"},
       {"~a", "ev.Not(a)"},
-      {"(unsigned)a + (size_t)b",
-       "ev.Add(ev.ToUint32(a), ev.ToUint64(b))"},
+      {"(unsigned)a + (size_t)b", "ev.Add(ev.ToUint32(a), ev.ToUint64(b))"},
       {"(signed char)(short)(int64_t)n",
        "ev.ToInt8(ev.ToInt16(ev.ToInt64(n)))"},
   };
@@ -652,7 +651,8 @@ TEST_CASE("EmitPython calls the support module's checked helpers") {
       {"a << 2 >> b", "_kc.shr(_kc.shl(a, 2), b)"},
       {"a & b | c ^ 1", "_kc.bit_or(_kc.bit_and(a, b), _kc.bit_xor(c, 1))"},
       {"~a", "_kc.bit_not(a)"},
-      {"(unsigned)a + (uint8_t)b", "_kc.add(_kc.to_uint32(a), _kc.to_uint8(b))"},
+      {"(unsigned)a + (uint8_t)b",
+       "_kc.add(_kc.to_uint32(a), _kc.to_uint8(b))"},
       {"(long)(uint16_t)(int16_t)n",
        "_kc.to_int64(_kc.to_uint16(_kc.to_int16(n)))"},
   };
@@ -805,14 +805,27 @@ TEST_CASE("ConstantValue folds with floor semantics") {
     CHECK(*v == value);
   }
   // Names, division by zero and overflow: not a constant.
-  for (const char* text :
-       {"n + 1", "x.size", "1 / 0", "1 % 0", "ceil_div(1, 0)",
-        "9223372036854775807 + 1", "3037000500 * 3037000500",
-        "(-9223372036854775807 - 1) / -1", "-(-9223372036854775807 - 1)",
-        "ceil_div(-9223372036854775807 - 1, -1)", "1 << 64", "1 << -1",
-        "1 >> 64", "0 >> 99", "1 << 63", "2 << 62", "-2 << 63",
-        "4611686018427387904 << 1", "(uint64_t)-1", "(size_t)(0 - 1)",
-        "(unsigned long long)(-9223372036854775807 - 1)"}) {
+  for (const char* text : {"n + 1",
+                           "x.size",
+                           "1 / 0",
+                           "1 % 0",
+                           "ceil_div(1, 0)",
+                           "9223372036854775807 + 1",
+                           "3037000500 * 3037000500",
+                           "(-9223372036854775807 - 1) / -1",
+                           "-(-9223372036854775807 - 1)",
+                           "ceil_div(-9223372036854775807 - 1, -1)",
+                           "1 << 64",
+                           "1 << -1",
+                           "1 >> 64",
+                           "0 >> 99",
+                           "1 << 63",
+                           "2 << 62",
+                           "-2 << 63",
+                           "4611686018427387904 << 1",
+                           "(uint64_t)-1",
+                           "(size_t)(0 - 1)",
+                           "(unsigned long long)(-9223372036854775807 - 1)"}) {
     INFO(text);
     CHECK_FALSE(ConstantValue(P(text)).has_value());
   }
