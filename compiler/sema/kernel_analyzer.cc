@@ -97,6 +97,7 @@ class KernelAnalyzer {
 
   KernelPlan Run() {
     CheckParams();
+    CheckResults();
     AnalyzeBatching();
     if (!params_ok_) return std::move(plan_);
     ResolveShapes();
@@ -120,6 +121,14 @@ class KernelAnalyzer {
   }
 
   int IndexOf(std::string_view name) const { return k_.IndexOf(name); }
+
+  // An op returns its kernel's results: a kernel without one (no KC_OUT, no
+  // KC_INMUT) has nothing for the call to return and its batch to follow.
+  void CheckResults() {
+    if (std::none_of(k_.params.begin(), k_.params.end(),
+                     [](const Param& p) { return model::IsResult(p.role); }))
+      Error<Id::kKernelWithoutResult>(k_.loc, k_.name);
+  }
 
   void CheckParams() {
     if (!IsIdentifier(k_.Op()))
@@ -395,8 +404,8 @@ class KernelAnalyzer {
     }
     // The generated code would fail at every call: a build-time error.
     if (std::optional<expr::ConstantFault> f = expr::FindConstantFault(e)) {
-      Error<Id::kExpressionAlwaysFails>(
-          loc.Shifted(f->begin), what, f->text, FaultText(f->fault));
+      Error<Id::kExpressionAlwaysFails>(loc.Shifted(f->begin), what, f->text,
+                                        FaultText(f->fault));
       return false;
     }
     if (inputs_only) {
