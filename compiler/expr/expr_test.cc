@@ -379,6 +379,22 @@ TEST_CASE("Deep nesting is an error, not a stack overflow") {
   err = ParseErr(chain);  // the 100th '+' is at 2 * 100 - 1
   CHECK(err.message == too_deep);
   CHECK(err.offset == 199);
+
+  // '~' and casts nest as '-' does; each is a level of the tree.
+  err = ParseErr(std::string(1000, '~') + "a");
+  CHECK(err.message == too_deep);
+  CHECK(err.offset == 200);
+  std::string casts;
+  for (int i = 0; i < 99; ++i) casts += "(int)";
+  P(casts + "a");  // 99 casts: 100 deep
+  err = ParseErr("(int)" + casts + "a");
+  CHECK(err.message == too_deep);
+  CHECK(err.offset == 0);
+  std::string shifts = "a";
+  for (int i = 0; i < 100; ++i) shifts += "<<a";
+  err = ParseErr(shifts);  // the 100th "<<" is at 3 * 100 - 2
+  CHECK(err.message == too_deep);
+  CHECK(err.offset == 298);
 }
 
 TEST_CASE("Texts longer than the limit are refused before parsing") {
