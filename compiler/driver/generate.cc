@@ -52,23 +52,6 @@ Status CheckPythonNames(const sema::ModulePlan& plan,
   return Status();
 }
 
-// An op returns its kernel's results: a kernel without one (no KC_OUT, no
-// KC_INMUT) has nothing for the call to return and its batch to follow.
-Status CheckResults(const sema::ModulePlan& plan,
-                    diag::DiagnosticEngine& diags) {
-  const int errors_before = diags.error_count();
-  for (const sema::KernelPlan& kp : plan.kernels) {
-    const model::Kernel& k = *kp.kernel;
-    if (std::none_of(k.params.begin(), k.params.end(),
-                     [](const model::Param& p) {
-                       return model::IsResult(p.role);
-                     }))
-      diags.Report<diag::Id::kKernelWithoutResult>(k.loc, k.name);
-  }
-  if (diags.error_count() > errors_before) return Error::Reported();
-  return Status();
-}
-
 // Every file of a package comes from one of these generators, run in this
 // order: a new kind of file is one more line here.
 Result<emit::Output> EmitPackage(const sema::ModulePlan& plan,
@@ -121,7 +104,6 @@ Result<Generated> Generate(const Options& o, TargetUnits& units,
   Result<sema::ModulePlan> plan =
       Analyze(o, &units, &g.module, diags, &read, progress);
   if (!plan.ok()) return plan.error();
-  if (Status s = CheckResults(plan.value(), diags); !s.ok()) return s.error();
   if (Status s = CheckPythonNames(plan.value(), diags); !s.ok())
     return s.error();
   std::set<std::string> sources;

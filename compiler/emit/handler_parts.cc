@@ -425,7 +425,7 @@ void HandlerParts::EmitSharedBytes(Printer& p) const {
 void HandlerParts::EmitExpressionsOk(Printer& p) const {
   p.Emit({{"kernel", k_.name}}, R"code(
     if (ev.failed()) {
-      return ffi::Error::InvalidArgument("$kernel$: a shape or grid expression divides by zero or overflows");
+      return ffi::Error::InvalidArgument("$kernel$: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
     }
   )code");
 }

@@ -1,10 +1,13 @@
 #include "compiler/expr/expr.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <limits>
 #include <utility>
+#include <variant>
+#include <vector>
 
 namespace kernelc::expr {
 
@@ -26,28 +29,151 @@ bool IsNameStart(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
 }
 bool IsNameChar(char c) { return IsNameStart(c) || IsDigit(c); }
+// The digit's value in base 16, or -1.
+int HexDigit(char c) {
+  if (IsDigit(c)) return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
 
 // How each operation is written: in the expression language (an operator
 // or a function), and as the name of the C++ evaluator's method and of the
 // Python support module's helper that compute it.
+// `precedence` is C's, as binding strength: the higher binds tighter (a
+// unary operation binds at 7, an operand at 8).
 struct Spelling {
   Op op;
-  char symbol;           // the operator, or 0 for a function
+  char token;            // Node::op of the operator, or 0 for a function
+  const char* symbol;    // the operator as written, or nullptr
   const char* function;  // the function, or nullptr for an operator
+  const char* cpp;
+  const char* python;
+  int precedence;
+};
+
+constexpr int kUnaryPrecedence = 7;
+constexpr int kOperandPrecedence = 8;
+
+constexpr Spelling kSpellings[] = {
+    {Op::kAdd, '+', "+", nullptr, "Add", "add", 5},
+    {Op::kSub, '-', "-", nullptr, "Sub", "sub", 5},
+    {Op::kMul, '*', "*", nullptr, "Mul", "mul", 6},
+    {Op::kFloorDiv, '/', "/", nullptr, "FloorDiv", "floor_div", 6},
+    {Op::kFloorMod, '%', "%", nullptr, "FloorMod", "floor_mod", 6},
+    {Op::kShl, '<', "<<", nullptr, "Shl", "shl", 4},
+    {Op::kShr, '>', ">>", nullptr, "Shr", "shr", 4},
+    {Op::kAnd, '&', "&", nullptr, "And", "bit_and", 3},
+    {Op::kXor, '^', "^", nullptr, "Xor", "bit_xor", 2},
+    {Op::kOr, '|', "|", nullptr, "Or", "bit_or", 1},
+    {Op::kCeilDiv, 0, nullptr, "ceil_div", "CeilDiv", "ceil_div",
+     kOperandPrecedence},
+    {Op::kMin, 0, nullptr, "min", "Min", "minimum", kOperandPrecedence},
+    {Op::kMax, 0, nullptr, "max", "Max", "maximum", kOperandPrecedence},
+};
+
+// The unary operations: how the C++ evaluator and the Python support
+// module name them.
+struct UnarySpelling {
+  UnaryOp op;
   const char* cpp;
   const char* python;
 };
 
-constexpr Spelling kSpellings[] = {
-    {Op::kAdd, '+', nullptr, "Add", "add"},
-    {Op::kSub, '-', nullptr, "Sub", "sub"},
-    {Op::kMul, '*', nullptr, "Mul", "mul"},
-    {Op::kFloorDiv, '/', nullptr, "FloorDiv", "floor_div"},
-    {Op::kFloorMod, '%', nullptr, "FloorMod", "floor_mod"},
-    {Op::kCeilDiv, 0, "ceil_div", "CeilDiv", "ceil_div"},
-    {Op::kMin, 0, "min", "Min", "minimum"},
-    {Op::kMax, 0, "max", "Max", "maximum"},
+constexpr UnarySpelling kUnarySpellings[] = {
+    {UnaryOp::kNeg, "Neg", "neg"},
+    {UnaryOp::kNot, "Not", "bit_not"},
+    {UnaryOp::kToInt8, "ToInt8", "to_int8"},
+    {UnaryOp::kToUint8, "ToUint8", "to_uint8"},
+    {UnaryOp::kToInt16, "ToInt16", "to_int16"},
+    {UnaryOp::kToUint16, "ToUint16", "to_uint16"},
+    {UnaryOp::kToInt32, "ToInt32", "to_int32"},
+    {UnaryOp::kToUint32, "ToUint32", "to_uint32"},
+    {UnaryOp::kToInt64, "ToInt64", "to_int64"},
+    {UnaryOp::kToUint64, "ToUint64", "to_uint64"},
 };
+
+const UnarySpelling& SpellingOf(UnaryOp op) {
+  for (const UnarySpelling& s : kUnarySpellings)
+    if (s.op == op) return s;
+  return kUnarySpellings[0];
+}
+
+// The integer types a cast may name. The fixed-width and pointer-sized
+// ones are those of the LP64 targets that CUDA compiles for; the
+// keywords' combinations are resolved by CastType.
+struct TypedefName {
+  const char* name;
+  UnaryOp cast;
+};
+
+constexpr TypedefName kTypedefNames[] = {
+    {"int8_t", UnaryOp::kToInt8},     {"uint8_t", UnaryOp::kToUint8},
+    {"int16_t", UnaryOp::kToInt16},   {"uint16_t", UnaryOp::kToUint16},
+    {"int32_t", UnaryOp::kToInt32},   {"uint32_t", UnaryOp::kToUint32},
+    {"int64_t", UnaryOp::kToInt64},   {"uint64_t", UnaryOp::kToUint64},
+    {"intptr_t", UnaryOp::kToInt64},  {"uintptr_t", UnaryOp::kToUint64},
+    {"ptrdiff_t", UnaryOp::kToInt64}, {"ssize_t", UnaryOp::kToInt64},
+    {"size_t", UnaryOp::kToUint64},
+};
+
+constexpr const char* kTypeKeywords[] = {"signed", "unsigned", "char",
+                                         "short",  "int",      "long"};
+// Types that are no integer type: a cast to them is an error of its own
+// rather than an unknown name.
+constexpr const char* kOtherTypes[] = {"float", "double", "bool",  "_Bool",
+                                       "void",  "half",   "__half"};
+
+template <typename List>
+bool Contains(const List& list, std::string_view word) {
+  for (const char* w : list)
+    if (word == w) return true;
+  return false;
+}
+
+bool IsTypeWord(std::string_view word) {
+  if (Contains(kTypeKeywords, word) || Contains(kOtherTypes, word)) return true;
+  for (const TypedefName& t : kTypedefNames)
+    if (word == t.name) return true;
+  return false;
+}
+
+// The conversion of a cast to the type `words` (one or more of them, in
+// any order C allows: "long unsigned int"), or why it is none. Plain
+// `char` is refused: its signedness differs between the targets.
+std::variant<UnaryOp, std::string> CastType(
+    const std::vector<std::string_view>& words, std::string_view spelled) {
+  const std::string invalid =
+      fmt::format("'{}' is not an integer type", spelled);
+  if (words.size() == 1) {
+    for (const TypedefName& t : kTypedefNames)
+      if (words[0] == t.name) return t.cast;
+  }
+  int count[6] = {};
+  for (std::string_view w : words) {
+    if (Contains(kOtherTypes, w))
+      return fmt::format("a cast to '{}': expressions are integer", spelled);
+    int i = 0;
+    while (i < 6 && w != kTypeKeywords[i]) ++i;
+    if (i == 6) return invalid;  // a typedef name among other words
+    ++count[i];
+  }
+  const int is_signed = count[0], is_unsigned = count[1], chars = count[2],
+            shorts = count[3], ints = count[4], longs = count[5];
+  if (is_signed + is_unsigned > 1 || chars > 1 || shorts > 1 || ints > 1 ||
+      longs > 2 || (chars && (shorts || ints || longs)) || (shorts && longs))
+    return invalid;
+  if (chars && !is_signed && !is_unsigned)
+    return fmt::format(
+        "'{}' may be signed or unsigned; write signed char or "
+        "unsigned char",
+        spelled);
+  const bool u = is_unsigned != 0;
+  if (chars) return u ? UnaryOp::kToUint8 : UnaryOp::kToInt8;
+  if (shorts) return u ? UnaryOp::kToUint16 : UnaryOp::kToInt16;
+  if (longs) return u ? UnaryOp::kToUint64 : UnaryOp::kToInt64;
+  return u ? UnaryOp::kToUint32 : UnaryOp::kToInt32;
+}
 
 const Spelling& SpellingOf(Op op) {
   for (const Spelling& s : kSpellings)
@@ -67,9 +193,96 @@ struct Token {
   int begin = 0;
   int end = 0;
   int64_t value = 0;  // kInt
-  char punct = 0;     // kPunct
+  char punct = 0;     // kPunct; '<' for <<, '>' for >>
   std::string error;  // kError
 };
+
+// Whether `s` is a suffix that C allows on an integer literal: u, l or ll
+// in either case (ll not mixed: "lL" is none), alone or with u before or
+// after.
+bool IsIntegerSuffix(std::string_view s) {
+  auto strip_u = [](std::string_view& x, bool front) {
+    if (x.empty()) return false;
+    const char c = front ? x.front() : x.back();
+    if (c != 'u' && c != 'U') return false;
+    x = front ? x.substr(1) : x.substr(0, x.size() - 1);
+    return true;
+  };
+  if (!strip_u(s, true)) strip_u(s, false);
+  return s.empty() || s == "l" || s == "L" || s == "ll" || s == "LL";
+}
+
+// Reads an integer literal at `pos` (a digit): its value, or a kError
+// token. Decimal, 0x hexadecimal, 0b binary, with a C suffix, which does
+// not change the value: the language has one type, int64. A leading zero
+// does not make octal, which only C reads: a literal that C would read as
+// a different octal number ("010") is an error rather than a silent
+// difference from a macro that holds the same text.
+Token LexNumber(std::string_view text, int pos) {
+  const int n = static_cast<int>(text.size());
+  Token t;
+  t.begin = pos;
+  int end = pos;
+  // The whole word: digits, letters, a suffix, and any '.', so that "2x",
+  // "1.5" or "0x1g" is one bad word rather than a number followed by
+  // something out of place.
+  bool has_dot = false;
+  while (end < n && (IsNameChar(text[end]) || text[end] == '.')) {
+    has_dot |= text[end] == '.';
+    ++end;
+  }
+  t.end = end;
+  const std::string_view word = text.substr(pos, end - pos);
+  auto invalid = [&](std::string_view why) {
+    t.kind = Token::Kind::kError;
+    t.error = fmt::format("invalid number '{}'{}", word, why);
+    return t;
+  };
+  if (has_dot) return invalid("; expressions are integer");
+  int base = 10;
+  size_t i = 0;
+  if (word.size() > 1 && word[0] == '0' && (word[1] == 'x' || word[1] == 'X')) {
+    base = 16;
+    i = 2;
+  } else if (word.size() > 1 && word[0] == '0' &&
+             (word[1] == 'b' || word[1] == 'B')) {
+    base = 2;
+    i = 2;
+  }
+  const size_t first = i;
+  bool too_large = false;
+  bool octal_differs = false;
+  int64_t value = 0;
+  for (; i < word.size(); ++i) {
+    const int digit = HexDigit(word[i]);
+    if (digit < 0 || digit >= base) break;
+    octal_differs |= base == 10 && digit >= 8;
+    if (value > (std::numeric_limits<int64_t>::max() - digit) / base) {
+      too_large = true;
+    } else {
+      value = value * base + digit;
+    }
+  }
+  if (i == first || !IsIntegerSuffix(word.substr(i))) return invalid("");
+  const std::string_view digits = word.substr(0, i);
+  if (base == 10 && digits.size() > 1 && digits[0] == '0') {
+    // Equal in both readings when every digit but the last is zero and the
+    // last is below 8 ("007"); otherwise C reads another number.
+    octal_differs |= digits.find_first_not_of('0') < digits.size() - 1;
+    if (octal_differs)
+      return invalid(
+          "; C reads a leading 0 as octal: write it without the 0s, or in "
+          "hexadecimal");
+  }
+  if (too_large) {
+    t.kind = Token::Kind::kError;
+    t.error = "integer literal is too large";
+    return t;
+  }
+  t.kind = Token::Kind::kInt;
+  t.value = value;
+  return t;
+}
 
 // Reads the token that starts at or after `pos` (after whitespace).
 // Malformed input becomes a kError token, so that the parser reports it only
@@ -82,44 +295,7 @@ Token Lex(std::string_view text, int pos) {
   t.end = pos;
   if (pos == n) return t;
   const char c = text[pos];
-  if (IsDigit(c)) {
-    int end = pos;
-    bool too_large = false;
-    int64_t value = 0;
-    while (end < n && IsDigit(text[end])) {
-      const int64_t digit = text[end] - '0';
-      if (value > (std::numeric_limits<int64_t>::max() - digit) / 10) {
-        too_large = true;
-      } else {
-        value = value * 10 + digit;
-      }
-      ++end;
-    }
-    // "2x", "1.5", "0x10": one bad word, rather than a number followed by
-    // something that would be reported as out of place.
-    if (end < n && (IsNameChar(text[end]) || text[end] == '.')) {
-      bool has_dot = false;
-      while (end < n && (IsNameChar(text[end]) || text[end] == '.')) {
-        has_dot |= text[end] == '.';
-        ++end;
-      }
-      t.kind = Token::Kind::kError;
-      t.end = end;
-      t.error =
-          fmt::format("invalid number '{}'{}", text.substr(pos, end - pos),
-                      has_dot ? "; expressions are integer" : "");
-      return t;
-    }
-    t.end = end;
-    if (too_large) {
-      t.kind = Token::Kind::kError;
-      t.error = "integer literal is too large";
-      return t;
-    }
-    t.kind = Token::Kind::kInt;
-    t.value = value;
-    return t;
-  }
+  if (IsDigit(c)) return LexNumber(text, pos);
   if (IsNameStart(c)) {
     int end = pos;
     while (end < n && IsNameChar(text[end])) ++end;
@@ -139,10 +315,24 @@ Token Lex(std::string_view text, int pos) {
     case ']':
     case ',':
     case '.':
+    case '&':
+    case '|':
+    case '^':
+    case '~':
       t.kind = Token::Kind::kPunct;
       t.punct = c;
       t.end = pos + 1;
       return t;
+    case '<':
+    case '>':
+      // Only the shifts: comparisons are not in the language.
+      if (pos + 1 < n && text[pos + 1] == c) {
+        t.kind = Token::Kind::kPunct;
+        t.punct = c;
+        t.end = pos + 2;
+        return t;
+      }
+      break;
     default:
       break;
   }
@@ -204,31 +394,32 @@ class Parser {
     return false;
   }
 
-  bool ParseExpr(Item* out) { return ParseSum(out); }
+  bool ParseExpr(Item* out) { return ParseBinary(1, out); }
 
  private:
-  bool ParseSum(Item* out) {
-    if (!ParseProduct(out)) return false;
-    while (IsPunct('+') || IsPunct('-')) {
-      const Token op = Peek();
-      Advance();
-      Item right;
-      if (!ParseProduct(&right)) return false;
-      if (!MakeBinary(op, std::move(*out), std::move(right), out)) return false;
-    }
-    return true;
+  // The binary operator that the next token is, if any.
+  const Spelling* PeekOperator() {
+    const Token& t = Peek();
+    if (t.kind != Token::Kind::kPunct) return nullptr;
+    for (const Spelling& s : kSpellings)
+      if (s.token == t.punct) return &s;
+    return nullptr;
   }
 
-  bool ParseProduct(Item* out) {
-    if (!ParseUnary(out)) return false;
-    while (IsPunct('*') || IsPunct('/') || IsPunct('%')) {
+  // The operations of precedence `level` and above, left-associative:
+  // "a - b - c" is (a - b) - c.
+  bool ParseBinary(int level, Item* out) {
+    if (level >= kUnaryPrecedence) return ParseUnary(out);
+    if (!ParseBinary(level + 1, out)) return false;
+    for (const Spelling* s = PeekOperator(); s && s->precedence == level;
+         s = PeekOperator()) {
       const Token op = Peek();
       Advance();
       Item right;
-      if (!ParseUnary(&right)) return false;
+      if (!ParseBinary(level + 1, &right)) return false;
       if (!MakeBinary(op, std::move(*out), std::move(right), out)) return false;
     }
-    return true;
+    return !error_;
   }
 
   bool MakeBinary(const Token& op, Item left, Item right, Item* out) {
@@ -244,24 +435,64 @@ class Parser {
     return true;
   }
 
+  // "-a", "~a", "(type)a", or an operand.
   bool ParseUnary(Item* out) {
-    if (!IsPunct('-')) return ParsePrimary(out);
-    const Token minus = Peek();
+    if (IsPunct('(') && IsCast()) return ParseCast(out);
+    if (!IsPunct('-') && !IsPunct('~')) return ParsePrimary(out);
+    const Token sign = Peek();
     Advance();
-    if (!Enter(minus.begin)) return false;
+    auto n = std::make_shared<Node>();
+    n->kind = sign.punct == '-' ? Node::Kind::kNeg : Node::Kind::kNot;
+    return ParseUnaryOperand(sign.begin, std::move(n), out);
+  }
+
+  // Whether the '(' next opens a cast: a type's word follows it. The
+  // types' names are reserved: no name in scope can be one.
+  bool IsCast() {
+    const Token second = PeekSecond();
+    return second.kind == Token::Kind::kName && IsTypeWord(TextOf(second));
+  }
+
+  bool ParseCast(Item* out) {
+    const Token open = Peek();
+    Advance();
+    std::vector<std::string_view> words;
+    while (Peek().kind == Token::Kind::kName && IsTypeWord(TextOf(Peek()))) {
+      words.push_back(TextOf(Peek()));
+      Advance();
+    }
+    if (error_) return false;
+    if (!IsPunct(')')) return Fail(Peek().begin, "expected ')' after the type");
+    const std::string spelled = fmt::format("{}", fmt::join(words, " "));
+    std::variant<UnaryOp, std::string> type = CastType(words, spelled);
+    if (auto* why = std::get_if<std::string>(&type))
+      return Fail(PeekSecondOf(open), *why);
+    Advance();
+    auto n = std::make_shared<Node>();
+    n->kind = Node::Kind::kCast;
+    n->name = spelled;
+    n->cast = std::get<UnaryOp>(type);
+    return ParseUnaryOperand(open.begin, std::move(n), out);
+  }
+
+  // The operand of the unary node `n`, whose text starts at `begin`; then
+  // `n` over it.
+  bool ParseUnaryOperand(int begin, std::shared_ptr<Node> n, Item* out) {
+    if (!Enter(begin)) return false;
     Item operand;
     const bool ok = ParseUnary(&operand);
     --nesting_;
     if (!ok) return false;
-    if (operand.depth + 1 > kMaxDepth) return TooDeep(minus.begin);
-    auto n = std::make_shared<Node>();
-    n->kind = Node::Kind::kNeg;
-    n->begin = minus.begin;
+    if (operand.depth + 1 > kMaxDepth) return TooDeep(begin);
+    n->begin = begin;
     n->end = operand.end;
     n->args = {std::move(operand.node)};
     *out = Item{n, n->begin, n->end, operand.depth + 1};
     return true;
   }
+
+  // Where the token after `t` begins.
+  int PeekSecondOf(const Token& t) const { return Lex(text_, t.end).begin; }
 
   bool ParsePrimary(Item* out) {
     const Token t = Peek();
@@ -409,11 +640,10 @@ class Parser {
 };
 
 // Canonical text, with the binding strength of its outermost operation for
-// the parentheses of the operation around it: sum < product < unary <
-// primary.
+// the parentheses of the operation around it (Spelling::precedence).
 struct Text {
   std::string text;
-  int precedence = 4;
+  int precedence = kOperandPrecedence;
 };
 
 std::string Wrapped(const Text& t, bool parens) {
@@ -423,7 +653,7 @@ std::string Wrapped(const Text& t, bool parens) {
 struct TextAlgebra {
   Text Int(int64_t v) {
     // Negative literals are only built by hand, never parsed.
-    return {std::to_string(v), v < 0 ? 3 : 4};
+    return {std::to_string(v), v < 0 ? kUnaryPrecedence : kOperandPrecedence};
   }
   Text Leaf(const Node& n) {
     switch (n.kind) {
@@ -437,15 +667,22 @@ struct TextAlgebra {
         return {n.name};
     }
   }
-  Text Neg(Text a) {
+  Text Unary(UnaryOp op, Text a) {
     // "-(-a)" rather than "--a", which reads like a decrement.
-    return {"-" + Wrapped(a, a.precedence <= 3), 3};
+    const bool parens = a.precedence < kUnaryPrecedence ||
+                        (op == UnaryOp::kNeg && a.text[0] == '-');
+    return {(op == UnaryOp::kNeg ? "-" : "~") + Wrapped(a, parens),
+            kUnaryPrecedence};
+  }
+  Text Cast(const Node& n, Text a) {
+    return {"(" + n.name + ")" + Wrapped(a, a.precedence < kUnaryPrecedence),
+            kUnaryPrecedence};
   }
   Text Binary(Op op, Text a, Text b) {
     const Spelling& s = SpellingOf(op);
     if (s.function)
       return {fmt::format("{}({}, {})", s.function, a.text, b.text)};
-    const int p = s.symbol == '+' || s.symbol == '-' ? 1 : 2;
+    const int p = s.precedence;
     // Left-associative: a right operand of equal precedence keeps its
     // parentheses ("a - (b - c)"), a left one does not need them.
     return {fmt::format("{} {} {}", Wrapped(a, a.precedence < p), s.symbol,
@@ -491,8 +728,9 @@ struct CallAlgebra {
     return fmt::format("int64_t{{{}}}", v);
   }
   std::string Leaf(const Node& n) const { return ResolvedLeaf(n, r); }
-  std::string Neg(const std::string& a) const {
-    return fmt::format("{}.{}({})", object, python ? "neg" : "Neg", a);
+  std::string Unary(UnaryOp op, const std::string& a) const {
+    const UnarySpelling& s = SpellingOf(op);
+    return fmt::format("{}.{}({})", object, python ? s.python : s.cpp, a);
   }
   std::string Binary(Op op, const std::string& a, const std::string& b) const {
     const Spelling& s = SpellingOf(op);
@@ -507,7 +745,7 @@ struct CheckAlgebra {
 
   using T = std::optional<ParseError>;
   T Int(int64_t) const { return std::nullopt; }
-  T Neg(T a) const { return a; }
+  T Unary(UnaryOp, T a) const { return a; }
   T Binary(Op, T a, T b) const { return a ? a : b; }
   bool Done(const T& a) const { return a.has_value(); }
 
@@ -551,9 +789,9 @@ struct EvalAlgebra {
   using T = Evaluation;
   T Int(int64_t v) const { return {v}; }
   T Leaf(const Node& n) const { return {leaves ? leaves(n) : std::nullopt}; }
-  T Neg(const T& a) const {
+  T Unary(UnaryOp op, const T& a) const {
     if (!a.value) return a;
-    return Of(kc::arith::Neg(*a.value));
+    return Of(kc::arith::Apply(op, *a.value));
   }
   T Binary(Op op, const T& a, const T& b) const {
     if (!a.value || !b.value) return {};
@@ -578,7 +816,7 @@ struct LeafVisitor {
     f(n);
     return {};
   }
-  Unit Neg(Unit) { return {}; }
+  Unit Unary(UnaryOp, Unit) { return {}; }
   Unit Binary(Op, Unit, Unit) { return {}; }
 };
 
@@ -591,11 +829,22 @@ void ForEachLeaf(const Node& e, F f) {
 
 Op OpOf(const Node& n) {
   for (const Spelling& s : kSpellings) {
-    if (n.kind == Node::Kind::kBinary && s.symbol == n.op) return s.op;
+    if (n.kind == Node::Kind::kBinary && s.token == n.op) return s.op;
     if (n.kind == Node::Kind::kCall && s.function && n.name == s.function)
       return s.op;
   }
   return Op::kAdd;  // not an operation: callers fold only parsed trees
+}
+
+UnaryOp UnaryOf(const Node& n) {
+  switch (n.kind) {
+    case Node::Kind::kNot:
+      return UnaryOp::kNot;
+    case Node::Kind::kCast:
+      return n.cast;
+    default:
+      return UnaryOp::kNeg;
+  }
 }
 
 namespace {
@@ -617,9 +866,9 @@ struct FaultAlgebra {
   };
   T Int(int64_t v) const { return {v}; }
   T Leaf(const Node&) const { return {}; }
-  T Neg(const T& a) const {
+  T Unary(UnaryOp op, const T& a) const {
     if (!a.value) return {};
-    return Of(kc::arith::Neg(*a.value));
+    return Of(kc::arith::Apply(op, *a.value));
   }
   T Binary(Op op, const T& a, const T& b) const {
     if (a.value && b.value) return Of(kc::arith::Apply(op, *a.value, *b.value));
@@ -628,6 +877,10 @@ struct FaultAlgebra {
     if (divides && b.value == 0)
       return {std::nullopt,
               ConstantFault{0, 0, kc::arith::Fault::kDivisionByZero}};
+    // The count is checked before the shifted value (kc::arith::Shl).
+    const bool shifts = op == Op::kShl || op == Op::kShr;
+    if (shifts && b.value && (*b.value < 0 || *b.value >= 64))
+      return {std::nullopt, ConstantFault{0, 0, kc::arith::Fault::kShiftCount}};
     return {};
   }
   bool Done(const T& t) const { return t.fault.has_value(); }
@@ -738,7 +991,7 @@ int FirstUse(const NodePtr& e, std::string_view name) {
     std::string_view name;
     int Int(int64_t) const { return -1; }
     int Leaf(const Node& n) const { return n.name == name ? n.begin : -1; }
-    int Neg(int a) const { return a; }
+    int Unary(UnaryOp, int a) const { return a; }
     int Binary(Op, int a, int b) const { return a >= 0 ? a : b; }
     bool Done(int a) const { return a >= 0; }
   };

@@ -1,6 +1,11 @@
-// The expression language of shapes, grids and derived values:
-//   integers, names, t.size, t.rank, t.shape[i], + - * / % (floor division
-//   and modulo), unary -, ceil_div(a, b), min(a, b), max(a, b), parentheses.
+// The expression language of shapes, grids and derived values, C's integer
+// expressions less the comparisons:
+//   integer literals (decimal, 0x hexadecimal, 0b binary, C's u/l/ll
+//   suffixes), names, t.size, t.rank, t.shape[i], + - * / % (floor division
+//   and modulo), << >> & | ^, unary - and ~, casts to integer types
+//   ("(unsigned)n", "(size_t)n"), ceil_div(a, b), min(a, b), max(a, b),
+//   parentheses; with C's precedence: unary and casts, then * / %, + -,
+//   << >>, &, ^, |.
 // All values are int64, computed as kernelc/arith.h defines. One parser and
 // checker, one fold over the tree (see Fold) on which every evaluation, walk
 // and emitter is built: C++ (the handler) and Python (trace-time checks and
@@ -27,12 +32,27 @@ struct Node;
 using NodePtr = std::shared_ptr<const Node>;
 
 struct Node {
-  enum class Kind { kInt, kName, kSize, kRank, kShape, kNeg, kBinary, kCall };
+  enum class Kind {
+    kInt,
+    kName,
+    kSize,
+    kRank,
+    kShape,
+    kNeg,   // -a
+    kNot,   // ~a
+    kCast,  // (type)a
+    kBinary,
+    kCall
+  };
   Kind kind = Kind::kInt;
-  int64_t value = 0;          // kInt; kShape: the dimension index
-  std::string name;           // kName, kSize, kRank, kShape; kCall: function
-  char op = 0;                // kBinary: + - * / %
-  std::vector<NodePtr> args;  // kNeg: 1; kBinary, kCall: 2
+  int64_t value = 0;  // kInt; kShape: the dimension index
+  // kName, kSize, kRank, kShape; kCall: the function; kCast: the type as
+  // written, its words separated by one space ("unsigned int")
+  std::string name;
+  // kBinary: + - * / % & | ^, and '<' for <<, '>' for >>
+  char op = 0;
+  kc::arith::UnaryOp cast = kc::arith::UnaryOp::kToInt64;  // kCast
+  std::vector<NodePtr> args;  // kNeg, kNot, kCast: 1; kBinary, kCall: 2
   int begin = 0, end = 0;     // byte range [begin, end) in the text
 };
 
@@ -92,18 +112,25 @@ std::vector<std::string> NamesUsed(const NodePtr& e);
 using Op = kc::arith::Op;
 Op OpOf(const Node& n);
 
+// The operation of a kNeg, kNot or kCast node.
+using UnaryOp = kc::arith::UnaryOp;
+UnaryOp UnaryOf(const Node& n);
+
 // A fold over an expression tree, bottom-up: the value of each node comes
 // from the values of its operands, which are folded first, left to right.
 // `algebra` supplies, for values of some type T:
 //   T Int(int64_t value)          an integer literal
 //   T Leaf(const Node& n)         a name, t.size, t.rank or t.shape[i]
-//   T Neg(T a)                    unary minus
-//   T Binary(Op op, T a, T b)     + - * / %, ceil_div, min, max
+//   T Unary(UnaryOp op, T a)      unary minus, ~ and casts
+//   T Binary(Op op, T a, T b)     + - * / % << >> & | ^, ceil_div, min,
+//                                 max
 // and may supply `bool Done(const T& a)`: true when `a` is the value of
 // every operation over it (a fault, the first name found, ...); then the
 // remaining operands are not folded and `a` is the result; and
 // `T At(const Node& n, T value)`: called with each node and its value,
-// whose result is the node's value (to attach where the node is).
+// whose result is the node's value (to attach where the node is); and
+// `T Cast(const Node& n, T a)`: a cast, with its node, which names the
+// type as written (without it, a cast is a Unary).
 // Recursion depth is the tree's height, which Parse bounds.
 template <typename Algebra>
 auto Fold(const Node& n, Algebra&& algebra);
@@ -117,15 +144,15 @@ struct Resolver {
 
 // C++ evaluating with the arithmetic of kernelc/arith.h: every operation is
 // a call on the kc::rt::Evaluator object `evaluator` (`ev.Add(a, b)`,
-// `ev.FloorDiv(a, b)`, `ev.Min(a, b)`, ...), which neither traps nor has
-// undefined behaviour and records a failure.
+// `ev.FloorDiv(a, b)`, `ev.Shl(a, b)`, `ev.ToUint32(a)`, ...), which
+// neither traps nor has undefined behaviour and records a failure.
 std::string EmitCpp(const NodePtr& e, const Resolver& r,
                     std::string_view evaluator);
 
 // Python with the same arithmetic: every operation is a call of the checked
 // helper of that name in the support module `module` (`_kc.add(a, b)`,
-// `_kc.floor_div(a, b)`, `_kc.minimum(a, b)`, ...), which fails exactly
-// where the C++ evaluator does.
+// `_kc.floor_div(a, b)`, `_kc.shl(a, b)`, `_kc.to_uint32(a)`, ...), which
+// fails exactly where the C++ evaluator does.
 std::string EmitPython(const NodePtr& e, const Resolver& r,
                        std::string_view module);
 
@@ -156,9 +183,10 @@ std::optional<int64_t> ConstantValue(const NodePtr& e);
 int FirstUse(const NodePtr& e, std::string_view name);
 
 // An operation of `e` that fails whatever values its names have: one whose
-// operands have no names and whose evaluation faults (`2 * 9223372036854775807`),
-// or a division, modulo or ceil_div by such a constant zero (`n / 0`). The
-// generated code evaluates every operation, so the whole expression then
+// operands have no names and whose evaluation faults
+// (`2 * 9223372036854775807`), a division, modulo or ceil_div by such a
+// constant zero (`n / 0`), or a shift by such a constant count out of range
+// (`n << 64`). The generated code evaluates every operation, so the whole expression then
 // always fails; such a text is a build-time error. [begin, end) is the
 // operation's text, `text` its canonical form.
 struct ConstantFault {
@@ -209,6 +237,22 @@ T At(Algebra& algebra, const Node& n, T value) {
   }
 }
 
+template <typename A, typename T, typename = void>
+struct HasCast : std::false_type {};
+template <typename A, typename T>
+struct HasCast<A, T,
+               std::void_t<decltype(std::declval<A&>().Cast(
+                   std::declval<const Node&>(), std::declval<T>()))>>
+    : std::true_type {};
+
+template <typename T, typename Algebra>
+T UnaryOperation(Algebra& algebra, const Node& n, T a) {
+  if constexpr (HasCast<Algebra, T>::value) {
+    if (n.kind == Node::Kind::kCast) return algebra.Cast(n, std::move(a));
+  }
+  return algebra.Unary(UnaryOf(n), std::move(a));
+}
+
 template <typename Algebra>
 auto FoldNode(const Node& n, Algebra& algebra)
     -> decltype(algebra.Int(int64_t{0})) {
@@ -221,10 +265,12 @@ auto FoldNode(const Node& n, Algebra& algebra)
     case Node::Kind::kRank:
     case Node::Kind::kShape:
       return At(algebra, n, algebra.Leaf(n));
-    case Node::Kind::kNeg: {
+    case Node::Kind::kNeg:
+    case Node::Kind::kNot:
+    case Node::Kind::kCast: {
       T a = FoldNode(*n.args[0], algebra);
       if (Done(algebra, a)) return a;
-      return At(algebra, n, algebra.Neg(std::move(a)));
+      return At(algebra, n, UnaryOperation(algebra, n, std::move(a)));
     }
     case Node::Kind::kBinary:
     case Node::Kind::kCall:

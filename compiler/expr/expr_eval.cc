@@ -5,10 +5,11 @@
 // separated by spaces, each `leaf=value` where a leaf is a name or a tensor
 // member as the expression language writes it (`n`, `x.size`, `x.rank`,
 // `x.shape[1]`). Writes one line per case: the outcome (`value <v>`,
-// `overflow`, `division by zero`, `unknown`, or `error <message>` for a text
-// that does not parse), a tab, and the expression as EmitPython writes it
-// with the support module named `_kc`, names as themselves and tensor
-// members in NumPy's spelling (`x.size`, `x.ndim`, `x.shape[1]`).
+// `overflow`, `division by zero`, `shift count`, `unknown`, or
+// `error <message>` for a text that does not parse), a tab, and the expression
+// as EmitPython writes it with the support module named `_kc`, names as
+// themselves and tensor members in NumPy's spelling (`x.size`, `x.ndim`,
+// `x.shape[1]`).
 #include <fmt/format.h>
 
 #include <cstdint>
@@ -45,6 +46,8 @@ std::string Outcome(const kernelc::expr::Evaluation& e) {
       return "overflow";
     case kc::arith::Fault::kDivisionByZero:
       return "division by zero";
+    case kc::arith::Fault::kShiftCount:
+      return "shift count";
     case kc::arith::Fault::kNone:
       break;
   }

@@ -109,6 +109,28 @@ TEST_CASE("ToString is canonical and parses back to the same text") {
       {"007", "7"},
       {"\tn\n*\r2 ", "n * 2"},
       {"9223372036854775807", "9223372036854775807"},
+      // C's integer syntax: literals keep their value, not their spelling.
+      {"0x10 + 0XfF", "16 + 255"},
+      {"0b101", "5"},
+      {"256U * 1ull + 2Lu + 3llU + 4l", "256 * 1 + 2 + 3 + 4"},
+      {"a<<1>>b", "a << 1 >> b"},
+      {"a << (b >> c)", "a << (b >> c)"},
+      {"(a << b) + c", "(a << b) + c"},
+      {"a << b + c", "a << b + c"},
+      {"a & b | c ^ d", "a & b | c ^ d"},
+      {"a & (b | c)", "a & (b | c)"},
+      {"(a | b) ^ c", "(a | b) ^ c"},
+      {"a & b << 2", "a & b << 2"},
+      {"~a & ~(b + 1)", "~a & ~(b + 1)"},
+      {"~~a", "~~a"},
+      {"-~a", "-~a"},
+      {"~-a", "~-a"},
+      {"(int)n / 2", "(int)n / 2"},
+      {"( unsigned  long\tint )-n", "(unsigned long int)-n"},
+      {"(size_t)(a + b)", "(size_t)(a + b)"},
+      {"(int)(unsigned)a", "(int)(unsigned)a"},
+      {"-((int)a)", "-(int)a"},
+      {"(int64_t)x.size", "(int64_t)x.size"},
   };
   for (const auto& [text, canonical] : cases) {
     INFO(text);
@@ -141,6 +163,74 @@ TEST_CASE("Precedence and left associativity") {
   e = P("-a % b");  // (-a) % b: unary minus binds tighter
   CHECK(e->op == '%');
   CHECK(e->args[0]->kind == Node::Kind::kNeg);
+
+  // C's levels: * / %, then + -, then << >>, then &, then ^, then |.
+  e = P("a | b ^ c & d << e + f * g");
+  CHECK(ToString(e) == "a | b ^ c & d << e + f * g");
+  CHECK(e->op == '|');
+  CHECK(e->args[1]->op == '^');
+  CHECK(e->args[1]->args[1]->op == '&');
+  CHECK(e->args[1]->args[1]->args[1]->op == '<');
+  CHECK(e->args[1]->args[1]->args[1]->args[1]->op == '+');
+  e = P("a * b + c << d & e ^ f | g");  // ((((a * b + c) << d) & e) ^ f) | g
+  CHECK(e->op == '|');
+  CHECK(e->args[0]->op == '^');
+  CHECK(e->args[0]->args[0]->op == '&');
+  CHECK(e->args[0]->args[0]->args[0]->op == '<');
+  CHECK(e->args[0]->args[0]->args[0]->args[0]->op == '+');
+  e = P("a >> b << c");  // (a >> b) << c
+  CHECK(e->op == '<');
+  CHECK(e->args[0]->op == '>');
+
+  // A cast binds as a unary operation: (int)a * b is ((int)a) * b.
+  e = P("(int)a * b");
+  CHECK(e->op == '*');
+  REQUIRE(e->args[0]->kind == Node::Kind::kCast);
+  CHECK(e->args[0]->name == "int");
+  CHECK(e->args[0]->cast == UnaryOp::kToInt32);
+  CHECK(e->args[0]->begin == 0);
+  CHECK(e->args[0]->end == 6);
+  e = P("~a + 1");
+  CHECK(e->op == '+');
+  CHECK(e->args[0]->kind == Node::Kind::kNot);
+}
+
+TEST_CASE("Casts name C's integer types") {
+  const std::vector<std::pair<std::string, UnaryOp>> cases = {
+      {"(int)n", UnaryOp::kToInt32},
+      {"(signed)n", UnaryOp::kToInt32},
+      {"(signed int)n", UnaryOp::kToInt32},
+      {"(unsigned)n", UnaryOp::kToUint32},
+      {"(unsigned int)n", UnaryOp::kToUint32},
+      {"(int unsigned)n", UnaryOp::kToUint32},
+      {"(short)n", UnaryOp::kToInt16},
+      {"(unsigned short int)n", UnaryOp::kToUint16},
+      {"(signed char)n", UnaryOp::kToInt8},
+      {"(unsigned char)n", UnaryOp::kToUint8},
+      {"(long)n", UnaryOp::kToInt64},
+      {"(long long)n", UnaryOp::kToInt64},
+      {"(long long int)n", UnaryOp::kToInt64},
+      {"(unsigned long)n", UnaryOp::kToUint64},
+      {"(long unsigned long)n", UnaryOp::kToUint64},
+      {"(unsigned long long)n", UnaryOp::kToUint64},
+      {"(size_t)n", UnaryOp::kToUint64},
+      {"(ptrdiff_t)n", UnaryOp::kToInt64},
+      {"(int8_t)n", UnaryOp::kToInt8},
+      {"(uint8_t)n", UnaryOp::kToUint8},
+      {"(int16_t)n", UnaryOp::kToInt16},
+      {"(uint16_t)n", UnaryOp::kToUint16},
+      {"(int32_t)n", UnaryOp::kToInt32},
+      {"(uint32_t)n", UnaryOp::kToUint32},
+      {"(int64_t)n", UnaryOp::kToInt64},
+      {"(uint64_t)n", UnaryOp::kToUint64},
+  };
+  for (const auto& [text, cast] : cases) {
+    INFO(text);
+    NodePtr e = P(text);
+    REQUIRE(e->kind == Node::Kind::kCast);
+    CHECK(e->cast == cast);
+    CHECK(UnaryOf(*e) == cast);
+  }
 }
 
 TEST_CASE("Nodes carry their byte ranges") {
@@ -217,6 +307,41 @@ TEST_CASE("Parse errors say what is wrong and where") {
       {"min(a b)", 6, "expected ','"},
       {"min(a, b", 8, "expected ')'"},
       {"min + 1", 4, "expected '(' after 'min'"},
+      {"0x", 0, "invalid number '0x'"},
+      {"0xg1", 0, "invalid number '0xg1'"},
+      {"0b12", 0, "invalid number '0b12'"},
+      {"1uu", 0, "invalid number '1uu'"},
+      {"1lL", 0, "invalid number '1lL'"},
+      {"1lul", 0, "invalid number '1lul'"},
+      {"1e5", 0, "invalid number '1e5'"},
+      {"1.0f", 0, "invalid number '1.0f'; expressions are integer"},
+      {"0x8000000000000000", 0, "integer literal is too large"},
+      {"18446744073709551615ULL", 0, "integer literal is too large"},
+      {"1 + 010", 4,
+       "invalid number '010'; C reads a leading 0 as octal: write it without "
+       "the 0s, or in hexadecimal"},
+      {"08", 0,
+       "invalid number '08'; C reads a leading 0 as octal: write it without "
+       "the 0s, or in hexadecimal"},
+      {"a < b", 2, "unexpected character '<'"},
+      {"a > b", 2, "unexpected character '>'"},
+      {"a && b", 3, "expected an expression"},
+      {"a <<", 4, "expected an expression"},
+      {"~", 1, "expected an expression"},
+      {"a ~ b", 2, "unexpected '~' after the expression"},
+      {"(int)", 5, "expected an expression"},
+      {"(int n)", 5, "expected ')' after the type"},
+      {"(int", 4, "expected ')' after the type"},
+      {"(float)n", 1, "a cast to 'float': expressions are integer"},
+      {"(unsigned double)n", 1,
+       "a cast to 'unsigned double': expressions are integer"},
+      {"(char)n", 1,
+       "'char' may be signed or unsigned; write signed char or unsigned char"},
+      {"(long long long)n", 1, "'long long long' is not an integer type"},
+      {"(signed unsigned)n", 1, "'signed unsigned' is not an integer type"},
+      {"(short long)n", 1, "'short long' is not an integer type"},
+      {"(unsigned size_t)n", 1, "'unsigned size_t' is not an integer type"},
+      {"(int int)n", 1, "'int int' is not an integer type"},
   };
   for (const Case& c : cases) {
     INFO(c.text);
@@ -254,6 +379,22 @@ TEST_CASE("Deep nesting is an error, not a stack overflow") {
   err = ParseErr(chain);  // the 100th '+' is at 2 * 100 - 1
   CHECK(err.message == too_deep);
   CHECK(err.offset == 199);
+
+  // '~' and casts nest as '-' does; each is a level of the tree.
+  err = ParseErr(std::string(1000, '~') + "a");
+  CHECK(err.message == too_deep);
+  CHECK(err.offset == 200);
+  std::string casts;
+  for (int i = 0; i < 99; ++i) casts += "(int)";
+  P(casts + "a");  // 99 casts: 100 deep
+  err = ParseErr("(int)" + casts + "a");
+  CHECK(err.message == too_deep);
+  CHECK(err.offset == 0);
+  std::string shifts = "a";
+  for (int i = 0; i < 100; ++i) shifts += "<<a";
+  err = ParseErr(shifts);  // the 100th "<<" is at 3 * 100 - 2
+  CHECK(err.message == too_deep);
+  CHECK(err.offset == 298);
 }
 
 TEST_CASE("Texts longer than the limit are refused before parsing") {
@@ -271,7 +412,7 @@ TEST_CASE("Texts longer than the limit are refused before parsing") {
 // operands; not where their text was).
 bool SameTree(const Node& a, const Node& b) {
   if (a.kind != b.kind || a.value != b.value || a.name != b.name ||
-      a.op != b.op || a.args.size() != b.args.size())
+      a.op != b.op || a.cast != b.cast || a.args.size() != b.args.size())
     return false;
   for (size_t i = 0; i < a.args.size(); ++i)
     if (!SameTree(*a.args[i], *b.args[i])) return false;
@@ -286,7 +427,7 @@ NodePtr RandomTree(std::mt19937_64& rng, int depth) {
   const char* names[] = {"n", "m", "x", "_", "k2", "abc_def", "shape", "size"};
   const int64_t ints[] = {0, 1, 2, 7, 1000, 9223372036854775807};
   std::uniform_int_distribution<int> pick(depth <= 1 ? 0 : 5,
-                                          depth <= 1 ? 4 : 10);
+                                          depth <= 1 ? 4 : 12);
   switch (pick(rng)) {
     case 0:
       n->kind = Node::Kind::kInt;
@@ -314,11 +455,32 @@ NodePtr RandomTree(std::mt19937_64& rng, int depth) {
       n->kind = Node::Kind::kNeg;
       n->args = {RandomTree(rng, depth - 1)};
       break;
+    case 11:
+      n->kind = Node::Kind::kNot;
+      n->args = {RandomTree(rng, depth - 1)};
+      break;
+    case 12: {
+      struct Type {
+        const char* name;
+        UnaryOp cast;
+      };
+      const Type types[] = {{"int", UnaryOp::kToInt32},
+                            {"unsigned long long", UnaryOp::kToUint64},
+                            {"size_t", UnaryOp::kToUint64},
+                            {"signed char", UnaryOp::kToInt8}};
+      const Type& t = types[rng() % 4];
+      n->kind = Node::Kind::kCast;
+      n->name = t.name;
+      n->cast = t.cast;
+      n->args = {RandomTree(rng, depth - 1)};
+      break;
+    }
     case 7:
     case 8:
     case 9: {
       n->kind = Node::Kind::kBinary;
-      n->op = "+-*/%"[rng() % 5];
+      // '<' is <<, '>' is >>.
+      n->op = "+-*/%<>&|^"[rng() % 10];
       // One operand at full depth, so that deep trees are common.
       NodePtr deep = RandomTree(rng, depth - 1);
       NodePtr other = RandomTree(rng, 1 + static_cast<int>(rng() % 3) %
@@ -383,6 +545,14 @@ TEST_CASE("Operations that always fail are found with their text") {
       {"-(0 - 9223372036854775807 - 1)", "-(0 - 9223372036854775807 - 1)",
        Fault::kOverflow},
       {"min(n, 4 / 0) + 1 / 0", "4 / 0", Fault::kDivisionByZero},
+      {"n << 64", "n << 64", Fault::kShiftCount},
+      {"n >> -1", "n >> -1", Fault::kShiftCount},
+      {"0 << 64", "0 << 64", Fault::kShiftCount},
+      {"n + (1 << 63)", "1 << 63", Fault::kOverflow},
+      {"n & (uint64_t)-1", "(uint64_t)-1", Fault::kOverflow},
+      {"n << 63", "", Fault::kNone},  // n may be 0
+      {"64 << n", "", Fault::kNone},
+      {"(uint64_t)n", "", Fault::kNone},
       {"n / m", "", Fault::kNone},
       {"n * 9223372036854775807", "", Fault::kNone},  // n may be 0 or 1
       {"0 / n", "", Fault::kNone},
@@ -458,6 +628,12 @@ TEST_CASE("EmitCpp goes through the evaluator for every operation") {
       {"ceil_div(x.size, 256)", "ev.CeilDiv(size(x), int64_t{256})"},
       {"min(x.shape[0], y.rank)", "ev.Min(dim(x, 0), rank(y))"},
       {"max(1, n)", "ev.Max(int64_t{1}, n)"},
+      {"a << 2 >> b", "ev.Shr(ev.Shl(a, int64_t{2}), b)"},
+      {"a & b | c ^ 1", "ev.Or(ev.And(a, b), ev.Xor(c, int64_t{1}))"},
+      {"~a", "ev.Not(a)"},
+      {"(unsigned)a + (size_t)b", "ev.Add(ev.ToUint32(a), ev.ToUint64(b))"},
+      {"(signed char)(short)(int64_t)n",
+       "ev.ToInt8(ev.ToInt16(ev.ToInt64(n)))"},
   };
   for (const auto& [text, cpp] : cases) {
     INFO(text);
@@ -488,6 +664,13 @@ TEST_CASE("EmitPython calls the support module's checked helpers") {
       {"ceil_div(x.size + 1, 4)", "_kc.ceil_div(_kc.add(x.size, 1), 4)"},
       {"min(a, b)", "_kc.minimum(a, b)"},
       {"max(x.shape[0], y.rank)", "_kc.maximum(x.shape[0], y.ndim)"},
+      {"a << 2 >> b", "_kc.shr(_kc.shl(a, 2), b)"},
+      {"a & b | c ^ 1", "_kc.bit_or(_kc.bit_and(a, b), _kc.bit_xor(c, 1))"},
+      {"~a", "_kc.bit_not(a)"},
+      {"(unsigned)a + (uint8_t)b",
+       "_kc.add(_kc.to_uint32(a), _kc.to_uint8(b))"},
+      {"(long)(uint16_t)(int16_t)n",
+       "_kc.to_int64(_kc.to_uint16(_kc.to_int16(n)))"},
   };
   for (const auto& [text, py] : cases) {
     INFO(text);
@@ -510,8 +693,8 @@ TEST_CASE("Fold visits operands left to right, before their operation") {
       log.push_back(n.name);
       return 0;
     }
-    int Neg(int) {
-      log.push_back("neg");
+    int Unary(UnaryOp op, int) {
+      log.push_back("unary" + std::to_string(static_cast<int>(op)));
       return 0;
     }
     int Binary(Op op, int, int) {
@@ -521,8 +704,8 @@ TEST_CASE("Fold visits operands left to right, before their operation") {
   };
   std::vector<std::string> log;
   Fold(*P("a * -b + min(c, 2)"), Trace{log});
-  CHECK(log == std::vector<std::string>{"a", "b", "neg", "op2", "c", "2", "op6",
-                                        "op0"});
+  CHECK(log == std::vector<std::string>{"a", "b", "unary0", "op2", "c", "2",
+                                        "op6", "op0"});
 }
 
 TEST_CASE("Fold stops at a value that Done marks final") {
@@ -533,7 +716,7 @@ TEST_CASE("Fold stops at a value that Done marks final") {
       ++leaves;
       return n.name;
     }
-    std::string Neg(std::string a) { return a; }
+    std::string Unary(UnaryOp, std::string a) { return a; }
     std::string Binary(Op, std::string a, std::string b) {
       return a.empty() ? b : a;
     }
@@ -596,6 +779,40 @@ TEST_CASE("ConstantValue folds with floor semantics") {
       // The exact results, which fit, where C++'s operators are undefined.
       {"(-9223372036854775807 - 1) % -1", 0},
       {"ceil_div(-9223372036854775807 - 1, 2)", -4611686018427387904},
+      // Shifts: exact products and floors; >> of a negative is arithmetic.
+      {"1 << 62", int64_t{1} << 62},
+      {"-1 << 63", std::numeric_limits<int64_t>::min()},
+      {"-3 << 2", -12},
+      {"-7 >> 1", -4},
+      {"-1 >> 63", -1},
+      {"(-9223372036854775807 - 1) >> 63", -1},
+      {"9223372036854775807 >> 62", 1},
+      {"(1 + (1 << 8) - 1) >> 8", 1},
+      {"1000 >> 0 << 0", 1000},
+      // Bits of two's complement int64.
+      {"~0", -1},
+      {"~-1", 0},
+      {"1000 & ~3", 1000},
+      {"1001 & ~3", 1000},
+      {"-1 & 255", 255},
+      {"6 ^ 3 | 8", 13},
+      {"6 | 3 & 1", 7},
+      {"-8 | 3", -5},
+      // Casts convert as C does; the result is an int64.
+      {"(unsigned)-1", 4294967295},
+      {"(uint32_t)4294967296", 0},
+      {"(int)4294967295", -1},
+      {"(int)2147483648", -2147483648},
+      {"(int32_t)-2147483649", 2147483647},
+      {"(short)65535", -1},
+      {"(unsigned short)-1", 65535},
+      {"(signed char)200", -56},
+      {"(unsigned char)-1", 255},
+      {"(uint8_t)256", 0},
+      {"(long long)-5", -5},
+      {"(size_t)9223372036854775807", 9223372036854775807},
+      {"(int)7 / 2", 3},
+      {"(unsigned)-1 >> 31", 1},
   };
   for (const auto& [text, value] : cases) {
     INFO(text);
@@ -604,11 +821,27 @@ TEST_CASE("ConstantValue folds with floor semantics") {
     CHECK(*v == value);
   }
   // Names, division by zero and overflow: not a constant.
-  for (const char* text :
-       {"n + 1", "x.size", "1 / 0", "1 % 0", "ceil_div(1, 0)",
-        "9223372036854775807 + 1", "3037000500 * 3037000500",
-        "(-9223372036854775807 - 1) / -1", "-(-9223372036854775807 - 1)",
-        "ceil_div(-9223372036854775807 - 1, -1)"}) {
+  for (const char* text : {"n + 1",
+                           "x.size",
+                           "1 / 0",
+                           "1 % 0",
+                           "ceil_div(1, 0)",
+                           "9223372036854775807 + 1",
+                           "3037000500 * 3037000500",
+                           "(-9223372036854775807 - 1) / -1",
+                           "-(-9223372036854775807 - 1)",
+                           "ceil_div(-9223372036854775807 - 1, -1)",
+                           "1 << 64",
+                           "1 << -1",
+                           "1 >> 64",
+                           "0 >> 99",
+                           "1 << 63",
+                           "2 << 62",
+                           "-2 << 63",
+                           "4611686018427387904 << 1",
+                           "(uint64_t)-1",
+                           "(size_t)(0 - 1)",
+                           "(unsigned long long)(-9223372036854775807 - 1)"}) {
     INFO(text);
     CHECK_FALSE(ConstantValue(P(text)).has_value());
   }

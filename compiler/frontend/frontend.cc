@@ -75,10 +75,11 @@ struct LibraryInclude {
   Span span;         // from '#' to the end of the header's name
 };
 
-// What reads a source's translation unit, once Clang has parsed it, in
-// place of the kernel reader.
+// What reads a source's translation unit, once Clang has parsed it: the
+// kernel reader, or what a caller of Parse reads instead.
 using TuReader =
-    std::function<void(clang::ASTContext& ctx, const std::string& source)>;
+    std::function<void(clang::ASTContext& ctx, clang::Preprocessor& pp,
+                       const std::string& source)>;
 
 // State shared by the sources of one parse.
 struct Session {
@@ -87,11 +88,10 @@ struct Session {
   diag::DiagnosticEngine* diags = nullptr;
   DiagnosticAdapter* adapter = nullptr;
   model::Module module;
-  // The parse under way: in Clang's CUDA mode; whether it reads kernels
-  // (not when it only finds a whole .cu file's host code).
+  // The parse under way: in Clang's CUDA mode; what reads its translation
+  // unit (none when it only finds a whole .cu file's host code).
   bool cuda = false;
-  bool read_kernels = true;
-  TuReader read;  // when set, what reads each source instead of ReadKernels
+  TuReader read;
   // What the parse under way found: the host-only code of the user's files
   // (CUDA mode only), the #include directives of library headers, and the
   // name by which each user header was included ("common.h").
@@ -227,12 +227,7 @@ class KernelConsumer : public clang::ASTConsumer {
   void HandleTranslationUnit(clang::ASTContext& ctx) override {
     if (ctx.getDiagnostics().hasFatalErrorOccurred()) return;
     if (session_.cuda) session_.host_code = HostOnlyCode(ctx);
-    if (!session_.read_kernels) return;
-    if (session_.read)
-      session_.read(ctx, source_);
-    else
-      ReadKernels(ctx, pp_, source_, session_.module, *session_.adapter,
-                  *session_.diags, session_.evaluate);
+    if (session_.read) session_.read(ctx, pp_, source_);
   }
 
  private:
@@ -378,7 +373,7 @@ std::vector<std::optional<int64_t>> EvaluateConstants(
 }
 
 // Parses each source as ParseSources says; `read`, when set, reads each
-// translation unit instead of the kernel reader.
+// translation unit instead of the kernel reader, which fills the module.
 Result<model::Module> Parse(const std::vector<std::string>& sources,
                             const Options& options,
                             diag::DiagnosticEngine& diags, TuReader read) {
@@ -411,7 +406,13 @@ Result<model::Module> Parse(const std::vector<std::string>& sources,
   const bool cuda = options.dialect == Options::Dialect::kCudaDevice;
   Session session;
   session.module.sources = sources;
-  session.read = std::move(read);
+  if (!read) {
+    read = [&session](clang::ASTContext& ctx, clang::Preprocessor& pp,
+                      const std::string& source) {
+      ReadKernels(ctx, pp, source, session.module, *session.adapter,
+                  *session.diags, session.evaluate);
+    };
+  }
   for (const std::string& dir : options.cuda_include_dirs) {
     llvm::SmallString<256> real;
     if (!llvm::sys::fs::real_path(dir, real))
@@ -423,11 +424,12 @@ Result<model::Module> Parse(const std::vector<std::string>& sources,
   };
 
   // One parse of `source`, in Clang's CUDA mode or as the CPU sees it, over
-  // the file system `fs`, reporting to `target`; `read`: whether it reads
-  // the kernels.
+  // the file system `fs`, reporting to `target`; `reader` reads its
+  // translation unit, when set.
   auto parse = [&](const std::string& source, bool cuda_mode,
                    llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> fs,
-                   diag::DiagnosticEngine& target, bool read) -> Status {
+                   diag::DiagnosticEngine& target,
+                   const TuReader& reader) -> Status {
     DiagnosticAdapter adapter(target);
     adapter.set_error_hook([&session](const clang::SourceManager& sm) {
       session.ReportToolkitInclude(sm);
@@ -435,7 +437,7 @@ Result<model::Module> Parse(const std::vector<std::string>& sources,
     session.diags = &target;
     session.adapter = &adapter;
     session.cuda = cuda_mode;
-    session.read_kernels = read;
+    session.read = reader;
     session.host_code.clear();
     session.library_includes.clear();
     session.include_names.clear();
@@ -548,7 +550,7 @@ Result<model::Module> Parse(const std::vector<std::string>& sources,
       continue;
     }
     if (cuda || options.cuda_include_dirs.empty()) {
-      if (Status st = parse(source, cuda, overlay, diags, true); !st.ok())
+      if (Status st = parse(source, cuda, overlay, diags, read); !st.ok())
         return st.error();
       record(index, source, session.host_code, session.include_names);
       continue;
@@ -560,14 +562,14 @@ Result<model::Module> Parse(const std::vector<std::string>& sources,
     // parse's errors are the ones.
     const size_t kernels_before = session.module.kernels.size();
     diag::DiagnosticEngine first;
-    if (Status st = parse(source, false, overlay, first, true); !st.ok())
+    if (Status st = parse(source, false, overlay, first, read); !st.ok())
       return st.error();
     std::map<std::string, std::vector<Span>> host;
     std::map<std::string, std::string> names;
     if (first.has_errors()) {
       session.module.kernels.resize(kernels_before);
       diag::DiagnosticEngine scratch;
-      if (Status st = parse(source, true, overlay, scratch, false); !st.ok())
+      if (Status st = parse(source, true, overlay, scratch, nullptr); !st.ok())
         return st.error();
       if (!scratch.has_errors()) {
         host = session.host_code;
@@ -593,7 +595,7 @@ Result<model::Module> Parse(const std::vector<std::string>& sources,
                        llvm::MemoryBuffer::getMemBufferCopy(
                            Blank({data.data(), data.size()}, spans), file));
     }
-    if (Status st = parse(source, false, without_host, diags, true); !st.ok())
+    if (Status st = parse(source, false, without_host, diags, read); !st.ok())
       return st.error();
     record(index, source, host, names);
   }
@@ -625,7 +627,7 @@ Result<std::vector<model::DeclaredKernel>> ReadDeclarations(
       sources.push_back(k.source);
   Result<model::Module> parsed =
       Parse(sources, with_kernelc_h, diags,
-            [&spec, &declared](clang::ASTContext& ctx,
+            [&spec, &declared](clang::ASTContext& ctx, clang::Preprocessor&,
                                const std::string& source) {
               std::vector<const model::Kernel*> kernels;
               std::vector<model::DeclaredKernel*> out;

@@ -77,6 +77,16 @@ Extent Extent::Negate(const Extent& a) {
   return Combine(Const(0), a, Op::kSub);
 }
 
+Extent Extent::Apply(expr::UnaryOp op, const Extent& a) {
+  if (op == expr::UnaryOp::kNeg) return Negate(a);
+  if (a.unknown_) return Unknown();
+  if (const std::optional<int64_t> x = a.Constant()) {
+    const kc::arith::Checked r = kc::arith::Apply(op, *x);
+    return r.ok() ? Const(r.value) : Unknown();
+  }
+  return Atom(fmt::format("u{}({})", static_cast<int>(op), a.Key()));
+}
+
 Extent Extent::Apply(Op op, const Extent& a, const Extent& b) {
   switch (op) {
     case Op::kAdd:
@@ -126,7 +136,9 @@ struct ExtentModel::Algebra {
   ExtentModel& model;
   Extent Int(int64_t v) const { return Extent::Const(v); }
   Extent Leaf(const expr::Node& n) const { return model.Leaf(n); }
-  Extent Neg(const Extent& a) const { return Extent::Negate(a); }
+  Extent Unary(expr::UnaryOp op, const Extent& a) const {
+    return Extent::Apply(op, a);
+  }
   Extent Binary(Op op, const Extent& a, const Extent& b) const {
     return Extent::Apply(op, a, b);
   }

@@ -51,6 +51,9 @@ class Extent {
   // An operation of the expression language: polynomial arithmetic for
   // + - *, computed on constants otherwise, else an atom.
   static Extent Apply(expr::Op op, const Extent& a, const Extent& b);
+  // A unary operation: Negate for minus; computed on a constant
+  // otherwise, else an atom.
+  static Extent Apply(expr::UnaryOp op, const Extent& a);
   static Extent Negate(const Extent& a);
 
   // Canonical text: equal polynomials have equal keys.

@@ -25,6 +25,18 @@ using model::Text;
 
 namespace {
 
+// Why an operation that always fails does, for ExpressionAlwaysFails.
+const char* FaultText(kc::arith::Fault fault) {
+  switch (fault) {
+    case kc::arith::Fault::kDivisionByZero:
+      return "division by zero";
+    case kc::arith::Fault::kShiftCount:
+      return "the shift count is negative or 64 or more";
+    default:
+      return "the result does not fit int64";
+  }
+}
+
 bool IsIdentifier(const std::string& s) {
   if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
   for (char c : s)
@@ -86,6 +98,7 @@ class KernelAnalyzer {
 
   KernelPlan Run() {
     CheckParams();
+    CheckResults();
     AnalyzeBatching();
     if (!params_ok_) return std::move(plan_);
     ResolveShapes();
@@ -110,6 +123,14 @@ class KernelAnalyzer {
   }
 
   int IndexOf(std::string_view name) const { return k_.IndexOf(name); }
+
+  // An op returns its kernel's results: a kernel without one (no KC_OUT, no
+  // KC_INMUT) has nothing for the call to return and its batch to follow.
+  void CheckResults() {
+    if (std::none_of(k_.params.begin(), k_.params.end(),
+                     [](const Param& p) { return model::IsResult(p.role); }))
+      Error<Id::kKernelWithoutResult>(k_.loc, k_.name);
+  }
 
   void CheckParams() {
     if (!IsIdentifier(k_.Op()))
@@ -385,11 +406,8 @@ class KernelAnalyzer {
     }
     // The generated code would fail at every call: a build-time error.
     if (std::optional<expr::ConstantFault> f = expr::FindConstantFault(e)) {
-      Error<Id::kExpressionAlwaysFails>(
-          loc.Shifted(f->begin), what, f->text,
-          f->fault == kc::arith::Fault::kDivisionByZero
-              ? "division by zero"
-              : "the result does not fit int64");
+      Error<Id::kExpressionAlwaysFails>(loc.Shifted(f->begin), what, f->text,
+                                        FaultText(f->fault));
       return false;
     }
     if (inputs_only) {

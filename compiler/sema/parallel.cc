@@ -41,7 +41,7 @@ class ParallelDeps {
     ParallelDeps& deps;
     std::string Int(int64_t) const { return ""; }
     std::string Leaf(const expr::Node& n) const { return deps.OfLeaf(n); }
-    std::string Neg(std::string a) const { return a; }
+    std::string Unary(expr::UnaryOp, std::string a) const { return a; }
     std::string Binary(expr::Op, std::string a, std::string b) const {
       return a.empty() ? b : a;
     }

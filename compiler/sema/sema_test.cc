@@ -179,6 +179,25 @@ TEST_CASE("an input with the shape of an output takes its dim expressions") {
   CHECK(CheckStrs(p) == Strings{"2:0=n", "2:1=2"});
 }
 
+TEST_CASE("a kernel needs a result: an Out or an InMut") {
+  Analysis none(
+      Global("k", {"n"}, {In("x", "n", 10), Scalar("s", DType::kI32, 11)}),
+      /*add_result=*/false);
+  CHECK_FALSE(none.ok());
+  CHECK(none.messages() ==
+        Strings{
+            "k.cu:1:17: error: kernel 'k' has no output: an op returns the "
+            "kernel's KC_OUT and KC_INMUT tensors, so it needs at least one"});
+  // Each kernel is reported, beside its other problems.
+  Analysis two({Global("a", {"n"}, {In("x", "n", 10)}),
+                Global("b", {"q"}, {In("y", "n", 11)})},
+               /*add_result=*/false);
+  CHECK(two.messages().size() == 3);
+  Analysis inmut(Global("k", {"n"}, {Tensor(Role::kInMut, "x", "n", 10)}),
+                 /*add_result=*/false);
+  CHECK(inmut.ok());
+}
+
 TEST_CASE("a shape that refers to itself is an error") {
   CHECK(Errors(Global("k", {"1"}, {In("x", "x", 10)})) ==
         Strings{"k.cu:10:10: error: the shape of 'x' refers to itself"});

@@ -4,6 +4,7 @@
 #ifndef KERNELC_COMPILER_SEMA_SEMA_TEST_UTIL_H_
 #define KERNELC_COMPILER_SEMA_SEMA_TEST_UTIL_H_
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <optional>
 #include <string>
@@ -126,17 +127,30 @@ inline Kernel Host(const std::string& name, std::vector<Param> params) {
   return k;
 }
 
+// The line of the output that Analysis gives a kernel without results.
+constexpr int kResultLine = 90;
+
 // Runs sema over a module of the given kernels and keeps the module alive
-// for as long as the plan that points into it.
+// for as long as the plan that points into it. Sema refuses a kernel
+// without results (no Out, no InMut); most tests are about other rules, so
+// such a kernel gets an Out of shape "1" after its parameters, on line
+// kResultLine, unless `add_result` is false.
 class Analysis {
  public:
-  explicit Analysis(std::vector<Kernel> kernels) {
+  explicit Analysis(std::vector<Kernel> kernels, bool add_result = true) {
     module_.sources = {kFile};
     module_.kernels = std::move(kernels);
+    if (add_result) {
+      for (Kernel& k : module_.kernels)
+        if (std::none_of(k.params.begin(), k.params.end(), [](const Param& p) {
+              return model::IsResult(p.role);
+            }))
+          k.params.push_back(Tensor(Role::kOut, "result_", "1", kResultLine));
+    }
     result_.emplace(Analyze(module_, diags_));
   }
-  explicit Analysis(Kernel kernel)
-      : Analysis(std::vector<Kernel>{std::move(kernel)}) {}
+  explicit Analysis(Kernel kernel, bool add_result = true)
+      : Analysis(std::vector<Kernel>{std::move(kernel)}, add_result) {}
   Analysis(const Analysis&) = delete;
   Analysis& operator=(const Analysis&) = delete;
 

@@ -15,6 +15,7 @@ or dimension is reported with the kernel's and the parameter's names before
 anything is compiled or launched.
 """
 
+import functools
 import re
 import warnings
 
@@ -372,8 +373,10 @@ def attr(value):
 # The generated functions evaluate shape, check and derived-value expressions
 # through these helpers (`_kc.add(_s_n, 1)`), which compute what the
 # handler's evaluator computes (kernelc/arith.h): the exact integer result,
-# failing where it lies outside int64 (INT64_MIN // -1 among them) or the
-# divisor is zero. Python's // and % round toward negative infinity already.
+# failing where it lies outside int64 (INT64_MIN // -1 among them), the
+# divisor is zero or a shift count lies outside 0..63. Python's // and %
+# round toward negative infinity already, its >> is arithmetic, and its
+# & | ^ ~ act on two's complement bits as int64's do.
 # So a call that the handler would reject for its expressions fails at
 # trace time instead, with the same verdict.
 
@@ -382,7 +385,12 @@ _INT64_MAX = (1 << 63) - 1
 
 
 class ExpressionError(ArithmeticError):
-    """An expression overflows int64 or divides by zero."""
+    """An expression overflows int64, divides by zero, shifts by a count
+    out of range, or cannot be computed on symbolic dimensions."""
+
+
+_SHIFT_COUNT = "shifts by a count outside 0..63"
+_SYMBOLIC = "cannot be computed on symbolic dimensions"
 
 
 def _symbolic(value):
@@ -466,6 +474,73 @@ def minimum(a, b):
 
 def maximum(a, b):
     return _checked(lambda: _extreme(max, "max_dim", a, b))
+
+
+def _concrete(*values):
+    """Checks that no value is symbolic: the bitwise operations and the
+    casts have no symbolic form in jax.export."""
+    if any(_symbolic(v) for v in values):
+        raise ExpressionError(_SYMBOLIC)
+
+
+def _shift_count(b):
+    _concrete(b)
+    if not 0 <= b < 64:
+        raise ExpressionError(_SHIFT_COUNT)
+
+
+def shl(a, b):
+    _shift_count(b)
+    # A symbolic value shifts as the product it is.
+    return _checked(lambda: a * (1 << b) if _symbolic(a) else a << b)
+
+
+def shr(a, b):
+    _shift_count(b)
+    return _checked(lambda: a // (1 << b) if _symbolic(a) else a >> b)
+
+
+def bit_and(a, b):
+    _concrete(a, b)
+    return a & b
+
+
+def bit_or(a, b):
+    _concrete(a, b)
+    return a | b
+
+
+def bit_xor(a, b):
+    _concrete(a, b)
+    return a ^ b
+
+
+def bit_not(a):
+    _concrete(a)
+    return ~a
+
+
+def _convert(a, bits, signed):
+    """A cast to an integer type of `bits` bits: the value modulo 2**bits,
+    read as that type; it must still be an int64."""
+    if bits == 64 and signed:
+        return a
+    _concrete(a)
+    low = a & ((1 << bits) - 1)
+    if signed and low >= 1 << (bits - 1):
+        low -= 1 << bits
+    return _checked(lambda: low)
+
+
+# The casts, one per integer type a cast can name.
+to_int8 = functools.partial(_convert, bits=8, signed=True)
+to_uint8 = functools.partial(_convert, bits=8, signed=False)
+to_int16 = functools.partial(_convert, bits=16, signed=True)
+to_uint16 = functools.partial(_convert, bits=16, signed=False)
+to_int32 = functools.partial(_convert, bits=32, signed=True)
+to_uint32 = functools.partial(_convert, bits=32, signed=False)
+to_int64 = functools.partial(_convert, bits=64, signed=True)
+to_uint64 = functools.partial(_convert, bits=64, signed=False)
 
 
 def int64(value):

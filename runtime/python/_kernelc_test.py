@@ -371,6 +371,25 @@ def test_expressions_on_symbolic_dimensions():
     assert str(out.shape) == "(n - 2, 3)"
 
 
+def test_shifts_bits_and_casts_on_symbolic_dimensions():
+    # A shift of a symbolic value by an int count is the product or floor
+    # division it is; bitwise operations and casts (but to int64) have no
+    # symbolic form: an error that says so, rather than jax's TypeError.
+    n, = jax.export.symbolic_shape("n")
+    assert str(kc.shl(n, 2)) == "4*n"
+    assert str(kc.shr(n, 1)) == str(n // 2)
+    assert kc.to_int64(n) is n
+    with pytest.raises(kc.ExpressionError, match="shifts by a count outside"):
+        kc.shl(n, 64)
+    for op in (lambda: kc.bit_and(n, 3), lambda: kc.bit_or(1, n),
+               lambda: kc.bit_xor(n, n), lambda: kc.bit_not(n),
+               lambda: kc.to_uint32(n), lambda: kc.to_uint64(n),
+               lambda: kc.shl(1, n)):
+        with pytest.raises(kc.ExpressionError,
+                           match="^cannot be computed on symbolic dimensions$"):
+            op()
+
+
 def test_traced_and_jit():
     assert not kc.traced(1.0, np.ones(2), jnp.ones(2))
     seen = []

@@ -1,8 +1,8 @@
 """One expression semantics: random shape expressions, evaluated by the
 compiler (its fold over kernelc/arith.h, through the expr_eval tool) and by
 the Python that kernelc emits for them (run with the support module that a
-built package ships), agree on every value, on overflow and on division by
-zero.
+built package ships), agree on every value, on overflow, on division by
+zero and on shift counts out of range.
 
 The default run checks a few thousand cases with a fixed seed. For a longer
 run set KERNELC_EXPR_CASES (and KERNELC_EXPR_SEED for other expressions):
@@ -66,25 +66,54 @@ def value(rng):
     return rng.randrange(INT64_MIN, INT64_MAX + 1)
 
 
+# Casts, one per type the language converts to.
+CASTS = ["int", "unsigned", "short", "unsigned short", "signed char",
+         "unsigned char", "long long", "size_t", "uint32_t", "int64_t"]
+
+# The binary operators; the dividing ones twice, so that a division by zero
+# stays as common as the other faults.
+OPERATORS = ["+", "-", "*", "/", "%", "/", "%", "<<", ">>", "&", "|", "^"]
+
+
+def spelled_literal(rng):
+    """A literal in one of C's spellings: decimal or hexadecimal, with or
+    without a suffix."""
+    v = literal(rng)
+    text = hex(v) if rng.random() < 0.2 else str(v)
+    return text + rng.choice(["", "", "", "u", "L", "ULL", "ll"])
+
+
+def shift_count(rng):
+    """A shift count: mostly in 0..63, sometimes just outside."""
+    return str(rng.choice([0, 1, 2, 5, 31, 32, 62, 63, 64, 100]))
+
+
 def expression(rng, depth):
-    """Random text using every operator and function, nested."""
+    """Random text using every operator, function and cast, nested."""
     if depth == 0 or rng.random() < 0.2:
         r = rng.random()
         if r < 0.35:
             return rng.choice(NAMES)
         if r < 0.55:
             return rng.choice(MEMBERS)
-        return str(literal(rng))
-    kind = rng.randrange(10)
+        return spelled_literal(rng)
+    kind = rng.randrange(12 + len(OPERATORS))
     a = expression(rng, depth - 1)
     if kind == 0:
         return f"-{a}" if rng.random() < 0.5 else f"-({a})"
-    b = expression(rng, depth - 1)
-    if kind <= 5:
-        op = "+-*/%"[kind - 1]
-        text = f"{a} {op} {b}"
-        return f"({text})" if rng.random() < 0.6 else text
-    return f"{('ceil_div', 'min', 'max', 'ceil_div')[kind - 6]}({a}, {b})"
+    if kind == 1:
+        return f"~{a}" if rng.random() < 0.5 else f"~({a})"
+    if kind <= 3:
+        return f"({rng.choice(CASTS)})({a})"
+    if kind <= 7:
+        return (f"{('ceil_div', 'min', 'max', 'ceil_div')[kind - 4]}"
+                f"({a}, {expression(rng, depth - 1)})")
+    op = OPERATORS[(kind - 8) % len(OPERATORS)]
+    shifts = op in ("<<", ">>")
+    b = (shift_count(rng) if shifts and rng.random() < 0.7
+         else expression(rng, depth - 1))
+    text = f"{a} {op} {b}"
+    return f"({text})" if rng.random() < 0.6 else text
 
 
 def bindings(rng):
@@ -102,7 +131,8 @@ def python_outcome(support, text, names, members):
         v = eval(text, {"__builtins__": {}}, env)
     except support.ExpressionError as e:
         return {"overflows int64": "overflow",
-                "divides by zero": "division by zero"}[str(e)]
+                "divides by zero": "division by zero",
+                "shifts by a count outside 0..63": "shift count"}[str(e)]
     assert type(v) is int, f"{text} gave {v!r}"
     return f"value {v}"
 
@@ -143,7 +173,8 @@ def test_emitted_python_agrees_with_the_compiler(support):
             f"  python {python}: {got}")
         seen[outcome.split()[0]] += 1
     # Every verdict is exercised, each many times.
-    assert min(seen["value"], seen["overflow"], seen["division"]) >= CASES // 20, seen
+    assert min(seen["value"], seen["overflow"], seen["division"],
+               seen["shift"]) >= CASES // 20, seen
 
 
 def test_edge_cases_agree(support):
@@ -154,13 +185,26 @@ def test_edge_cases_agree(support):
              f"ceil_div({lo}, 2)", f"-{lo}", f"{lo} - 1", "9223372036854775807 + 1", "-7 / 2", "-7 % 2",
              "7 % -2", "ceil_div(-7, 2)", "ceil_div(7, -2)", "a / 0", "a % 0",
              "ceil_div(a, 0)", "min(a * a, 1)", "max(-a, a)",
-             "3037000500 * 3037000500", "3037000499 * 3037000499"]
+             "3037000500 * 3037000500", "3037000499 * 3037000499",
+             "1 << 63", "-1 << 63", "a >> 63", "a << 0", "a << 64", "0 << 64",
+             "1 >> -1", "a & ~0", "~a", "a | 1", "a ^ -1", "(unsigned)-1",
+             "(int)4294967295", "(short)a", "(uint64_t)-1", "(size_t)a",
+             "(int64_t)a", "(unsigned char)0x1FFu", "-7 >> 1",
+             "(uint32_t)a >> 1"]
     lines = [t + "\ta=-9223372036854775808\n" for t in texts]
     expected = ["overflow", "value 0", "overflow", "value -4611686018427387904",
                 "overflow", "overflow", "overflow", "value -4", "value 1",
                 "value -1", "value -3", "value -3", "division by zero",
                 "division by zero", "division by zero", "overflow", "overflow",
-                "overflow", "value 9223372030926249001"]
+                "overflow", "value 9223372030926249001",
+                "overflow", "value -9223372036854775808", "value -1",
+                "value -9223372036854775808", "shift count", "shift count",
+                "shift count", "value -9223372036854775808",
+                "value 9223372036854775807", "value -9223372036854775807",
+                "value 9223372036854775807", "value 4294967295", "value -1",
+                "value 0", "overflow", "overflow", "value -9223372036854775808",
+                "value 255", "value -4", "value 0"]
+    assert len(texts) == len(expected)
     for text, result, want in zip(texts, run_expr_eval(lines), expected):
         outcome, python = result.split("\t")
         assert outcome == want, text

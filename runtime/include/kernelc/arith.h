@@ -1,11 +1,21 @@
 // The int64 arithmetic of shape, grid and derived-value expressions: the one
-// definition of what `+ - * / %`, unary minus, ceil_div, min and max compute.
+// definition of what `+ - * / %`, `<< >> & | ^`, unary minus and `~`, casts
+// to integer types, ceil_div, min and max compute.
 //
 // Each operation gives the exact integer result, or fails: with kOverflow
 // when that result lies outside int64 (INT64_MIN / -1 among them), with
-// kDivisionByZero when the divisor of /, % or ceil_div is zero. Division
+// kDivisionByZero when the divisor of /, % or ceil_div is zero, with
+// kShiftCount when a shift count is negative or 64 or more. Division
 // rounds toward negative infinity and a modulo takes the divisor's sign, as
-// in Python. No operation has undefined behaviour or traps.
+// in Python. `a << b` is a * 2^b, an overflow where that leaves int64 (also
+// for negative a, where C leaves it undefined); `a >> b` is arithmetic,
+// floor(a / 2^b), so a negative a stays negative. `& | ^ ~` act on the
+// two's complement bits and never fail. A cast converts the value as C
+// converts it to that type (modulo 2^N for an N-bit unsigned type, and for
+// a narrower signed type, as C++20 and every CUDA compiler define it);
+// the result must still be an int64: `(unsigned)-1` is 4294967295, while
+// `(uint64_t)-1` is 2^64 - 1 and so an overflow. No operation has undefined
+// behaviour or traps.
 //
 // The generated handlers evaluate through kc::rt::Evaluator (runtime.h),
 // which is built on these; the compiler folds expressions with the same
@@ -19,10 +29,40 @@
 namespace kc::arith {
 
 // Why an operation has no int64 result.
-enum class Fault { kNone, kOverflow, kDivisionByZero };
+enum class Fault { kNone, kOverflow, kDivisionByZero, kShiftCount };
 
 // The binary operations of the expression language.
-enum class Op { kAdd, kSub, kMul, kFloorDiv, kFloorMod, kCeilDiv, kMin, kMax };
+enum class Op {
+  kAdd,
+  kSub,
+  kMul,
+  kFloorDiv,
+  kFloorMod,
+  kCeilDiv,
+  kMin,
+  kMax,
+  kShl,
+  kShr,
+  kAnd,
+  kOr,
+  kXor,
+};
+
+// The unary operations: minus, `~`, and the casts, one per integer type
+// that a cast can name (`(unsigned)`, `(size_t)`, ...; see ToInt). Apply
+// reads the casts' widths from their order here.
+enum class UnaryOp {
+  kNeg,
+  kNot,
+  kToInt8,
+  kToUint8,
+  kToInt16,
+  kToUint16,
+  kToInt32,
+  kToUint32,
+  kToInt64,
+  kToUint64,
+};
 
 // An operation's outcome: `value` when `fault` is kNone, else 0.
 struct Checked {
@@ -92,6 +132,67 @@ constexpr Checked Max(int64_t a, int64_t b) {
   return Checked{a < b ? b : a, Fault::kNone};
 }
 
+// The shift count is checked first, so that `a << 64` fails for a = 0 too:
+// the fault does not depend on the shifted value. Shifting the unsigned bit
+// pattern is defined for every count below 64; the bounds check before it
+// makes the result the exact product.
+constexpr Checked Shl(int64_t a, int64_t b) {
+  if (b < 0 || b >= 64) return Fail(Fault::kShiftCount);
+  // ~(INT64_MAX >> b) is INT64_MIN >> b, written without shifting a
+  // negative value.
+  if (a > (INT64_MAX >> b) || a < ~(INT64_MAX >> b))
+    return Fail(Fault::kOverflow);
+  return Checked{static_cast<int64_t>(static_cast<uint64_t>(a) << b),
+                 Fault::kNone};
+}
+
+// Arithmetic on negative values without relying on C++17's
+// implementation-defined >> of a negative: ~a is non-negative there, and
+// ~(~a >> b) is floor(a / 2^b).
+constexpr Checked Shr(int64_t a, int64_t b) {
+  if (b < 0 || b >= 64) return Fail(Fault::kShiftCount);
+  return Checked{a < 0 ? ~(~a >> b) : a >> b, Fault::kNone};
+}
+
+constexpr Checked And(int64_t a, int64_t b) {
+  return Checked{a & b, Fault::kNone};
+}
+
+constexpr Checked Or(int64_t a, int64_t b) {
+  return Checked{a | b, Fault::kNone};
+}
+
+constexpr Checked Xor(int64_t a, int64_t b) {
+  return Checked{a ^ b, Fault::kNone};
+}
+
+constexpr Checked Not(int64_t a) { return Checked{~a, Fault::kNone}; }
+
+// A cast to an integer type of `bits` bits: the value modulo 2^bits, read
+// as that type (two's complement when signed). Unsigned 64-bit values above
+// INT64_MAX are no int64: an overflow.
+constexpr Checked ToInt(int64_t a, int bits, bool is_signed) {
+  if (bits == 64) {
+    return is_signed || a >= 0 ? Checked{a, Fault::kNone}
+                               : Fail(Fault::kOverflow);
+  }
+  const uint64_t modulus = uint64_t{1} << bits;
+  const uint64_t low = static_cast<uint64_t>(a) & (modulus - 1);
+  if (!is_signed || low < modulus / 2)
+    return Checked{static_cast<int64_t>(low), Fault::kNone};
+  return Checked{static_cast<int64_t>(low) - static_cast<int64_t>(modulus),
+                 Fault::kNone};
+}
+
+constexpr Checked Apply(UnaryOp op, int64_t a) {
+  if (op == UnaryOp::kNeg) return Neg(a);
+  if (op == UnaryOp::kNot) return Not(a);
+  // The casts, in the enum's order: signed then unsigned, of 8, 16, 32 and
+  // 64 bits.
+  const int i = static_cast<int>(op) - static_cast<int>(UnaryOp::kToInt8);
+  return ToInt(a, 8 << (i / 2), i % 2 == 0);
+}
+
 constexpr Checked Apply(Op op, int64_t a, int64_t b) {
   switch (op) {
     case Op::kAdd:
@@ -110,6 +211,16 @@ constexpr Checked Apply(Op op, int64_t a, int64_t b) {
       return Min(a, b);
     case Op::kMax:
       return Max(a, b);
+    case Op::kShl:
+      return Shl(a, b);
+    case Op::kShr:
+      return Shr(a, b);
+    case Op::kAnd:
+      return And(a, b);
+    case Op::kOr:
+      return Or(a, b);
+    case Op::kXor:
+      return Xor(a, b);
   }
   return Fail(Fault::kOverflow);
 }

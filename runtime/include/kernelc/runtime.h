@@ -18,9 +18,9 @@
 namespace kc::rt {
 
 // Evaluates shape and grid expressions with the int64 arithmetic of
-// kernelc/arith.h. Division or modulo by zero and overflow do not trap: they
-// set failed() and yield 0, and the handler turns that into an error after
-// evaluating every expression.
+// kernelc/arith.h. Division or modulo by zero, overflow and a shift count
+// out of range do not trap: they set failed() and yield 0, and the handler
+// turns that into an error after evaluating every expression.
 class Evaluator {
  public:
   int64_t Add(int64_t a, int64_t b) { return Take(arith::Add(a, b)); }
@@ -32,6 +32,20 @@ class Evaluator {
   int64_t CeilDiv(int64_t a, int64_t b) { return Take(arith::CeilDiv(a, b)); }
   int64_t Min(int64_t a, int64_t b) { return Take(arith::Min(a, b)); }
   int64_t Max(int64_t a, int64_t b) { return Take(arith::Max(a, b)); }
+  int64_t Shl(int64_t a, int64_t b) { return Take(arith::Shl(a, b)); }
+  int64_t Shr(int64_t a, int64_t b) { return Take(arith::Shr(a, b)); }
+  int64_t And(int64_t a, int64_t b) { return Take(arith::And(a, b)); }
+  int64_t Or(int64_t a, int64_t b) { return Take(arith::Or(a, b)); }
+  int64_t Xor(int64_t a, int64_t b) { return Take(arith::Xor(a, b)); }
+  int64_t Not(int64_t a) { return Take(arith::Not(a)); }
+  int64_t ToInt8(int64_t a) { return Take(arith::ToInt(a, 8, true)); }
+  int64_t ToUint8(int64_t a) { return Take(arith::ToInt(a, 8, false)); }
+  int64_t ToInt16(int64_t a) { return Take(arith::ToInt(a, 16, true)); }
+  int64_t ToUint16(int64_t a) { return Take(arith::ToInt(a, 16, false)); }
+  int64_t ToInt32(int64_t a) { return Take(arith::ToInt(a, 32, true)); }
+  int64_t ToUint32(int64_t a) { return Take(arith::ToInt(a, 32, false)); }
+  int64_t ToInt64(int64_t a) { return Take(arith::ToInt(a, 64, true)); }
+  int64_t ToUint64(int64_t a) { return Take(arith::ToInt(a, 64, false)); }
   bool failed() const { return failed_; }
 
  private:

@@ -88,7 +88,7 @@ ffi::Error transpose_cpu_impl_element(
   const int64_t kc_block[3] = {16, 16, 1};
   const int64_t kc_shared_bytes = ev.Mul(ev.Mul(int64_t{16}, int64_t{17}), int64_t{4});
   if (ev.failed()) {
-    return ffi::Error::InvalidArgument("transpose: a shape or grid expression divides by zero or overflows");
+    return ffi::Error::InvalidArgument("transpose: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
   }
   kc_launch kc_launch_;
   bool kc_empty = false;
@@ -209,7 +209,7 @@ ffi::Error scale_cpu_impl_element(
   const int64_t kc_threads[3] = {d_n, 1, 1};
   const int64_t kc_block[3] = {256, 1, 1};
   if (ev.failed()) {
-    return ffi::Error::InvalidArgument("scale: a shape or grid expression divides by zero or overflows");
+    return ffi::Error::InvalidArgument("scale: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
   }
   kc_launch kc_launch_;
   bool kc_empty = false;

@@ -67,7 +67,7 @@ ffi::Error histogram_cpu_impl_element(
     }
   }
   if (ev.failed()) {
-    return ffi::Error::InvalidArgument("histogram: a shape or grid expression divides by zero or overflows");
+    return ffi::Error::InvalidArgument("histogram: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
   }
   ::kc::rt::Fill<int32_t>(o_counts.untyped_data(), static_cast<int64_t>(o_counts.element_count()), static_cast<int32_t>(INT64_C(0)));
   kc_histogram_histogram_<hash>_cpu_entry(b_values.untyped_data(), b_values.dimensions().begin(), a_lo, a_hi, a_bins, o_counts.untyped_data(), o_counts.dimensions().begin());

@@ -84,7 +84,7 @@ ffi::Error saxpy_cpu_impl_element(
   const int64_t kc_threads[3] = {static_cast<int64_t>(o_out.element_count()), 1, 1};
   const int64_t kc_block[3] = {256, 1, 1};
   if (ev.failed()) {
-    return ffi::Error::InvalidArgument("saxpy: a shape or grid expression divides by zero or overflows");
+    return ffi::Error::InvalidArgument("saxpy: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
   }
   kc_launch kc_launch_;
   bool kc_empty = false;

@@ -97,7 +97,7 @@ ffi::Error polar_cpu_impl_element(
   const int64_t kc_threads[3] = {d_n, 1, 1};
   const int64_t kc_block[3] = {256, 1, 1};
   if (ev.failed()) {
-    return ffi::Error::InvalidArgument("polar: a shape or grid expression divides by zero or overflows");
+    return ffi::Error::InvalidArgument("polar: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
   }
   kc_launch kc_launch_;
   bool kc_empty = false;
@@ -238,7 +238,7 @@ ffi::Error accumulate_cpu_impl_element(
   const int64_t kc_threads[3] = {static_cast<int64_t>(o_total.element_count()), 1, 1};
   const int64_t kc_block[3] = {256, 1, 1};
   if (ev.failed()) {
-    return ffi::Error::InvalidArgument("accumulate: a shape or grid expression divides by zero or overflows");
+    return ffi::Error::InvalidArgument("accumulate: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
   }
   if (o_total.untyped_data() != b_total.untyped_data() && o_total.size_bytes() > 0) {
     memcpy(o_total.untyped_data(), b_total.untyped_data(), o_total.size_bytes());

@@ -82,7 +82,7 @@ ffi::Error matmul_cpu_impl_element(
   const int64_t kc_threads[3] = {o_c.dimensions()[1], o_c.dimensions()[0], 1};
   const int64_t kc_block[3] = {16, 16, 1};
   if (ev.failed()) {
-    return ffi::Error::InvalidArgument("matmul: a shape or grid expression divides by zero or overflows");
+    return ffi::Error::InvalidArgument("matmul: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
   }
   kc_launch kc_launch_;
   bool kc_empty = false;

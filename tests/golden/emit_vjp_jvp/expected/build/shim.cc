@@ -73,7 +73,7 @@ ffi::Error square_cpu_impl_element(
   const int64_t kc_threads[3] = {d_n, 1, 1};
   const int64_t kc_block[3] = {256, 1, 1};
   if (ev.failed()) {
-    return ffi::Error::InvalidArgument("square: a shape or grid expression divides by zero or overflows");
+    return ffi::Error::InvalidArgument("square: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
   }
   kc_launch kc_launch_;
   bool kc_empty = false;
@@ -203,7 +203,7 @@ ffi::Error square_jvp_cpu_impl_element(
   const int64_t kc_threads[3] = {d_n, 1, 1};
   const int64_t kc_block[3] = {256, 1, 1};
   if (ev.failed()) {
-    return ffi::Error::InvalidArgument("square_jvp: a shape or grid expression divides by zero or overflows");
+    return ffi::Error::InvalidArgument("square_jvp: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
   }
   kc_launch kc_launch_;
   bool kc_empty = false;
@@ -341,7 +341,7 @@ ffi::Error square_bwd_cpu_impl_element(
   const int64_t kc_threads[3] = {d_n, 1, 1};
   const int64_t kc_block[3] = {256, 1, 1};
   if (ev.failed()) {
-    return ffi::Error::InvalidArgument("square_bwd: a shape or grid expression divides by zero or overflows");
+    return ffi::Error::InvalidArgument("square_bwd: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
   }
   kc_launch kc_launch_;
   bool kc_empty = false;
@@ -505,7 +505,7 @@ ffi::Error square_bwd_jvp_cpu_impl_element(
   const int64_t kc_threads[3] = {d_n, 1, 1};
   const int64_t kc_block[3] = {256, 1, 1};
   if (ev.failed()) {
-    return ffi::Error::InvalidArgument("square_bwd_jvp: a shape or grid expression divides by zero or overflows");
+    return ffi::Error::InvalidArgument("square_bwd_jvp: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
   }
   kc_launch kc_launch_;
   bool kc_empty = false;

@@ -89,7 +89,7 @@ ffi::Error square_add_cpu_impl_element(
   const int64_t kc_threads[3] = {static_cast<int64_t>(b_x.element_count()), 1, 1};
   const int64_t kc_block[3] = {256, 1, 1};
   if (ev.failed()) {
-    return ffi::Error::InvalidArgument("square_add: a shape or grid expression divides by zero or overflows");
+    return ffi::Error::InvalidArgument("square_add: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
   }
   kc_launch kc_launch_;
   bool kc_empty = false;
@@ -257,7 +257,7 @@ ffi::Error square_add_bwd_cpu_impl_element(
     }
   }
   if (ev.failed()) {
-    return ffi::Error::InvalidArgument("square_add_bwd: a shape or grid expression divides by zero or overflows");
+    return ffi::Error::InvalidArgument("square_add_bwd: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
   }
   kc_k_square_add_bwd_<hash>_cpu_entry(b_x.untyped_data(), b_x.dimensions().begin(), a_a, b_d_out.untyped_data(), b_d_out.dimensions().begin(), o_d_x.untyped_data(), o_d_x.dimensions().begin(), o_d_y.untyped_data(), o_d_y.dimensions().begin());
   return ffi::Error::Success();
