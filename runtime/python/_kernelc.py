@@ -1227,8 +1227,12 @@ def _number_conversion(kind, dtype):
     if kind is not float:
         return _never
     # A float out of range (or not finite) goes to `scalar`, which raises
-    # or passes infinities and NaN on.
-    high = float(np.finfo(np_dtype).max)
+    # or passes infinities and NaN on; so does a type that NumPy knows no
+    # range of (bfloat16).
+    try:
+        high = float(np.finfo(np_dtype).max)
+    except ValueError:
+        return _never
     return lambda v: make(v) if -high <= v <= high else None
 
 
