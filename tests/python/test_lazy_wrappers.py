@@ -53,7 +53,8 @@ def test_eager_arrays_report_what_numpy_arrays_report(saxpy, bad, message):
 
 def test_eager_scalars_are_checked_as_before(saxpy):
     x = jnp.ones(4, jnp.float32)
-    with pytest.raises(ValueError, match=r"saxpy: scalar 'a' = 1e\+300 does not fit float32"):
+    with pytest.raises(ValueError,
+                       match=r"saxpy: scalar 'a' = 1e\+300 does not fit float32"):
         saxpy.saxpy(x, x, 1e300)
     with pytest.raises(TypeError, match="saxpy: scalar 'a' expects a number"):
         saxpy.saxpy(x, x, True)
