@@ -64,10 +64,6 @@ std::string Namer::PyPresent(std::string_view param) {
   return fmt::format("_present_{}", param);
 }
 
-std::string Namer::PyStatic(std::string_view param) {
-  return fmt::format("_static_{}", param);
-}
-
 std::string Namer::PyVariant(std::string_view id) {
   return fmt::format("_{}", Python(id));
 }

@@ -60,9 +60,6 @@ class Namer {
   // The local of a generated Python function that holds the same:
   // "_present_<param>".
   static std::string PyPresent(std::string_view param);
-  // The local of a generated Python function that holds static scalar
-  // `param` converted for an eager call: "_static_<param>".
-  static std::string PyStatic(std::string_view param);
   // The private function of a template kernel's variant, by the kernel's
   // Id ("_reduce__0"), which the op's function calls.
   static std::string PyVariant(std::string_view id);

@@ -264,53 +264,37 @@ void EmitOpBody(const EmitRequest& request, const sema::KernelPlan& kp,
          )py");
 }
 
-// The eager fast path of the public function: concrete JAX arrays and
-// plain numbers go straight to the jitted op (see _kernelc.py's "eager
-// calls"), whose trace checks what the full path would check. None for a
-// kernel with a traced scalar (KC_TRACED), whose conversion decides the
-// dtype of its operand: it takes the full path only.
+// The eager fast path of the public function: concrete JAX arrays, and
+// static scalars given as the Python type of their kind (float, int, bool),
+// go straight to the jitted op (see _kernelc.py's "eager calls"), whose
+// trace converts and checks them as the full path would; jit keys its
+// cache by the scalars' values, which convert alike. Nothing for a kernel
+// with a traced scalar (KC_TRACED), whose conversion decides the dtype of
+// its operand: it takes the full path only.
 void EmitEagerFastPath(const sema::KernelPlan& kp, Printer& p) {
   const model::Kernel& k = *kp.kernel;
-  std::vector<std::string> tensors, call, given;
+  std::vector<std::string> tensors, tests;
   for (const Param& param : k.params) {
     if (param.traced) return;
+    const std::string var = Namer::Python(param.name);
     if (IsInput(param.role)) {
-      tensors.push_back(Namer::Python(param.name));
-      call.push_back(tensors.back());
+      tensors.push_back(var);
     } else if (param.role == Role::kScalar) {
-      call.push_back(Namer::PyStatic(param.name));
-      given.push_back(call.back() + " is not None");
+      const char* type = model::IsFloat(param.dtype)     ? "float"
+                         : model::IsInteger(param.dtype) ? "int"
+                                                         : "bool";
+      tests.push_back(fmt::format("type({}) is {}", var, type));
     }
   }
-  auto numbers = [&] {
-    for (const Param& param : k.params)
-      if (param.role == Role::kScalar)
-        p.Emit({{"static", Namer::PyStatic(param.name)},
-                {"var", Namer::Python(param.name)},
-                {"dtype", model::DTypeName(param.dtype)}},
-               R"py(
-                 $static$ = _kc.number($var$, "$dtype$")
-               )py");
-  };
-  Printer::Subs subs = {
-      {"tensors", fmt::format("{}", fmt::join(tensors, ", "))},
-      {"eager", Namer::PyPrivate(k.Id(), "eager")},
-      {"call", fmt::format("{}", fmt::join(call, ", "))}};
-  if (given.empty()) {
-    p.Emit(subs, R"py(
-      if _kc.arrays($tensors$):
-          return $eager$($call$)
-    )py");
-    return;
-  }
-  subs.emplace_back("numbers", numbers);
-  subs.emplace_back("given", fmt::format("{}", fmt::join(given, " and ")));
-  p.Emit(subs, R"py(
-    if _kc.arrays($tensors$):
-        $numbers$
-        if $given$:
-            return $eager$($call$)
-  )py");
+  tests.insert(tests.begin(), fmt::format("_kc.arrays({})",
+                                          fmt::join(tensors, ", ")));
+  p.Emit({{"tests", fmt::format("{}", fmt::join(tests, " and "))},
+          {"eager", Namer::PyPrivate(k.Id(), "eager")},
+          {"args", fmt::format("{}", fmt::join(PyArgs(k), ", "))}},
+         R"py(
+           if $tests$:
+               return $eager$($args$)
+         )py");
 }
 
 // The public function: the eager fast path, else its arguments converted,

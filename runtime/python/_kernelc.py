@@ -1159,15 +1159,16 @@ def without_vjp(kernel, op, static, inplace=()):
 
 # --- eager calls -------------------------------------------------------------
 #
-# An eager call with concrete JAX arrays and plain numbers goes straight to
-# the op's jitted function: the op checks its tensors (dtype, rank,
-# dimensions) where it traces, which jit does once per shapes, dtypes and
-# static scalars, and reports the same errors that the public function
-# would. Only what jit cannot take as it is gets converted first: a static
-# scalar becomes the NumPy scalar of its parameter's type (jit keys its
-# cache by it). Anything else (NumPy arrays, lists, tracers, None, numbers
-# that need a range check against an unusual type) takes the public
-# function's full path, so errors and conversions stay exactly as they are.
+# An eager call with concrete JAX arrays, and static scalars given as the
+# Python type of their kind, goes straight to the op's jitted function: the
+# op converts its scalars and checks its tensors (dtype, rank, dimensions)
+# where it traces, which jit does once per shapes, dtypes and static
+# values, and reports the same errors that the public function would. jit
+# keys its cache by the scalars' values: equal values of the one Python type
+# convert alike, and a value that `scalar` rejects (a bool for a number) is
+# never of that type. Anything else (NumPy arrays, lists, tracers, None,
+# NumPy scalars) takes the public function's full path, so errors and
+# conversions stay exactly as they are.
 
 # The types of concrete JAX arrays (not tracers) met so far.
 _CONCRETE_ARRAYS = set()
@@ -1196,7 +1197,8 @@ def number(value, dtype):
     """`scalar`'s result for a value of the common kinds (a Python bool,
     int or float of the parameter's kind, or a NumPy scalar of its exact
     type) that it accepts; None for any other value, which `scalar` then
-    checks in full. The type's range is read once per type and dtype."""
+    checks in full. The type's range is read once per type and dtype, not
+    on every call."""
     convert = _NUMBERS.get((type(value), dtype))
     if convert is None:
         convert = _NUMBERS.setdefault((type(value), dtype),

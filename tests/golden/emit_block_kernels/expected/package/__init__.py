@@ -105,10 +105,8 @@ def scale(x, a):
     Returns:
         y: float32[x]
     """
-    if _kc.arrays(x):
-        _static_a = _kc.number(a, "float32")
-        if _static_a is not None:
-            return _scale_eager(x, _static_a)
+    if _kc.arrays(x) and type(a) is float:
+        return _scale_eager(x, a)
     x = _kc.tensor("scale", "x", x, "float32", 1)
     a = _kc.scalar("scale", "a", a, "float32")
     if not _kc.traced(x, a):

@@ -68,10 +68,8 @@ def saxpy(x, y, a):
     Returns:
         out: float32[x]
     """
-    if _kc.arrays(x, y):
-        _static_a = _kc.number(a, "float32")
-        if _static_a is not None:
-            return _saxpy_eager(x, y, _static_a)
+    if _kc.arrays(x, y) and type(a) is float:
+        return _saxpy_eager(x, y, a)
     x = _kc.tensor("saxpy", "x", x, "float32", 1)
     y = _kc.tensor("saxpy", "y", y, "float32", 1)
     a = _kc.scalar("saxpy", "a", a, "float32")

@@ -69,12 +69,8 @@ def histogram(values, lo, hi, bins):
     Returns:
         counts: int32[rows, bins]
     """
-    if _kc.arrays(values):
-        _static_lo = _kc.number(lo, "float32")
-        _static_hi = _kc.number(hi, "float32")
-        _static_bins = _kc.number(bins, "int64")
-        if _static_lo is not None and _static_hi is not None and _static_bins is not None:
-            return _histogram_eager(values, _static_lo, _static_hi, _static_bins)
+    if _kc.arrays(values) and type(lo) is float and type(hi) is float and type(bins) is int:
+        return _histogram_eager(values, lo, hi, bins)
     values = _kc.tensor("histogram", "values", values, "float32", 2)
     lo = _kc.scalar("histogram", "lo", lo, "float32")
     hi = _kc.scalar("histogram", "hi", hi, "float32")

@@ -63,10 +63,8 @@ def scale(x, s):
     Returns:
         out: float32[x]
     """
-    if _kc.arrays(x):
-        _static_s = _kc.number(s, "float32")
-        if _static_s is not None:
-            return _scale_eager(x, _static_s)
+    if _kc.arrays(x) and type(s) is float:
+        return _scale_eager(x, s)
     x = _kc.tensor("scale", "x", x, "float32", 1)
     s = _kc.scalar("scale", "s", s, "float32")
     if not _kc.traced(x, s):
