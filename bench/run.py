@@ -33,7 +33,8 @@ Sections, each with its baseline (ratios are median / the baseline's median):
                Baseline: the floor's load and registration (ctypes.CDLL and
                jax.ffi.register_ffi_target).
 
-Each figure is the median of --reps runs with its interquartile range.
+Each figure is the median of --reps runs (builds: at most 5) with its
+interquartile range.
 --quick: one run each, small sizes and short loops, no nvcc or cuda builds:
 a check that the suite works, not figures. A benchmark, not a test: it
 never fails on a slow figure.
@@ -384,12 +385,16 @@ def imports(ops, package_dir, floor_lib, reps):
     return section
 
 
+def number(v):
+    return f"{v:.0f}" if v >= 100 else f"{v:.1f}" if v >= 10 else f"{v:.3g}"
+
+
 def cell(figure, section, baseline):
     if figure.median is None:
         return figure.note or "-"
     low, high = figure.quartiles()
     s = section.scale
-    text = f"{figure.median * s:.3g} [{low * s:.3g}, {high * s:.3g}]"
+    text = f"{number(figure.median * s)} [{number(low * s)}, {number(high * s)}]"
     if baseline is not None and baseline.median and figure is not baseline:
         text += f" ({figure.median / baseline.median:.2f}x)"
     return text
@@ -412,8 +417,8 @@ def markdown(sections, header):
 
 
 def plot(sections, path, header):
-    """One panel per section: each row's ratio to its baseline, per column,
-    on a log scale, with the interquartile range as error bars."""
+    """One panel per section: each row's ratio to its baseline, a point per
+    column, on a log scale, with the interquartile range as error bars."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -437,9 +442,9 @@ def plot(sections, path, header):
                 lows.append(r - low / base.median)
                 highs.append(high / base.median - r)
             if ratios:
-                ax.barh(ys, ratios, height, xerr=[lows, highs], label=column,
-                        capsize=2)
-        ax.axvline(1.0, color="black", linewidth=0.8)
+                ax.errorbar(ratios, ys, xerr=[lows, highs], fmt="o", markersize=3,
+                            capsize=2, label=column)
+        ax.axvline(1.0, color="black", linewidth=0.8)  # the baseline
         ax.set_xscale("log")
         ax.set_yticks([i + 0.4 - height / 2 for i in range(len(section.rows))])
         ax.set_yticklabels([w for w, _ in section.rows], fontsize=6)
@@ -480,7 +485,7 @@ def main():
               f"{', --quick' if args.quick else ''}")
     sections = [per_call(ops, args.quick, reps), throughput(ops, args.quick, reps),
                 vmapped(ops, args.quick, reps),
-                builds(args.quick, reps, not (args.quick or args.no_nvcc)),
+                builds(args.quick, min(reps, 5), not (args.quick or args.no_nvcc)),
                 imports(ops, work, floor_lib, max(reps, 3))]
     text = markdown(sections, header)
     (out / "results.md").write_text(text)
