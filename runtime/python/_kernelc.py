@@ -15,7 +15,6 @@ or dimension is reported with the kernel's and the parameter's names before
 anything is compiled or launched.
 """
 
-import functools
 import re
 import threading
 import warnings
@@ -131,17 +130,25 @@ class Package:
             f"FFI API {self.ffi_api}")
 
 
-@functools.cache
+# Element type name -> NumPy dtype, filled by _dtype.
+_DTYPES: dict = {}
+
+
 def _dtype(name):
     """The NumPy dtype of an element type as kernelc names it ("float32",
     "bfloat16", "bool", ...); computed once per name."""
-    import numpy as np
+    dtype = _DTYPES.get(name)
+    if dtype is None:
+        import numpy as np
 
-    if name == "bfloat16":
-        import jax.numpy as jnp
+        if name == "bfloat16":
+            import jax.numpy as jnp
 
-        return np.dtype(jnp.bfloat16)
-    return np.dtype(name)
+            dtype = np.dtype(jnp.bfloat16)
+        else:
+            dtype = np.dtype(name)
+        _DTYPES[name] = dtype
+    return dtype
 
 
 def _shape_text(shape):
@@ -1171,7 +1178,7 @@ def without_vjp(kernel, op, static, inplace=()):
 # conversions stay exactly as they are.
 
 # The types of concrete JAX arrays (not tracers) met so far.
-_CONCRETE_ARRAYS = set()
+_CONCRETE_ARRAYS: set = set()
 
 
 def arrays(*values):
@@ -1190,7 +1197,7 @@ def arrays(*values):
 
 # (type of value, dtype name) -> a function of the value that returns what
 # `scalar` returns for it, or None where `scalar` must decide.
-_NUMBERS = {}
+_NUMBERS: dict = {}
 
 
 def number(value, dtype):
