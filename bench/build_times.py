@@ -48,6 +48,37 @@ def nvcc_release(nvcc):
     return m.group(1) if m else "?"
 
 
+def find_nvcc():
+    """The CUDA toolkit's nvcc, else the one on PATH; None without."""
+    return NVCC if NVCC.exists() else shutil.which("nvcc")
+
+
+def nvcc_samples(nvcc, example, runs, tmp, flags=("-c", "-O3")):
+    """`runs` wall times (s) of nvcc compiling `example` with `flags`."""
+    inc = ["-I", str(ROOT / "runtime" / "include")]
+    return [timed([str(nvcc), *flags, *inc, str(example), "-o",
+                   str(tmp / "x.o")]) for _ in range(runs)]
+
+
+def build_samples(example, target, runs, tmp):
+    """(cold, warm): `runs` wall times (s) each of `kernelc build` of
+    `example` for `target`, with an empty cache directory and with the same
+    build's cache filled."""
+    build = [str(KERNELC), "build", str(example), "-o", str(tmp / "out"),
+             "--target", target]
+    if "cuda" in target:
+        build += ["--cuda-arch", "sm_80"]
+    tag = f"{example.stem}-{target.replace(',', '-')}"
+    cold = []
+    for i in range(runs):
+        cache = tmp / f"cold-{tag}-{i}"
+        cold.append(timed(build + ["--cache-dir", str(cache)]))
+    warm_cache = tmp / f"warm-{tag}"
+    timed(build + ["--cache-dir", str(warm_cache)])
+    warm = [timed(build + ["--cache-dir", str(warm_cache)]) for _ in range(runs)]
+    return cold, warm
+
+
 def targets_of(example):
     if example.suffix == ".cu":
         return ["cpu", "cuda", "cpu,cuda"]
@@ -60,7 +91,7 @@ def main():
     args = ap.parse_args()
     if not KERNELC.exists():
         raise SystemExit(f"{KERNELC} is missing: run tools/setup.sh first")
-    nvcc = NVCC if NVCC.exists() else shutil.which("nvcc")
+    nvcc = find_nvcc()
     examples = sorted(p for p in (ROOT / "examples").iterdir()
                       if p.suffix in (".cu", ".cc"))
     rows = []
@@ -69,29 +100,13 @@ def main():
         for ex in examples:
             nvcc_c = nvcc_cubin = None
             if nvcc:
-                inc = ["-I", str(ROOT / "runtime" / "include")]
-                nvcc_c = median_ms([
-                    timed([str(nvcc), "-c", "-O3", *inc, str(ex), "-o",
-                           str(tmp / "x.o")]) for _ in range(args.runs)])
+                nvcc_c = median_ms(nvcc_samples(nvcc, ex, args.runs, tmp))
                 if ex.suffix == ".cu":
-                    nvcc_cubin = median_ms([
-                        timed([str(nvcc), "-cubin", "-arch=sm_80", "-O3", *inc,
-                               str(ex), "-o", str(tmp / "x.cubin")])
-                        for _ in range(args.runs)])
+                    nvcc_cubin = median_ms(nvcc_samples(
+                        nvcc, ex, args.runs, tmp,
+                        ("-cubin", "-arch=sm_80", "-O3")))
             for target in targets_of(ex):
-                build = [str(KERNELC), "build", str(ex), "-o", str(tmp / "out"),
-                         "--target", target]
-                if "cuda" in target:
-                    build += ["--cuda-arch", "sm_80"]
-                tag = f"{ex.stem}-{target.replace(',', '-')}"
-                cold = []
-                for i in range(args.runs):
-                    cache = tmp / f"cold-{tag}-{i}"
-                    cold.append(timed(build + ["--cache-dir", str(cache)]))
-                warm_cache = tmp / f"warm-{tag}"
-                timed(build + ["--cache-dir", str(warm_cache)])
-                warm = [timed(build + ["--cache-dir", str(warm_cache)])
-                        for _ in range(args.runs)]
+                cold, warm = build_samples(ex, target, args.runs, tmp)
                 rows.append({"example": ex.name, "target": target,
                              "cold": median_ms(cold), "warm": median_ms(warm),
                              "nvcc_c": nvcc_c, "nvcc_cubin": nvcc_cubin})

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The per-call cost of a generated CPU op against its floor: saxpy
 (examples/saxpy.cu, as kernelc builds it) against the same loop behind a
-minimal hand-written XLA FFI handler (bench/floor/cpu_floor_ops.cc, clang
+minimal hand-written XLA FFI handler (bench/floor/floor_cpu.cc, clang
 -O3 -march=x86-64-v3, the instruction set kernelc's clone picks on this
 machine). For each size it reports:
 
@@ -59,8 +59,8 @@ def build(work, kernelc):
     floor = pathlib.Path(work) / "libcpu_floor.so"
     cxx = os.environ.get("CXX") or shutil.which("clang++-19") or "clang++"
     subprocess.run([cxx, "-std=c++17", "-O3", "-march=x86-64-v3", "-fPIC", "-shared",
-                    "-fvisibility=hidden", "-isystem", jax.ffi.include_dir(),
-                    ROOT / "bench" / "floor" / "cpu_floor_ops.cc", "-o", floor],
+                    "-isystem", jax.ffi.include_dir(),
+                    ROOT / "bench" / "floor" / "floor_cpu.cc", "-o", floor],
                    check=True)
     return symbols[0], floor
 
@@ -76,7 +76,7 @@ def child(work, floor, n, reps, rounds):
     import percall_ops as ops
     lib = ctypes.cdll.LoadLibrary(str(floor))
     jax.ffi.register_ffi_target("percall_floor_saxpy",
-                                jax.ffi.pycapsule(lib.FloorSaxpy), platform="cpu")
+                                jax.ffi.pycapsule(lib.FloorSaxpyCpu), platform="cpu")
 
     def floor_saxpy(x, y):
         return jax.ffi.ffi_call("percall_floor_saxpy",
@@ -111,7 +111,7 @@ def callgrind(work, floor, symbol, n):
     out = pathlib.Path(work) / f"callgrind.{n}.out"
     cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
            "--collect-atstart=no", f"--toggle-collect={symbol}",
-           "--toggle-collect=FloorSaxpy", sys.executable, __file__, "--child", work,
+           "--toggle-collect=FloorSaxpyCpu", sys.executable, __file__, "--child", work,
            str(floor), str(n), "--reps", "1", "--rounds", str(ROUNDS)]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
@@ -124,7 +124,7 @@ def callgrind(work, floor, symbol, n):
         if not m:
             continue
         value = int(m.group(1).replace(",", ""))
-        for name, sym in (("kernelc", symbol), ("floor", "FloorSaxpy")):
+        for name, sym in (("kernelc", symbol), ("floor", "FloorSaxpyCpu")):
             if re.search(rf"\b{sym}\b", line) and name not in counts:
                 counts[name] = value
     # Calls under callgrind: the results check, then the loop's rounds.

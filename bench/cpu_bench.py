@@ -38,18 +38,35 @@ SOURCES = [ROOT / "examples" / "saxpy.cu", ROOT / "examples" / "softmax.cu",
            ROOT / "tests" / "python" / "block_kernels.cu"]
 
 
-def measure(fn, *args, reps, calls=1):
-    """(the fastest run's wall time, the mean CPU time of the runs, of all
-    the process's threads), per call of `fn` that does `calls` calls."""
+def runs(fn, *args, reps, calls=1):
+    """(each run's wall time, the mean CPU time of the runs, of all the
+    process's threads), per call of `fn` that does `calls` calls; after one
+    run that compiles and warms up."""
     import jax
     jax.block_until_ready(fn(*args))  # compile and warm up
-    best = float("inf")
+    walls = []
     cpu = time.process_time()
     for _ in range(reps):
         start = time.perf_counter()
         jax.block_until_ready(fn(*args))
-        best = min(best, time.perf_counter() - start)
-    return best / calls, (time.process_time() - cpu) / reps / calls
+        walls.append((time.perf_counter() - start) / calls)
+    return walls, (time.process_time() - cpu) / reps / calls
+
+
+def measure(fn, *args, reps, calls=1):
+    """(the fastest run's wall time, the mean CPU time of the runs, of all
+    the process's threads), per call of `fn` that does `calls` calls."""
+    walls, cpu = runs(fn, *args, reps=reps, calls=calls)
+    return min(walls), cpu
+
+
+def build_package(sources, out, name, kernelc=KERNELC):
+    """Builds `sources` into package `name` under `out` and imports it."""
+    subprocess.run([str(kernelc), "build", *map(str, sources), "-o", str(out),
+                    "--name", name], check=True)
+    if str(out) not in sys.path:
+        sys.path.insert(0, str(out))
+    return importlib.import_module(name)
 
 
 def row(name, kc, xla, unit=1e3, suffix="ms"):
@@ -90,19 +107,14 @@ def main():
         return
 
     out = tempfile.mkdtemp(prefix="kernelc-cpu-bench-")
-    subprocess.run([str(KERNELC), "build", *map(str, SOURCES), "-o", out, "--name",
-                    "cpu_bench_ops"], check=True)
-    sys.path.insert(0, out)
-    if args.before:
-        subprocess.run([args.before, "build", str(SOURCES[0]), str(SOURCES[2]), "-o", out,
-                        "--name", "cpu_bench_before"], check=True)
     import jax
     import jax.numpy as jnp
     import numpy as np
     from jax import lax
     jax.config.update("jax_enable_x64", True)
-    import cpu_bench_ops as ops
-    before = importlib.import_module("cpu_bench_before") if args.before else None
+    ops = build_package(SOURCES, out, "cpu_bench_ops")
+    before = (build_package([SOURCES[0], SOURCES[2]], out, "cpu_bench_before",
+                            args.before) if args.before else None)
 
     print(f"jax {jax.__version__}, {os.cpu_count()} CPUs, {args.reps} runs; kernelc / jnp "
           f"(wall: the fastest run; cpu: the mean CPU time of all threads)")

@@ -37,8 +37,10 @@ def best_of(fn, *args, reps=30):
     return best
 
 
-def compare(name, op, args, batch=64):
-    # On the device first, so that no variant pays a host-to-device copy.
+def variants(op, args, batch=64):
+    """The arguments on the device (so that no variant pays a host-to-device
+    copy), and the jitted vmap, lax.map and Python loop of `op` over them,
+    after checking that vmap and lax.map agree."""
     args = tuple(jax.device_put(a) for a in args)
     vm = jax.jit(jax.vmap(op))
     lm = jax.jit(lambda *a: jax.lax.map(lambda t: op(*t), a))
@@ -48,6 +50,11 @@ def compare(name, op, args, batch=64):
                          jax.tree_util.tree_leaves(lm(*args))):
         np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5,
                                    atol=1e-5)
+    return args, vm, lm, loop
+
+
+def compare(name, op, args, batch=64):
+    args, vm, lm, loop = variants(op, args, batch)
     t_vm, t_lm, t_loop = best_of(vm, *args), best_of(lm, *args), best_of(loop, *args)
     print(f"{name:34s} vmap {t_vm * 1e6:9.1f} us   lax.map {t_lm * 1e6:9.1f} us "
           f"({t_lm / t_vm:5.2f}x)   loop {t_loop * 1e6:9.1f} us ({t_loop / t_vm:5.2f}x)")

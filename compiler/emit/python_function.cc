@@ -87,10 +87,17 @@ std::string PyDoc(const sema::KernelPlan& kp) {
                      Escape(k.source), Sections(kp));
 }
 
+std::vector<std::string> PyOpNames(const sema::ModulePlan& plan) {
+  std::vector<std::string> names;
+  for (const sema::OpPlan& op : plan.ops)
+    names.push_back(Namer::Python(op.name));
+  return names;
+}
+
 std::string PyAll(const sema::ModulePlan& plan) {
   std::vector<std::string> quoted;
-  for (const sema::OpPlan& op : plan.ops)
-    quoted.push_back(Quote(Namer::Python(op.name)));
+  for (const std::string& name : PyOpNames(plan))
+    quoted.push_back(Quote(name));
   return fmt::format("{}", fmt::join(quoted, ", "));
 }
 

@@ -18,9 +18,11 @@ std::vector<std::string> PyArgs(const model::Kernel& k);
 // the kernel, each argument's dtype and shape, and the results'.
 std::string PyDoc(const sema::KernelPlan& kp);
 
-// The package's public names as __all__ lists them: each op's function
-// (a template kernel's variants are one op), quoted, in declaration order,
-// joined by ", ".
+// The package's public names: each op's function (a template kernel's
+// variants are one op), in declaration order.
+std::vector<std::string> PyOpNames(const sema::ModulePlan& plan);
+
+// The same as __all__ lists them: quoted, joined by ", ".
 std::string PyAll(const sema::ModulePlan& plan);
 
 // The docstring of an op's function: its kernel's, or for a template

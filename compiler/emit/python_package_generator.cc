@@ -264,16 +264,49 @@ void EmitOpBody(const EmitRequest& request, const sema::KernelPlan& kp,
          )py");
 }
 
-// The public function: converts its arguments, then calls the wrappers
-// that EmitWrappers builds. Concrete arguments cannot carry tangents: the
-// op runs without the autodiff wrapper, which costs a trace on every eager
-// call.
+// The eager fast path of the public function: concrete JAX arrays, and
+// static scalars given as the Python type of their kind (float, int, bool),
+// go straight to the jitted op (see _kernelc.py's "eager calls"), whose
+// trace converts and checks them as the full path would; jit keys its
+// cache by the scalars' values, which convert alike. Nothing for a kernel
+// with a traced scalar (KC_TRACED), whose conversion decides the dtype of
+// its operand: it takes the full path only.
+void EmitEagerFastPath(const sema::KernelPlan& kp, Printer& p) {
+  const model::Kernel& k = *kp.kernel;
+  std::vector<std::string> tensors, tests;
+  for (const Param& param : k.params) {
+    if (param.traced) return;
+    const std::string var = Namer::Python(param.name);
+    if (IsInput(param.role)) {
+      tensors.push_back(var);
+    } else if (param.role == Role::kScalar) {
+      const char* type = model::IsFloat(param.dtype)     ? "float"
+                         : model::IsInteger(param.dtype) ? "int"
+                                                         : "bool";
+      tests.push_back(fmt::format("type({}) is {}", var, type));
+    }
+  }
+  tests.insert(tests.begin(), fmt::format("_kc.arrays({})",
+                                          fmt::join(tensors, ", ")));
+  p.Emit({{"tests", fmt::format("{}", fmt::join(tests, " and "))},
+          {"eager", Namer::PyPrivate(k.Id(), "eager")},
+          {"args", fmt::format("{}", fmt::join(PyArgs(k), ", "))}},
+         R"py(
+           if $tests$:
+               return $eager$($args$)
+         )py");
+}
+
+// The public function: the eager fast path, else its arguments converted,
+// then the wrappers that EmitWrappers builds. Concrete arguments cannot
+// carry tangents: they run the jitted op without the autodiff wrapper,
+// which would cost a trace on every eager call.
 void EmitPublicBody(const sema::KernelPlan& kp, Printer& p) {
   const model::Kernel& k = *kp.kernel;
+  EmitEagerFastPath(kp, p);
   EmitArguments(kp, p);
   p.Emit({{"args", fmt::format("{}", fmt::join(PyArgs(k), ", "))},
-          {"eager",
-           Namer::PyPrivate(k.Id(), kp.parallel.empty() ? "op" : "eager")},
+          {"eager", Namer::PyPrivate(k.Id(), "eager")},
           {"wrapped", Namer::PyPrivate(k.Id(), Autodiff(kp))}},
          R"py(
            if not _kc.traced($args$):
@@ -319,9 +352,11 @@ std::string Derivative(const sema::ModulePlan& plan, const model::Kernel& k,
 }
 
 // Module-level statements, after every function is defined, that wrap the
-// op: a sharding rule (KC_PARALLEL), under the autodiff wrapper
-// (_kc.differentiable from KC_VJP and KC_JVP, or a rule that says there is
-// no derivative).
+// op: a sharding rule (KC_PARALLEL), under the jitted op of eager calls and
+// the autodiff wrapper (_kc.differentiable from KC_VJP and KC_JVP, or a rule
+// that says there is no derivative). Each is a _kc.Lazy, built at its first
+// use: jax's wrappers cost milliseconds to build, and importing a package
+// should cost little beyond loading its library.
 void EmitWrappers(const sema::ModulePlan& plan, const sema::KernelPlan& kp,
                   Printer& p) {
   const model::Kernel& k = *kp.kernel;
@@ -354,19 +389,24 @@ void EmitWrappers(const sema::ModulePlan& plan, const sema::KernelPlan& kp,
     for (size_t i = 0; i < k.params.size(); ++i)
       if (IsResult(k.params[i].role)) outs.push_back(factors(i));
     const std::string sharded = Namer::PyPrivate(k.Id(), "sharded");
-    // Eager calls too run under jit, where the sharding rule applies.
     p.Emit({{"sharded", sharded},
             {"op", op},
             {"statics", PyTuple(statics)},
             {"operands", PyTuple(operands)},
-            {"outs", PyTuple(outs)},
-            {"eager", Namer::PyPrivate(k.Id(), "eager")}},
+            {"outs", PyTuple(outs)}},
            R"py(
-             $sharded$ = _kc.sharded($op$, $statics$, $operands$, $outs$)
-             $eager$ = _kc.jit($sharded$, $statics$)
+             $sharded$ = _kc.Lazy(lambda: _kc.sharded($op$, $statics$, $operands$, $outs$))
            )py");
-    op = sharded;
+    op = sharded + ".get()";
   }
+  // Eager calls run under jit: one compiled call per shapes, dtypes and
+  // static scalars, where the sharding rule applies too.
+  p.Emit({{"eager", Namer::PyPrivate(k.Id(), "eager")},
+          {"op", op},
+          {"statics", PyTuple(statics)}},
+         R"py(
+           $eager$ = _kc.Lazy(lambda: _kc.jit($op$, $statics$))
+         )py");
   const std::string wrapper = Namer::PyPrivate(k.Id(), Autodiff(kp));
   if (!kp.pairing) {
     // In-place parameters, named in the error that differentiating gives.
@@ -379,7 +419,7 @@ void EmitWrappers(const sema::ModulePlan& plan, const sema::KernelPlan& kp,
             {"statics", PyTuple(statics)},
             {"inplace", inplace.empty() ? "" : ", " + PyTuple(inplace)}},
            R"py(
-             $wrapper$ = _kc.without_vjp($kernel$, $op$, $statics$$inplace$)
+             $wrapper$ = _kc.Lazy(lambda: _kc.without_vjp($kernel$, $op$, $statics$$inplace$))
            )py");
     return;
   }
@@ -394,9 +434,9 @@ void EmitWrappers(const sema::ModulePlan& plan, const sema::KernelPlan& kp,
           {"results", PyTuple(results)},
           {"derivatives", derivatives}},
          R"py(
-           $wrapper$ = _kc.differentiable(
+           $wrapper$ = _kc.Lazy(lambda: _kc.differentiable(
                $kernel$, $op$, $names$, $statics$, $results$,
-               $derivatives$)
+               $derivatives$))
          )py");
 }
 
@@ -456,10 +496,7 @@ Status PythonPackageGenerator::Generate(const EmitRequest& request,
   const std::vector<sema::KernelPlan>& kernels = plan.kernels;
   // The package's functions are its ops (a template kernel's variants are
   // one); the custom-call targets are its kernels'.
-  std::vector<std::string> names, targets;
-  for (const sema::OpPlan& op : plan.ops) {
-    names.push_back(Namer::Python(op.name));
-  }
+  std::vector<std::string> targets;
   for (const sema::KernelPlan& kp : kernels)
     targets.push_back(Quote(request.namer().FfiTarget(kp.kernel->Id())));
   Printer p;
@@ -493,7 +530,7 @@ Status PythonPackageGenerator::Generate(const EmitRequest& request,
     if (kernels.empty()) return;
     p.Emit(R"py(
 
-      # Wrappers: autodiff (from KC_VJP and KC_JVP, or an error without them) and sharding rules (KC_PARALLEL); see _kernelc.py.
+      # Wrappers, each built at its first use: jit of eager calls, autodiff (from KC_VJP and KC_JVP, or an error without them) and sharding rules (KC_PARALLEL); see _kernelc.py.
     )py");
     for (const sema::KernelPlan& kp : kernels) EmitWrappers(plan, kp, p);
     for (const sema::OpPlan& op : plan.ops)
@@ -505,7 +542,8 @@ Status PythonPackageGenerator::Generate(const EmitRequest& request,
                   {"package", info.package},
                   {"ffi_api", info.ffi_api},
                   {"jaxlib_floor", info.jaxlib_floor},
-                  {"function_list", fmt::format("{}", fmt::join(names, ", "))},
+                  {"function_list",
+                   fmt::format("{}", fmt::join(PyOpNames(plan), ", "))},
                   {"library", request.namer().LibraryFile()},
                   {"registrations", registrations},
                   {"targets", fmt::format("{}{}", fmt::join(targets, ", "),

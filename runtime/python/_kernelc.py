@@ -17,6 +17,7 @@ anything is compiled or launched.
 
 import functools
 import re
+import threading
 import warnings
 
 
@@ -130,16 +131,25 @@ class Package:
             f"FFI API {self.ffi_api}")
 
 
+# Element type name -> NumPy dtype, filled by _dtype.
+_DTYPES: dict = {}
+
+
 def _dtype(name):
     """The NumPy dtype of an element type as kernelc names it ("float32",
-    "bfloat16", "bool", ...)."""
-    import numpy as np
+    "bfloat16", "bool", ...); computed once per name."""
+    dtype = _DTYPES.get(name)
+    if dtype is None:
+        import numpy as np
 
-    if name == "bfloat16":
-        import jax.numpy as jnp
+        if name == "bfloat16":
+            import jax.numpy as jnp
 
-        return np.dtype(jnp.bfloat16)
-    return np.dtype(name)
+            dtype = np.dtype(jnp.bfloat16)
+        else:
+            dtype = np.dtype(name)
+        _DTYPES[name] = dtype
+    return dtype
 
 
 def _shape_text(shape):
@@ -288,6 +298,9 @@ def scalar(kernel, param, value, dtype):
     numbers are accepted, and so is a concrete (not traced) 0-d JAX or NumPy
     array, taken as the NumPy scalar of its dtype under the same rules.
     """
+    quick = number(value, dtype)
+    if quick is not None:
+        return quick
     import jax
     import jax.numpy as jnp
     import numpy as np
@@ -1246,6 +1259,120 @@ def without_vjp(kernel, op, static, inplace=()):
 
     f.defjvp(jvp)
     return f
+
+
+# --- eager calls -------------------------------------------------------------
+#
+# An eager call with concrete JAX arrays, and static scalars given as the
+# Python type of their kind, goes straight to the op's jitted function: the
+# op converts its scalars and checks its tensors (dtype, rank, dimensions)
+# where it traces, which jit does once per shapes, dtypes and static
+# values, and reports the same errors that the public function would. jit
+# keys its cache by the scalars' values: equal values of the one Python type
+# convert alike, and a value that `scalar` rejects (a bool for a number) is
+# never of that type. Anything else (NumPy arrays, lists, tracers, None,
+# NumPy scalars) takes the public function's full path, so errors and
+# conversions stay exactly as they are.
+
+# The types of concrete JAX arrays (not tracers) met so far.
+_CONCRETE_ARRAYS: set = set()
+
+
+def arrays(*values):
+    """Whether every value is a concrete JAX array (not a tracer)."""
+    for value in values:
+        kind = type(value)
+        if kind not in _CONCRETE_ARRAYS:
+            import jax
+
+            if (not issubclass(kind, jax.Array)
+                    or issubclass(kind, jax.core.Tracer)):
+                return False
+            _CONCRETE_ARRAYS.add(kind)
+    return True
+
+
+# (type of value, dtype name) -> a function of the value that returns what
+# `scalar` returns for it, or None where `scalar` must decide.
+_NUMBERS: dict = {}
+
+
+def number(value, dtype):
+    """`scalar`'s result for a value of the common kinds (a Python bool,
+    int or float of the parameter's kind, or a NumPy scalar of its exact
+    type) that it accepts; None for any other value, which `scalar` then
+    checks in full. The type's range is read once per type and dtype, not
+    on every call."""
+    convert = _NUMBERS.get((type(value), dtype))
+    if convert is None:
+        convert = _NUMBERS.setdefault((type(value), dtype),
+                                      _number_conversion(type(value), dtype))
+    return convert(value)
+
+
+def _never(_):
+    return None
+
+
+def _number_conversion(kind, dtype):
+    import numpy as np
+
+    np_dtype = _dtype(dtype)
+    if kind is np_dtype.type and issubclass(kind, (np.integer, np.floating)):
+        # Its range is the type's; `scalar` returns it as it is.
+        return kind
+    if dtype == "bool":
+        return bool if kind is bool else _never
+    make = np_dtype.type
+    if np.issubdtype(np_dtype, np.integer):
+        if kind is not int:
+            return _never
+        info = np.iinfo(np_dtype)
+        low, high = int(info.min), int(info.max)
+        return lambda v: make(v) if low <= v <= high else None
+    if kind is not float:
+        return _never
+    # A float out of range (or not finite) goes to `scalar`, which raises
+    # or passes infinities and NaN on; so does a type that NumPy knows no
+    # range of (bfloat16).
+    try:
+        high = float(np.finfo(np_dtype).max)
+    except ValueError:
+        return _never
+    return lambda v: make(v) if -high <= v <= high else None
+
+
+class Lazy:
+    """A wrapper of an op (its autodiff rule, sharding rule or jitted
+    function) that is built when it is first called or asked for, once:
+    importing a package defines functions and builds none of them.
+
+    `build` returns the wrapper; `get()` returns it, building it under a
+    lock the first time, so that threads that call an op for the first time
+    together share one wrapper (jit and custom_jvp caches are per wrapper).
+    `function` is None until then.
+    """
+
+    def __init__(self, build):
+        self._build = build
+        self._lock = threading.Lock()
+        self.function = None
+
+    def get(self):
+        function = self.function
+        if function is None:
+            with self._lock:
+                if self.function is None:
+                    self.function = self._build()
+                    self._build = None
+                function = self.function
+        return function
+
+    def __call__(self, *args):
+        function = self.function
+        if function is None:
+            function = self.get()
+        return function(*args)
 
 
 def traced(*args):

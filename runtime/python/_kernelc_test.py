@@ -244,6 +244,36 @@ def test_scalar_errors(value, dtype, error, message):
     assert str(e.value) == message
 
 
+NUMBERS = [True, False, 0, 1, -1, 7, 127, 128, -129, 255, 2**31, 2**63 - 1,
+           2**63, 2**64 - 1, 2**64, -(2**63), 10**400, 0.0, -0.5, 0.1, 1e38,
+           3.5e38, 1e39, 1e300, float("inf"), float("-inf"), float("nan"),
+           np.float32(1.5), np.float32("inf"), np.float16(2), np.float64(1e300),
+           np.int8(-5), np.int64(2**40), np.uint64(2**64 - 1), np.bool_(True),
+           1j, "1", None, np.array(1.0)]
+DTYPES = ["bool", "int8", "uint8", "int32", "uint32", "int64", "uint64",
+          "float16", "bfloat16", "float32", "float64"]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_number_is_scalar_s_verdict_or_none(dtype, monkeypatch, enable_x64):
+    # The quick conversion of eager calls returns what `scalar` returns in
+    # full (the same type and value), or None where `scalar` must decide:
+    # never a value that `scalar` would reject.
+    quick = {repr(v): kc.number(v, dtype) for v in NUMBERS}
+    monkeypatch.setattr(kc, "number", lambda value, dtype: None)
+    accepted = 0
+    for value in NUMBERS:
+        got = quick[repr(value)]
+        if got is None:
+            continue
+        accepted += 1
+        want = kc.scalar("k", "a", value, dtype)
+        assert type(got) is type(want), (value, dtype)
+        assert got == want or (np.isnan(want) and np.isnan(got)), (value, dtype)
+    # NumPy knows no range of bfloat16: `scalar` decides each of its values.
+    assert accepted > 0 or dtype == "bfloat16"
+
+
 def test_a_traced_scalar_is_an_error_that_says_what_to_do():
     with pytest.raises(TypeError) as e:
         jax.jit(lambda a: kc.scalar("k", "a", a, "float32"))(1.0)
@@ -581,3 +611,36 @@ def test_sharded_runs_the_op_eagerly_under_jit_and_vmap():
     np.testing.assert_array_equal(
         jax.jit(jax.vmap(lambda x, w: f(x, w, 2.0)))(xs, ws),
         xs * 2 + np.array([[3.0], [6.0]], np.float32))
+
+
+# --- lazily built wrappers -------------------------------------------------------
+
+
+def test_lazy_builds_once_at_first_use_even_from_two_threads():
+    import threading
+    import time
+
+    builds = []
+
+    def build():
+        builds.append(1)
+        time.sleep(0.05)  # both threads arrive while it builds
+        return lambda a, b: a + b
+
+    lazy = kc.Lazy(build)
+    assert lazy.function is None and builds == []
+    start = threading.Barrier(2)
+    got = [None, None]
+
+    def use(i):
+        start.wait()
+        got[i] = lazy(i, 10)
+
+    threads = [threading.Thread(target=use, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert got == [10, 11] and builds == [1]
+    assert lazy.get() is lazy.function
+    assert builds == [1]

@@ -30,6 +30,8 @@ def pytest_configure(config):
     # deprecated several that older packages used): such a warning fails the
     # test that triggers it. The tests' subprocesses run with -W for the same.
     config.addinivalue_line("filterwarnings", "error::DeprecationWarning")
+    config.addinivalue_line(
+        "markers", "bench: runs the benchmark suite in its quick mode (slow)")
 
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]

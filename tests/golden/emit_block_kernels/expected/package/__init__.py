@@ -63,9 +63,11 @@ def transpose(in_):
     Returns:
         out: float32[cols, rows]
     """
+    if _kc.arrays(in_):
+        return _transpose_eager(in_)
     in_ = _kc.tensor("transpose", "in", in_, "float32", 2)
     if not _kc.traced(in_):
-        return _transpose_op(in_)
+        return _transpose_eager(in_)
     return _transpose_nodiff(in_)
 
 
@@ -103,12 +105,16 @@ def scale(x, a):
     Returns:
         y: float32[x]
     """
+    if _kc.arrays(x) and type(a) is float:
+        return _scale_eager(x, a)
     x = _kc.tensor("scale", "x", x, "float32", 1)
     a = _kc.scalar("scale", "a", a, "float32")
     if not _kc.traced(x, a):
-        return _scale_op(x, a)
+        return _scale_eager(x, a)
     return _scale_nodiff(x, a)
 
-# Wrappers: autodiff (from KC_VJP and KC_JVP, or an error without them) and sharding rules (KC_PARALLEL); see _kernelc.py.
-_transpose_nodiff = _kc.without_vjp("transpose", _transpose_op, ())
-_scale_nodiff = _kc.without_vjp("scale", _scale_op, (1,))
+# Wrappers, each built at its first use: jit of eager calls, autodiff (from KC_VJP and KC_JVP, or an error without them) and sharding rules (KC_PARALLEL); see _kernelc.py.
+_transpose_eager = _kc.Lazy(lambda: _kc.jit(_transpose_op, ()))
+_transpose_nodiff = _kc.Lazy(lambda: _kc.without_vjp("transpose", _transpose_op, ()))
+_scale_eager = _kc.Lazy(lambda: _kc.jit(_scale_op, (1,)))
+_scale_nodiff = _kc.Lazy(lambda: _kc.without_vjp("scale", _scale_op, (1,)))

@@ -68,12 +68,15 @@ def saxpy(x, y, a):
     Returns:
         out: float32[x]
     """
+    if _kc.arrays(x, y) and type(a) is float:
+        return _saxpy_eager(x, y, a)
     x = _kc.tensor("saxpy", "x", x, "float32", 1)
     y = _kc.tensor("saxpy", "y", y, "float32", 1)
     a = _kc.scalar("saxpy", "a", a, "float32")
     if not _kc.traced(x, y, a):
-        return _saxpy_op(x, y, a)
+        return _saxpy_eager(x, y, a)
     return _saxpy_nodiff(x, y, a)
 
-# Wrappers: autodiff (from KC_VJP and KC_JVP, or an error without them) and sharding rules (KC_PARALLEL); see _kernelc.py.
-_saxpy_nodiff = _kc.without_vjp("saxpy", _saxpy_op, (2,))
+# Wrappers, each built at its first use: jit of eager calls, autodiff (from KC_VJP and KC_JVP, or an error without them) and sharding rules (KC_PARALLEL); see _kernelc.py.
+_saxpy_eager = _kc.Lazy(lambda: _kc.jit(_saxpy_op, (2,)))
+_saxpy_nodiff = _kc.Lazy(lambda: _kc.without_vjp("saxpy", _saxpy_op, (2,)))

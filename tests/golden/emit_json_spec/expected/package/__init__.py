@@ -63,11 +63,14 @@ def scale(x, s):
     Returns:
         out: float32[x]
     """
+    if _kc.arrays(x) and type(s) is float:
+        return _scale_eager(x, s)
     x = _kc.tensor("scale", "x", x, "float32", 1)
     s = _kc.scalar("scale", "s", s, "float32")
     if not _kc.traced(x, s):
-        return _scale_op(x, s)
+        return _scale_eager(x, s)
     return _scale_nodiff(x, s)
 
-# Wrappers: autodiff (from KC_VJP and KC_JVP, or an error without them) and sharding rules (KC_PARALLEL); see _kernelc.py.
-_scale_nodiff = _kc.without_vjp("scale", _scale_op, (1,))
+# Wrappers, each built at its first use: jit of eager calls, autodiff (from KC_VJP and KC_JVP, or an error without them) and sharding rules (KC_PARALLEL); see _kernelc.py.
+_scale_eager = _kc.Lazy(lambda: _kc.jit(_scale_op, (1,)))
+_scale_nodiff = _kc.Lazy(lambda: _kc.without_vjp("scale", _scale_op, (1,)))

@@ -68,10 +68,12 @@ def polar(x, y):
         radius: float32[n]
         angle: float32[n]
     """
+    if _kc.arrays(x, y):
+        return _polar_eager(x, y)
     x = _kc.tensor("polar", "x", x, "float32", 1)
     y = _kc.tensor("polar", "y", y, "float32", 1)
     if not _kc.traced(x, y):
-        return _polar_op(x, y)
+        return _polar_eager(x, y)
     return _polar_nodiff(x, y)
 
 
@@ -110,12 +112,16 @@ def accumulate(total, delta):
     Returns:
         total: float32[n]
     """
+    if _kc.arrays(total, delta):
+        return _accumulate_eager(total, delta)
     total = _kc.tensor("accumulate", "total", total, "float32", 1)
     delta = _kc.tensor("accumulate", "delta", delta, "float32", 1)
     if not _kc.traced(total, delta):
-        return _accumulate_op(total, delta)
+        return _accumulate_eager(total, delta)
     return _accumulate_nodiff(total, delta)
 
-# Wrappers: autodiff (from KC_VJP and KC_JVP, or an error without them) and sharding rules (KC_PARALLEL); see _kernelc.py.
-_polar_nodiff = _kc.without_vjp("polar", _polar_op, ())
-_accumulate_nodiff = _kc.without_vjp("accumulate", _accumulate_op, (), ("total",))
+# Wrappers, each built at its first use: jit of eager calls, autodiff (from KC_VJP and KC_JVP, or an error without them) and sharding rules (KC_PARALLEL); see _kernelc.py.
+_polar_eager = _kc.Lazy(lambda: _kc.jit(_polar_op, ()))
+_polar_nodiff = _kc.Lazy(lambda: _kc.without_vjp("polar", _polar_op, ()))
+_accumulate_eager = _kc.Lazy(lambda: _kc.jit(_accumulate_op, ()))
+_accumulate_nodiff = _kc.Lazy(lambda: _kc.without_vjp("accumulate", _accumulate_op, (), ("total",)))

@@ -65,11 +65,14 @@ def matmul(a, b):
     Returns:
         c: float32[m, n]
     """
+    if _kc.arrays(a, b):
+        return _matmul_eager(a, b)
     a = _kc.tensor("matmul", "a", a, "float32", 2)
     b = _kc.tensor("matmul", "b", b, "float32", 2)
     if not _kc.traced(a, b):
-        return _matmul_op(a, b)
+        return _matmul_eager(a, b)
     return _matmul_nodiff(a, b)
 
-# Wrappers: autodiff (from KC_VJP and KC_JVP, or an error without them) and sharding rules (KC_PARALLEL); see _kernelc.py.
-_matmul_nodiff = _kc.without_vjp("matmul", _matmul_op, ())
+# Wrappers, each built at its first use: jit of eager calls, autodiff (from KC_VJP and KC_JVP, or an error without them) and sharding rules (KC_PARALLEL); see _kernelc.py.
+_matmul_eager = _kc.Lazy(lambda: _kc.jit(_matmul_op, ()))
+_matmul_nodiff = _kc.Lazy(lambda: _kc.without_vjp("matmul", _matmul_op, ()))

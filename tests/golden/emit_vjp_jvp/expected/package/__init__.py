@@ -63,9 +63,11 @@ def square(x):
     Returns:
         y: float32[n]
     """
+    if _kc.arrays(x):
+        return _square_eager(x)
     x = _kc.tensor("square", "x", x, "float32", 1)
     if not _kc.traced(x):
-        return _square_op(x)
+        return _square_eager(x)
     return _square_vjp(x)
 
 
@@ -104,10 +106,12 @@ def square_jvp(x, d_x):
     Returns:
         d_y: float32[n]
     """
+    if _kc.arrays(x, d_x):
+        return _square_jvp_eager(x, d_x)
     x = _kc.tensor("square_jvp", "x", x, "float32", 1)
     d_x = _kc.tensor("square_jvp", "d_x", d_x, "float32", 1)
     if not _kc.traced(x, d_x):
-        return _square_jvp_op(x, d_x)
+        return _square_jvp_eager(x, d_x)
     return _square_jvp_nodiff(x, d_x)
 
 
@@ -146,10 +150,12 @@ def square_bwd(x, d_y):
     Returns:
         d_x: float32[n]
     """
+    if _kc.arrays(x, d_y):
+        return _square_bwd_eager(x, d_y)
     x = _kc.tensor("square_bwd", "x", x, "float32", 1)
     d_y = _kc.tensor("square_bwd", "d_y", d_y, "float32", 1)
     if not _kc.traced(x, d_y):
-        return _square_bwd_op(x, d_y)
+        return _square_bwd_eager(x, d_y)
     return _square_bwd_jvp(x, d_y)
 
 
@@ -196,16 +202,19 @@ def square_bwd_jvp(x, d_y, d_x, d_d_y):
     Returns:
         d_d_x: float32[n]
     """
+    if _kc.arrays(x, d_y, d_x, d_d_y):
+        return _square_bwd_jvp_eager(x, d_y, d_x, d_d_y)
     x = _kc.tensor("square_bwd_jvp", "x", x, "float32", 1)
     d_y = _kc.tensor("square_bwd_jvp", "d_y", d_y, "float32", 1)
     d_x = _kc.tensor("square_bwd_jvp", "d_x", d_x, "float32", 1)
     d_d_y = _kc.tensor("square_bwd_jvp", "d_d_y", d_d_y, "float32", 1)
     if not _kc.traced(x, d_y, d_x, d_d_y):
-        return _square_bwd_jvp_op(x, d_y, d_x, d_d_y)
+        return _square_bwd_jvp_eager(x, d_y, d_x, d_d_y)
     return _square_bwd_jvp_nodiff(x, d_y, d_x, d_d_y)
 
-# Wrappers: autodiff (from KC_VJP and KC_JVP, or an error without them) and sharding rules (KC_PARALLEL); see _kernelc.py.
-_square_vjp = _kc.differentiable(
+# Wrappers, each built at its first use: jit of eager calls, autodiff (from KC_VJP and KC_JVP, or an error without them) and sharding rules (KC_PARALLEL); see _kernelc.py.
+_square_eager = _kc.Lazy(lambda: _kc.jit(_square_op, ()))
+_square_vjp = _kc.Lazy(lambda: _kc.differentiable(
     "square", _square_op, ("x",), (), ("y",),
     vjp=_kc.Derivative(
         "square_bwd", square_bwd,
@@ -214,12 +223,15 @@ _square_vjp = _kc.differentiable(
     jvp=_kc.Derivative(
         "square_jvp", square_jvp,
         (("value", "x"), ("tangent", "x")),
-        ("y",), ()))
-_square_jvp_nodiff = _kc.without_vjp("square_jvp", _square_jvp_op, ())
-_square_bwd_jvp = _kc.differentiable(
+        ("y",), ())))
+_square_jvp_eager = _kc.Lazy(lambda: _kc.jit(_square_jvp_op, ()))
+_square_jvp_nodiff = _kc.Lazy(lambda: _kc.without_vjp("square_jvp", _square_jvp_op, ()))
+_square_bwd_eager = _kc.Lazy(lambda: _kc.jit(_square_bwd_op, ()))
+_square_bwd_jvp = _kc.Lazy(lambda: _kc.differentiable(
     "square_bwd", _square_bwd_op, ("x", "d_y"), (), ("d_x",),
     jvp=_kc.Derivative(
         "square_bwd_jvp", square_bwd_jvp,
         (("value", "x"), ("value", "d_y"), ("tangent", "x"), ("tangent", "d_y")),
-        ("d_x",), ()))
-_square_bwd_jvp_nodiff = _kc.without_vjp("square_bwd_jvp", _square_bwd_jvp_op, ())
+        ("d_x",), ())))
+_square_bwd_jvp_eager = _kc.Lazy(lambda: _kc.jit(_square_bwd_jvp_op, ()))
+_square_bwd_jvp_nodiff = _kc.Lazy(lambda: _kc.without_vjp("square_bwd_jvp", _square_bwd_jvp_op, ()))

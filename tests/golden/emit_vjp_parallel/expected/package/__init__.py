@@ -69,6 +69,8 @@ def square_add(x, y, a):
     Returns:
         out: float32[x]
     """
+    if _kc.arrays(x, y) and type(a) is float:
+        return _square_add_eager(x, y, a)
     x = _kc.tensor("square_add", "x", x, "float32", 2)
     y = _kc.tensor("square_add", "y", y, "float32", 2)
     a = _kc.scalar("square_add", "a", a, "float32")
@@ -119,6 +121,8 @@ def square_add_bwd(x, a, d_out):
         d_x: float32[m, n]
         d_y: float32[m, n]
     """
+    if _kc.arrays(x, d_out) and type(a) is float:
+        return _square_add_bwd_eager(x, a, d_out)
     x = _kc.tensor("square_add_bwd", "x", x, "float32", 2)
     a = _kc.scalar("square_add_bwd", "a", a, "float32")
     d_out = _kc.tensor("square_add_bwd", "d_out", d_out, "float32", 2)
@@ -126,15 +130,15 @@ def square_add_bwd(x, a, d_out):
         return _square_add_bwd_eager(x, a, d_out)
     return _square_add_bwd_nodiff(x, a, d_out)
 
-# Wrappers: autodiff (from KC_VJP and KC_JVP, or an error without them) and sharding rules (KC_PARALLEL); see _kernelc.py.
-_square_add_sharded = _kc.sharded(_square_add_op, (2,), (("p_m", "r0"), ("p_m", "r1")), (("p_m", "r2"),))
-_square_add_eager = _kc.jit(_square_add_sharded, (2,))
-_square_add_vjp = _kc.differentiable(
-    "square_add", _square_add_sharded, ("x", "y", "a"), (2,), ("out",),
+# Wrappers, each built at its first use: jit of eager calls, autodiff (from KC_VJP and KC_JVP, or an error without them) and sharding rules (KC_PARALLEL); see _kernelc.py.
+_square_add_sharded = _kc.Lazy(lambda: _kc.sharded(_square_add_op, (2,), (("p_m", "r0"), ("p_m", "r1")), (("p_m", "r2"),)))
+_square_add_eager = _kc.Lazy(lambda: _kc.jit(_square_add_sharded.get(), (2,)))
+_square_add_vjp = _kc.Lazy(lambda: _kc.differentiable(
+    "square_add", _square_add_sharded.get(), ("x", "y", "a"), (2,), ("out",),
     vjp=_kc.Derivative(
         "square_add_bwd", square_add_bwd,
         (("value", "x"), ("static", "a"), ("cotangent", "out")),
-        ("x", "y"), ()))
-_square_add_bwd_sharded = _kc.sharded(_square_add_bwd_op, (1,), (("p_m", "r0"), ("p_m", "r1")), (("p_m", "r2"), ("p_m", "r3")))
-_square_add_bwd_eager = _kc.jit(_square_add_bwd_sharded, (1,))
-_square_add_bwd_nodiff = _kc.without_vjp("square_add_bwd", _square_add_bwd_sharded, (1,))
+        ("x", "y"), ())))
+_square_add_bwd_sharded = _kc.Lazy(lambda: _kc.sharded(_square_add_bwd_op, (1,), (("p_m", "r0"), ("p_m", "r1")), (("p_m", "r2"), ("p_m", "r3"))))
+_square_add_bwd_eager = _kc.Lazy(lambda: _kc.jit(_square_add_bwd_sharded.get(), (1,)))
+_square_add_bwd_nodiff = _kc.Lazy(lambda: _kc.without_vjp("square_add_bwd", _square_add_bwd_sharded.get(), (1,)))

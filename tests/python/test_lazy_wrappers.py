@@ -1,0 +1,62 @@
+"""Importing a generated package builds none of its ops' wrappers (the jit
+of eager calls, sharding and autodiff rules): each is built at its first
+use, once, also when two threads use it first together. Each first use runs
+in a fresh process (lazy_check.py), since a package is imported once per
+process. Also: the eager fast path reports what the full path reports."""
+
+import pathlib
+import subprocess
+import sys
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+HERE = pathlib.Path(__file__).resolve().parent
+EXAMPLES = HERE.parents[1] / "examples"
+
+
+@pytest.fixture(scope="module")
+def saxpy(build_package):
+    return build_package("lazy_saxpy", sources=[EXAMPLES / "saxpy.cu"])
+
+
+@pytest.mark.parametrize(
+    "scenario", ["eager", "jit", "vmap", "grad", "sharded", "export", "threads"])
+def test_wrappers_are_built_at_first_use(saxpy, scenario):
+    pkg_dir = pathlib.Path(saxpy.__file__).resolve().parent.parent
+    r = subprocess.run([sys.executable, "-W", "error::DeprecationWarning",
+                        str(HERE / "lazy_check.py"), str(pkg_dir),
+                        saxpy.__name__, scenario],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and r.stdout.strip().endswith("OK"), r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("bad, message", [
+    (dict(x=np.zeros(4, np.int32)),
+     "saxpy: parameter 'x' expects float32 elements, got int32"),
+    (dict(y=np.zeros((4, 1), np.float32)),
+     "saxpy: parameter 'y' expects rank 1, got rank 2 (shape (4, 1))"),
+    (dict(y=np.zeros(5, np.float32)),
+     "saxpy: parameter 'y' has shape (5,), but dimension 0 must be n = 4"),
+])
+def test_eager_arrays_report_what_numpy_arrays_report(saxpy, bad, message):
+    # Concrete JAX arrays take the fast path to the jitted op, which checks
+    # them as it traces; NumPy arrays are checked before: the same error.
+    args = dict(x=np.zeros(4, np.float32), y=np.zeros(4, np.float32))
+    args.update(bad)
+    for convert in (np.asarray, jnp.asarray):
+        with pytest.raises((TypeError, ValueError)) as e:
+            saxpy.saxpy(convert(args["x"]), convert(args["y"]), 2.0)
+        assert str(e.value) == message
+
+
+def test_eager_scalars_are_checked_as_before(saxpy):
+    x = jnp.ones(4, jnp.float32)
+    with pytest.raises(ValueError,
+                       match=r"saxpy: scalar 'a' = 1e\+300 does not fit float32"):
+        saxpy.saxpy(x, x, 1e300)
+    with pytest.raises(TypeError, match="saxpy: scalar 'a' expects a number"):
+        saxpy.saxpy(x, x, True)
+    np.testing.assert_allclose(saxpy.saxpy(x, x, np.float32(3)), np.full(4, 4.0))
+    np.testing.assert_allclose(saxpy.saxpy(x, x, 3), np.full(4, 4.0))
