@@ -759,15 +759,18 @@ cuComputeGradInput(const V *__restrict__ dout, const T *__restrict__ input,
 // parts (cuComputeGradGammaBeta) is the cast to V. d_x is
 // cuComputeGradInput in the first block, which strides over the rows
 // (gridDim.y rows at a time, here 1): on a GPU, one block where the
-// tutorial launches one per row. Not parallel along n1: d_gamma sums over
-// every row.
+// tutorial launches one per row. Parallel along n1 as the forward kernel
+// is: d_gamma sums over the rows (KC_SUM), so on a shard of rows the
+// kernel writes the partial d_gamma of its rows, and the op adds the
+// devices' partials with one psum, as the tutorial's sharded version does
+// by hand.
 //
 // invvar is an output of the forward op here (a residual the tutorial
 // keeps to itself), so a loss may read it: its cotangent adds
 // -d_invvar * invvar^3 * x / n2 to each row of d_x.
 template <typename T, typename U, typename V = T>
 KC_BLOCKS("ceil_div(n2, 32)", "1") KC_BLOCK(32, 4)
-KC_SHARED_BYTES("2 * 4 * 4 * (32 + 1) * 8")
+KC_SHARED_BYTES("2 * 4 * 4 * (32 + 1) * 8") KC_PARALLEL("n1")
 __global__ void rms_norm_backward(
     KC_IN("n1, n2") const V *__restrict__ d_output_vals,
     KC_IN("n1") const U *__restrict__ d_invvar,
@@ -777,7 +780,7 @@ __global__ void rms_norm_backward(
     KC_DERIVED("vals.shape[0]") const int n1,
     KC_DERIVED("vals.shape[1]") const int n2, const U epsilon,
     KC_OUT("vals") T *__restrict__ d_vals,
-    KC_OUT("gamma") V *__restrict__ d_gamma) {
+    KC_OUT("gamma") KC_SUM("n1") V *__restrict__ d_gamma) {
   // The part gradients of this block's 32 columns: Apex writes column i2
   // of part blockIdx.y (0) at part_grad_gamma[blockIdx.y * n2 + i2], so
   // the pointer it gets is offset by the block's first column.

@@ -383,19 +383,27 @@ void EmitWrappers(const sema::ModulePlan& plan, const sema::KernelPlan& kp,
       }
       return PyTuple(f);
     };
-    std::vector<std::string> operands, outs;
+    std::vector<std::string> operands, outs, sums;
+    bool any_sum = false;
     for (size_t i = 0; i < k.params.size(); ++i)
       if (model::IsOperand(k.params[i])) operands.push_back(factors(i));
-    for (size_t i = 0; i < k.params.size(); ++i)
-      if (IsResult(k.params[i].role)) outs.push_back(factors(i));
+    for (size_t i = 0; i < k.params.size(); ++i) {
+      if (!IsResult(k.params[i].role)) continue;
+      outs.push_back(factors(i));
+      // KC_SUM: the parallel factor the result is a sum over.
+      const std::string& sum = kp.params[i].sum;
+      sums.push_back(sum.empty() ? "None" : Quote("p_" + sum));
+      any_sum |= !sum.empty();
+    }
     const std::string sharded = Namer::PyPrivate(k.Id(), "sharded");
     p.Emit({{"sharded", sharded},
             {"op", op},
             {"statics", PyTuple(statics)},
             {"operands", PyTuple(operands)},
-            {"outs", PyTuple(outs)}},
+            {"outs", PyTuple(outs)},
+            {"sums", any_sum ? ", sums=" + PyTuple(sums) : ""}},
            R"py(
-             $sharded$ = _kc.Lazy(lambda: _kc.sharded($op$, $statics$, $operands$, $outs$))
+             $sharded$ = _kc.Lazy(lambda: _kc.sharded($op$, $statics$, $operands$, $outs$$sums$))
            )py");
     op = sharded + ".get()";
   }

@@ -18,6 +18,7 @@ llvm::StringRef SpelledName(llvm::StringRef annotation) {
       .Case(kBlocks, "KC_BLOCKS")
       .Case(kTraced, "KC_TRACED")
       .Case(kOptional, "KC_OPTIONAL")
+      .Case(kSum, "KC_SUM")
       .Case(kBlock, "KC_BLOCK")
       .Case(kSharedBytes, "KC_SHARED_BYTES")
       .Case(kKernel, "KC_KERNEL")
@@ -35,7 +36,7 @@ bool IsRoleAnnotation(llvm::StringRef a) {
 }
 bool IsParamAnnotation(llvm::StringRef a) {
   return IsRoleAnnotation(a) || a == kShape || a == kInit || a == kTraced ||
-         a == kOptional;
+         a == kOptional || a == kSum;
 }
 bool IsFunctionAnnotation(llvm::StringRef a) {
   return a == kGrid || a == kBlocks || a == kBlock || a == kSharedBytes ||

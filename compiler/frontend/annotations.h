@@ -26,6 +26,7 @@ inline constexpr llvm::StringLiteral kGrid = "kc.grid";
 inline constexpr llvm::StringLiteral kBlocks = "kc.blocks";
 inline constexpr llvm::StringLiteral kTraced = "kc.traced";
 inline constexpr llvm::StringLiteral kOptional = "kc.optional";
+inline constexpr llvm::StringLiteral kSum = "kc.sum";
 inline constexpr llvm::StringLiteral kBlock = "kc.block";
 inline constexpr llvm::StringLiteral kSharedBytes = "kc.shared_bytes";
 inline constexpr llvm::StringLiteral kKernel = "kc.kernel";

@@ -730,6 +730,7 @@ class KernelReader {
     const clang::AnnotateAttr* init = nullptr;
     const clang::AnnotateAttr* traced = nullptr;
     const clang::AnnotateAttr* optional = nullptr;
+    const clang::AnnotateAttr* sum = nullptr;
     bool ok = true;
     for (const clang::AnnotateAttr* a : KcAnnotations(pd, sm_)) {
       llvm::StringRef name = a->getAnnotation();
@@ -743,11 +744,12 @@ class KernelReader {
         }
         role = a;
       } else if (name == kShape || name == kInit || name == kTraced ||
-                 name == kOptional) {
-        const clang::AnnotateAttr*& slot = name == kShape    ? shape
-                                           : name == kInit   ? init
-                                           : name == kTraced ? traced
-                                                             : optional;
+                 name == kOptional || name == kSum) {
+        const clang::AnnotateAttr*& slot = name == kShape      ? shape
+                                           : name == kInit     ? init
+                                           : name == kTraced   ? traced
+                                           : name == kOptional ? optional
+                                                               : sum;
         if (slot != nullptr) {
           Report<Id::kParamAnnotationRepeated>(a->getLocation(), pn, kn,
                                                SpelledName(name));
@@ -891,6 +893,12 @@ class KernelReader {
         ok = false;
       }
       p.optional = true;
+    }
+    // KC_SUM's checks (an output, a parallel dimension it lacks) are sema's,
+    // which sees specs read from JSON too.
+    if (sum != nullptr) {
+      p.sum = RoleText(sum, pn, kn);
+      if (!p.sum) ok = false;
     }
     if (init != nullptr) {
       if (!is_out) {

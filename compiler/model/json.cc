@@ -57,6 +57,7 @@ json ParamToJson(const Param& p) {
     j["rank"] = p.rank;
     if (p.shape) j["shape"] = TextToJson(*p.shape);
     if (p.init) j["init"] = TextToJson(*p.init);
+    if (p.sum) j["sum"] = TextToJson(*p.sum);
   }
   if (p.derived) j["derived"] = TextToJson(*p.derived);
   if (p.traced) j["traced"] = true;
@@ -271,6 +272,7 @@ class Reader {
     p.derived = OptText(j, path, "derived");
     p.traced = Flag(j, path, "traced");
     p.optional = Flag(j, path, "optional");
+    p.sum = OptText(j, path, "sum");
     return p;
   }
 

@@ -116,6 +116,7 @@ void ForEachPath(Module& m, const std::function<void(std::string&)>& f) {
       text(p.shape);
       text(p.init);
       text(p.derived);
+      text(p.sum);
     }
     for (BlockFeature& b : k.block_features) f(b.loc.file);
     if (k.guard) f(k.guard->loc.file);

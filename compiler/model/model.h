@@ -91,6 +91,10 @@ struct Param {
   // kIn only (KC_OPTIONAL): the argument may be None; the kernel then gets a
   // null pointer (a view: null data and shape zero).
   bool optional = false;
+  // kOut only (KC_SUM("n")): a sum over the KC_PARALLEL dimension `n`, which
+  // the output does not have; under sharding along n, each device's kernel
+  // writes the partial sum of its shard and the op's result is their sum.
+  std::optional<Text> sum;
   SourceLoc loc;  // the parameter's name
 };
 

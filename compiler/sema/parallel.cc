@@ -98,6 +98,49 @@ class ParallelDeps {
   std::map<std::pair<int, int>, std::string> dims_;
 };
 
+// KC_SUM: an output that sums over a parallel dimension it does not have.
+// Its partial sums add up to the whole one only when it is written by the
+// kernel alone (an Out: an in-place output's initial value would be added
+// once per device) and holds numbers.
+void AnalyzeSums(const Kernel& k, const Shapes& shapes, KernelPlan& plan,
+                 diag::DiagnosticEngine& diags) {
+  for (size_t i = 0; i < k.params.size(); ++i) {
+    const Param& p = k.params[i];
+    if (!p.sum) continue;
+    const Text& t = *p.sum;
+    if (p.role != Role::kOut) {
+      const char* what = p.role == Role::kIn      ? "an input"
+                         : p.role == Role::kInMut ? "an in-place output"
+                         : p.role == Role::kScalar ? "a scalar"
+                                                   : "a derived value";
+      diags.Report<Id::kSumNotOutput>(t.loc, p.name, k.name, p.name, what);
+      continue;
+    }
+    if (!model::IsFloat(p.dtype) && !model::IsInteger(p.dtype)) {
+      diags.Report<Id::kSumNotNumber>(t.loc, p.name, k.name, p.name,
+                                      model::DTypeName(p.dtype));
+      continue;
+    }
+    if (std::none_of(k.parallel.begin(), k.parallel.end(),
+                     [&t](const Text& q) { return q.text == t.text; })) {
+      diags.Report<Id::kSumNotParallel>(t.loc, t.text, p.name, k.name,
+                                        t.text);
+      continue;
+    }
+    const std::vector<std::string>& labels = plan.params[i].dim_symbols;
+    if (shapes.Resolved(i) &&
+        std::find(labels.begin(), labels.end(), t.text) != labels.end()) {
+      diags.Report<Id::kSumHasDimension>(t.loc, t.text, p.name, k.name,
+                                         p.name, t.text);
+      continue;
+    }
+    // A KC_PARALLEL name that failed its own checks was reported there.
+    if (std::find(plan.parallel.begin(), plan.parallel.end(), t.text) !=
+        plan.parallel.end())
+      plan.params[i].sum = t.text;
+  }
+}
+
 }  // namespace
 
 // Under sharding each device runs the kernel on its shard, and everything
@@ -164,7 +207,8 @@ void AnalyzeParallel(const Kernel& k, const Shapes& shapes, KernelPlan& plan,
       if (count > 1)
         diags.Report<Id::kParallelRepeatedDimension>(t.loc, k.name, t.text,
                                                      count, p.name);
-      if (model::IsResult(p.role) && count == 0 && !uses)
+      const bool summed = p.sum && p.sum->text == t.text;
+      if (model::IsResult(p.role) && count == 0 && !uses && !summed)
         diags.Report<Id::kParallelMissingFromOutput>(
             t.loc, k.name, t.text,
             p.role == Role::kOut ? "output" : "in-place output", p.name,
@@ -177,6 +221,7 @@ void AnalyzeParallel(const Kernel& k, const Shapes& shapes, KernelPlan& plan,
           t.loc, k.name, t.text, k.params[j].derived->text, t.text);
     if (diags.error_count() == errors) plan.parallel.push_back(t.text);
   }
+  AnalyzeSums(k, shapes, plan, diags);
 }
 
 }  // namespace kernelc::sema

@@ -68,6 +68,10 @@ struct ParamPlan {
   // (through same-shape references; "_" for any extent).
   std::vector<std::string> dim_texts;
   std::optional<InitValue> init;
+  // Outputs (KC_SUM): the KC_PARALLEL symbol this output is a sum over,
+  // checked to be in KernelPlan::parallel and not a dimension of it; "" for
+  // every other parameter.
+  std::string sum;
 };
 
 // What a parameter of a backward (KC_VJP) or tangent (KC_JVP) kernel is to

@@ -86,6 +86,13 @@
 // derived values and the grid from its own shard.
 #define KC_PARALLEL(...) KC_ANNOTATE_("kc.parallel", __VA_ARGS__)
 
+// Sharding, on an output: KC_SUM("m") says the output is a sum over the
+// KC_PARALLEL dimension m, which it does not have (a column sum of rows m).
+// Under sharding along m, each device's kernel writes the partial sum of its
+// shard, and the op's result is the sum of the partials over the mesh axes
+// that shard m (one all-reduce); unsharded, it is the kernel's output.
+#define KC_SUM(dim) KC_ANNOTATE_("kc.sum", dim)
+
 #if (defined(__KERNELC_FRONTEND__) && !defined(__CUDA__)) || \
     defined(__KERNELC_HOST__)
 #include "kernelc/host.h"

@@ -664,16 +664,48 @@ def _spec(axis_of, factors):
                            for f in factors))
 
 
-def _shardings(mesh, operands, results, arg_shapes, result_shape):
+def _summed(local, sums, axis_of):
+    """`local` with each result that is a sum over a parallel factor
+    (KC_SUM: `sums` holds that factor per result, or None) summed over the
+    mesh axes that factor is sharded along: each device's kernel wrote the
+    partial sum of its shard. `local` as it is where nothing is summed."""
+    import jax
+
+    axes = [axis_of.get(f) if f is not None else None for f in sums]
+    if all(a is None for a in axes):
+        return local
+
+    def summed(*args):
+        out = local(*args)
+        many = isinstance(out, (tuple, list))
+        out = [jax.lax.psum(o, a) if a is not None else o
+               for o, a in zip(out if many else (out,), axes)]
+        return tuple(out) if many else out[0]
+
+    return summed
+
+
+def _shardings(mesh, operands, results, arg_shapes, result_shape, sums=()):
     """The shardings a sharded op runs with: each parallel factor (p_*, b*)
     keeps the mesh axis its first sharded operand dimension has, and every
     other dimension is replicated. Returns (result shardings, operand
-    shardings)."""
+    shardings, the parallel factors' mesh axes). A result that sums over a
+    parallel factor (KC_SUM) lacks that factor: it is replicated. A summed
+    factor whose extent the mesh axes do not divide is not sharded: XLA
+    would pad the shards, and the padding would be summed."""
     from jax.sharding import NamedSharding
 
     axis_of = _parallel_axes(operands, [
         (s.sharding.spec, s.shape) if isinstance(s.sharding, NamedSharding)
         else ((), s.shape) for s in arg_shapes])
+    for f in set(sums) & set(axis_of):
+        axes = axis_of[f] if isinstance(axis_of[f], tuple) else (axis_of[f],)
+        count = 1
+        for a in axes:
+            count *= mesh.shape[a]
+        if any(extent % count for factors, s in zip(operands, arg_shapes)
+               for g, extent in zip(factors, s.shape) if g == f):
+            del axis_of[f]
 
     def named(factors):
         return NamedSharding(mesh, _spec(axis_of, factors))
@@ -683,10 +715,10 @@ def _shardings(mesh, operands, results, arg_shapes, result_shape):
         results_sharding = results_sharding[0]
     else:
         results_sharding = type(result_shape)(results_sharding)
-    return results_sharding, tuple(named(f) for f in operands)
+    return results_sharding, tuple(named(f) for f in operands), axis_of
 
 
-def _explicit(local, operands, results, dyn):
+def _explicit(local, operands, results, sums, dyn):
     """`local` applied to `dyn` under explicit sharding, or None where no
     operand's type is sharded along an Explicit mesh axis.
 
@@ -699,7 +731,8 @@ def _explicit(local, operands, results, dyn):
     axis divides the dimension; every other dimension is resharded to
     replicated (a collective the rule asks for, as under Auto axes), and
     shard_map runs the kernel on each device's shards. The results' types
-    say how they are sharded."""
+    say how they are sharded; a result that sums over a parallel factor
+    (KC_SUM) is the psum of the devices' partial sums, replicated."""
     import jax
     from jax.sharding import AxisType
 
@@ -733,9 +766,10 @@ def _explicit(local, operands, results, dyn):
     out_specs = tuple(_spec(axis_of, f) for f in results)
     args = [x if _same_spec(spec, want) else jax.sharding.reshard(x, want)
             for x, (spec, _), want in zip(dyn, specs, in_specs)]
+    summed = _summed(local, sums, axis_of)
 
     def run(*args):
-        out = local(*args)
+        out = summed(*args)
         return tuple(out) if isinstance(out, (tuple, list)) else (out,)
 
     # Manual along the axes the rule uses only: under jax.vmap of a batch
@@ -771,10 +805,10 @@ def _same_spec(a, b):
 def _typed_like(value, like):
     """`value` with the sharding of `like`'s type, where that names an
     Explicit mesh axis. A derivative kernel need not split as its forward
-    kernel does: a backward kernel whose gradient sums over a parallel
-    dimension (an RMS norm's d_gamma) has no KC_PARALLEL, and its results
-    come back replicated, whereas JAX types a derivative as its primal,
-    sharding included."""
+    kernel does: a backward kernel without KC_PARALLEL, or with a gradient
+    that sums over a parallel dimension (KC_SUM), gives results that come
+    back replicated, whereas JAX types a derivative as its primal, sharding
+    included."""
     import jax
     from jax.sharding import AxisType
 
@@ -788,7 +822,7 @@ def _typed_like(value, like):
     return jax.sharding.reshard(value, want)
 
 
-def sharded(op, static, operands, results, batched=()):
+def sharded(op, static, operands, results, batched=(), sums=()):
     """`op` (whose positional arguments at `static` are static attributes) as
     an op with a Shardy sharding rule: `operands` and `results` give each
     tensor's factor per dimension. Factors named "p_<symbol>" are the
@@ -805,6 +839,11 @@ def sharded(op, static, operands, results, batched=()):
     dimension). `batched` holds, per batch dimension added so far (outermost
     first), whether each operand has it. An optional input that is None is
     no operand of the rule: the op receives it as it is.
+
+    `sums` holds, per result, the parallel factor ("p_<symbol>") it is a sum
+    over (KC_SUM), or None: such a result lacks that factor, each device's
+    kernel writes the partial sum of its shard, and the op's result is their
+    psum over the mesh axes that shard the factor, replicated along them.
     """
     import jax
     from jax import custom_batching
@@ -831,7 +870,8 @@ def sharded(op, static, operands, results, batched=()):
             return sharded(
                 op, tuple(sorted(static + tuple(i for i in free if args[i] is None))),
                 tuple(operands[j] for j in kept), results,
-                tuple(tuple(flags[j] for j in kept) for flags in batched))(*args)
+                tuple(tuple(flags[j] for j in kept) for flags in batched),
+                sums)(*args)
         statics = tuple(args[i] for i in static)
         dynamic = [a for i, a in enumerate(args) if i not in static]
 
@@ -845,9 +885,14 @@ def sharded(op, static, operands, results, batched=()):
         for flags in reversed(batched):  # innermost batch dimension first
             local = jax.vmap(local, in_axes=tuple(0 if b else None for b in flags))
 
+        sums_of = tuple(sums) or (None,) * len(results)
+
         def partition(mesh, arg_shapes, result_shape):
-            return (mesh, local) + _shardings(mesh, rule_operands, rule_results,
-                                              arg_shapes, result_shape)
+            results_sharding, operands_sharding, axis_of = _shardings(
+                mesh, rule_operands, rule_results, arg_shapes, result_shape,
+                sums_of)
+            return (mesh, _summed(local, sums_of, axis_of), results_sharding,
+                    operands_sharding)
 
         part = custom_partitioning(local)
         part.def_partition(partition=partition, sharding_rule=rule)
@@ -856,7 +901,8 @@ def sharded(op, static, operands, results, batched=()):
             # Under jax.vmap, custom_vmap's rule below calls `sharded` again
             # with the whole batched operands, whose types hold the batch's
             # sharding too.
-            explicit = _explicit(local, rule_operands, rule_results, dyn)
+            explicit = _explicit(local, rule_operands, rule_results, sums_of,
+                                 dyn)
             return part(*dyn) if explicit is None else explicit
 
         vmappable = custom_batching.custom_vmap(primal)
@@ -864,7 +910,8 @@ def sharded(op, static, operands, results, batched=()):
         @vmappable.def_vmap
         def _batched(axis_size, in_batched, *dyn):
             flags = tuple(bool(b) for b in in_batched)
-            out = sharded(fn, (), operands, results, (flags,) + tuple(batched))(*dyn)
+            out = sharded(fn, (), operands, results, (flags,) + tuple(batched),
+                          sums)(*dyn)
             return out, jax.tree_util.tree_map(lambda _: True, out)
 
         return vmappable(*dynamic)

@@ -4,9 +4,10 @@ python rms_norm_sharding.py PACKAGE_DIR PACKAGE_NAME. Asserts; prints OK.
 x sharded along its rows (KC_PARALLEL("n1")), gamma replicated, on meshes
 of AxisType.Auto and of AxisType.Explicit: the forward op runs on each
 device's rows with no gather, its results stay sharded, and they equal the
-unsharded ones; the gradient (whose d_gamma sums over every row, so the
-backward kernel is not parallel) equals the unsharded one, and under
-Explicit axes each gradient has its primal's type, sharding included."""
+unsharded ones; the gradient runs on each device's rows too, its d_gamma
+(KC_SUM("n1")) the psum of the devices' partial sums: one all-reduce and no
+gather; it equals the unsharded one, and under Explicit axes each gradient
+has its primal's type, sharding included."""
 
 import contextlib
 import importlib
@@ -60,7 +61,11 @@ for kind in (AxisType.Auto, AxisType.Explicit):
             out.sharding, invvar.sharding)
         typed(out, "d", None)
         typed(invvar, "d")
+        text = grad.lower(xs, gs).compile().as_text()
+        assert "all-reduce" in text, text
+        assert "all-gather" not in text and "all-to-all" not in text, text
         dx, dgamma = grad(xs, gs)
+        assert dx.sharding.spec[0] == "d", dx.sharding
         typed(dx, "d", None)
         typed(dgamma, None)
     np.testing.assert_allclose(np.asarray(out), np.asarray(want_out), rtol=1e-6, atol=1e-6)
