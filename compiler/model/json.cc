@@ -57,9 +57,9 @@ json ParamToJson(const Param& p) {
     j["rank"] = p.rank;
     if (p.shape) j["shape"] = TextToJson(*p.shape);
     if (p.init) j["init"] = TextToJson(*p.init);
-    if (p.sum) j["sum"] = TextToJson(*p.sum);
   }
   if (p.derived) j["derived"] = TextToJson(*p.derived);
+  if (p.sum) j["sum"] = TextToJson(*p.sum);
   if (p.traced) j["traced"] = true;
   if (p.optional) j["optional"] = true;
   return j;

@@ -50,6 +50,7 @@ Module SampleModule() {
             false,
             false,
             {"saxpy.cu", 7, 40}};
+  out.sum = Text{"n", {"saxpy.cu", 7, 30}};
   k.params = {x, a, n, out};
   m.kernels.push_back(k);
   Kernel h;
@@ -74,6 +75,9 @@ TEST_CASE("model round-trips through canonical JSON") {
   CHECK(k.params[3].access == Access::kView);
   CHECK(k.params[3].init->text == "0");
   CHECK(k.params[3].init->loc.ToString() == "saxpy.cu:7:20");
+  CHECK(k.params[3].sum->text == "n");
+  CHECK(k.params[3].sum->loc.ToString() == "saxpy.cu:7:30");
+  CHECK(!k.params[0].sum);
   CHECK(k.block_features[0].what == "__syncthreads");
   REQUIRE(k.extern_shared.size() == 2);
   CHECK(k.extern_shared[1].namespaces == std::vector<std::string>{"ops", ""});

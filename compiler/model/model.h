@@ -91,11 +91,11 @@ struct Param {
   // kIn only (KC_OPTIONAL): the argument may be None; the kernel then gets a
   // null pointer (a view: null data and shape zero).
   bool optional = false;
+  SourceLoc loc;  // the parameter's name
   // kOut only (KC_SUM("n")): a sum over the KC_PARALLEL dimension `n`, which
   // the output does not have; under sharding along n, each device's kernel
   // writes the partial sum of its shard and the op's result is their sum.
-  std::optional<Text> sum;
-  SourceLoc loc;  // the parameter's name
+  std::optional<Text> sum;  // after loc: aggregate initializers end there
 };
 
 // The arrays a call passes to the kernel's handler: In and InMut tensors
