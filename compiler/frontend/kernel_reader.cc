@@ -953,6 +953,8 @@ class KernelReader {
                                      : a->getLocation();
       if (a->getAnnotation() == kDerived)
         Report<Id::kDerivedNotString>(at, pn, kn);
+      else if (a->getAnnotation() == kSum)
+        Report<Id::kSumNotString>(at, pn, kn);
       else
         Report<Id::kShapeNotString>(at, SpelledName(a->getAnnotation()), pn,
                                     kn);
