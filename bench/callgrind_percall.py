@@ -13,28 +13,30 @@ machine). For each size it reports:
     --reps runs) of 1000 calls in a jitted fori_loop, without valgrind,
     and its ratio, which includes XLA's dispatch.
 
-A benchmark, not a test: it never fails on a slow figure. Self-contained:
+A benchmark, not a test: it never fails on a slow figure:
 
     .venv/bin/python bench/callgrind_percall.py [--sizes 16,1024] [--reps N]
         [--kernelc PATH] [--no-callgrind] [--json]
 
 It builds into a temporary directory with bazel-bin/tools/kernelc (or
---kernelc) and clang++-19 (or $CXX); --json prints the figures as one JSON
+--kernelc), the floor as cpu_bench.compile_floor does; --json prints the figures as one JSON
 object for a suite runner.
 """
 
 import argparse
 import json
-import os
 import pathlib
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+
+import cpu_bench  # noqa: E402
+
 LOOP_CALLS = 1000
 ROUNDS = 2  # the jitted loop's runs under callgrind: a warm-up and one more
 
@@ -42,7 +44,6 @@ ROUNDS = 2  # the jitted loop's runs under callgrind: a warm-up and one more
 def build(work, kernelc):
     """Builds kernelc's package and the floor's library into `work`; returns
     (the kernelc handler's symbol, the floor library's path)."""
-    import jax
     r = subprocess.run([kernelc, "build", ROOT / "examples" / "saxpy.cu", "-o", work,
                         "--name", "percall_ops", "--no-cache"],
                        capture_output=True, text=True)
@@ -56,12 +57,7 @@ def build(work, kernelc):
         out = subprocess.run(["nm", "-D", "--defined-only", lib], capture_output=True,
                              text=True).stdout
         symbols = re.findall(r"\b(kc_percall_ops_saxpy_[0-9a-f]+_cpu)\b", out)
-    floor = pathlib.Path(work) / "libcpu_floor.so"
-    cxx = os.environ.get("CXX") or shutil.which("clang++-19") or "clang++"
-    subprocess.run([cxx, "-std=c++17", "-O3", "-march=x86-64-v3", "-fPIC", "-shared",
-                    "-isystem", jax.ffi.include_dir(),
-                    ROOT / "bench" / "floor" / "floor_cpu.cc", "-o", floor],
-                   check=True)
+    floor = cpu_bench.compile_floor(work)
     return symbols[0], floor
 
 

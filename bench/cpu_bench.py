@@ -26,6 +26,7 @@ import importlib
 import json
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -67,6 +68,26 @@ def build_package(sources, out, name, kernelc=KERNELC):
     if str(out) not in sys.path:
         sys.path.insert(0, str(out))
     return importlib.import_module(name)
+
+
+def compile_floor(work):
+    """Compiles the hand-written floor handlers (bench/floor/floor_cpu.cc)
+    against the running jaxlib's FFI headers into `work`; returns the
+    library's path. Where the CPU has AVX2, for x86-64-v3: the instruction
+    set kernelc's clone of a kernel picks there, so that both loops are
+    compiled alike."""
+    import jax
+
+    lib = pathlib.Path(work) / "libfloor_cpu.so"
+    cxx = os.environ.get("CXX") or next(
+        filter(shutil.which, ("clang++-19", "clang++", "c++")), "c++")
+    flags = ["-std=c++17", "-O3", "-fPIC", "-shared", "-w"]
+    if " avx2 " in pathlib.Path("/proc/cpuinfo").read_text().replace("\n", " "):
+        flags.append("-march=x86-64-v3")
+    subprocess.run([cxx, *flags, "-isystem", jax.ffi.include_dir(),
+                    str(ROOT / "bench" / "floor" / "floor_cpu.cc"), "-o", str(lib)],
+                   check=True)
+    return lib
 
 
 def row(name, kc, xla, unit=1e3, suffix="ms"):

@@ -119,15 +119,11 @@ def eager_runs(fn, *args, reps, calls):
 
 
 def build_floor(work):
-    """The floor's handlers, compiled against the running jaxlib's headers
-    and registered; returns the CDLL."""
+    """The floor's handlers (cpu_bench.compile_floor), registered; returns
+    the CDLL."""
     import jax
 
-    lib = pathlib.Path(work) / "libfloor_cpu.so"
-    cxx = os.environ.get("CXX", "c++")
-    subprocess.run([cxx, "-O3", "-std=c++17", "-shared", "-fPIC", "-w",
-                    f"-I{jax.ffi.include_dir()}",
-                    str(HERE / "floor" / "floor_cpu.cc"), "-o", str(lib)], check=True)
+    lib = cpu_bench.compile_floor(work)
     floor = ctypes.CDLL(str(lib))
     for name in ("FloorTinyCpu", "FloorSaxpyCpu"):
         jax.ffi.register_ffi_target(f"bench_floor.{name}",
