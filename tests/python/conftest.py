@@ -24,7 +24,6 @@ atexit.register(shutil.rmtree, _CACHE_DIR, ignore_errors=True)
 os.environ["KERNELC_CACHE_DIR"] = _CACHE_DIR
 
 
-
 def pytest_configure(config):
     # Generated packages must use no API that jax deprecates (jax 0.12
     # deprecated several that older packages used): such a warning fails the
@@ -62,6 +61,19 @@ def run_kernelc(*args, cwd=None, check=False):
     return subprocess.run([str(KERNELC), *map(str, args)], cwd=cwd,
                           capture_output=True, text=True, check=check,
                           env=env)
+
+
+def run_check(script, module, *args, timeout=600):
+    """Runs tests/python/<script> in a process of its own (where it sets the
+    number of host devices before jax starts) on the built package `module`,
+    with jax's deprecations as errors; the script prints OK last when every
+    check holds."""
+    pkg_dir = pathlib.Path(module.__file__).resolve().parent.parent
+    r = subprocess.run([sys.executable, "-W", "error::DeprecationWarning",
+                        str(pathlib.Path(__file__).resolve().parent / script),
+                        str(pkg_dir), module.__name__, *args],
+                       capture_output=True, text=True, timeout=timeout)
+    assert r.returncode == 0 and r.stdout.strip().endswith("OK"), r.stdout + r.stderr
 
 
 @pytest.fixture(scope="session")

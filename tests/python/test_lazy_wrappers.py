@@ -4,16 +4,11 @@ use, once, also when two threads use it first together. Each first use runs
 in a fresh process (lazy_check.py), since a package is imported once per
 process. Also: the eager fast path reports what the full path reports."""
 
-import pathlib
-import subprocess
-import sys
-
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
-HERE = pathlib.Path(__file__).resolve().parent
-EXAMPLES = HERE.parents[1] / "examples"
+from conftest import EXAMPLES, run_check
 
 
 @pytest.fixture(scope="module")
@@ -24,12 +19,7 @@ def saxpy(build_package):
 @pytest.mark.parametrize(
     "scenario", ["eager", "jit", "vmap", "grad", "sharded", "export", "threads"])
 def test_wrappers_are_built_at_first_use(saxpy, scenario):
-    pkg_dir = pathlib.Path(saxpy.__file__).resolve().parent.parent
-    r = subprocess.run([sys.executable, "-W", "error::DeprecationWarning",
-                        str(HERE / "lazy_check.py"), str(pkg_dir),
-                        saxpy.__name__, scenario],
-                       capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0 and r.stdout.strip().endswith("OK"), r.stdout + r.stderr
+    run_check("lazy_check.py", saxpy, scenario, timeout=300)
 
 
 @pytest.mark.parametrize("bad, message", [

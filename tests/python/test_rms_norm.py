@@ -6,20 +6,15 @@ of a pure jax.numpy RMS norm; sharded along rows on 4 CPU devices
 (rms_norm_sharding.py, its own process) equal to unsharded; and the cuda
 build, which ptxas accepts."""
 
-import pathlib
-import subprocess
-import sys
-
 import jax
 import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
 import pytest
 
-from conftest import EXAMPLES
+from conftest import EXAMPLES, run_check
 from test_real_cuda import check_cuda_build
 
-HERE = pathlib.Path(__file__).resolve().parent
 SOURCE = EXAMPLES / "rms_norm.cu"
 EPS = 1e-5
 DTYPES = {"f32": np.float32, "f64": np.float64, "f16": np.float16,
@@ -138,11 +133,7 @@ def test_variants_and_their_errors(rms):
 
 
 def test_sharded_along_rows_equals_unsharded(rms):
-    pkg_dir = pathlib.Path(rms.__file__).resolve().parent.parent
-    r = subprocess.run([sys.executable, "-W", "error::DeprecationWarning",
-                        str(HERE / "rms_norm_sharding.py"), str(pkg_dir), rms.__name__],
-                       capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0 and r.stdout.strip().endswith("OK"), r.stdout + r.stderr
+    run_check("rms_norm_sharding.py", rms)
 
 
 def test_cuda_build_for_sm80_and_sm90(tmp_path):

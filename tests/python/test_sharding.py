@@ -4,19 +4,15 @@ unsharded ones; also under vmap, inside shard_map and under grad. Runs in its
 own process with 4 CPU devices (sharding_check.py)."""
 
 import pathlib
-import subprocess
-import sys
+
+from conftest import run_check
 
 HERE = pathlib.Path(__file__).resolve().parent
 
 
 def test_sharding_without_gathers(build_package):
     module = build_package("sharding_kernels", sources=[HERE / "sharding_kernels.cu"])
-    pkg_dir = pathlib.Path(module.__file__).resolve().parent.parent
-    r = subprocess.run([sys.executable, "-W", "error::DeprecationWarning",
-                        str(HERE / "sharding_check.py"), str(pkg_dir),
-                        module.__name__], capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0 and r.stdout.strip().endswith("OK"), r.stdout + r.stderr
+    run_check("sharding_check.py", module)
 
 
 PARALLEL_ERRORS = r"""#include <kernelc.h>
