@@ -2,6 +2,7 @@
 tools/setup.sh) and a helper that builds a package and imports it."""
 
 import atexit
+import json
 import importlib
 import os
 import pathlib
@@ -74,6 +75,25 @@ def run_check(script, module, *args, timeout=600):
                         str(pkg_dir), module.__name__, *args],
                        capture_output=True, text=True, timeout=timeout)
     assert r.returncode == 0 and r.stdout.strip().endswith("OK"), r.stdout + r.stderr
+
+
+def direct_call(module, kernel, body):
+    """Runs `body` in a subprocess with `target` bound to the FFI target of
+    `kernel` and the package imported; returns the CompletedProcess."""
+    pkg = pathlib.Path(module.__file__).resolve().parent
+    manifest = json.loads((pkg / "kernelc.json").read_text())
+    target = next(k["ffi_target"] for k in manifest["kernels"] if k["name"] == kernel)
+    code = "\n".join([
+        "import sys",
+        f"sys.path.insert(0, {str(pkg.parent)!r})",
+        "import jax, numpy as np",
+        "jax.config.update('jax_enable_x64', True)",
+        f"import {module.__name__}",
+        f"target = {target!r}",
+        body,
+    ])
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
 
 
 @pytest.fixture(scope="session")

@@ -4,8 +4,8 @@ each against NumPy eagerly, under jax.jit and under jax.vmap, in float32
 and float64 (and 16-bit floats where the kernel computes in float); then
 what a kernel's misuse of the block gives, and calls from several Python
 threads at once. Public kernels as their projects write them (NVIDIA's CUDA
-samples, llm.c) are tests/corpus (test_corpus.py, which uses the helpers
-here); JAX's GPU tutorial's RMS norm is examples/rms_norm.cu
+samples, llm.c) are tests/corpus (test_corpus.py; both use the checks of
+numeric_checks.py); JAX's GPU tutorial's RMS norm is examples/rms_norm.cu
 (test_rms_norm.py)."""
 
 import concurrent.futures
@@ -13,23 +13,15 @@ import importlib
 import shutil
 
 import jax
-import ml_dtypes
 import numpy as np
 import pytest
 
 from conftest import ROOT, run_kernelc
+from numeric_checks import (DTYPES, SUM_TOLERANCE, block_sums, close, layernorm, random,
+                            rng, softmax, three_ways)
 
 HERE = ROOT / "tests" / "python"
 SOURCES = [HERE / "block_kernels.cu"]
-
-DTYPES = {"f32": np.float32, "f64": np.float64, "f16": np.float16,
-          "bf16": ml_dtypes.bfloat16, "i32": np.int32}
-# Relative and absolute tolerances against NumPy in float64; sums of
-# thousands of float32 values, in another order than NumPy's, get
-# SUM_TOLERANCE.
-TOLERANCE = {"f32": (2e-5, 2e-5), "f64": (1e-12, 1e-12), "f16": (5e-3, 1e-3),
-             "bf16": (3e-2, 5e-3), "i32": (0, 0)}
-SUM_TOLERANCE = {"f32": (1e-4, 1e-3), "f64": (1e-12, 1e-11)}
 
 
 @pytest.fixture(scope="module")
@@ -37,56 +29,7 @@ def ops(build_package):
     return build_package("block_ops", sources=SOURCES)
 
 
-def rng(seed=0):
-    return np.random.default_rng(seed)
-
-
-def close(got, want, kind, tol=None):
-    got = np.asarray(got)
-    assert got.shape == np.shape(want), (got.shape, np.shape(want))
-    rtol, atol = tol or TOLERANCE[kind]
-    np.testing.assert_allclose(got.astype(np.float64),
-                               np.asarray(want, np.float64), rtol=rtol, atol=atol)
-
-
-def three_ways(op, reference, inputs, kind, static=(), tol=None):
-    """Checks op(*inputs[0], *static) eagerly and under jax.jit, and op over
-    all of `inputs` stacked under jax.vmap, against reference(*inputs[i])
-    (one result or a tuple), within `tol` (rtol, atol; else the kind's)."""
-    def check(got, want):
-        if isinstance(want, tuple):
-            assert len(got) == len(want)
-            for g, w in zip(got, want):
-                close(g, w, kind, tol)
-        else:
-            close(got, want, kind, tol)
-
-    first = inputs[0]
-    check(op(*first, *static), reference(*first))
-    check(jax.jit(lambda *a: op(*a, *static))(*first), reference(*first))
-    batch = [np.stack(parts) for parts in zip(*inputs)]
-    got = jax.vmap(lambda *a: op(*a, *static))(*batch)
-    wants = [reference(*one) for one in inputs]
-    for i, want in enumerate(wants):
-        if isinstance(want, tuple):
-            check(tuple(g[i] for g in got), want)
-        else:
-            check(got[i], want)
-
-
-def random(shape, kind, seed, lo=-1.0, hi=1.0):
-    return rng(seed).uniform(lo, hi, shape).astype(DTYPES[kind])
-
-
 # --- block reductions --------------------------------------------------------------
-
-def block_sums(x, blocks, chunk):
-    """Each block's sum of its grid-stride slice: chunks of `chunk`
-    elements, dealt round-robin to the blocks."""
-    x = np.asarray(x, np.float64)
-    owner = (np.arange(x.size) // chunk) % blocks
-    return np.bincount(owner, weights=x, minlength=blocks)
-
 
 @pytest.mark.parametrize("kind", ["f32", "f64"])
 @pytest.mark.parametrize("name, chunk", [("reduce_tree", 256), ("reduce_shuffle", 192),
@@ -135,23 +78,10 @@ def test_shared_memory_transpose(ops, kind):
 
 # --- rows: softmax and layernorm -----------------------------------------------------
 
-def softmax(x):
-    x = np.asarray(x, np.float64)
-    e = np.exp(x - x.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)
-
-
 @pytest.mark.parametrize("kind", ["f32", "f64", "f16", "bf16"])
 def test_softmax_rows(ops, kind):
     inputs = [(random((29, 300), kind, s, -4, 4),) for s in range(3)]
     three_ways(getattr(ops, f"softmax_{kind}"), softmax, inputs, kind)
-
-
-def layernorm(x, weight, bias, eps):
-    x = np.asarray(x, np.float64)
-    mean = x.mean(axis=-1)
-    rstd = 1 / np.sqrt(x.var(axis=-1) + eps)
-    return (x - mean[:, None]) * rstd[:, None] * weight + bias, mean, rstd
 
 
 @pytest.mark.parametrize("kind", ["f32", "f64"])

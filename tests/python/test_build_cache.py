@@ -12,7 +12,6 @@ import subprocess
 import sys
 import textwrap
 
-import numpy as np
 import pytest
 
 from conftest import KERNELC

@@ -3,7 +3,6 @@ and all-or-nothing output, and the code the CPU backend generates."""
 
 import concurrent.futures
 import hashlib
-import importlib
 import os
 import pathlib
 import re
@@ -11,7 +10,6 @@ import shutil
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 
 from conftest import EXAMPLES, run_kernelc

@@ -11,10 +11,9 @@ import numpy as np
 import pytest
 
 from conftest import ROOT
-from test_block_kernels import (SUM_TOLERANCE, block_sums, close, layernorm, random,
-                                rng, softmax, three_ways)
-from test_cuda_build import toolkit_include
-from test_real_cuda import check_cuda_build
+from numeric_checks import (SUM_TOLERANCE, block_sums, close, layernorm, random, rng,
+                            softmax, three_ways)
+from cuda_tools import check_cuda_build, toolkit_include
 
 CORPUS = ROOT / "tests" / "corpus"
 SOURCES = sorted(CORPUS.glob("*.cu"))

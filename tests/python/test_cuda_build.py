@@ -9,7 +9,6 @@ import hashlib
 import json
 import pathlib
 import re
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -18,38 +17,16 @@ import numpy as np
 import pytest
 
 from conftest import EXAMPLES, KERNELC, ROOT, run_kernelc
+from cuda_tools import CUDA_HOME, ptxas, toolkit_include
 
 GPU_KERNELS = ROOT / "tests" / "gpu" / "kernels"
 CUDA_SOURCES = (sorted(EXAMPLES.glob("*.cu")) + sorted(GPU_KERNELS.glob("*.cu"))
                 + sorted((ROOT / "bench" / "kernels").glob("*.cu")))
-CUDA_HOME = pathlib.Path("/usr/local/cuda")
 TOOLKIT_HEADERS = ROOT / "tests" / "cuda_sources" / "toolkit_headers.cu"
 WARP_STATS = ROOT / "tests" / "cuda_sources" / "warp_stats.cu"
 # Sources that only a CUDA compiler reads (toolkit headers, intrinsics that
 # kernelc's CPU stand-ins lack): they build for the cuda target alone.
 CUDA_ONLY_SOURCES = [TOOLKIT_HEADERS, WARP_STATS]
-
-
-def toolkit_include():
-    """The CUDA toolkit's include directory (cuda_fp16.h, cccl/), as kernelc
-    finds it; skips the test where there is none."""
-    candidates = [CUDA_HOME / "include"] + sorted((ROOT / ".venv").glob(
-        "lib/python*/site-packages/nvidia/cu13/include"))
-    for c in candidates:
-        if (c / "cuda_fp16.h").exists() and (c / "cccl").is_dir():
-            return c
-    pytest.skip("no CUDA toolkit headers (with CCCL) on this machine")
-
-
-def ptxas():
-    """ptxas of the CUDA toolkit, or of NVIDIA's nvcc wheel in .venv."""
-    candidates = [shutil.which("ptxas"), CUDA_HOME / "bin" / "ptxas"]
-    candidates += sorted((ROOT / ".venv").glob(
-        "lib/python*/site-packages/nvidia/cu13/bin/ptxas"))
-    for c in candidates:
-        if c and pathlib.Path(c).exists():
-            return pathlib.Path(c)
-    return None
 
 
 @pytest.mark.parametrize("source", CUDA_SOURCES + CUDA_ONLY_SOURCES,

@@ -9,6 +9,8 @@ import jax
 import numpy as np
 import pytest
 
+from conftest import direct_call
+
 SOURCE = r"""
 #include <kernelc.h>
 
@@ -91,7 +93,6 @@ def test_a_shift_count_out_of_range_fails_at_trace_time(ops):
 def test_the_handler_checks_shifts_itself(ops, s, fails):
     """The FFI target called directly, past the trace-time checks: the
     handler's evaluator refuses the same shifts."""
-    from test_semantics import _direct_call
 
     body = f"""
 try:
@@ -101,7 +102,7 @@ try:
 except Exception as e:
     print("ERR", str(e).splitlines()[0])
 """
-    r = _direct_call(ops, "shifted", body)
+    r = direct_call(ops, "shifted", body)
     assert r.returncode == 0, r.stderr
     line = r.stdout.splitlines()[-1]
     if not fails:

@@ -4,7 +4,6 @@ template kernels, traced scalars, optional inputs, shapes that start with
 macros on NVRTC. Each source runs on the CPU against NumPy, and builds for
 the cuda target with NVRTC, its PTX accepted by ptxas."""
 
-import subprocess
 
 import jax
 import jax.numpy as jnp
@@ -12,31 +11,10 @@ import numpy as np
 import pytest
 
 from conftest import ROOT, run_kernelc
-from test_cuda_build import ptxas, toolkit_include
+from cuda_tools import check_cuda_build, toolkit_include
 
 SOURCES = ROOT / "tests" / "cuda_sources"
 SAMPLE = SOURCES / "sample_vector_add.cu"
-
-
-def check_cuda_build(source, tmp_path, targets="cpu,cuda"):
-    """Builds `source` for `targets`, which include cuda (sm_80, sm_90; cpu
-    too by default, which host kernels need), and has ptxas accept every
-    PTX file; returns the build directory."""
-    toolkit_include()
-    r = run_kernelc("emit", source, "-o", tmp_path, "--target", targets,
-                    "--cuda-arch", "sm_80,sm_90")
-    assert r.returncode == 0, r.stderr
-    ptxs = sorted((tmp_path / "build" / "cuda").glob("*.ptx"))
-    assert ptxs
-    tool = ptxas()
-    if tool is None:
-        pytest.skip("no ptxas (CUDA toolkit) on this machine")
-    for ptx in ptxs:
-        p = subprocess.run([str(tool), "-arch=sm_90", str(ptx), "-o",
-                            str(tmp_path / "out.cubin")],
-                           capture_output=True, text=True)
-        assert p.returncode == 0, p.stderr
-    return tmp_path / "build"
 
 
 # --- Whole .cu files -------------------------------------------------------

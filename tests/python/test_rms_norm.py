@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from conftest import EXAMPLES, run_check
-from test_real_cuda import check_cuda_build
+from cuda_tools import check_cuda_build
 
 SOURCE = EXAMPLES / "rms_norm.cu"
 EPS = 1e-5

@@ -3,15 +3,12 @@ expressions, "_" dims, same-shape outputs, KC_INIT, narrow derived values,
 3-D grids, __device__ helpers, .cc host kernels, several calls in one jit,
 and the handler's own checks when its FFI target is called directly."""
 
-import json
-import pathlib
-import subprocess
-import sys
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+
+from conftest import direct_call
 
 SOURCE = r"""
 #include <kernelc.h>
@@ -484,25 +481,6 @@ def test_jit_calls_op_twice(sem):
 
 # --- the handler's own checks --------------------------------------------------------------
 
-def _direct_call(module, kernel, body):
-    """Runs `body` in a subprocess with `target` bound to the FFI target of
-    `kernel` and the package imported; returns the CompletedProcess."""
-    pkg = pathlib.Path(module.__file__).resolve().parent
-    manifest = json.loads((pkg / "kernelc.json").read_text())
-    target = next(k["ffi_target"] for k in manifest["kernels"] if k["name"] == kernel)
-    code = "\n".join([
-        "import sys",
-        f"sys.path.insert(0, {str(pkg.parent)!r})",
-        "import jax, numpy as np",
-        "jax.config.update('jax_enable_x64', True)",
-        f"import {module.__name__}",
-        f"target = {target!r}",
-        body,
-    ])
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=120)
-
-
 @pytest.mark.parametrize("jit", [False, True])
 def test_ffi_target_rejects_wrong_output_shape(sem, jit):
     body = f"""
@@ -512,7 +490,7 @@ if {jit}:
     call = jax.jit(call)
 np.asarray(call(x))
 """
-    r = _direct_call(sem, "negate3", body)
+    r = direct_call(sem, "negate3", body)
     # A Python exception (exit 1 with a traceback), not a crash.
     assert r.returncode == 1, (r.returncode, r.stderr)
     assert "Traceback (most recent call last)" in r.stderr
@@ -546,7 +524,7 @@ else:
 x = np.ones((2, 5), np.float32)
 print("AFTER", np.asarray(sem_main.colsum(x, np.ones(5, np.float32))).tolist())
 """
-    r = _direct_call(sem, "colsum", body)
+    r = direct_call(sem, "colsum", body)
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     err = next(line for line in lines if line.startswith(("ERR", "NO ERROR")))
