@@ -44,7 +44,7 @@ int HexDigit(char c) {
 // unary operation binds at 7, an operand at 8).
 struct Spelling {
   Op op;
-  char token;            // Node::op of the operator, or 0 for a function
+  char token;            // the operator's token (Token::punct), or 0
   const char* symbol;    // the operator as written, or nullptr
   const char* function;  // the function, or nullptr for an operator
   const char* cpp;
@@ -181,10 +181,11 @@ const Spelling& SpellingOf(Op op) {
   return kSpellings[0];
 }
 
-bool IsFunction(std::string_view name) {
+// The function of the language named `name`, if any.
+const Spelling* FunctionNamed(std::string_view name) {
   for (const Spelling& s : kSpellings)
-    if (s.function && name == s.function) return true;
-  return false;
+    if (s.function && name == s.function) return &s;
+  return nullptr;
 }
 
 struct Token {
@@ -417,17 +418,19 @@ class Parser {
       Advance();
       Item right;
       if (!ParseBinary(level + 1, &right)) return false;
-      if (!MakeBinary(op, std::move(*out), std::move(right), out)) return false;
+      if (!MakeBinary(op, s->op, std::move(*out), std::move(right), out))
+        return false;
     }
     return !error_;
   }
 
-  bool MakeBinary(const Token& op, Item left, Item right, Item* out) {
+  bool MakeBinary(const Token& op, Op operation, Item left, Item right,
+                  Item* out) {
     const int depth = 1 + std::max(left.depth, right.depth);
     if (depth > kMaxDepth) return TooDeep(op.begin);
     auto n = std::make_shared<Node>();
     n->kind = Node::Kind::kBinary;
-    n->op = op.punct;
+    n->op = operation;
     n->begin = left.begin;
     n->end = right.end;
     n->args = {std::move(left.node), std::move(right.node)};
@@ -508,7 +511,7 @@ class Parser {
       return true;
     }
     if (t.kind == Token::Kind::kName) {
-      if (IsFunction(TextOf(t))) return ParseCall(out);
+      if (FunctionNamed(TextOf(t))) return ParseCall(out);
       return ParseNameOrMember(out);
     }
     if (t.kind == Token::Kind::kPunct && t.punct == '(') {
@@ -606,7 +609,7 @@ class Parser {
     if (depth > kMaxDepth) return TooDeep(name.begin);
     auto n = std::make_shared<Node>();
     n->kind = Node::Kind::kCall;
-    n->name = fn;
+    n->op = FunctionNamed(fn)->op;
     n->begin = name.begin;
     n->end = Peek().end;
     n->args = {std::move(a.node), std::move(b.node)};
@@ -826,15 +829,6 @@ void ForEachLeaf(const Node& e, F f) {
 }
 
 }  // namespace
-
-Op OpOf(const Node& n) {
-  for (const Spelling& s : kSpellings) {
-    if (n.kind == Node::Kind::kBinary && s.token == n.op) return s.op;
-    if (n.kind == Node::Kind::kCall && s.function && n.name == s.function)
-      return s.op;
-  }
-  return Op::kAdd;  // not an operation: callers fold only parsed trees
-}
 
 UnaryOp UnaryOf(const Node& n) {
   switch (n.kind) {

@@ -31,6 +31,13 @@ namespace kernelc::expr {
 struct Node;
 using NodePtr = std::shared_ptr<const Node>;
 
+// The operation of a kBinary or kCall node, and of a kNeg, kNot or kCast
+// node (kernelc/arith.h names them). The compiler reads this header of the
+// runtime as it reads the launch ABI: the arithmetic is the runtime's, so
+// that build-time folding computes what the handlers compute.
+using Op = kc::arith::Op;
+using UnaryOp = kc::arith::UnaryOp;
+
 struct Node {
   enum class Kind {
     kInt,
@@ -46,12 +53,11 @@ struct Node {
   };
   Kind kind = Kind::kInt;
   int64_t value = 0;  // kInt; kShape: the dimension index
-  // kName, kSize, kRank, kShape; kCall: the function; kCast: the type as
-  // written, its words separated by one space ("unsigned int")
+  // kName, kSize, kRank, kShape; kCast: the type as written, its words
+  // separated by one space ("unsigned int")
   std::string name;
-  // kBinary: + - * / % & | ^, and '<' for <<, '>' for >>
-  char op = 0;
-  kc::arith::UnaryOp cast = kc::arith::UnaryOp::kToInt64;  // kCast
+  Op op = Op::kAdd;                  // kBinary, kCall
+  UnaryOp cast = UnaryOp::kToInt64;  // kCast
   std::vector<NodePtr> args;  // kNeg, kNot, kCast: 1; kBinary, kCall: 2
   int begin = 0, end = 0;     // byte range [begin, end) in the text
 };
@@ -105,15 +111,7 @@ std::optional<ParseError> Check(const NodePtr& e, const Scope& scope);
 // Names (plain and tensor names) in first-use order, without repeats.
 std::vector<std::string> NamesUsed(const NodePtr& e);
 
-// The operation of a kBinary or kCall node (kernelc/arith.h names them).
-// The compiler reads this header of the runtime as it reads the launch ABI:
-// the arithmetic is the runtime's, so that build-time folding computes what
-// the handlers compute.
-using Op = kc::arith::Op;
-Op OpOf(const Node& n);
-
 // The operation of a kNeg, kNot or kCast node.
-using UnaryOp = kc::arith::UnaryOp;
 UnaryOp UnaryOf(const Node& n);
 
 // A fold over an expression tree, bottom-up: the value of each node comes
@@ -281,7 +279,7 @@ auto FoldNode(const Node& n, Algebra& algebra)
   T b = FoldNode(*n.args[1], algebra);
   if (Done(algebra, b)) return b;
   return At(algebra, n,
-            algebra.Binary(OpOf(n), std::move(a), std::move(b)));
+            algebra.Binary(n.op, std::move(a), std::move(b)));
 }
 
 }  // namespace fold_detail

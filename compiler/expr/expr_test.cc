@@ -143,55 +143,55 @@ TEST_CASE("ToString is canonical and parses back to the same text") {
 TEST_CASE("Precedence and left associativity") {
   NodePtr e = P("a - b - c");  // (a - b) - c
   REQUIRE(e->kind == Node::Kind::kBinary);
-  CHECK(e->op == '-');
+  CHECK(e->op == Op::kSub);
   REQUIRE(e->args[0]->kind == Node::Kind::kBinary);
-  CHECK(e->args[0]->op == '-');
+  CHECK(e->args[0]->op == Op::kSub);
   CHECK(e->args[0]->args[0]->name == "a");
   CHECK(e->args[0]->args[1]->name == "b");
   CHECK(e->args[1]->name == "c");
 
   e = P("a / b * c");  // (a / b) * c
-  CHECK(e->op == '*');
-  CHECK(e->args[0]->op == '/');
+  CHECK(e->op == Op::kMul);
+  CHECK(e->args[0]->op == Op::kFloorDiv);
   CHECK(e->args[1]->name == "c");
 
   e = P("a + b * c");  // a + (b * c)
-  CHECK(e->op == '+');
+  CHECK(e->op == Op::kAdd);
   CHECK(e->args[0]->name == "a");
-  CHECK(e->args[1]->op == '*');
+  CHECK(e->args[1]->op == Op::kMul);
 
   e = P("-a % b");  // (-a) % b: unary minus binds tighter
-  CHECK(e->op == '%');
+  CHECK(e->op == Op::kFloorMod);
   CHECK(e->args[0]->kind == Node::Kind::kNeg);
 
   // C's levels: * / %, then + -, then << >>, then &, then ^, then |.
   e = P("a | b ^ c & d << e + f * g");
   CHECK(ToString(e) == "a | b ^ c & d << e + f * g");
-  CHECK(e->op == '|');
-  CHECK(e->args[1]->op == '^');
-  CHECK(e->args[1]->args[1]->op == '&');
-  CHECK(e->args[1]->args[1]->args[1]->op == '<');
-  CHECK(e->args[1]->args[1]->args[1]->args[1]->op == '+');
+  CHECK(e->op == Op::kOr);
+  CHECK(e->args[1]->op == Op::kXor);
+  CHECK(e->args[1]->args[1]->op == Op::kAnd);
+  CHECK(e->args[1]->args[1]->args[1]->op == Op::kShl);
+  CHECK(e->args[1]->args[1]->args[1]->args[1]->op == Op::kAdd);
   e = P("a * b + c << d & e ^ f | g");  // ((((a * b + c) << d) & e) ^ f) | g
-  CHECK(e->op == '|');
-  CHECK(e->args[0]->op == '^');
-  CHECK(e->args[0]->args[0]->op == '&');
-  CHECK(e->args[0]->args[0]->args[0]->op == '<');
-  CHECK(e->args[0]->args[0]->args[0]->args[0]->op == '+');
+  CHECK(e->op == Op::kOr);
+  CHECK(e->args[0]->op == Op::kXor);
+  CHECK(e->args[0]->args[0]->op == Op::kAnd);
+  CHECK(e->args[0]->args[0]->args[0]->op == Op::kShl);
+  CHECK(e->args[0]->args[0]->args[0]->args[0]->op == Op::kAdd);
   e = P("a >> b << c");  // (a >> b) << c
-  CHECK(e->op == '<');
-  CHECK(e->args[0]->op == '>');
+  CHECK(e->op == Op::kShl);
+  CHECK(e->args[0]->op == Op::kShr);
 
   // A cast binds as a unary operation: (int)a * b is ((int)a) * b.
   e = P("(int)a * b");
-  CHECK(e->op == '*');
+  CHECK(e->op == Op::kMul);
   REQUIRE(e->args[0]->kind == Node::Kind::kCast);
   CHECK(e->args[0]->name == "int");
   CHECK(e->args[0]->cast == UnaryOp::kToInt32);
   CHECK(e->args[0]->begin == 0);
   CHECK(e->args[0]->end == 6);
   e = P("~a + 1");
-  CHECK(e->op == '+');
+  CHECK(e->op == Op::kAdd);
   CHECK(e->args[0]->kind == Node::Kind::kNot);
 }
 
@@ -258,7 +258,7 @@ TEST_CASE("Nodes carry their byte ranges") {
   CHECK(e->begin == 0);
   CHECK(e->end == 10);
   CHECK(e->args[0]->kind == Node::Kind::kCall);
-  CHECK(e->args[0]->name == "min");
+  CHECK(e->args[0]->op == Op::kMin);
   CHECK(e->args[0]->begin == 1);
 
   e = P("t.size");
@@ -479,8 +479,10 @@ NodePtr RandomTree(std::mt19937_64& rng, int depth) {
     case 8:
     case 9: {
       n->kind = Node::Kind::kBinary;
-      // '<' is <<, '>' is >>.
-      n->op = "+-*/%<>&|^"[rng() % 10];
+      const Op ops[] = {Op::kAdd, Op::kSub, Op::kMul, Op::kFloorDiv,
+                        Op::kFloorMod, Op::kShl, Op::kShr, Op::kAnd,
+                        Op::kXor, Op::kOr};
+      n->op = ops[rng() % 10];
       // One operand at full depth, so that deep trees are common.
       NodePtr deep = RandomTree(rng, depth - 1);
       NodePtr other = RandomTree(rng, 1 + static_cast<int>(rng() % 3) %
@@ -491,8 +493,8 @@ NodePtr RandomTree(std::mt19937_64& rng, int depth) {
     }
     default: {
       n->kind = Node::Kind::kCall;
-      const char* fns[] = {"min", "max", "ceil_div"};
-      n->name = fns[rng() % 3];
+      const Op fns[] = {Op::kMin, Op::kMax, Op::kCeilDiv};
+      n->op = fns[rng() % 3];
       n->args = {RandomTree(rng, depth - 1),
                  RandomTree(rng, 1 + static_cast<int>(rng() % 3) % depth)};
       break;

@@ -519,7 +519,7 @@ class KernelAnalyzer {
         block->value = plan_.block[g];
         auto threads = std::make_shared<expr::Node>();
         threads->kind = expr::Node::Kind::kBinary;
-        threads->op = '*';
+        threads->op = expr::Op::kMul;
         threads->begin = e->begin;
         threads->end = e->end;
         threads->args = {e, block};
