@@ -6,6 +6,7 @@ Numba."""
 
 import ast
 import copy
+import ctypes
 import dataclasses
 import re
 import threading
@@ -31,6 +32,24 @@ _INDEX_TYPE = types.int64
 # limit, kc::host::kMaxStaticSharedBytes (kernelc/block.h).
 MAX_SHARED_BYTES = 48 * 1024
 
+
+
+# Numba links every function it compiles into its JIT, which must resolve
+# the barrier functions the generated C++ defines: these stand in for them,
+# with their meaning in a block of one thread. Never called: kernelc takes
+# the function's assembly, not the JIT's code.
+_BARRIER_STAND_IN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int32,
+                                     ctypes.c_int32)(
+    lambda kind, predicate: predicate if kind else 0)
+_SYNCWARP_STAND_IN = ctypes.CFUNCTYPE(None, ctypes.c_uint32)(
+    lambda mask: None)
+
+
+def _external(name, signature, stand_in):
+    """The C function `name` for Numba to call, known to its JIT as
+    `stand_in`."""
+    llvm.add_symbol(name, ctypes.cast(stand_in, ctypes.c_void_p).value)
+    return types.ExternalFunction(name, signature)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -288,10 +307,12 @@ class _Rewriter(ast.NodeTransformer):
         self.globals = {
             "__kc_carray": numba.carray,
             "__kc_atomic_add": _atomic_add,
-            "__kc_barrier": types.ExternalFunction(
-                f"{symbol}_barrier", types.int32(types.int32, types.int32)),
-            "__kc_syncwarp": types.ExternalFunction(
-                f"{symbol}_syncwarp", types.void(types.uint32)),
+            "__kc_barrier": _external(
+                f"{symbol}_barrier", types.int32(types.int32, types.int32),
+                _BARRIER_STAND_IN),
+            "__kc_syncwarp": _external(
+                f"{symbol}_syncwarp", types.void(types.uint32),
+                _SYNCWARP_STAND_IN),
         }
 
     def _chain(self, node):
@@ -361,8 +382,9 @@ class _Rewriter(ast.NodeTransformer):
                         not isinstance(e, bool) and e > 0 for e in shape)):
             raise self._error(
                 node, f"cuda.{what}: the shape is a positive int or a tuple "
-                f"of them, not {shape!r} (dynamic shared memory is not "
-                "supported)")
+                f"of them, not {shape!r}" + (
+                    " (dynamic shared memory is not supported)"
+                    if what == "shared.array" else ""))
         dtype = self._constant(node, what, given["dtype"])
         if isinstance(dtype, types.Type):
             try:
