@@ -6,7 +6,10 @@ becomes an ordinary kernelc build: Numba compiles the kernel's body ahead
 of time as a per-thread function (thread and block indices are its last
 arguments), LLVM emits it as x86-64 assembly, and a generated C++ kernel
 with the same annotations calls it once per thread under kernelc's CPU grid
-executor. So the package that comes out is the one the C++ path gives
+executor (a row of threads per call where the threads are independent).
+A kernel with shared arrays or barriers gets them from the C++ kernel: its
+`__shared__` arrays, passed as pointers, and functions that call CUDA's
+barriers, which select kernelc's block executor. So the package that comes out is the one the C++ path gives
 (shape checks at trace time, vmap, grad through a declared backward
 kernel, sharding), and importing it needs neither Numba nor a compiler.
 
@@ -204,8 +207,10 @@ def numba(fn=None, *, grid, block=None, vjp=None, parallel=None,
     `target` and the other keyword arguments are build options, as
     `kernelc.load` takes them. Supported inside the kernel: `cuda.grid`,
     `cuda.gridsize`, `cuda.threadIdx`, `cuda.blockIdx`, `cuda.blockDim`,
-    `cuda.gridDim` and `cuda.atomic.add`; shared arrays and barriers are
-    not (an error names the line). Errors in the annotations raise
+    `cuda.gridDim`, `cuda.atomic.add`, `cuda.shared.array` and
+    `cuda.local.array` (constant shapes), `cuda.syncthreads` (and its
+    `_count`, `_and` and `_or` forms) and `cuda.syncwarp`; any other
+    `cuda.` name is an error that names the line. Errors in the annotations raise
     BuildError naming the .py file and line."""
     _check_target(target)
     options = {"grid": grid, "block": block, "vjp": vjp,

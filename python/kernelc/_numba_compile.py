@@ -143,8 +143,8 @@ def compile_kernel(spec, symbol):
 
 
 def _cache_key(spec, symbol):
-    names = sorted({n.id for n in ast.walk(spec.tree)
-                    if isinstance(n, ast.Name)})
+    names = sorted({n.id for statement in spec.tree.body
+                    for n in ast.walk(statement) if isinstance(n, ast.Name)})
     values = []
     for name in names:
         if name in spec.fn.__globals__:
@@ -153,7 +153,10 @@ def _cache_key(spec, symbol):
             values.append((name, type(value), value))
     params = tuple((p.name, p.annotation.role, str(p.dtype), p.rank)
                    for p in spec.params)
-    key = (spec.path, spec.first_line, ast.dump(spec.tree), params,
+    # The body, with its places (the shared arrays' lines reach the C++),
+    # not the decorator: the build options do not change the function.
+    body = tuple(ast.dump(n, include_attributes=True) for n in spec.tree.body)
+    key = (spec.path, body, params,
            tuple(values), symbol, numba.__version__, llvm.llvm_version_info,
            _TRIPLE, _CPU)
     try:
@@ -302,6 +305,7 @@ class _Rewriter(ast.NodeTransformer):
         self.names.add("cuda")
         self.shared = []
         self.shared_bytes = 0
+        self.locals = 0
         self.barrier = False
         self.syncwarp = False
         self.globals = {
@@ -433,7 +437,8 @@ class _Rewriter(ast.NodeTransformer):
         count = 1
         for extent in shape:
             count *= extent
-        name = f"__kc_local{len(self.globals)}"
+        name = f"__kc_local{self.locals}"
+        self.locals += 1
         self.globals[name] = _stack_array(count, numba.from_dtype(dtype))
         extents = ast.Tuple(elts=[ast.Constant(value=e) for e in shape],
                             ctx=ast.Load())
