@@ -5,13 +5,14 @@ whose parameters carry `In`, `InMut`, `Out` and `Scalar` annotations
 becomes an ordinary kernelc build: Numba compiles the kernel's body ahead
 of time as a per-thread function (thread and block indices are its last
 arguments), LLVM emits it as x86-64 assembly, and a generated C++ kernel
-with the same annotations calls it once per thread under kernelc's CPU grid
-executor (a row of threads per call where the threads are independent).
-A kernel with shared arrays or barriers gets them from the C++ kernel: its
-`__shared__` arrays, passed as pointers, and functions that call CUDA's
-barriers, which select kernelc's block executor. So the package that comes out is the one the C++ path gives
-(shape checks at trace time, vmap, grad through a declared backward
-kernel, sharding), and importing it needs neither Numba nor a compiler.
+with the same annotations calls it under kernelc's CPU grid executor, for
+a row of a block's threads per call. A kernel with shared arrays or
+barriers gets them from the C++ kernel instead (its `__shared__` arrays,
+passed as pointers, and functions that call CUDA's barriers, which select
+kernelc's block executor), and the function runs one thread. So the package that
+comes out is the one the C++ path gives (shape checks at trace time,
+vmap, grad through a declared backward kernel, sharding), and importing
+it needs neither Numba nor a compiler.
 
 Why assembly in the C++ source, and not an object file: the C++ kernel
 source is the one input kernelc's build has, keyed by its content; Clang's
