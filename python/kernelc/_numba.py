@@ -9,10 +9,10 @@ with the same annotations calls it under kernelc's CPU grid executor, for
 a row of a block's threads per call. A kernel with shared arrays or
 barriers gets them from the C++ kernel instead (its `__shared__` arrays,
 passed as pointers, and functions that call CUDA's barriers, which select
-kernelc's block executor), and the function runs one thread. So the package that
-comes out is the one the C++ path gives (shape checks at trace time,
-vmap, grad through a declared backward kernel, sharding), and importing
-it needs neither Numba nor a compiler.
+kernelc's block executor), and its function runs one thread. So the
+package that comes out is the one the C++ path gives (shape checks at
+trace time, vmap, grad through a declared backward kernel, sharding), and
+importing it needs neither Numba nor a compiler.
 
 Why assembly in the C++ source, and not an object file: the C++ kernel
 source is the one input kernelc's build has, keyed by its content; Clang's
@@ -211,8 +211,8 @@ def numba(fn=None, *, grid, block=None, vjp=None, parallel=None,
     `cuda.gridDim`, `cuda.atomic.add`, `cuda.shared.array` and
     `cuda.local.array` (constant shapes), `cuda.syncthreads` (and its
     `_count`, `_and` and `_or` forms) and `cuda.syncwarp`; any other
-    `cuda.` name is an error that names the line. Errors in the annotations raise
-    BuildError naming the .py file and line."""
+    `cuda.` name is an error that names the line. Errors in the
+    annotations raise BuildError naming the .py file and line."""
     _check_target(target)
     options = {"grid": grid, "block": block, "vjp": vjp,
                "parallel": parallel, "elementwise": elementwise,
@@ -515,7 +515,9 @@ def _block_body(symbol, compiled, path):
     for function, used in (("barrier", compiled.barrier),
                            ("syncwarp", compiled.syncwarp)):
         if used:
-            text += (f"  // The Numba function calls {symbol}_{function}.\n"
+            text += (f"  // Called by {symbol}: named here so that kernelc\n"
+                     "  // finds the barrier and runs the kernel under its\n"
+                     "  // block executor.\n"
                      f"  (void)&{symbol}_{function};\n")
     return text
 

@@ -32,8 +32,6 @@ _INDEX_TYPE = types.int64
 # limit, kc::host::kMaxStaticSharedBytes (kernelc/block.h).
 MAX_SHARED_BYTES = 48 * 1024
 
-
-
 # Numba links every function it compiles into its JIT, which must resolve
 # the barrier functions the generated C++ defines: these stand in for them,
 # with their meaning in a block of one thread. Never called: kernelc takes

@@ -1,6 +1,7 @@
 """kernelc.numba: Numba-CUDA-style Python kernels built into kernelc ops.
 On the CPU against NumPy (eager, jit, vmap, grad through a declared
-backward kernel, 2-D grids, atomics), the generated package imported where
+backward kernel, 2-D grids, atomics, shared arrays and barriers under the
+block executor, the memoized compile), the generated package imported where
 Numba is not, and the diagnostics for bad annotations, which name the .py
 file and line."""
 
