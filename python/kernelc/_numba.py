@@ -5,10 +5,14 @@ whose parameters carry `In`, `InMut`, `Out` and `Scalar` annotations
 becomes an ordinary kernelc build: Numba compiles the kernel's body ahead
 of time as a per-thread function (thread and block indices are its last
 arguments), LLVM emits it as x86-64 assembly, and a generated C++ kernel
-with the same annotations calls it once per thread under kernelc's CPU grid
-executor. So the package that comes out is the one the C++ path gives
-(shape checks at trace time, vmap, grad through a declared backward
-kernel, sharding), and importing it needs neither Numba nor a compiler.
+with the same annotations calls it under kernelc's CPU grid executor, for
+a row of a block's threads per call. A kernel with shared arrays or
+barriers gets them from the C++ kernel instead (its `__shared__` arrays,
+passed as pointers, and functions that call CUDA's barriers, which select
+kernelc's block executor), and its function runs one thread. So the
+package that comes out is the one the C++ path gives (shape checks at
+trace time, vmap, grad through a declared backward kernel, sharding), and
+importing it needs neither Numba nor a compiler.
 
 Why assembly in the C++ source, and not an object file: the C++ kernel
 source is the one input kernelc's build has, keyed by its content; Clang's
@@ -63,6 +67,12 @@ _INDEX_ARGS = [f"__kc_{kind}_{axis}"
 _INDEX_SOURCES = {"threadIdx": "tid", "blockIdx": "bid", "blockDim": "bdim",
                   "gridDim": "gdim"}
 _CPP_INDICES = ["threadIdx", "blockIdx", "blockDim", "gridDim"]
+
+# The barriers a kernel may call (cuda.<name>), each with the `kind` by
+# which the Numba function names it to the C++ kernel's barrier function,
+# which calls CUDA's __<name>.
+BARRIERS = {"syncthreads": 0, "syncthreads_count": 1, "syncthreads_and": 2,
+            "syncthreads_or": 3}
 
 
 class _Annotation:
@@ -198,9 +208,11 @@ def numba(fn=None, *, grid, block=None, vjp=None, parallel=None,
     `target` and the other keyword arguments are build options, as
     `kernelc.load` takes them. Supported inside the kernel: `cuda.grid`,
     `cuda.gridsize`, `cuda.threadIdx`, `cuda.blockIdx`, `cuda.blockDim`,
-    `cuda.gridDim` and `cuda.atomic.add`; shared arrays and barriers are
-    not (an error names the line). Errors in the annotations raise
-    BuildError naming the .py file and line."""
+    `cuda.gridDim`, `cuda.atomic.add`, `cuda.shared.array` and
+    `cuda.local.array` (constant shapes), `cuda.syncthreads` (and its
+    `_count`, `_and` and `_or` forms) and `cuda.syncwarp`; any other
+    `cuda.` name is an error that names the line. Errors in the
+    annotations raise BuildError naming the .py file and line."""
     _check_target(target)
     options = {"grid": grid, "block": block, "vjp": vjp,
                "parallel": parallel, "elementwise": elementwise,
@@ -383,10 +395,10 @@ class _KernelSpec:
             from kernelc import _numba_compile
             symbol = f"kc_numba_{self.name}"
             self._cpp = self._wrapper(
-                symbol, _numba_compile.compile_block(self, symbol))
+                symbol, _numba_compile.compile_kernel(self, symbol))
         return self._cpp
 
-    def _wrapper(self, symbol, assembly):
+    def _wrapper(self, symbol, compiled):
         o = self.options
         path = _c_string(self.path)
         decl_args = ["void**", "void**"]
@@ -414,6 +426,9 @@ class _KernelSpec:
             for d in range(p.rank):
                 decl_args.append("int64_t")
                 call_args.append(f"{p.name}.shape[{d}]")
+        for i, shared in enumerate(compiled.shared):
+            decl_args.append(_CPP_TYPES[shared.dtype] + "*")
+            call_args.append(f"kc_shared{i}")
         decl_args += ["int64_t"] * len(_INDEX_ARGS)
         call_args += [f"{idx}.{axis}" for idx in _CPP_INDICES
                       for axis in "xyz"]
@@ -440,22 +455,71 @@ class _KernelSpec:
         line = self.first_line
         head = "\n".join(a if a.startswith("#line") else
                          f"#line {line} {path}\n{a}" for a in attrs)
-        return (
-            f"// kernel {self.name}\n"
-            f'extern "C" int32_t {symbol}({", ".join(decl_args)});\n'
-            f'asm(R"kc_asm(\n{assembly})kc_asm");\n'
-            f"{head}\n"
-            f"__global__ void {self.name}(\n" + ",\n".join(cpp_params) +
-            ") {\n"
-            "  // The first thread of each row of the block runs the row\n"
-            "  // (see the Numba function's comment in kernelc/_numba_compile.py).\n"
-            "  // The status is never an error: the body is compiled with\n"
-            "  // NumPy's error model and no bounds checks.\n"
-            "  if (threadIdx.x != 0) return;\n"
+        top = (f"// kernel {self.name}\n"
+               f'extern "C" int32_t {symbol}({", ".join(decl_args)});\n'
+               f'asm(R"kc_asm(\n{compiled.assembly})kc_asm");\n')
+        signature = (f"__global__ void {self.name}(\n" +
+                     ",\n".join(cpp_params) + ") {\n")
+        call = (
             "  void* kc_result = nullptr;\n"
             "  void* kc_error = nullptr;\n"
             f"  {symbol}({', '.join(call_args)});\n"
             "}\n")
+        if compiled.per_thread:
+            return (top + _block_support(symbol, compiled) + f"{head}\n" +
+                    signature + _block_body(symbol, compiled, path) + call)
+        return (
+            top + f"{head}\n" + signature +
+            "  // The first thread of each row of the block runs the row\n"
+            "  // (see the Numba function's comment in kernelc/_numba_compile.py).\n"
+            "  // The status is never an error: the body is compiled with\n"
+            "  // NumPy's error model and no bounds checks.\n"
+            "  if (threadIdx.x != 0) return;\n" + call)
+
+
+def _block_support(symbol, compiled):
+    """The C functions through which the Numba function `symbol` calls
+    CUDA's barriers (kernelc/block.h): `<symbol>_barrier(kind, predicate)`
+    (`kind` from BARRIERS) and `<symbol>_syncwarp(mask)`, those it calls.
+    Hidden, so that they link only with the function's assembly."""
+    text = ""
+    if compiled.barrier:
+        cases = "".join(
+            f"    case {kind}: return __{name}(predicate);\n"
+            for name, kind in BARRIERS.items() if name != "syncthreads")
+        text += (
+            'extern "C" __attribute__((visibility("hidden"))) int32_t\n'
+            f"{symbol}_barrier(int32_t kind, int32_t predicate) {{\n"
+            "  switch (kind) {\n" + cases +
+            "    default: __syncthreads(); return 0;\n"
+            "  }\n"
+            "}\n")
+    if compiled.syncwarp:
+        text += (
+            'extern "C" __attribute__((visibility("hidden"))) void\n'
+            f"{symbol}_syncwarp(uint32_t mask) {{ __syncwarp(mask); }}\n")
+    return text
+
+
+def _block_body(symbol, compiled, path):
+    """The start of the body of a C++ kernel whose Numba function runs one
+    thread: each thread calls it, under kernelc's block executor, which the
+    kernel's shared arrays or its naming of the barrier functions select
+    (kernelc's frontend looks for both)."""
+    text = ""
+    for i, shared in enumerate(compiled.shared):
+        align = f"alignas({shared.alignment}) " if shared.alignment else ""
+        text += (f"#line {shared.line} {path}\n"
+                 f"  {align}__shared__ {_CPP_TYPES[shared.dtype]} "
+                 f"kc_shared{i}[{shared.size}];\n")
+    for function, used in (("barrier", compiled.barrier),
+                           ("syncwarp", compiled.syncwarp)):
+        if used:
+            text += (f"  // Called by {symbol}: named here so that kernelc\n"
+                     "  // finds the barrier and runs the kernel under its\n"
+                     "  // block executor.\n"
+                     f"  (void)&{symbol}_{function};\n")
+    return text
 
 
 def _dtype(given):

@@ -1,11 +1,13 @@
 """kernelc.numba: Numba-CUDA-style Python kernels built into kernelc ops.
 On the CPU against NumPy (eager, jit, vmap, grad through a declared
-backward kernel, 2-D grids, atomics), the generated package imported where
+backward kernel, 2-D grids, atomics, shared arrays and barriers under the
+block executor, the memoized compile), the generated package imported where
 Numba is not, and the diagnostics for bad annotations, which name the .py
 file and line."""
 
 import os
 import pathlib
+import re
 import subprocess
 import sys
 import textwrap
@@ -145,6 +147,217 @@ def test_shapes_are_checked_at_trace_time():
         pairwise_distance(np.zeros(5))
 
 
+# Kernels with shared arrays and barriers, for each element type DTYPE:
+# they run one thread per call under the block executor.
+BLOCK_KERNELS = """\
+@kernelc.numba(grid="n", block=TPB)
+def block_sum(x: kernelc.In(DTYPE, ("n",)),
+              sums: kernelc.Out(DTYPE, ("(n + 63) / 64",)),
+              positive: kernelc.Out(np.int32, ("(n + 63) / 64", 3))):
+    buf = cuda.shared.array(TPB, DTYPE)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    inside = i < x.shape[0]
+    buf[t] = x[i] if inside else 0
+    above = inside and x[i] > 0
+    count = cuda.syncthreads_count(above)
+    every = cuda.syncthreads_and(above)
+    some = cuda.syncthreads_or(above)
+    half = TPB // 2
+    while half > 0:
+        if t < half:
+            buf[t] += buf[t + half]
+        cuda.syncthreads()
+        half //= 2
+    if t == 0:
+        b = cuda.blockIdx.x
+        sums[b] = buf[0]
+        positive[b, 0] = count
+        positive[b, 1] = every
+        positive[b, 2] = some
+
+
+@kernelc.numba(grid=("c", "r"), block=(16, 16))
+def transpose(a: kernelc.In(DTYPE, ("r", "c")),
+              out: kernelc.Out(DTYPE, ("c", "r"))):
+    tile = cuda.shared.array(shape=(16, 17), dtype=DTYPE)
+    tx = cuda.threadIdx.x
+    ty = cuda.threadIdx.y
+    col = cuda.blockIdx.x * 16 + tx
+    row = cuda.blockIdx.y * 16 + ty
+    if row < a.shape[0] and col < a.shape[1]:
+        tile[ty, tx] = a[row, col]
+    cuda.syncthreads()
+    row = cuda.blockIdx.x * 16 + ty
+    col = cuda.blockIdx.y * 16 + tx
+    if row < out.shape[0] and col < out.shape[1]:
+        out[row, col] = tile[tx, ty]
+
+
+@kernelc.numba(grid="n", block=TPB)
+def reverse_blocks(x: kernelc.In(DTYPE, ("n",)),
+                   out: kernelc.Out(DTYPE, "x")):
+    buf = cuda.shared.array(TPB, DTYPE)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    if i >= x.shape[0]:
+        return  # the block's other threads pass the barrier without it
+    buf[t] = x[i]
+    cuda.syncthreads()
+    count = min(TPB, x.shape[0] - cuda.blockIdx.x * TPB)
+    out[i] = buf[count - 1 - t]
+"""
+
+
+def _kernels_from(source, path, **names):
+    """Runs `source` as the file `path` with `names` among its globals;
+    returns its globals."""
+    path.write_text(source)
+    namespace = {"kernelc": kernelc, "cuda": cuda, "np": np, **names}
+    exec(compile(source, str(path), "exec"), namespace)
+    return namespace
+
+
+@pytest.fixture(scope="module", params=[np.float32, np.float64],
+                ids=["float32", "float64"])
+def block_ops(request, tmp_path_factory):
+    dtype = np.dtype(request.param)
+    names = _kernels_from(
+        BLOCK_KERNELS,
+        tmp_path_factory.mktemp("numba") / f"block_{dtype}.py",
+        DTYPE=request.param, TPB=64)
+    kernels = [names[k] for k in ("block_sum", "transpose",
+                                  "reverse_blocks")]
+    return dtype, kernelc.load_numba(kernels, name=f"numba_block_{dtype}")
+
+
+def _tolerance(dtype):
+    return {"rtol": 1e-5 if dtype == np.float32 else 1e-12}
+
+
+def test_block_reduction_with_a_shared_array_and_barriers(block_ops):
+    dtype, ops = block_ops
+    x = np.random.default_rng(3).standard_normal(1000).astype(dtype)
+    x[:64] = np.abs(x[:64]) + 1  # a block all positive
+    x[64:128] = -np.abs(x[64:128])  # a block with none
+    blocks = [x[i:i + 64] for i in range(0, x.size, 64)]
+    want_sums = np.array([b.sum(dtype=np.float64) for b in blocks])
+    want_flags = np.array([[(b > 0).sum(), (b > 0).all(), (b > 0).any()]
+                           for b in blocks], dtype=np.int32)
+    for f in (ops.block_sum, jax.jit(ops.block_sum)):
+        sums, flags = f(x)
+        assert sums.dtype == dtype
+        np.testing.assert_allclose(np.asarray(sums), want_sums,
+                                   **_tolerance(dtype))
+        np.testing.assert_array_equal(np.asarray(flags), want_flags)
+    xs = x[:960].reshape(3, 320)
+    sums, flags = jax.vmap(ops.block_sum)(xs)
+    np.testing.assert_allclose(
+        np.asarray(sums), xs.reshape(3, 5, 64).sum(-1, dtype=np.float64),
+        **_tolerance(dtype))
+    np.testing.assert_array_equal(np.asarray(flags)[:, :, 0],
+                                  (xs.reshape(3, 5, 64) > 0).sum(-1))
+
+
+def test_shared_memory_transpose_and_reverse(block_ops):
+    dtype, ops = block_ops
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((37, 50)).astype(dtype)
+    for f in (ops.transpose, jax.jit(ops.transpose)):
+        np.testing.assert_array_equal(np.asarray(f(a)), a.T)
+    batch = rng.standard_normal((2, 20, 33)).astype(dtype)
+    np.testing.assert_array_equal(np.asarray(jax.vmap(ops.transpose)(batch)),
+                                  batch.transpose(0, 2, 1))
+    # The last block is partial: its missing threads return early.
+    x = np.arange(150, dtype=dtype)
+    want = np.concatenate([x[i:i + 64][::-1] for i in range(0, 150, 64)])
+    for f in (ops.reverse_blocks, jax.jit(ops.reverse_blocks)):
+        np.testing.assert_array_equal(np.asarray(f(x)), want)
+    xs = np.stack([x, -x])
+    np.testing.assert_array_equal(
+        np.asarray(jax.vmap(ops.reverse_blocks)(xs)), np.stack([want, -want]))
+
+
+@kernelc.numba(grid="out.size", block=32)
+def diverge(out: kernelc.Out(np.float32, (64,))):
+    if cuda.threadIdx.x < 16:
+        cuda.syncthreads()
+    else:
+        cuda.syncwarp()
+    out[cuda.grid(1)] = 1
+
+
+def test_divergent_barrier_is_an_error_naming_the_kernel():
+    message = ("diverge: block (0, 0, 0): threads wait for each other: "
+               "thread (0, 0, 0) waits at __syncthreads, and thread "
+               "(16, 0, 0) waits in __syncwarp with mask 0xffffffff")
+    for f in (diverge, jax.jit(diverge)):
+        with pytest.raises(Exception, match=re.escape(message)):
+            jax.block_until_ready(f())
+
+
+@kernelc.numba(grid="x.size")
+def window_sums(x: kernelc.In(np.float64, ("n",)),
+                out: kernelc.Out(np.float64, "x")):
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        window = cuda.local.array(3, np.float64)
+        for k in range(3):
+            window[k] = x[(i + k) % x.shape[0]] * (k + 1)
+        out[i] = window[0] + window[1] + window[2]
+
+
+def test_local_arrays_keep_the_vectorized_row_function():
+    x = np.linspace(0, 1, 101)
+    want = x + 2 * np.roll(x, -1) + 3 * np.roll(x, -2)
+    np.testing.assert_allclose(np.asarray(window_sums(x)), want, rtol=1e-15)
+    source = kernelc.numba_source([window_sums])
+    assert "if (threadIdx.x != 0) return;" in source
+    assert "__shared__" not in source and "_barrier" not in source
+
+
+def test_the_numba_compile_is_memoized(tmp_path, monkeypatch):
+    from kernelc import _numba_compile
+    compiles = []
+    compile_once = _numba_compile._compile
+
+    def counted(spec, symbol):
+        compiles.append(spec.name)
+        return compile_once(spec, symbol)
+
+    monkeypatch.setattr(_numba_compile, "_compile", counted)
+    source = textwrap.dedent("""\
+        def offset(x: kernelc.In(np.float32, ("n",)),
+                   out: kernelc.Out(np.float32, "x")):
+            i = cuda.grid(1)
+            if i < x.shape[0]:
+                out[i] = x[i] + SHIFT
+        """)
+    names = _kernels_from(source, tmp_path / "memo.py", SHIFT=2)
+    first = kernelc.numba(grid="x.size")(names["offset"])
+    second = kernelc.numba(grid="x.size", block=64)(names["offset"])
+    x = np.arange(5, dtype=np.float32)
+    np.testing.assert_array_equal(np.asarray(first(x)), x + 2)
+    np.testing.assert_array_equal(
+        np.asarray(kernelc.load_numba([second], name="numba_memo").offset(x)),
+        x + 2)
+    assert compiles == ["offset"]
+
+    def assembly(kernel):
+        source = kernelc.numba_source([kernel])
+        return source[source.index("asm("):source.index(")kc_asm")]
+
+    assert assembly(second) == assembly(first)
+    # What the cache holds is what a compile gives.
+    uncached = compile_once(first._spec, "kc_numba_offset").assembly
+    assert assembly(first) == 'asm(R"kc_asm(\n' + uncached
+    # A global the kernel reads is part of what it compiles to.
+    names["SHIFT"] = 3
+    third = kernelc.numba(grid="x.size")(names["offset"])
+    np.testing.assert_array_equal(np.asarray(third(x)), x + 3)
+    assert compiles == ["offset", "offset"]
+
+
 def test_package_imports_where_numba_is_not(tmp_path):
     module = kernelc.load_numba([square, scale], name="numba_ops")
     package_dir = pathlib.Path(module.__kernelc_build__.package_dir)
@@ -256,11 +469,39 @@ BAD = [
     ("""\
      @kernelc.numba(grid="out.size")
      def k(out: kernelc.Out(np.float32, (4,))):
-         cuda.syncthreads()
+         cuda.threadfence()
      """, """\
-     bad_kernel.py:3:5: error: cuda.syncthreads is not supported by kernelc.numba on the CPU (supported: cuda.grid, cuda.gridsize, cuda.threadIdx, cuda.blockIdx, cuda.blockDim, cuda.gridDim, cuda.atomic.add)
-         cuda.syncthreads()
+     bad_kernel.py:3:5: error: cuda.threadfence is not supported by kernelc.numba on the CPU (supported: cuda.grid, cuda.gridsize, cuda.threadIdx, cuda.blockIdx, cuda.blockDim, cuda.gridDim, cuda.atomic.add, cuda.shared.array, cuda.local.array, cuda.syncthreads, cuda.syncthreads_count, cuda.syncthreads_and, cuda.syncthreads_or, cuda.syncwarp)
+         cuda.threadfence()
          ^
+     """),
+    ("""\
+     @kernelc.numba(grid="out.size")
+     def k(out: kernelc.Out(np.float32, (4,))):
+         a = cuda.shared.array((64, 64), np.float64)
+         b = cuda.shared.array(4100, np.float32)
+     """, """\
+     bad_kernel.py:4:9: error: kernel 'k': its shared arrays take 49168 bytes, more than the 49152 of static shared memory a block may have
+         b = cuda.shared.array(4100, np.float32)
+             ^
+     """),
+    ("""\
+     @kernelc.numba(grid="out.size")
+     def k(out: kernelc.Out(np.float32, (4,))):
+         a = cuda.shared.array(out.shape[0], np.float32)
+     """, """\
+     bad_kernel.py:3:9: error: cuda.shared.array: 'out.shape[0]' is not a constant of the kernel's module (NameError: name 'out' is not defined)
+         a = cuda.shared.array(out.shape[0], np.float32)
+             ^
+     """),
+    ("""\
+     @kernelc.numba(grid="out.size")
+     def k(out: kernelc.Out(np.float32, (4,))):
+         a = cuda.local.array((4, 0), np.complex64)
+     """, """\
+     bad_kernel.py:3:9: error: cuda.local.array: the shape is a positive int or a tuple of them, not (4, 0)
+         a = cuda.local.array((4, 0), np.complex64)
+             ^
      """),
 ]
 
