@@ -79,7 +79,8 @@ enum class Wait : uint8_t {
 // at every barrier (what a fiber only needs when it waits is in FiberWait).
 struct alignas(32) Fiber {
   fc::fcontext_t context = nullptr;
-  Index3 index{};  // its threadIdx
+  const char* barrier = nullptr;  // the barrier function it waits in
+  Index3 index{};                 // its threadIdx
   Wait wait = Wait::kNone;
   // Returned from its last thread and waiting, in Worker::Start, for the
   // next; else new, or abandoned by a failed block, and started afresh.
@@ -87,10 +88,9 @@ struct alignas(32) Fiber {
 };
 static_assert(sizeof(Fiber) == 32);
 
-// The rest of a fiber's state: what it waits in, for __activemask and for
-// the messages of a block that cannot go on, and its sanitizer fiber.
+// The rest of a fiber's state: where it called __activemask, and its
+// sanitizer fiber.
 struct FiberWait {
-  const char* barrier = nullptr;  // the barrier function it waits in
   // The source location of its __activemask call, and the result.
   const char* file = nullptr;
   uint32_t line = 0;
@@ -530,7 +530,7 @@ int Worker::Barrier(const char* name, int predicate) {
   }
   const int32_t self = current_;
   fibers_[self].wait = Wait::kBarrier;
-  waits_[self].barrier = name;
+  fibers_[self].barrier = name;
   at_barrier_[self / 64] |= uint64_t{1} << (self % 64);
   Suspend();
   // No other barrier completes before this thread arrives at it.
@@ -557,9 +557,13 @@ bool Worker::CompleteCollective(Warp& warp, int lane) {
   warp.waiting &= ~taking_part;
   // The others run next, in lane order, while their warp's data is warm.
   const int32_t base = static_cast<int32_t>(&warp - warps_.get()) * kWarpSize;
-  for (int other = kWarpSize - 1; other >= 0; --other) {
+  uint32_t others = taking_part;
+  if (current_ >= base && current_ < base + kWarpSize)
+    others &= ~(1u << (current_ - base));
+  while (others != 0) {
+    const int other = 31 - __builtin_clz(others);
+    others &= ~(1u << other);
     const int32_t f = base + other;
-    if (f == current_ || ((taking_part >> other) & 1u) == 0) continue;
     fibers_[f].wait = Wait::kNone;
     ready_.PushFront(f);
   }
@@ -585,7 +589,10 @@ void Worker::Collective(const WarpRequest& request, void* out,
   slot.b = request.b;
   warp.context[lane] = request.context;
   warp.waiting |= 1u << lane;
-  if (!CompleteCollective(warp, lane)) {
+  // Most lanes are not the last to arrive: they only wait.
+  const uint32_t taking_part = warp.mask[lane] & ~warp.exited;
+  if ((warp.waiting & taking_part) != taking_part ||
+      !CompleteCollective(warp, lane)) {
     fibers_[self].wait = Wait::kWarp;
     Suspend();
   }
@@ -632,8 +639,7 @@ void Worker::Describe(int32_t f, char* out, size_t size) const {
   const Fiber& fiber = fibers_[f];
   const IndexText thread = Text(fiber.index);
   if (fiber.wait == Wait::kBarrier) {
-    snprintf(out, size, "thread %s waits at %s", thread.text,
-             waits_[f].barrier);
+    snprintf(out, size, "thread %s waits at %s", thread.text, fiber.barrier);
     return;
   }
   const Warp& warp = warps_[f / kWarpSize];
