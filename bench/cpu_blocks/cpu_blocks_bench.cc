@@ -6,9 +6,9 @@
 //     had before (runtime ABI 2), then the grid split over 1..N OS threads,
 //     and where splitting starts to pay as the grid grows;
 //  2. a block-level kernel, a row softmax with warp reductions, under the
-//     block executor: its cost per block and per barrier against the same
-//     softmax as a plain C++ loop, the split over N threads, and where that
-//     starts to pay;
+//     block executor: its cost per block against the same softmax as a
+//     plain C++ loop, the split over N threads, and where that starts to
+//     pay; and what a barrier and a shuffle cost per thread;
 //  3. the memory a 1024-thread block costs an OS thread.
 //
 // It prints times and ratios. Build and run it as kernelc builds kernels:
@@ -68,6 +68,14 @@ __global__ void barriers(int rounds, int* sink) {
     __syncthreads();
     v += s[(threadIdx.x + 1) % blockDim.x];
   }
+  if (threadIdx.x == 0) sink[blockIdx.x] = v;
+}
+
+// Warps that only meet in shuffles.
+__global__ void shuffles(int rounds, int* sink) {
+  int v = threadIdx.x;
+  for (int r = 0; r < rounds; ++r)
+    v += __shfl_xor_sync(0xffffffffu, v, r & 31);
   if (threadIdx.x == 0) sink[blockIdx.x] = v;
 }
 
@@ -294,6 +302,12 @@ void BlockKernel(int threads) {
     });
     printf("__syncthreads in blocks of %4u: %6.1f ns per thread and barrier\n",
            block, t / (double(blocks) * block * rounds) * 1e9);
+    const double s = Best(reps, [&] {
+      kc::host::RunBlocks(kc_block_range{launch, 0, blocks, 0}, "shuffles",
+                          &error, [&] { shuffles(rounds, sink.data()); });
+    });
+    printf("__shfl_xor_sync in blocks of %4u: %6.1f ns per thread and call\n",
+           block, s / (double(blocks) * block * rounds) * 1e9);
   }
   if (threads > 1) {
     StdPool pool(threads - 1);
