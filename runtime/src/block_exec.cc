@@ -73,10 +73,10 @@ enum class Wait : uint8_t {
   kDone,        // returned
 };
 
-// What a switch to a fiber reads and writes, 32 bytes: two fibers to a
-// cache line. The stacks and these of a 256-thread block already fill the
-// processor's first-level cache, and each byte more here is missed again
-// at every barrier (what a fiber only needs when it waits is in FiberWait).
+// What a switch to a fiber or an arrival at a barrier reads and writes, 32
+// bytes: two fibers to a cache line. A barrier visits every fiber of the
+// block, whose stacks already fill the processor's first-level cache; the
+// rest of a fiber's state is in FiberWait.
 struct alignas(32) Fiber {
   fc::fcontext_t context = nullptr;
   const char* barrier = nullptr;  // the barrier function it waits in
@@ -202,11 +202,15 @@ class Worker {
   // processor's stack of predicted returns, and the next return, on the
   // fiber switched to, is mispredicted (measured: 6 of the 11 ns of a
   // switch). ontop_fcontext runs OnArrival on the stack switched to, and
-  // OnArrival's return pops that address: where both fibers wait at the
-  // same call (a barrier or a shuffle in a loop, the common case), the
-  // prediction is right. It cannot start a fresh context (Boost starts
-  // those with jump_fcontext only), so RunBlock starts each new fiber with
-  // one jump, after which it waits in FiberMain.
+  // OnArrival's return pops that address. Where both fibers wait at the
+  // same call of the kernel (one barrier, or one shuffle, in a loop), every
+  // return is then predicted; where they wait at different calls (the
+  // thread switched from is at the next barrier, the one switched to still
+  // at the one before; an unrolled loop of shuffles), the kernel's return
+  // from the executor still is not. ontop_fcontext cannot start a fresh
+  // context (Boost starts those with jump_fcontext only), so RunBlock
+  // starts each new fiber with one jump, after which it waits in
+  // FiberMain.
   static fc::transfer_t OnArrival(fc::transfer_t from);
   fc::transfer_t Jump(fc::fcontext_t to) {
     return fc::ontop_fcontext(to, this, &Worker::OnArrival);
