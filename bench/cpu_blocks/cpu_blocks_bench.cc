@@ -8,7 +8,8 @@
 //  2. a block-level kernel, a row softmax with warp reductions, under the
 //     block executor: its cost per block against the same softmax as a
 //     plain C++ loop, the split over N threads, and where that starts to
-//     pay; and what a barrier and a shuffle cost per thread;
+//     pay; and what a barrier (one or two per round) and a shuffle cost per
+//     thread;
 //  3. the memory a 1024-thread block costs an OS thread.
 //
 // It prints times and ratios. Build and run it as kernelc builds kernels:
@@ -67,6 +68,21 @@ __global__ void barriers(int rounds, int* sink) {
     s[threadIdx.x] = v;
     __syncthreads();
     v += s[(threadIdx.x + 1) % blockDim.x];
+  }
+  if (threadIdx.x == 0) sink[blockIdx.x] = v;
+}
+
+// The same, with two barriers per round: each thread that arrives at one
+// switches to a thread that waits at the other, a return the processor
+// does not predict (block_exec.cc, Worker::Jump).
+__global__ void two_barriers(int rounds, int* sink) {
+  __shared__ int s[1024];
+  int v = threadIdx.x;
+  for (int r = 0; r < rounds; r += 2) {
+    s[threadIdx.x] = v;
+    __syncthreads();
+    v += s[(threadIdx.x + 1) % blockDim.x];
+    __syncthreads();
   }
   if (threadIdx.x == 0) sink[blockIdx.x] = v;
 }
@@ -302,6 +318,12 @@ void BlockKernel(int threads) {
     });
     printf("__syncthreads in blocks of %4u: %6.1f ns per thread and barrier\n",
            block, t / (double(blocks) * block * rounds) * 1e9);
+    const double two = Best(reps, [&] {
+      kc::host::RunBlocks(kc_block_range{launch, 0, blocks, 0}, "two_barriers",
+                          &error, [&] { two_barriers(rounds, sink.data()); });
+    });
+    printf("two __syncthreads per round:     %6.1f ns per thread and barrier\n",
+           two / (double(blocks) * block * rounds) * 1e9);
     const double s = Best(reps, [&] {
       kc::host::RunBlocks(kc_block_range{launch, 0, blocks, 0}, "shuffles",
                           &error, [&] { shuffles(rounds, sink.data()); });
