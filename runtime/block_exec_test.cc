@@ -477,6 +477,45 @@ TEST_CASE("a failing block ends its range; the thread runs blocks again",
   CHECK(std::count(got.begin(), got.end(), 64) == 64);
 }
 
+TEST_CASE("after a failed block, threads that returned and threads "
+          "abandoned both run the next",
+          "[errors]") {
+  // Threads 0..15 return (their fibers wait for the next block); 16..31
+  // wait for each other and are abandoned (theirs start afresh).
+  CHECK(Run({32, 1, 1}, [&] {
+          if (threadIdx.x < 16) return;
+          if (threadIdx.x == 20) __syncwarp(0xffff0000u);
+          __syncthreads();
+        }).find("threads wait for each other") != std::string::npos);
+  std::vector<unsigned> sums(64);
+  CHECK(Run(
+            {32, 1, 1},
+            [&] {
+              __syncthreads();
+              unsigned v = Lane();
+              for (int o = 16; o > 0; o >>= 1)
+                v += __shfl_xor_sync(kFull, v, o);
+              sums[blockIdx.x * 32 + Lane()] = __syncthreads_count(1) + v;
+            },
+            {2, 1, 1}) == "");
+  for (unsigned t = 0; t < 64; ++t) CHECK(sums[t] == 32 + 496);
+}
+
+TEST_CASE("a barrier lets its waiters go on in thread order", "[barriers]") {
+  // Odd threads yield first, so they reach the barrier after the even
+  // ones; the last to arrive goes straight on, then the others in thread
+  // order. 1000 threads: a partial last warp, every word of the waiters.
+  std::vector<int> order;
+  REQUIRE(Run({1000, 1, 1}, [&] {
+            if (threadIdx.x % 2 == 1) __nanosleep(0);
+            __syncthreads();
+            order.push_back(static_cast<int>(threadIdx.x));
+          }) == "");
+  REQUIRE(order.size() == 1000);
+  CHECK(order[0] == 999);
+  for (int i = 1; i < 1000; ++i) CHECK(order[i] == i - 1);
+}
+
 TEST_CASE("outside the executor each function acts for one thread",
           "[intrinsics]") {
   CHECK(__shfl_sync(kFull, 42, 7) == 42);

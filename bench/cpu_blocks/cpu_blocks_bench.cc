@@ -6,9 +6,10 @@
 //     had before (runtime ABI 2), then the grid split over 1..N OS threads,
 //     and where splitting starts to pay as the grid grows;
 //  2. a block-level kernel, a row softmax with warp reductions, under the
-//     block executor: its cost per block and per barrier against the same
-//     softmax as a plain C++ loop, the split over N threads, and where that
-//     starts to pay;
+//     block executor: its cost per block against the same softmax as a
+//     plain C++ loop, the split over N threads, and where that starts to
+//     pay; and what a barrier (one or two per round) and a shuffle cost per
+//     thread;
 //  3. the memory a 1024-thread block costs an OS thread.
 //
 // It prints times and ratios. Build and run it as kernelc builds kernels:
@@ -68,6 +69,29 @@ __global__ void barriers(int rounds, int* sink) {
     __syncthreads();
     v += s[(threadIdx.x + 1) % blockDim.x];
   }
+  if (threadIdx.x == 0) sink[blockIdx.x] = v;
+}
+
+// The same, with two barriers per round: each thread that arrives at one
+// switches to a thread that waits at the other, a return the processor
+// does not predict (block_exec.cc, Worker::Jump).
+__global__ void two_barriers(int rounds, int* sink) {
+  __shared__ int s[1024];
+  int v = threadIdx.x;
+  for (int r = 0; r < rounds; r += 2) {
+    s[threadIdx.x] = v;
+    __syncthreads();
+    v += s[(threadIdx.x + 1) % blockDim.x];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) sink[blockIdx.x] = v;
+}
+
+// Warps that only meet in shuffles.
+__global__ void shuffles(int rounds, int* sink) {
+  int v = threadIdx.x;
+  for (int r = 0; r < rounds; ++r)
+    v += __shfl_xor_sync(0xffffffffu, v, r & 31);
   if (threadIdx.x == 0) sink[blockIdx.x] = v;
 }
 
@@ -294,6 +318,18 @@ void BlockKernel(int threads) {
     });
     printf("__syncthreads in blocks of %4u: %6.1f ns per thread and barrier\n",
            block, t / (double(blocks) * block * rounds) * 1e9);
+    const double two = Best(reps, [&] {
+      kc::host::RunBlocks(kc_block_range{launch, 0, blocks, 0}, "two_barriers",
+                          &error, [&] { two_barriers(rounds, sink.data()); });
+    });
+    printf("two __syncthreads per round:     %6.1f ns per thread and barrier\n",
+           two / (double(blocks) * block * rounds) * 1e9);
+    const double s = Best(reps, [&] {
+      kc::host::RunBlocks(kc_block_range{launch, 0, blocks, 0}, "shuffles",
+                          &error, [&] { shuffles(rounds, sink.data()); });
+    });
+    printf("__shfl_xor_sync in blocks of %4u: %6.1f ns per thread and call\n",
+           block, s / (double(blocks) * block * rounds) * 1e9);
   }
   if (threads > 1) {
     StdPool pool(threads - 1);

@@ -42,7 +42,7 @@ void __tsan_switch_to_fiber(void* fiber, unsigned flags);
 }
 #endif
 
-// Boost.Context's context switch (boost/context/detail/fcontext.hpp), three
+// Boost.Context's context switch (boost/context/detail/fcontext.hpp), four
 // assembly routines of its archive, declared here with their C ABI so that
 // a generated library compiles without Boost's headers: kernelc carries the
 // archive, not the headers.
@@ -53,6 +53,8 @@ struct transfer_t {
   void* data;
 };
 extern "C" transfer_t jump_fcontext(fcontext_t const to, void* vp);
+extern "C" transfer_t ontop_fcontext(fcontext_t const to, void* vp,
+                                     transfer_t (*fn)(transfer_t));
 extern "C" fcontext_t make_fcontext(void* sp, size_t size,
                                     void (*fn)(transfer_t));
 }  // namespace boost::context::detail
@@ -71,14 +73,24 @@ enum class Wait : uint8_t {
   kDone,        // returned
 };
 
-struct Fiber {
+// What a switch to a fiber or an arrival at a barrier reads and writes, 32
+// bytes: two fibers to a cache line. A barrier visits every fiber of the
+// block, whose stacks already fill the processor's first-level cache; the
+// rest of a fiber's state is in FiberWait.
+struct alignas(32) Fiber {
   fc::fcontext_t context = nullptr;
-  Index3 index{};  // its threadIdx
+  const char* barrier = nullptr;  // the barrier function it waits in
+  Index3 index{};                 // its threadIdx
   Wait wait = Wait::kNone;
   // Returned from its last thread and waiting, in Worker::Start, for the
   // next; else new, or abandoned by a failed block, and started afresh.
   bool parked = false;
-  const char* barrier = nullptr;  // the barrier function it waits in
+};
+static_assert(sizeof(Fiber) == 32);
+
+// The rest of a fiber's state: where it called __activemask, and its
+// sanitizer fiber.
+struct FiberWait {
   // The source location of its __activemask call, and the result.
   const char* file = nullptr;
   uint32_t line = 0;
@@ -184,11 +196,30 @@ class Worker {
   void Exit();
   void CompleteBarrier();
   bool CompleteCollective(Warp& warp, int lane);
+  // Every switch is Boost.Context's ontop_fcontext with OnArrival, not
+  // jump_fcontext. jump_fcontext is entered by a call and leaves by an
+  // indirect jump: every switch leaves one return address too many on the
+  // processor's stack of predicted returns, and the next return, on the
+  // fiber switched to, is mispredicted (measured: 6 of the 11 ns of a
+  // switch). ontop_fcontext runs OnArrival on the stack switched to, and
+  // OnArrival's return pops that address. Where both fibers wait at the
+  // same call of the kernel (one barrier, or one shuffle, in a loop), every
+  // return is then predicted; where they wait at different calls (the
+  // thread switched from is at the next barrier, the one switched to still
+  // at the one before; an unrolled loop of shuffles), the kernel's return
+  // from the executor still is not. ontop_fcontext cannot start a fresh
+  // context (Boost starts those with jump_fcontext only), so RunBlock
+  // starts each new fiber with one jump, after which it waits in
+  // FiberMain.
+  static fc::transfer_t OnArrival(fc::transfer_t from);
+  fc::transfer_t Jump(fc::fcontext_t to) {
+    return fc::ontop_fcontext(to, this, &Worker::OnArrival);
+  }
+  // Records the context of whoever switched to this fiber, to resume it
+  // later.
   void Arrived(fc::fcontext_t from);
-  // Inlined into the calls that switch: Boost.Context's switch ends in a
-  // jump rather than a return, so the processor's prediction of returns is
-  // one call behind after every switch, and each function that returns
-  // between the switch and the kernel's code costs a misprediction.
+  // Inlined into the calls that switch: each call that returns between the
+  // switch and the kernel's code is one more return to predict.
   __attribute__((always_inline)) void SwitchTo(int32_t next);
   __attribute__((always_inline)) void Suspend();
   __attribute__((always_inline)) int32_t NextReady();
@@ -211,6 +242,7 @@ class Worker {
   // Storage, sized for `capacity_` threads.
   uint32_t capacity_ = 0;
   std::unique_ptr<Fiber[]> fibers_;
+  std::unique_ptr<FiberWait[]> waits_;
   std::unique_ptr<Warp[]> warps_;
   ReadyQueue ready_;
   char* stacks_ = nullptr;
@@ -234,6 +266,9 @@ class Worker {
   int32_t from_ = kScheduler;     // the context that switched to it
   uint32_t live_ = 0;             // fibers that have not returned
   uint32_t arrived_ = 0;  // at the barrier
+  // The fibers waiting at the barrier, a bit each in thread order: its
+  // completion makes them ready without reading every fiber's state.
+  uint64_t at_barrier_[kMaxBlockThreads / 64] = {};
   int barrier_count_ = 0;
   int barrier_result_ = 0;
   bool failed_ = false;
@@ -246,8 +281,10 @@ bool Worker::Reserve(uint32_t threads, char* message, size_t size) {
   const uint32_t capacity = (threads + kWarpSize - 1) / kWarpSize * kWarpSize;
   const uint32_t warps = capacity / kWarpSize;
   fibers_.reset(new (std::nothrow) Fiber[capacity]);
+  waits_.reset(new (std::nothrow) FiberWait[capacity]);
   warps_.reset(new (std::nothrow) Warp[warps]);
-  if (fibers_ == nullptr || warps_ == nullptr || !ready_.Reset(capacity)) {
+  if (fibers_ == nullptr || waits_ == nullptr || warps_ == nullptr ||
+      !ready_.Reset(capacity)) {
     snprintf(message, size, "cannot allocate the state of %u threads",
              capacity);
     Release();
@@ -286,7 +323,7 @@ bool Worker::Reserve(uint32_t threads, char* message, size_t size) {
 void Worker::Release() {
 #if defined(KC_TSAN_)
   for (uint32_t f = 0; f < capacity_; ++f)
-    if (fibers_[f].tsan != nullptr) __tsan_destroy_fiber(fibers_[f].tsan);
+    if (waits_[f].tsan != nullptr) __tsan_destroy_fiber(waits_[f].tsan);
 #endif
   if (stacks_ != nullptr) munmap(stacks_, mapped_);
   stacks_ = nullptr;
@@ -316,6 +353,7 @@ void Worker::Begin(GridState* state, const kc_dim3& block,
 bool Worker::RunBlock() {
   live_ = threads_;
   arrived_ = 0;
+  memset(at_barrier_, 0, sizeof at_barrier_);
   barrier_count_ = 0;
   failed_ = false;
   const uint32_t warps = (threads_ + kWarpSize - 1) / kWarpSize;
@@ -324,6 +362,9 @@ bool Worker::RunBlock() {
     warp.exited = warp.waiting = warp.active_mask = 0;
   }
   ready_.Clear();
+#if defined(KC_TSAN_)
+  scheduler_tsan_ = __tsan_get_current_fiber();
+#endif
   for (uint32_t f = 0; f < threads_; ++f) {
     Fiber& fiber = fibers_[f];
     fiber.wait = Wait::kNone;
@@ -332,9 +373,13 @@ bool Worker::RunBlock() {
           fc::make_fcontext(StackTop(f), kFiberStackBytes, &Worker::FiberMain);
 #if defined(KC_TSAN_)
       // The sanitizer's fiber of an abandoned one still holds its frames.
-      if (fiber.tsan != nullptr) __tsan_destroy_fiber(fiber.tsan);
-      fiber.tsan = __tsan_create_fiber(0);
+      void*& tsan = waits_[f].tsan;
+      if (tsan != nullptr) __tsan_destroy_fiber(tsan);
+      tsan = __tsan_create_fiber(0);
+      __tsan_switch_to_fiber(tsan, 0);
 #endif
+      // Into FiberMain, which comes straight back.
+      fiber.context = fc::jump_fcontext(fiber.context, this).fctx;
     }
     fiber.parked = false;
     ready_.PushBack(static_cast<int32_t>(f));
@@ -343,21 +388,29 @@ bool Worker::RunBlock() {
   from_ = kScheduler;
   current_ = ready_.PopFront();
 #if defined(KC_TSAN_)
-  scheduler_tsan_ = __tsan_get_current_fiber();
-  __tsan_switch_to_fiber(fibers_[current_].tsan, 0);
+  __tsan_switch_to_fiber(waits_[current_].tsan, 0);
 #endif
   // Returns when the last thread has returned (parked, to be resumed by the
   // next block), or one has failed.
-  const fc::transfer_t t = fc::jump_fcontext(fibers_[current_].context, this);
-  Arrived(t.fctx);
+  Jump(fibers_[current_].context);
   state_->executor = nullptr;
   return !failed_;
 }
 
+// Started by RunBlock, which it returns to at once: from then on it is
+// resumed as every fiber is, by Jump.
 void Worker::FiberMain(fc::transfer_t from) {
   Worker* w = static_cast<Worker*>(from.data);
-  w->Arrived(from.fctx);
+#if defined(KC_TSAN_)
+  __tsan_switch_to_fiber(w->scheduler_tsan_, 0);
+#endif
+  fc::jump_fcontext(from.fctx, nullptr);
   w->Start();
+}
+
+fc::transfer_t Worker::OnArrival(fc::transfer_t from) {
+  static_cast<Worker*>(from.data)->Arrived(from.fctx);
+  return from;
 }
 
 // A fiber's life: a thread of one block after another. Between them it
@@ -371,7 +424,6 @@ void Worker::Start() {
   }
 }
 
-// Records the context of whoever switched to this fiber, to resume it later.
 void Worker::Arrived(fc::fcontext_t from) {
   if (from_ == kScheduler) {
     scheduler_ = from;
@@ -388,13 +440,12 @@ void Worker::SwitchTo(int32_t next) {
   fc::fcontext_t to = scheduler_;
 #if defined(KC_TSAN_)
   __tsan_switch_to_fiber(
-      next == kScheduler ? scheduler_tsan_ : fibers_[next].tsan, 0);
+      next == kScheduler ? scheduler_tsan_ : waits_[next].tsan, 0);
 #endif
   if (next != kScheduler) to = fibers_[next].context;
-  const fc::transfer_t t = fc::jump_fcontext(to, this);
+  Jump(to);
   // Back in `self` (maybe in a later block), switched to by some other
-  // context.
-  static_cast<Worker*>(t.data)->Arrived(t.fctx);
+  // context, which OnArrival has recorded.
   state_->thread = fibers_[self].index;
 }
 
@@ -414,17 +465,17 @@ bool Worker::ReleaseActiveMasks() {
     Warp& warp = warps_[w];
     uint32_t left = warp.active_mask;
     while (left != 0) {
-      const Fiber& first = fibers_[w * kWarpSize + __builtin_ctz(left)];
+      const FiberWait& first = waits_[w * kWarpSize + __builtin_ctz(left)];
       uint32_t same = 0;
       detail::ForLanes(left, [&](int lane) {
-        const Fiber& f = fibers_[w * kWarpSize + lane];
+        const FiberWait& f = waits_[w * kWarpSize + lane];
         if (f.line == first.line && f.column == first.column &&
             strcmp(f.file, first.file) == 0)
           same |= 1u << lane;
       });
       detail::ForLanes(same, [&](int lane) {
         const int32_t f = static_cast<int32_t>(w * kWarpSize + lane);
-        fibers_[f].active_mask = same;
+        waits_[f].active_mask = same;
         fibers_[f].wait = Wait::kNone;
         ready_.PushBack(f);
       });
@@ -462,11 +513,14 @@ void Worker::CompleteBarrier() {
   barrier_result_ = barrier_count_;
   arrived_ = 0;
   barrier_count_ = 0;
-  for (uint32_t f = 0; f < threads_; ++f) {
-    if (fibers_[f].wait == Wait::kBarrier) {
+  const uint32_t words = (threads_ + 63) / 64;
+  for (uint32_t i = 0; i < words; ++i) {
+    for (uint64_t left = at_barrier_[i]; left != 0; left &= left - 1) {
+      const int32_t f = static_cast<int32_t>(i * 64 + __builtin_ctzll(left));
       fibers_[f].wait = Wait::kNone;
-      ready_.PushBack(static_cast<int32_t>(f));
+      ready_.PushBack(f);
     }
+    at_barrier_[i] = 0;
   }
 }
 
@@ -481,6 +535,7 @@ int Worker::Barrier(const char* name, int predicate) {
   const int32_t self = current_;
   fibers_[self].wait = Wait::kBarrier;
   fibers_[self].barrier = name;
+  at_barrier_[self / 64] |= uint64_t{1} << (self % 64);
   Suspend();
   // No other barrier completes before this thread arrives at it.
   return barrier_result_;
@@ -506,9 +561,13 @@ bool Worker::CompleteCollective(Warp& warp, int lane) {
   warp.waiting &= ~taking_part;
   // The others run next, in lane order, while their warp's data is warm.
   const int32_t base = static_cast<int32_t>(&warp - warps_.get()) * kWarpSize;
-  for (int other = kWarpSize - 1; other >= 0; --other) {
+  uint32_t others = taking_part;
+  if (current_ >= base && current_ < base + kWarpSize)
+    others &= ~(1u << (current_ - base));
+  while (others != 0) {
+    const int other = 31 - __builtin_clz(others);
+    others &= ~(1u << other);
     const int32_t f = base + other;
-    if (f == current_ || ((taking_part >> other) & 1u) == 0) continue;
     fibers_[f].wait = Wait::kNone;
     ready_.PushFront(f);
   }
@@ -534,7 +593,10 @@ void Worker::Collective(const WarpRequest& request, void* out,
   slot.b = request.b;
   warp.context[lane] = request.context;
   warp.waiting |= 1u << lane;
-  if (!CompleteCollective(warp, lane)) {
+  // Most lanes are not the last to arrive: they only wait.
+  const uint32_t taking_part = warp.mask[lane] & ~warp.exited;
+  if ((warp.waiting & taking_part) != taking_part ||
+      !CompleteCollective(warp, lane)) {
     fibers_[self].wait = Wait::kWarp;
     Suspend();
   }
@@ -544,14 +606,14 @@ void Worker::Collective(const WarpRequest& request, void* out,
 
 uint32_t Worker::ActiveMask(const char* file, uint32_t line, uint32_t column) {
   const int32_t self = current_;
-  Fiber& fiber = fibers_[self];
-  fiber.file = file;
-  fiber.line = line;
-  fiber.column = column;
-  fiber.wait = Wait::kActiveMask;
+  FiberWait& wait = waits_[self];
+  wait.file = file;
+  wait.line = line;
+  wait.column = column;
+  fibers_[self].wait = Wait::kActiveMask;
   warps_[self / kWarpSize].active_mask |= 1u << (self % kWarpSize);
   Suspend();
-  return fiber.active_mask;
+  return wait.active_mask;
 }
 
 void Worker::Yield() {
@@ -573,7 +635,7 @@ void Worker::Fail(const char* format, ...) {
 #if defined(KC_TSAN_)
   __tsan_switch_to_fiber(scheduler_tsan_, 0);
 #endif
-  fc::jump_fcontext(scheduler_, this);
+  Jump(scheduler_);
   __builtin_unreachable();
 }
 
