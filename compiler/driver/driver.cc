@@ -86,6 +86,9 @@ void StoreInCache(const cache::BuildCache& build_cache, const std::string& key,
   // The sources a JSON spec names are read too.
   for (const std::string& src : g.source_paths)
     dependencies.push_back(Absolute(src));
+  // And the PTX files of its PTX kernels.
+  for (const model::Kernel& k : g.module.kernels)
+    if (k.ptx) dependencies.push_back(Absolute(k.ptx->file));
   // The key holds the sources on the command line already; a lookup need
   // not read and hash them a second time.
   for (const std::string& src : o.sources)
