@@ -196,7 +196,8 @@ def numba(fn=None, *, grid, block=None, vjp=None, parallel=None,
     (KC_VJP's conventions); `parallel` the shape symbols along which the
     work splits (KC_PARALLEL); `elementwise=True` is KC_ELEMENTWISE.
     `target` and the other keyword arguments are build options, as
-    `kernelc.load` takes them. Supported inside the kernel: `cuda.grid`,
+    `kernelc.load` takes them: for "cuda" numba-cuda compiles the kernel
+    to PTX, which kernelc assembles for each `cuda_arch`. Supported inside the kernel: `cuda.grid`,
     `cuda.gridsize`, `cuda.threadIdx`, `cuda.blockIdx`, `cuda.blockDim`,
     `cuda.gridDim` and `cuda.atomic.add`; shared arrays and barriers are
     not (an error names the line). Errors in the annotations raise
@@ -216,6 +217,11 @@ def load_numba(kernels, *, name, target="cpu", verbose=None,
     they name) into one package `name` and returns it imported, as
     `kernelc.load_inline` does."""
     _check_target(target)
+    if "cuda" in target.split(","):
+        # Imported here: the CPU path needs none of it.
+        from kernelc import _numba_ptx
+        return _numba_ptx.load(kernels, name=name, target=target,
+                               verbose=verbose, **build_options)
     return _load.load_inline(_source(_closure(kernels)), name=name,
                              target=target, verbose=verbose,
                              **build_options)
@@ -469,11 +475,11 @@ def _dtype(given):
 
 
 def _check_target(target):
-    """kernelc.numba compiles kernels for the CPU only (the CUDA build of
-    a Numba kernel's PTX is not there yet)."""
-    if target != "cpu":
+    """kernelc.numba builds for the CPU (Numba's x86 assembly in C++), for
+    CUDA (numba-cuda's PTX, kernelc._numba_ptx) or for both."""
+    if target not in ("cpu", "cuda", "cpu,cuda"):
         raise ValueError(f"kernelc.numba: target {target!r}: Numba kernels "
-                         "build for the CPU only (target='cpu')")
+                         "build for 'cpu', 'cuda' or 'cpu,cuda'")
 
 
 def _file_lines(path, lines, first):
