@@ -196,12 +196,14 @@ def numba(fn=None, *, grid, block=None, vjp=None, parallel=None,
     (KC_VJP's conventions); `parallel` the shape symbols along which the
     work splits (KC_PARALLEL); `elementwise=True` is KC_ELEMENTWISE.
     `target` and the other keyword arguments are build options, as
-    `kernelc.load` takes them: for "cuda" numba-cuda compiles the kernel
-    to PTX, which kernelc assembles for each `cuda_arch`. Supported inside the kernel: `cuda.grid`,
+    `kernelc.load` takes them. Supported inside the kernel: `cuda.grid`,
     `cuda.gridsize`, `cuda.threadIdx`, `cuda.blockIdx`, `cuda.blockDim`,
-    `cuda.gridDim` and `cuda.atomic.add`; shared arrays and barriers are
-    not (an error names the line). Errors in the annotations raise
-    BuildError naming the .py file and line."""
+    `cuda.gridDim` and `cuda.atomic.add`. On the CPU, shared arrays and
+    barriers are
+    not (an error names the line); for "cuda" numba-cuda compiles the
+    kernel to PTX, which kernelc assembles for each `cuda_arch`, and
+    whatever numba-cuda supports on the GPU works. Errors in the
+    annotations raise BuildError naming the .py file and line."""
     _check_target(target)
     options = {"grid": grid, "block": block, "vjp": vjp,
                "parallel": parallel, "elementwise": elementwise,
