@@ -199,11 +199,10 @@ def numba(fn=None, *, grid, block=None, vjp=None, parallel=None,
     `kernelc.load` takes them. Supported inside the kernel: `cuda.grid`,
     `cuda.gridsize`, `cuda.threadIdx`, `cuda.blockIdx`, `cuda.blockDim`,
     `cuda.gridDim` and `cuda.atomic.add`. On the CPU, shared arrays and
-    barriers are
-    not (an error names the line); for "cuda" numba-cuda compiles the
-    kernel to PTX, which kernelc assembles for each `cuda_arch`, and
-    whatever numba-cuda supports on the GPU works. Errors in the
-    annotations raise BuildError naming the .py file and line."""
+    barriers are not (an error names the line); for "cuda" numba-cuda
+    compiles the kernel to PTX, which kernelc assembles for each
+    `cuda_arch`, and whatever numba-cuda supports on the GPU works. Errors
+    in the annotations raise BuildError naming the .py file and line."""
     _check_target(target)
     options = {"grid": grid, "block": block, "vjp": vjp,
                "parallel": parallel, "elementwise": elementwise,
