@@ -1,0 +1,240 @@
+"""PTX as a kernel's CUDA code, and kernelc.numba's CUDA path, without a
+GPU: a spec whose kernels are PTX written by hand and numba-cuda's PTX of
+Numba kernels go through `kernelc build --target cuda`, which assembles
+them with ptxas for sm_80 and sm_90 (so PTX that does not assemble fails
+the build); the package imports where Numba is not; and the fake-CUDA tier
+(test_cuda_handlers.py) launches the kernels with the parameter block of
+the numba ABI. The kernels run on a GPU in tests/gpu."""
+
+import json
+import pathlib
+import shutil
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import numpy as np
+import pytest
+
+from conftest import KERNELC, ROOT, run_kernelc
+from test_cuda_handlers import Tier, arg, attr, f32_bits, ret
+
+PTX_SPEC = ROOT / "tests" / "golden" / "emit_ptx_spec"
+ARCHS = ["--cuda-arch", "sm_80,sm_90"]
+
+
+def _ptxas():
+    return (pathlib.Path("/usr/local/cuda/bin/ptxas").exists()
+            or shutil.which("ptxas"))
+
+
+needs_ptxas = pytest.mark.skipif(
+    not _ptxas(), reason="no ptxas (the CUDA toolkit) to assemble PTX")
+
+
+def _numba_cuda_problem():
+    """Why numba-cuda cannot compile PTX here, or None."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            from numba.cuda.cudadrv import nvvm
+            nvvm.NVVM()
+    except Exception as e:  # noqa: BLE001 (any reason skips, and says so)
+        return f"numba-cuda cannot compile PTX here: {e}"
+    return None
+
+
+def _copy_spec(tmp_path):
+    for f in PTX_SPEC.iterdir():
+        if f.is_file() and f.name != "cmd":
+            shutil.copy(f, tmp_path / f.name)
+    return tmp_path / "spec.json"
+
+
+@needs_ptxas
+def test_a_hand_written_ptx_spec_builds_for_cuda(tmp_path):
+    spec = _copy_spec(tmp_path)
+    r = run_kernelc("build", spec, "-o", tmp_path / "out", "--target", "cuda",
+                    *ARCHS)
+    assert r.returncode == 0, r.stderr
+    manifest = json.loads(
+        (tmp_path / "out" / "spec" / "kernelc.json").read_text())
+    binaries = {b["source"]: b for b in manifest["cuda"]["binaries"]}
+    assert sorted(binaries) == ["scale.ptx", "scale_numba.ptx"]
+    for b in binaries.values():
+        # A cubin per architecture, and the PTX for its own .target.
+        assert [(i["arch"], i["format"]) for i in b["images"]] == [
+            ("sm_80", "cubin"), ("sm_90", "cubin"), ("compute_80", "ptx")]
+    assert binaries["scale_numba.ptx"]["kernels"] == ["scale_numba"]
+
+
+@needs_ptxas
+def test_ptx_that_does_not_assemble_fails_the_build(tmp_path):
+    spec = _copy_spec(tmp_path)
+    ptx = tmp_path / "scale.ptx"
+    ptx.write_text(ptx.read_text().replace("st.global.f32", "st.global.f99"))
+    r = run_kernelc("build", spec, "-o", tmp_path / "out", "--target", "cuda",
+                    *ARCHS)
+    assert r.returncode == 1
+    line = next(i for i, t in enumerate(ptx.read_text().splitlines(), 1)
+                if "st.global.f99" in t)
+    assert f"scale.ptx:{line}:1: error:" in r.stderr, r.stderr
+    assert not (tmp_path / "out" / "spec").exists()
+
+
+def test_a_ptx_kernel_has_no_cpu_code(tmp_path):
+    spec = _copy_spec(tmp_path)
+    r = run_kernelc("build", spec, "-o", tmp_path / "out", "--target", "cpu")
+    assert r.returncode == 1
+    assert ("spec.json:4:15: error: kernel 'scale' is PTX and has no CPU "
+            "code") in r.stderr
+
+
+@needs_ptxas
+def test_fake_driver_launches_a_ptx_kernel_with_its_abi(tmp_path):
+    tier = Tier(tmp_path, sources=[_copy_spec(tmp_path)])
+    n, x, out = 1000, 0x100000, 0x300000
+    init, run = tier.run(
+        tier.call("initialize", "scale", arg("f32", x, n),
+                  attr("s", "f32", 3.0), ret("f32", out, n)),
+        tier.call("execute", "scale", arg("f32", x, n),
+                  attr("s", "f32", 3.0), ret("f32", out, n)))
+    assert init.ok, init.message
+    assert run.ok, run.message
+    (launch,) = run.launches()
+    assert launch.name == "scale"
+    assert launch.params == [x, f32_bits(3.0), n, out]
+    assert launch.grid == (4, 1, 1) and launch.block == (256, 1, 1)
+
+
+# -- kernelc.numba for CUDA -------------------------------------------------
+
+numba = pytest.importorskip("numba", reason="Numba is not installed in this "
+                            "environment (tools/requirements.txt has it)")
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", DeprecationWarning)
+    from numba import cuda  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "python"))
+import kernelc  # noqa: E402
+from kernelc import _compiler, _numba_ptx  # noqa: E402
+
+needs_numba_cuda = pytest.mark.skipif(_numba_cuda_problem() is not None,
+                                      reason=str(_numba_cuda_problem()))
+
+
+@pytest.fixture(autouse=True, scope="module")
+def development_compiler():
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(_compiler, "BINARY", KERNELC)
+        yield
+
+
+@kernelc.numba(grid="out.size", block=128)
+def axpy(x: kernelc.In(np.float32, ("n",)), a: kernelc.Scalar(np.float32),
+         out: kernelc.Out(np.float32, "x"),
+         total: kernelc.Out(np.float32, (1,), init=0)):
+    i = cuda.grid(1)
+    if i < out.shape[0]:
+        out[i] = a * x[i] + (cuda.threadIdx.x + cuda.blockIdx.x *
+                             cuda.blockDim.x - i)
+        cuda.atomic.add(total, 0, x[i])
+
+
+@kernelc.numba(grid="x.size", block=64)
+def block_sums(x: kernelc.In(np.float32, ("n", "m")),
+               sums: kernelc.Out(np.float32, ("(n * m + 63) / 64",))):
+    buf = cuda.shared.array(64, np.float32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    m = x.shape[1]
+    buf[t] = x[i // m, i % m] if i < x.size else 0
+    cuda.syncthreads()
+    if t == 0:
+        s = 0.0
+        for j in range(64):
+            s += buf[j]
+        sums[cuda.blockIdx.x] = s
+
+
+@pytest.fixture(scope="module")
+def numba_spec(tmp_path_factory):
+    """The spec, PTX and all, that kernelc.numba builds for CUDA."""
+    if _numba_cuda_problem():
+        pytest.skip(_numba_cuda_problem())
+    directory = tmp_path_factory.mktemp("numba_cuda")
+    files = _numba_ptx.spec_files([axpy, block_sums], cc=(8, 0), cpu=False)
+    for name, text in files.items():
+        (directory / name).write_text(text)
+    return directory
+
+
+@needs_numba_cuda
+def test_numba_cuda_gives_ptx_of_the_numba_abi(numba_spec):
+    spec = json.loads((numba_spec / "spec.json").read_text())
+    kernels = {k["name"]: k for k in spec["kernels"]}
+    assert kernels["axpy"]["ptx"]["abi"] == "numba"
+    axpy_ptx = (numba_spec / "axpy.ptx").read_text()
+    sums_ptx = (numba_spec / "block_sums.ptx").read_text()
+    assert ".target sm_80" in axpy_ptx
+    assert "atom.global.add.f32" in axpy_ptx or "red.global.add.f32" in \
+        axpy_ptx
+    assert "%tid.x" in axpy_ptx and "%ctaid.x" in axpy_ptx
+    assert ".shared" in sums_ptx and "bar.sync" in sums_ptx
+
+
+@needs_ptxas
+@needs_numba_cuda
+def test_numba_kernels_build_for_cuda_and_import_without_numba(tmp_path):
+    module = kernelc.load_numba([axpy, block_sums], name="numba_cuda_ops",
+                                target="cuda", cuda_arch="sm_80,sm_90",
+                                cache_dir=tmp_path / "cache")
+    package_dir = pathlib.Path(module.__kernelc_build__.package_dir)
+    manifest = json.loads((package_dir / "kernelc.json").read_text())
+    assert manifest["cuda"]["archs"] == ["sm_80", "sm_90"]
+    for b in manifest["cuda"]["binaries"]:
+        assert [i["arch"] for i in b["images"]] == ["sm_80", "sm_90",
+                                                   "compute_80"]
+    script = textwrap.dedent(f"""
+        import sys
+        sys.modules["numba"] = None
+        sys.modules["llvmlite"] = None
+        sys.path.insert(0, {str(package_dir.parent)!r})
+        import numba_cuda_ops
+        print(callable(numba_cuda_ops.axpy),
+              callable(numba_cuda_ops.block_sums))
+        """)
+    run = subprocess.run([sys.executable, "-W", "error::DeprecationWarning",
+                          "-c", script], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "True True"
+
+
+@needs_ptxas
+@needs_numba_cuda
+def test_fake_driver_launches_numba_kernels_with_their_arrays(
+        numba_spec, tmp_path):
+    tier = Tier(tmp_path, sources=[numba_spec / "spec.json"])
+    n, x, out, total = 300, 0x100000, 0x300000, 0x400000
+    call = [arg("f32", x, n), attr("a", "f32", 2.0), ret("f32", out, n),
+            ret("f32", total, 1)]
+    init, run = tier.run(tier.call("initialize", "axpy", *call),
+                         tier.call("execute", "axpy", *call))
+    assert init.ok, init.message
+    assert run.ok, run.message
+    (launch,) = run.launches()
+    assert launch.name == tier.lowered["axpy"]
+    assert launch.grid == (3, 1, 1) and launch.block == (128, 1, 1)
+    # Each array: meminfo, parent, nitems, itemsize, data, shape, strides.
+    assert launch.params == [0, 0, n, 4, x, n, 4,
+                             f32_bits(2.0),
+                             0, 0, n, 4, out, n, 4,
+                             0, 0, 1, 4, total, 1, 4]
+    # The 2-d array's strides are a C-contiguous array's, in bytes.
+    (run,) = tier.run(tier.call("execute", "block_sums", arg("f32", x, 5, 30),
+                                ret("f32", out, 3)))
+    assert run.ok, run.message
+    (launch,) = run.launches()
+    assert launch.params == [0, 0, 150, 4, x, 5, 30, 120, 4,
+                             0, 0, 3, 4, out, 3, 4]
