@@ -1,37 +1,35 @@
-"""PTX as a kernel's CUDA code, and kernelc.numba's CUDA path, without a
-GPU: a spec whose kernels are PTX written by hand and numba-cuda's PTX of
-Numba kernels go through `kernelc build --target cuda`, which assembles
-them with ptxas for sm_80 and sm_90 (so PTX that does not assemble fails
-the build); the package imports where Numba is not; and the fake-CUDA tier
-(test_cuda_handlers.py) launches the kernels with the parameter block of
-the numba ABI. The kernels run on a GPU in tests/gpu."""
+"""kernelc.numba's CUDA path without a GPU: numba-cuda's PTX of Numba
+kernels (tests/gpu/kernels/numba_kernels.py: arrays, a scalar, the thread
+indices, an atomic, a shared array and a barrier) goes through `kernelc
+build --target cuda` for sm_80 and sm_90, the package imports where Numba
+is not, and the fake-CUDA tier (test_cuda_handlers.py) launches the
+kernels with the parameter block of the numba ABI. The kernels run on a
+GPU in tests/gpu."""
 
 import json
 import pathlib
-import shutil
 import subprocess
 import sys
 import textwrap
 import warnings
 
-import numpy as np
 import pytest
 
-from conftest import KERNELC, ROOT, run_kernelc
+from conftest import KERNELC, ROOT
 from test_cuda_handlers import Tier, arg, attr, f32_bits, ret
-
-PTX_SPEC = ROOT / "tests" / "golden" / "emit_ptx_spec"
-ARCHS = ["--cuda-arch", "sm_80,sm_90"]
+from test_ptx_kernels import needs_ptxas
 
 
-def _ptxas():
-    return (pathlib.Path("/usr/local/cuda/bin/ptxas").exists()
-            or shutil.which("ptxas"))
+numba = pytest.importorskip("numba", reason="Numba is not installed in this "
+                            "environment (tools/requirements.txt has it)")
+sys.path.insert(0, str(ROOT / "python"))
+import kernelc  # noqa: E402
+from kernelc import _compiler, _numba_ptx  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "tests" / "gpu" / "kernels"))
+from numba_kernels import axpy, block_sums  # noqa: E402
 
-needs_ptxas = pytest.mark.skipif(
-    not _ptxas(), reason="no ptxas (the CUDA toolkit) to assemble PTX")
-
+sys.path.remove(str(ROOT / "tests" / "gpu" / "kernels"))
 
 def _numba_cuda_problem():
     """Why numba-cuda cannot compile PTX here, or None."""
@@ -45,81 +43,6 @@ def _numba_cuda_problem():
     return None
 
 
-def _copy_spec(tmp_path):
-    for f in PTX_SPEC.iterdir():
-        if f.is_file() and f.name != "cmd":
-            shutil.copy(f, tmp_path / f.name)
-    return tmp_path / "spec.json"
-
-
-@needs_ptxas
-def test_a_hand_written_ptx_spec_builds_for_cuda(tmp_path):
-    spec = _copy_spec(tmp_path)
-    r = run_kernelc("build", spec, "-o", tmp_path / "out", "--target", "cuda",
-                    *ARCHS)
-    assert r.returncode == 0, r.stderr
-    manifest = json.loads(
-        (tmp_path / "out" / "spec" / "kernelc.json").read_text())
-    binaries = {b["source"]: b for b in manifest["cuda"]["binaries"]}
-    assert sorted(binaries) == ["scale.ptx", "scale_numba.ptx"]
-    for b in binaries.values():
-        # A cubin per architecture, and the PTX for its own .target.
-        assert [(i["arch"], i["format"]) for i in b["images"]] == [
-            ("sm_80", "cubin"), ("sm_90", "cubin"), ("compute_80", "ptx")]
-    assert binaries["scale_numba.ptx"]["kernels"] == ["scale_numba"]
-
-
-@needs_ptxas
-def test_ptx_that_does_not_assemble_fails_the_build(tmp_path):
-    spec = _copy_spec(tmp_path)
-    ptx = tmp_path / "scale.ptx"
-    ptx.write_text(ptx.read_text().replace("st.global.f32", "st.global.f99"))
-    r = run_kernelc("build", spec, "-o", tmp_path / "out", "--target", "cuda",
-                    *ARCHS)
-    assert r.returncode == 1
-    line = next(i for i, t in enumerate(ptx.read_text().splitlines(), 1)
-                if "st.global.f99" in t)
-    assert f"scale.ptx:{line}:1: error:" in r.stderr, r.stderr
-    assert not (tmp_path / "out" / "spec").exists()
-
-
-def test_a_ptx_kernel_has_no_cpu_code(tmp_path):
-    spec = _copy_spec(tmp_path)
-    r = run_kernelc("build", spec, "-o", tmp_path / "out", "--target", "cpu")
-    assert r.returncode == 1
-    assert ("spec.json:4:15: error: kernel 'scale' is PTX and has no CPU "
-            "code") in r.stderr
-
-
-@needs_ptxas
-def test_fake_driver_launches_a_ptx_kernel_with_its_abi(tmp_path):
-    tier = Tier(tmp_path, sources=[_copy_spec(tmp_path)])
-    n, x, out = 1000, 0x100000, 0x300000
-    init, run = tier.run(
-        tier.call("initialize", "scale", arg("f32", x, n),
-                  attr("s", "f32", 3.0), ret("f32", out, n)),
-        tier.call("execute", "scale", arg("f32", x, n),
-                  attr("s", "f32", 3.0), ret("f32", out, n)))
-    assert init.ok, init.message
-    assert run.ok, run.message
-    (launch,) = run.launches()
-    assert launch.name == "scale"
-    assert launch.params == [x, f32_bits(3.0), n, out]
-    assert launch.grid == (4, 1, 1) and launch.block == (256, 1, 1)
-
-
-# -- kernelc.numba for CUDA -------------------------------------------------
-
-numba = pytest.importorskip("numba", reason="Numba is not installed in this "
-                            "environment (tools/requirements.txt has it)")
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore", DeprecationWarning)
-    from numba import cuda  # noqa: E402
-
-sys.path.insert(0, str(ROOT / "python"))
-import kernelc  # noqa: E402
-from kernelc import _compiler, _numba_ptx  # noqa: E402
-
 needs_numba_cuda = pytest.mark.skipif(_numba_cuda_problem() is not None,
                                       reason=str(_numba_cuda_problem()))
 
@@ -129,33 +52,6 @@ def development_compiler():
     with pytest.MonkeyPatch.context() as m:
         m.setattr(_compiler, "BINARY", KERNELC)
         yield
-
-
-@kernelc.numba(grid="out.size", block=128)
-def axpy(x: kernelc.In(np.float32, ("n",)), a: kernelc.Scalar(np.float32),
-         out: kernelc.Out(np.float32, "x"),
-         total: kernelc.Out(np.float32, (1,), init=0)):
-    i = cuda.grid(1)
-    if i < out.shape[0]:
-        out[i] = a * x[i] + (cuda.threadIdx.x + cuda.blockIdx.x *
-                             cuda.blockDim.x - i)
-        cuda.atomic.add(total, 0, x[i])
-
-
-@kernelc.numba(grid="x.size", block=64)
-def block_sums(x: kernelc.In(np.float32, ("n", "m")),
-               sums: kernelc.Out(np.float32, ("(n * m + 63) / 64",))):
-    buf = cuda.shared.array(64, np.float32)
-    t = cuda.threadIdx.x
-    i = cuda.grid(1)
-    m = x.shape[1]
-    buf[t] = x[i // m, i % m] if i < x.size else 0
-    cuda.syncthreads()
-    if t == 0:
-        s = 0.0
-        for j in range(64):
-            s += buf[j]
-        sums[cuda.blockIdx.x] = s
 
 
 @pytest.fixture(scope="module")
