@@ -13,6 +13,7 @@ import sys
 import textwrap
 import warnings
 
+import numpy as np
 import pytest
 
 from conftest import KERNELC, ROOT
@@ -134,3 +135,20 @@ def test_fake_driver_launches_numba_kernels_with_their_arrays(
     (launch,) = run.launches()
     assert launch.params == [0, 0, 150, 4, x, 5, 30, 120, 4,
                              0, 0, 3, 4, out, 3, 4]
+
+
+@needs_ptxas
+@needs_numba_cuda
+def test_cpu_and_cuda_in_one_package(tmp_path):
+    # The spec names the CPU path's C++ source beside the PTX: the CPU op
+    # is the one the cpu target builds alone.
+    module = kernelc.load_numba([axpy], name="numba_both", target="cpu,cuda",
+                                cuda_arch="sm_80", cache_dir=tmp_path)
+    spec = next((tmp_path / "numba").glob("*/spec.json"))
+    (kernel,) = json.loads(spec.read_text())["kernels"]
+    assert kernel["source"] == "kernels.cu"
+    assert kernel["ptx"]["file"] == "axpy.ptx"
+    x = np.arange(300, dtype=np.float32)
+    out, total = module.axpy(x, a=2.0)
+    np.testing.assert_array_equal(np.asarray(out), 2 * x)
+    assert float(total[0]) == x.sum()
