@@ -22,7 +22,7 @@ namespace {
 // kc_fill_u64 of the NVRTC programs (nvrtc_backend.cc's kFillKernel), in
 // PTX: every kernelc module has it, for KC_INIT's 64-bit fills. Appended
 // after the user's PTX, so its lines stay the file's; it uses nothing newer
-// than PTX ISA 1.4, so any module's .version and .target take it.
+// than PTX ISA 2.0 and sm_20, so any module's .version and .target take it.
 constexpr std::string_view kFillKernelPtx = R"ptx(
 // kernelc: the fill of KC_INIT
 .visible .entry kc_fill_u64(

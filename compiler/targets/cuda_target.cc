@@ -32,6 +32,10 @@ bool CudaTarget::AddToCacheKey(cache::KeyBuilder& key) {
   keyed_ = backends::LocateNvrtc();
   if (!keyed_ || !key.AddFileIdentity("nvrtc", keyed_->library)) return false;
   key.Add("cuda-include", keyed_->cuda_include);
+  // And the ptxas that PTX kernels would be assembled with.
+  if (std::optional<std::string> ptxas =
+          backends::FindPtxas(keyed_->cuda_include))
+    if (!key.AddFileIdentity("ptxas", *ptxas)) return false;
   return true;
 }
 
