@@ -60,7 +60,7 @@ std::string Sha256Hex(std::string_view data) {
   return llvm::toHex(h.final(), /*LowerCase=*/true);
 }
 
-// The size of one `.param` declaration ("param .u64 name", ".param .align 8
+// The size of one `.param` declaration (".param .u64 name", ".param .align 8
 // .b8 name[24]", ".param .u64 .ptr.global.align 1 name"): its type's width
 // times the array's length.
 int ParamBytes(llvm::StringRef decl) {
