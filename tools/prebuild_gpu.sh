@@ -26,4 +26,13 @@ build gpu_dtypes cpu,cuda tests/gpu/kernels/dtypes.cu
 build gpu_features cuda tests/gpu/kernels/gpu_features.cu
 build gpu_intrinsics cpu,cuda tests/gpu/kernels/intrinsics.cu
 build gpu_bench cuda bench/kernels/bench_ops.cu
+# PTX kernels: written by hand, and numba-cuda's (where Numba is installed).
+build gpu_ptx cuda tests/golden/emit_ptx_spec/spec.json
+py=${PYTHON:-.venv/bin/python}
+if "$py" -c 'import numba.cuda' >/dev/null 2>&1; then
+  PYTHONPATH=python "$py" tests/gpu/kernels/numba_kernels.py "$out/numba_spec"
+  build gpu_numba cuda "$out/numba_spec/spec.json"
+else
+  echo "prebuild: no numba-cuda in $py: gpu_numba is not built"
+fi
 echo "prebuild: packages in $out"

@@ -521,7 +521,7 @@ Result<std::vector<model::CudaBinary>> CompileCuda(
     bin.source = src;
     bin.source_index = static_cast<int>(si);
     for (const model::Kernel& k : module.kernels)
-      if (k.source == src && k.kind == model::KernelKind::kGlobal)
+      if (k.source == src && k.kind == model::KernelKind::kGlobal && !k.ptx)
         bin.kernels.push_back(k.name);
     if (bin.kernels.empty()) continue;
     // A whole .cu file: what the frontend left of it (model::KernelText).

@@ -105,7 +105,8 @@ struct CudaBuild {
 // the content hash.
 std::vector<std::string> NvrtcFlags(const CudaBuild& build, int arch);
 
-// Compiles every source that defines __global__ kernels. NVRTC's errors and
+// Compiles every source that defines __global__ kernels, leaving out those
+// given as PTX (see ptx_backend.h). NVRTC's errors and
 // warnings are relayed to `diags` at the user's file and line (the program
 // starts with a #line directive); a source that fails to compile gives
 // Error::Reported(), a failing NVRTC an internal error. Each source's kernels

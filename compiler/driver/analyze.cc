@@ -65,14 +65,19 @@ std::string RealPath(const std::string& path) {
 // lead, too; or in the directory where the spec's own link leads), and a
 // regular file within the size limit. A spec, which may
 // come from elsewhere, so cannot make kernelc read other files.
+// A kernel's PTX (`ptx`) is held to the same rules, as a .ptx file.
 bool UsableSpecSource(const std::string& source, const std::string& spec,
-                      const diag::SourceLoc& at,
-                      diag::DiagnosticEngine& diags) {
+                      const diag::SourceLoc& at, diag::DiagnosticEngine& diags,
+                      bool ptx = false) {
   if (!llvm::sys::fs::exists(source)) {
     diags.Report<Id::kSpecSourceMissing>(at, source);
     return false;
   }
-  if (!HasExtension(source, {".cu", ".cc"})) {
+  if (ptx && !HasExtension(source, {".ptx"})) {
+    diags.Report<Id::kSpecPtxNotPtx>(at, source);
+    return false;
+  }
+  if (!ptx && !HasExtension(source, {".cu", ".cc"})) {
     diags.Report<Id::kSpecSourceNotCpp>(at, source);
     return false;
   }
@@ -123,28 +128,46 @@ Result<model::Module> ReadSpecs(const Options& o,
     }
   }
   if (diags.error_count() > errors_before) return Error::Reported();
-  std::set<std::string> seen;
+  std::set<std::string> seen, seen_ptx;
   for (size_t i = 0; i < m.kernels.size(); ++i) {
-    const std::string& source = m.kernels[i].source;
-    if (!seen.insert(source).second) continue;
-    m.sources.push_back(source);
-    UsableSpecSource(source, where[i].places->file(),
+    const model::Kernel& k = m.kernels[i];
+    const std::string& spec = where[i].places->file();
+    if (k.ptx && seen_ptx.insert(k.ptx->file).second)
+      UsableSpecSource(k.ptx->file, spec,
+                       where[i].places->At(where[i].path + ".ptx.file"), diags,
+                       /*ptx=*/true);
+    if (k.source.empty() || !seen.insert(k.source).second) continue;
+    m.sources.push_back(k.source);
+    UsableSpecSource(k.source, spec,
                      where[i].places->At(where[i].path + ".source"), diags);
   }
   if (diags.error_count() > errors_before) return Error::Reported();
+  // Kernels with only PTX have no source to check them against: the cuda
+  // target checks their parameters against the PTX's .entry instead.
+  model::Module with_source;
+  std::vector<sema::SpecPlace> with_source_where;
+  std::vector<size_t> index;
+  for (size_t i = 0; i < m.kernels.size(); ++i) {
+    if (m.kernels[i].source.empty()) continue;
+    with_source.kernels.push_back(m.kernels[i]);
+    with_source_where.push_back(where[i]);
+    index.push_back(i);
+  }
+  with_source.sources = m.sources;
+  if (with_source.kernels.empty()) return m;
   frontend::Options fo = FrontendOptions(o);
   fo.dependencies = dependencies;
   Result<std::vector<model::DeclaredKernel>> declared =
-      frontend::ReadDeclarations(m, fo, diags);
+      frontend::ReadDeclarations(with_source, fo, diags);
   if (!declared.ok()) return declared.error();
-  if (Status s =
-          sema::CheckAgainstSources(m, declared.value(), where, diags);
+  if (Status s = sema::CheckAgainstSources(with_source, declared.value(),
+                                           with_source_where, diags);
       !s.ok())
     return s.error();
   // A spec states no guard: the source's body decides, as for annotations.
-  for (size_t i = 0; i < m.kernels.size(); ++i)
-    if (m.kernels[i].kind == model::KernelKind::kGlobal)
-      m.kernels[i].guard = declared.value()[i].guard;
+  for (size_t i = 0; i < index.size(); ++i)
+    if (m.kernels[index[i]].kind == model::KernelKind::kGlobal)
+      m.kernels[index[i]].guard = declared.value()[i].guard;
   return m;
 }
 

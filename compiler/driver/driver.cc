@@ -70,8 +70,9 @@ void StoreInCache(const cache::BuildCache& build_cache, const std::string& key,
   // A JSON spec's sources are not read by the frontend; the host compile of
   // the user's sources (the cpu target) names their headers, and without
   // it they are unknown: such a build is not cached.
-  bool dependencies_known =
-      !frontend_dependencies.empty() || !dependencies.empty();
+  // A spec whose kernels are all PTX names every file it reads.
+  bool dependencies_known = !frontend_dependencies.empty() ||
+                            !dependencies.empty() || g.module.sources.empty();
   // The key names the toolchains found first; when one of those could not
   // be loaded and another compiled the kernels, the key does not identify
   // the compiler, and the build is not cached.
@@ -86,6 +87,9 @@ void StoreInCache(const cache::BuildCache& build_cache, const std::string& key,
   // The sources a JSON spec names are read too.
   for (const std::string& src : g.source_paths)
     dependencies.push_back(Absolute(src));
+  // And the PTX files of its PTX kernels.
+  for (const model::Kernel& k : g.module.kernels)
+    if (k.ptx) dependencies.push_back(Absolute(k.ptx->file));
   // The key holds the sources on the command line already; a lookup need
   // not read and hash them a second time.
   for (const std::string& src : o.sources)

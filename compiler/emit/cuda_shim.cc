@@ -43,7 +43,7 @@ struct Slot {
 std::optional<Slot> FindSlot(const EmitRequest& request,
                              const model::Kernel& k) {
   for (const CudaBinary& b : request.info().cuda_binaries) {
-    if (b.source != k.source) continue;
+    if (b.source != k.CudaSource()) continue;
     Slot slot;
     slot.cache = Namer::CudaCacheAccessor(b.source_index, /*fold=*/false);
     slot.slot =
@@ -142,19 +142,36 @@ void EmitBody(const sema::KernelPlan& kp, const Slot& slot,
     // kernel's entry reads it there.
     const std::string local = Namer::CppLocal("kc_arg", param.name);
     const std::string arg = h.KernelArgs(i).front();
-    if (param.traced)
+    if (param.traced) {
       decls.push_back(
           fmt::format("void* {} = {}.untyped_data();", local, buffer));
-    else if (model::IsTensor(param.role) && param.access == Access::kView)
+    } else if (model::IsTensor(param.role) && k.ptx &&
+               k.ptx->abi == model::PtxAbi::kNumba) {
+      // Numba's array, each member a parameter of its own.
+      const int rank = kp.params[i].rank;
+      decls.push_back(fmt::format(
+          "::kc::cuda::NumbaArray<{0}> {1} = "
+          "::kc::cuda::MakeNumbaArray<{0}>({2}, {3}.dimensions(), "
+          "sizeof({4}));",
+          rank, local, arg, buffer, model::DTypeCppName(param.dtype)));
+      for (const char* member :
+           {"meminfo", "parent", "nitems", "itemsize", "data"})
+        refs.push_back(fmt::format("&{}.{}", local, member));
+      for (const char* array : {"shape", "strides"})
+        for (int d = 0; d < rank; ++d)
+          refs.push_back(fmt::format("&{}.{}[{}]", local, array, d));
+      continue;
+    } else if (model::IsTensor(param.role) && param.access == Access::kView) {
       decls.push_back(fmt::format(
           "::kc::cuda::View<{0}> {1} = ::kc::cuda::MakeView<{0}>({2}, "
           "{3}.dimensions());",
           kp.params[i].rank, local, arg, buffer));
-    else if (model::IsTensor(param.role))
+    } else if (model::IsTensor(param.role)) {
       decls.push_back(fmt::format("void* {} = {};", local, arg));
-    else
+    } else {
       decls.push_back(fmt::format(
           "{} {} = {};", model::DTypeCppName(param.dtype), local, arg));
+    }
     refs.push_back("&" + local);
   }
   h.EmitLaunchGrid(p);

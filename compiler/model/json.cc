@@ -71,8 +71,13 @@ json KernelToJson(const Kernel& k) {
   json j{{"kind", KernelKindName(k.kind)},
          {"loc", LocToJson(k.loc)},
          {"name", k.name},
-         {"params", params},
-         {"source", k.source}};
+         {"params", params}};
+  if (!k.source.empty()) j["source"] = k.source;
+  if (k.ptx)
+    j["ptx"] = {{"abi", PtxAbiName(k.ptx->abi)},
+                {"entry", k.ptx->entry},
+                {"file", k.ptx->file},
+                {"loc", LocToJson(k.ptx->loc)}};
   if (k.instantiation)
     j["instantiation"] = {{"args", k.instantiation->args},
                           {"loc", LocToJson(k.instantiation->loc)},
@@ -318,10 +323,27 @@ class Reader {
     Kernel k;
     k.name = String(j, path, "name");
     k.loc = Loc(j, path, path + ".name");
-    // A relative source is in the spec's directory.
-    k.source = String(j, path, "source");
+    if (const json* x = Field(j, path, "ptx", json::value_t::object, false)) {
+      const std::string p = path + ".ptx";
+      PtxCode code;
+      code.loc = Loc(*x, p, p);
+      code.file = String(*x, p, "file");
+      if (!code.file.empty()) code.file = Resolve(code.file);
+      code.entry = String(*x, p, "entry");
+      const std::string abi = String(*x, p, "abi", /*required=*/false);
+      if (auto a = PtxAbiFromName(abi)) {
+        code.abi = *a;
+      } else if (!abi.empty()) {
+        Fail<Id::kSpecUnknownAbi>(p + ".abi", p + ".abi", abi);
+      }
+      k.ptx = std::move(code);
+    }
+    // A relative source is in the spec's directory. A kernel with PTX needs
+    // none: the source is then its CPU code.
+    k.source = String(j, path, "source", /*required=*/!k.ptx);
     if (!k.source.empty()) k.source = Resolve(k.source);
-    std::string kind = String(j, path, "kind");
+    // PTX is a __global__ kernel's code: "kind" may go without saying.
+    std::string kind = String(j, path, "kind", /*required=*/!k.ptx);
     if (kind == "host") {
       k.kind = KernelKind::kHost;
     } else if (!kind.empty() && kind != "global") {
@@ -420,7 +442,10 @@ class Reader {
   // spec cannot make a diagnostic quote another file.
   void CheckLocs(const std::vector<Kernel>& kernels) {
     std::set<std::string> own = {Normal(file_)};
-    for (const Kernel& k : kernels) own.insert(Normal(k.source));
+    for (const Kernel& k : kernels) {
+      if (!k.source.empty()) own.insert(Normal(k.source));
+      if (k.ptx) own.insert(Normal(k.ptx->file));
+    }
     for (const auto& [loc_file, path] : locs_)
       if (!own.count(Normal(loc_file)))
         Fail<Id::kSpecLocOutside>(path, path, loc_file);

@@ -61,6 +61,16 @@ std::optional<Role> RoleFromName(std::string_view name) {
   return std::nullopt;
 }
 
+std::string_view PtxAbiName(PtxAbi abi) {
+  return abi == PtxAbi::kNumba ? "numba" : "kernelc";
+}
+
+std::optional<PtxAbi> PtxAbiFromName(std::string_view name) {
+  if (name == "kernelc") return PtxAbi::kKernelc;
+  if (name == "numba") return PtxAbi::kNumba;
+  return std::nullopt;
+}
+
 std::string_view KernelKindName(KernelKind k) {
   return k == KernelKind::kGlobal ? "global" : "host";
 }
@@ -106,7 +116,11 @@ void ForEachPath(Module& m, const std::function<void(std::string&)>& f) {
   };
   for (std::string& s : m.sources) f(s);
   for (Kernel& k : m.kernels) {
-    f(k.source);
+    if (!k.source.empty()) f(k.source);  // empty: a PTX-only kernel
+    if (k.ptx) {
+      f(k.ptx->file);
+      f(k.ptx->loc.file);
+    }
     f(k.loc.file);
     if (k.instantiation) f(k.instantiation->loc.file);
     for (Text& t : k.grid) f(t.loc.file);

@@ -186,6 +186,30 @@ struct GridGuard {
   SourceLoc loc;  // the guard's condition
 };
 
+// How a PTX kernel's `.entry` takes the spec's parameters (README, "PTX
+// kernels"). Scalars are passed as themselves under both ABIs.
+enum class PtxAbi {
+  // As the C++ kernel of the spec would take them: a pointer per pointer
+  // tensor, a kc::cuda::View<rank> per view tensor.
+  kKernelc,
+  // As Numba-CUDA flattens its arrays: per tensor, 5 + 2 * rank 64-bit
+  // parameters (meminfo, parent, nitems, itemsize, data, shape...,
+  // strides... in bytes); meminfo and parent are null.
+  kNumba,
+};
+
+std::string_view PtxAbiName(PtxAbi abi);  // "kernelc", "numba"
+std::optional<PtxAbi> PtxAbiFromName(std::string_view name);
+
+// A kernel whose CUDA code is given as PTX (a JSON spec's "ptx"), from any
+// front end: the cuda target assembles it instead of compiling a source.
+struct PtxCode {
+  std::string file;   // the .ptx file, as the spec resolves it
+  std::string entry;  // the `.entry` that is the kernel
+  PtxAbi abi = PtxAbi::kKernelc;
+  SourceLoc loc;  // the spec's "ptx"
+};
+
 struct Kernel {
   // A kernel's C++ name; for a template's variant, the instantiation as a
   // C++ expression names it: "reduce<float, 256>".
@@ -221,8 +245,13 @@ struct Kernel {
   // KC_PARALLEL("m", ...): shape symbols along which the work splits with no
   // communication; each is one Text.
   std::vector<Text> parallel;
-  std::string source;  // the file that defines the kernel, as given
-  SourceLoc loc;       // the kernel's name
+  // The file that defines the kernel, as given; empty for a kernel that
+  // has only PTX (then the cpu target has no code for it).
+  std::string source;
+  // Set when the kernel's CUDA code is PTX: the cuda target assembles it
+  // and never compiles `source` for the GPU.
+  std::optional<PtxCode> ptx;
+  SourceLoc loc;  // the kernel's name
 
   // The op the kernel belongs to, the Python function that runs it: its
   // template's name for a variant, else its name.
@@ -238,6 +267,10 @@ struct Kernel {
   // Whether a batch of the kernel folds into dimension 0 (KC_ELEMENTWISE):
   // not with a traced scalar, whose batch holds a value per element.
   bool FoldsElementwise() const { return elementwise && !HasTraced(); }
+
+  // The file the cuda target builds the kernel from: its PTX, or its
+  // source.
+  const std::string& CudaSource() const { return ptx ? ptx->file : source; }
 
   const Param* FindParam(std::string_view name) const;
   // The index of the parameter `name` in `params`; -1 when there is none.

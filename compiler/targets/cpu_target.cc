@@ -8,6 +8,10 @@ void CpuTarget::Check(const model::Module& module,
                       const BuildSettings& /*settings*/,
                       diag::DiagnosticEngine& diags) const {
   for (const model::Kernel& k : module.kernels) {
+    if (k.source.empty()) {
+      diags.Report<diag::Id::kPtxNoCpuCode>(k.loc, k.name);
+      continue;
+    }
     if (k.block_features.empty()) continue;
     if (k.kind == model::KernelKind::kHost) {
       diags.Report<diag::Id::kHostKernelBlockFeature>(

@@ -26,7 +26,8 @@ class CudaTarget : public TargetUnit {
              diag::DiagnosticEngine& diags) const override;
   // NVRTC without loading it (its 100 MB library would cost a warm build
   // more than all the rest): the library that FindNvrtc tries first, by
-  // identity, and its toolkit's include directory.
+  // identity, and its toolkit's include directory; and the ptxas of that
+  // toolkit (backends::FindPtxas), by identity.
   bool AddToCacheKey(cache::KeyBuilder& key) override;
   // Finds and loads NVRTC, and fills info's cuda fields.
   Status CompileKernels(const sema::ModulePlan& plan,

@@ -210,9 +210,11 @@ def numba(fn=None, *, grid, block=None, vjp=None, parallel=None,
     `cuda.gridsize`, `cuda.threadIdx`, `cuda.blockIdx`, `cuda.blockDim`,
     `cuda.gridDim`, `cuda.atomic.add`, `cuda.shared.array` and
     `cuda.local.array` (constant shapes), `cuda.syncthreads` (and its
-    `_count`, `_and` and `_or` forms) and `cuda.syncwarp`; any other
-    `cuda.` name is an error that names the line. Errors in the
-    annotations raise BuildError naming the .py file and line."""
+    `_count`, `_and` and `_or` forms) and `cuda.syncwarp`; on the CPU any
+    other `cuda.` name is an error that names the line. For "cuda"
+    numba-cuda compiles the kernel to PTX, which kernelc assembles for each
+    `cuda_arch`, and whatever numba-cuda supports on the GPU works. Errors
+    in the annotations raise BuildError naming the .py file and line."""
     _check_target(target)
     options = {"grid": grid, "block": block, "vjp": vjp,
                "parallel": parallel, "elementwise": elementwise,
@@ -228,6 +230,11 @@ def load_numba(kernels, *, name, target="cpu", verbose=None,
     they name) into one package `name` and returns it imported, as
     `kernelc.load_inline` does."""
     _check_target(target)
+    if "cuda" in target.split(","):
+        # Imported here: the CPU path needs none of it.
+        from kernelc import _numba_ptx
+        return _numba_ptx.load(kernels, name=name, target=target,
+                               verbose=verbose, **build_options)
     return _load.load_inline(_source(_closure(kernels)), name=name,
                              target=target, verbose=verbose,
                              **build_options)
@@ -533,11 +540,11 @@ def _dtype(given):
 
 
 def _check_target(target):
-    """kernelc.numba compiles kernels for the CPU only (the CUDA build of
-    a Numba kernel's PTX is not there yet)."""
-    if target != "cpu":
+    """kernelc.numba builds for the CPU (Numba's x86 assembly in C++), for
+    CUDA (numba-cuda's PTX, kernelc._numba_ptx) or for both."""
+    if target not in ("cpu", "cuda", "cpu,cuda"):
         raise ValueError(f"kernelc.numba: target {target!r}: Numba kernels "
-                         "build for the CPU only (target='cpu')")
+                         "build for 'cpu', 'cuda' or 'cpu,cuda'")
 
 
 def _file_lines(path, lines, first):

@@ -356,3 +356,37 @@ def test_intrinsics(gpu):
     mod = package("gpu_intrinsics")
     a, b, u, f = intrinsics_expect.inputs()
     intrinsics_expect.check(mod, a, b, u, f, device=gpu)
+
+
+@pytest.fixture(scope="module")
+def ptx(gpu):
+    return package("gpu_ptx")
+
+
+def test_ptx_kernels_of_both_abis(gpu, ptx):
+    x = rng().standard_normal(1000).astype(np.float32)
+    (xd,) = on(gpu, x)
+    close(ptx.scale(xd, s=3.0), 3 * x)
+    close(ptx.scale_numba(xd, s=-0.5), -0.5 * x)
+
+
+@pytest.fixture(scope="module")
+def nb(gpu):
+    if not (PACKAGES / "gpu_numba" / "__init__.py").exists():
+        pytest.skip("gpu_numba was not prebuilt (no numba-cuda where "
+                    "tools/prebuild_gpu.sh ran)")
+    return package("gpu_numba")
+
+
+def test_numba_kernels_on_the_gpu(gpu, nb):
+    x = rng().standard_normal(1000).astype(np.float32)
+    (xd,) = on(gpu, x)
+    out, total = nb.axpy(xd, a=2.0)
+    close(out, 2 * x)
+    close(total, np.array([x.sum()], np.float32), rtol=1e-4, atol=1e-3)
+    m = rng(1).standard_normal((7, 50)).astype(np.float32)
+    (md,) = on(gpu, m)
+    # Each block of 64 threads sums 64 elements, those past the end zero.
+    flat = np.concatenate([m.ravel(), np.zeros(-m.size % 64, np.float32)])
+    close(nb.block_sums(md), flat.reshape(-1, 64).sum(axis=1), rtol=1e-5,
+          atol=1e-4)

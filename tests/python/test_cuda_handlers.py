@@ -70,8 +70,9 @@ class Tier:
                 self.lowered[name] = low
 
     def kernel_names(self, source):
+        # A kernel given as PTX is built from its PTX file.
         return [k["name"] for k in self.manifest["model"]["kernels"]
-                if k["source"] == source]
+                if k.get("ptx", {}).get("file", k.get("source")) == source]
 
     def run(self, *calls, **env):
         """Runs the calls (lines for handler_driver) in one process; returns

@@ -578,6 +578,37 @@ View<R> MakeView(void* data, const Dims& dims) {
   return v;
 }
 
+// A tensor as a Numba-CUDA kernel takes an array: Numba's array model
+// flattened into 5 + 2 * R kernel parameters, one per member, the PTX ABI
+// "numba" (README, "PTX kernels"). meminfo and parent are null (the kernel
+// never touches reference counts); the strides are a C-contiguous array's,
+// in bytes, as XLA's buffers are.
+template <int R>
+struct NumbaArray {
+  void* meminfo;
+  void* parent;
+  int64_t nitems;
+  int64_t itemsize;
+  void* data;
+  int64_t shape[R > 0 ? R : 1];
+  int64_t strides[R > 0 ? R : 1];
+};
+
+template <int R, typename Dims>
+NumbaArray<R> MakeNumbaArray(void* data, const Dims& dims, int64_t itemsize) {
+  NumbaArray<R> a{nullptr, nullptr, 1, itemsize, data, {}, {}};
+  for (int d = 0; d < R; ++d) {
+    a.shape[d] = dims[d];
+    a.nitems *= dims[d];
+  }
+  int64_t stride = itemsize;
+  for (int d = R - 1; d >= 0; --d) {
+    a.strides[d] = stride;
+    stride *= dims[d];
+  }
+  return a;
+}
+
 // The bit pattern of a fill value.
 template <typename T>
 uint64_t Bits(T value) {

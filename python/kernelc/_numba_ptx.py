@@ -1,0 +1,148 @@
+"""The CUDA half of kernelc.numba: each kernel compiled to PTX by
+numba-cuda (with NVIDIA's NVVM from the CUDA toolkit), and handed to
+kernelc's cuda target as a JSON spec whose kernels give their CUDA code as
+PTX (README, "PTX kernels"). The build assembles the PTX with ptxas for
+every requested architecture and embeds it, so the package that comes out
+imports and launches with neither Numba nor NVVM.
+
+Why PTX with the "numba" ABI, and no wrapper kernel: the kernel numba-cuda
+compiles is the user's own, taking each array as Numba's array model
+flattened into parameters (meminfo, parent, nitems, itemsize, data,
+shape..., strides...). kernelc's CUDA handler fills exactly that block
+(kc::cuda::NumbaArray), so the PTX runs as numba-cuda made it, with
+everything numba-cuda supports on the GPU (shared arrays, barriers,
+atomics, the math library), and kernelc checks the .entry's parameters
+against the spec before ptxas sees it.
+
+With target "cpu,cuda" the spec names the CPU path's C++ source too
+(kernelc._numba.numba_source), whose kernels the cpu target compiles.
+Imported only when a Numba kernel is built for CUDA.
+"""
+
+import hashlib
+import json
+import re
+import warnings
+
+import numpy as np
+
+from kernelc import _load, _numba
+
+# The architectures kernelc builds for when none are given (the CLI's
+# default, kDefaultCudaArchs).
+_DEFAULT_ARCHS = "sm_80,sm_90"
+
+_ENTRY = re.compile(r"\.entry\s+([A-Za-z_$][\w$]*)\s*\(")
+
+
+def load(kernels, *, name, target, verbose, **build_options):
+    """Builds `kernels` (with the backward kernels they name) for `target`
+    ("cuda" or "cpu,cuda") as the package `name` and imports it."""
+    kernels = _numba._closure(kernels)
+    archs = build_options.get("cuda_arch") or _DEFAULT_ARCHS
+    files = spec_files(kernels, cc=_lowest_cc(archs),
+                       cpu="cpu" in target.split(","))
+    digest = hashlib.sha256(json.dumps(
+        [name, sorted(files.items())]).encode()).hexdigest()[:24]
+    directory = _load._cache_dir(build_options) / "numba" / digest
+    for file_name, text in files.items():
+        _load._write_once(directory / file_name, text)
+    return _load.load(directory / "spec.json", name=name, target=target,
+                      verbose=verbose, **build_options)
+
+
+def spec_files(kernels, *, cc, cpu):
+    """The files of the build, by name: spec.json, a .ptx per kernel and,
+    with `cpu`, the CPU path's C++ source (kernels.cu)."""
+    files = {}
+    entries = []
+    for k in kernels:
+        ptx, entry = compile_ptx(k._spec, cc)
+        files[f"{k.__name__}.ptx"] = ptx
+        entries.append(_kernel_entry(k._spec, entry, cpu))
+    if cpu:
+        files["kernels.cu"] = _numba.numba_source(kernels)
+    files["spec.json"] = json.dumps({"kernels": entries}, indent=2,
+                                    sort_keys=True) + "\n"
+    return files
+
+
+def compile_ptx(spec, cc):
+    """The PTX of `spec`'s kernel for compute capability `cc` (a pair), and
+    its .entry's name. Arrays are C-contiguous, as XLA's buffers are; an In
+    is read-only, so that Numba rejects a write to it."""
+    # Imported here: only a CUDA build needs numba-cuda.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        import numba
+        from numba import cuda, types
+    sig = []
+    for p in spec.params:
+        dtype = numba.from_dtype(p.dtype)
+        if p.annotation.role == "scalar":
+            sig.append(dtype)
+        else:
+            sig.append(types.Array(dtype, p.rank, "C",
+                                   readonly=p.annotation.role == "in"))
+    try:
+        ptx, _ = cuda.compile_ptx(spec.fn, tuple(sig), cc=cc)
+    except numba.core.errors.NumbaError as e:
+        raise spec.where.error(
+            spec.tree.lineno, spec.tree.col_offset,
+            f"numba-cuda cannot compile kernel '{spec.name}':\n{e}") from None
+    found = _ENTRY.search(ptx)
+    if found is None:
+        raise spec.where.error(
+            spec.tree.lineno, spec.tree.col_offset,
+            f"numba-cuda gave no kernel entry for '{spec.name}'")
+    return ptx, found.group(1)
+
+
+def _kernel_entry(spec, entry, cpu):
+    """The spec's entry of one kernel: what the annotations and the
+    decorator's options say, as the C++ kernel of the CPU path states it
+    (views of the annotated ranks)."""
+    o = spec.options
+    params = []
+    for p in spec.params:
+        role = p.annotation.role
+        param = {"name": p.name, "role": role, "dtype": np.dtype(p.dtype).name}
+        if role != "scalar":
+            param.update(access="view", rank=p.rank, shape=spec.shape_text(p))
+        if p.annotation.init is not None:
+            param["init"] = _numba._init_text(p.annotation.init)
+        params.append(param)
+    grid = o["grid"]
+    grid = grid if isinstance(grid, (tuple, list)) else (grid,)
+    kernel = {"name": spec.name, "kind": "global",
+              "ptx": {"file": f"{spec.name}.ptx", "entry": entry,
+                      "abi": "numba"},
+              "grid": [str(g) for g in grid], "params": params}
+    if cpu:
+        kernel["source"] = "kernels.cu"
+    if o["block"] is not None:
+        block = o["block"]
+        block = block if isinstance(block, (tuple, list)) else (block,)
+        kernel["block"] = [int(b) for b in block]
+    if o["elementwise"]:
+        kernel["elementwise"] = True
+    if o["vjp"] is not None:
+        kernel["vjp"] = o["vjp"].__name__
+    if o["parallel"]:
+        par = o["parallel"]
+        kernel["parallel"] = [par] if isinstance(par, str) else list(par)
+    return kernel
+
+
+def _lowest_cc(archs):
+    """The oldest of `archs` ("sm_80,sm_90") as numba-cuda's compute
+    capability, (8, 0): PTX for it assembles for every newer one."""
+    ccs = []
+    for a in str(archs).split(","):
+        a = a.strip()
+        if not re.fullmatch(r"sm_\d{2,3}", a):
+            # kernelc's own check reports it, as for any build.
+            return (8, 0)
+        n = int(a[3:])
+        ccs.append((n // 10, n % 10))
+    return min(ccs) if ccs else (8, 0)
