@@ -164,10 +164,17 @@ Result<model::Module> ReadSpecs(const Options& o,
                                            with_source_where, diags);
       !s.ok())
     return s.error();
-  // A spec states no guard: the source's body decides, as for annotations.
-  for (size_t i = 0; i < index.size(); ++i)
-    if (m.kernels[index[i]].kind == model::KernelKind::kGlobal)
-      m.kernels[index[i]].guard = declared.value()[i].guard;
+  // A spec states no guard, and the block-level features it states are
+  // those of the body: the source's body decides, as for annotations (the
+  // CPU target runs a kernel with block features under the block executor).
+  for (size_t i = 0; i < index.size(); ++i) {
+    model::Kernel& k = m.kernels[index[i]];
+    model::DeclaredKernel& d = declared.value()[i];
+    if (k.kind != model::KernelKind::kGlobal || !d.global) continue;
+    k.guard = d.guard;
+    k.block_features = std::move(d.block_features);
+    k.extern_shared = std::move(d.extern_shared);
+  }
   return m;
 }
 

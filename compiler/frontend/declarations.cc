@@ -12,6 +12,7 @@
 #include "compiler/frontend/annotations.h"
 #include "compiler/frontend/cpp_types.h"
 #include "compiler/frontend/input_writes.h"
+#include "compiler/frontend/block_features.h"
 #include "compiler/frontend/grid_guard.h"
 #include "compiler/frontend/locations.h"
 
@@ -119,7 +120,12 @@ void ReadDeclarations(clang::ASTContext& ctx,
     }
     d.defined = true;
     d.global = IsGlobal(def, sm);
-    if (d.global) d.guard = FindGridGuard(def, ctx);
+    if (d.global) {
+      d.guard = FindGridGuard(def, ctx);
+      BlockUse block = FindBlockFeatures(def, sm);
+      d.block_features = std::move(block.features);
+      d.extern_shared = std::move(block.extern_shared);
+    }
     for (unsigned p = 0; p < def->getNumParams(); ++p)
       d.params.push_back(ReadParam(
           def->getParamDecl(p), p < k.params.size() ? &k.params[p] : nullptr,

@@ -47,9 +47,12 @@ struct DeclaredKernel {
   bool in_header = false;
   bool global = false;  // __global__
   std::vector<DeclaredParam> params;
-  // A __global__ definition's guard (model::GridGuard): what the source
-  // decides for a spec's kernel, as it does for an annotated one.
+  // A __global__ definition's guard (model::GridGuard), block-level
+  // features and `extern __shared__` arrays: what the source decides for a
+  // spec's kernel, as it does for an annotated one.
   std::optional<GridGuard> guard;
+  std::vector<BlockFeature> block_features;
+  std::vector<ExternShared> extern_shared;
 };
 
 }  // namespace kernelc::model

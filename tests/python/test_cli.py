@@ -3,6 +3,7 @@ and all-or-nothing output, and the code the CPU backend generates."""
 
 import concurrent.futures
 import hashlib
+import json
 import os
 import pathlib
 import re
@@ -109,6 +110,43 @@ def test_inspect_output_builds_the_same_kernel(tmp_path):
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[0.0, 4.0, 8.0, 12.0, 16.0]"
 
+
+
+def test_a_spec_takes_the_block_features_of_its_source(tmp_path):
+    # A spec that states no block-level features for a kernel whose body
+    # uses __shared__ and __syncthreads: the source decides, so the kernel
+    # runs under the block executor (and links) as the annotated one does.
+    (tmp_path / "k.cu").write_text(r"""
+#include <kernelc.h>
+__global__ void block_sums(const float* x, float* sums) {
+  __shared__ float buf[64];
+  buf[threadIdx.x] = x[blockIdx.x * 64 + threadIdx.x];
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    float s = 0;
+    for (int i = 0; i < 64; ++i) s += buf[i];
+    sums[blockIdx.x] = s;
+  }
+}
+""")
+    (tmp_path / "spec.json").write_text(json.dumps({"kernels": [{
+        "name": "block_sums", "kind": "global", "source": "k.cu",
+        "grid": ["n"], "block": [64],
+        "params": [
+            {"name": "x", "role": "in", "dtype": "float32", "shape": "n"},
+            {"name": "sums", "role": "out", "dtype": "float32", "shape": "n / 64"}],
+    }]}))
+    b = run_kernelc("build", "spec.json", "-o", "out", "--name", "spec_blocks",
+                    cwd=tmp_path)
+    assert b.returncode == 0, b.stderr
+    code = ("import numpy as np, spec_blocks as m; "
+            "x = np.arange(192, dtype=np.float32); "
+            "print(np.asarray(m.block_sums(x)).tolist())")
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path / "out",
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == str([float(sum(range(b * 64, b * 64 + 64)))
+                                      for b in range(3)])
 
 def test_build_is_deterministic(tmp_path):
     for d in ("a", "b"):
