@@ -99,7 +99,7 @@ void EmitBody(const EmitRequest& request, const sema::KernelPlan& kp,
             kc_launch_, $block_executor$, $shared_bytes$, kc_pool_threads,
             [&kc_pool] { return static_cast<int64_t>(kc_pool.num_threads()); },
             [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-            [&](const kc_block_range* kc_range, kc_error* kc_why) {
+            [&](const kc_block_range* kc_range, kc_error* kc_why) __attribute__((always_inline)) {
               return $entry$(kc_range, kc_why, $args$);
             },
             &kc_failure) != 0) {
@@ -141,13 +141,14 @@ void CpuShim::EmitHandlers(const EmitRequest& request,
   if (h.grid())
     pool_params = {"ffi::ThreadPool& kc_pool", "int64_t kc_pool_threads"};
   h.EmitElementFunction(p, "cpu", Impl(k), pool_params,
-                        [&] { EmitBody(request, kp, h, p); });
+                        [&] { EmitBody(request, kp, h, p); },
+                        /*inlined=*/true);
   std::vector<std::string> operands = h.Operands();
   auto helpers = [&] {
     // How many pool threads share the batch.
     p.Emit({{"element_bytes", h.ElementBytes()}}, R"code(
-      const int64_t kc_threads = kc_pool.num_threads();
-      const int64_t kc_helpers = ::kc::rt::BatchHelpers(kc_threads, kc_batch, $element_bytes$);
+      kc_threads = kc_pool.num_threads();
+      kc_helpers = ::kc::rt::BatchHelpers(kc_threads, kc_batch, $element_bytes$);
     )code");
     if (!kp.fold_elementwise) return;
     p.Emit({{"operands", fmt::format("{}", fmt::join(operands, ", "))},
@@ -208,31 +209,38 @@ void CpuShim::EmitHandlers(const EmitRequest& request,
              }
            )code");
   };
+  // The handler's parameters, and its arguments for the batch's function.
+  const std::vector<std::string> impl_params =
+      h.ImplParams("ffi::ThreadPool kc_pool");
+  std::vector<std::string> impl_args;
+  for (const std::string& param : impl_params)
+    impl_args.push_back(param.substr(param.rfind(' ') + 1));
   p.Emit({{"kernel", k.name},
           {"impl", Impl(k)},
-          {"impl_params", ParamLines(h.ImplParams("ffi::ThreadPool kc_pool"))},
+          {"impl_params", ParamLines(impl_params)},
+          {"impl_args", fmt::format("{}", fmt::join(impl_args, ", "))},
           {"unbatched", unbatched},
           {"batch", [&] { h.EmitBatchPlan(p); }},
           {"helpers", helpers},
-          {"one_args", element_args("-1", "0")},
           // The elements of a batch spread over the pool run their grids
           // alone.
           {"element_args", element_args("kc_helpers > 0 ? 0 : kc_threads", "kc_i")}},
          R"code(
-           // The handler of '$kernel$': runs the kernel once per batch element, all in
-           // this one call (one element outside vmap). Large batches spread over XLA's
-           // intra-op thread pool; each element writes only its own results.
-           ffi::Error $impl$($impl_params$) {
-             $unbatched$
+           // The handler of '$kernel$' under vmap: runs the kernel once per batch
+           // element, all in this one call. Large batches spread over XLA's intra-op
+           // thread pool; each element writes only its own results. Out of line, so
+           // that the call outside vmap pays nothing for it.
+           __attribute__((noinline)) ffi::Error $impl$_batch($impl_params$) {
              $batch$
-             // One element, as outside vmap: no batch to share out.
-             if (kc_batch.count == 1) {
-               return $impl$_element(
-                   $one_args$);
+             // One element, as outside vmap: no batch to share out, and the grid
+             // may use the whole pool.
+             int64_t kc_threads = -1;
+             int64_t kc_helpers = 0;
+             if (kc_batch.count > 1) {
+               $helpers$
              }
              ffi::Error kc_first;
              std::mutex kc_mutex;
-             $helpers$
              ::kc::rt::ParallelFor(
                  kc_batch.count, kc_helpers,
                  [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
@@ -245,6 +253,13 @@ void CpuShim::EmitHandlers(const EmitRequest& request,
                    }
                  });
              return kc_first;
+           }
+
+           // The handler of '$kernel$': runs the kernel once per batch element (one
+           // element outside vmap).
+           ffi::Error $impl$($impl_params$) {
+             $unbatched$
+             return $impl$_batch($impl_args$);
            }
 
          )code");
