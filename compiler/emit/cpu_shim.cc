@@ -99,7 +99,7 @@ void EmitBody(const EmitRequest& request, const sema::KernelPlan& kp,
             kc_launch_, $block_executor$, $shared_bytes$, kc_pool_threads,
             [&kc_pool] { return static_cast<int64_t>(kc_pool.num_threads()); },
             [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-            [&](const kc_block_range* kc_range, kc_error* kc_why) __attribute__((always_inline)) {
+            [=](const kc_block_range* kc_range, kc_error* kc_why) __attribute__((always_inline)) {
               return $entry$(kc_range, kc_why, $args$);
             },
             &kc_failure) != 0) {

@@ -131,11 +131,13 @@ inline bool StaysOnCaller(const kc_launch& launch, bool block_kernel) {
 // The part of RunLaunch that spreads a launch over the pool: out of line,
 // so that RunLaunch's short way, inlined into every handler, stays a
 // handful of instructions. Runs `launch` as RunGrid does, or on the calling
-// thread where SplitGrid leaves it in one range.
+// thread where SplitGrid leaves it in one range. The callables come by
+// value: a copy made only on this way, so that the caller's callables (and
+// what they capture by value) need not be in memory on the short way.
 template <typename Threads, typename Schedule, typename Entry>
 __attribute__((noinline)) int32_t RunSplitLaunch(
     const kc_launch& launch, bool block_kernel, uint64_t shared_bytes,
-    int64_t pool_threads, Threads& threads, Schedule& schedule, Entry& entry,
+    int64_t pool_threads, Threads threads, Schedule schedule, Entry entry,
     kc_error* error) {
   if (pool_threads < 0) pool_threads = threads();
   const GridSplit split = SplitGrid(launch, block_kernel, pool_threads);
@@ -161,7 +163,8 @@ __attribute__((noinline)) int32_t RunSplitLaunch(
 // that `threads()` asks it only for a launch large enough to split.
 // Returns 0, or non-zero with the message of the first range to fail in
 // `error` (cut to fit). Inlined, with `entry`, into the handler: the short
-// way is then a direct call of the kernel's entry point.
+// way is then a direct call of the kernel's entry point. An `entry` that
+// captures the kernel's arguments by value keeps them in registers there.
 template <typename Threads, typename Schedule, typename Entry>
 __attribute__((always_inline)) inline int32_t RunLaunch(
     const kc_launch& launch, bool block_kernel, uint64_t shared_bytes,

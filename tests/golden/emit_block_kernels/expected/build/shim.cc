@@ -104,7 +104,7 @@ __attribute__((always_inline)) inline ffi::Error transpose_cpu_impl_element(
           kc_launch_, true, static_cast<uint64_t>(kc_shared_bytes), kc_pool_threads,
           [&kc_pool] { return static_cast<int64_t>(kc_pool.num_threads()); },
           [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-          [&](const kc_block_range* kc_range, kc_error* kc_why) __attribute__((always_inline)) {
+          [=](const kc_block_range* kc_range, kc_error* kc_why) __attribute__((always_inline)) {
             return kc_transpose_transpose_<hash>_cpu_entry(kc_range, kc_why, b_in.untyped_data(), static_cast<int32_t>(d_rows), static_cast<int32_t>(d_cols), o_out.untyped_data());
           },
           &kc_failure) != 0) {
@@ -230,7 +230,7 @@ __attribute__((always_inline)) inline ffi::Error scale_cpu_impl_element(
           kc_launch_, false, 0, kc_pool_threads,
           [&kc_pool] { return static_cast<int64_t>(kc_pool.num_threads()); },
           [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-          [&](const kc_block_range* kc_range, kc_error* kc_why) __attribute__((always_inline)) {
+          [=](const kc_block_range* kc_range, kc_error* kc_why) __attribute__((always_inline)) {
             return kc_transpose_scale_<hash>_cpu_entry(kc_range, kc_why, b_x.untyped_data(), a_a, static_cast<int64_t>(d_n), o_y.untyped_data());
           },
           &kc_failure) != 0) {

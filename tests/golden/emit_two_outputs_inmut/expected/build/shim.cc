@@ -110,7 +110,7 @@ __attribute__((always_inline)) inline ffi::Error polar_cpu_impl_element(
           kc_launch_, false, 0, kc_pool_threads,
           [&kc_pool] { return static_cast<int64_t>(kc_pool.num_threads()); },
           [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-          [&](const kc_block_range* kc_range, kc_error* kc_why) __attribute__((always_inline)) {
+          [=](const kc_block_range* kc_range, kc_error* kc_why) __attribute__((always_inline)) {
             return kc_polar_polar_<hash>_cpu_entry(kc_range, kc_why, b_x.untyped_data(), b_y.untyped_data(), static_cast<int64_t>(d_n), o_radius.untyped_data(), o_angle.untyped_data());
           },
           &kc_failure) != 0) {
@@ -262,7 +262,7 @@ __attribute__((always_inline)) inline ffi::Error accumulate_cpu_impl_element(
           kc_launch_, false, 0, kc_pool_threads,
           [&kc_pool] { return static_cast<int64_t>(kc_pool.num_threads()); },
           [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-          [&](const kc_block_range* kc_range, kc_error* kc_why) __attribute__((always_inline)) {
+          [=](const kc_block_range* kc_range, kc_error* kc_why) __attribute__((always_inline)) {
             return kc_polar_accumulate_<hash>_cpu_entry(kc_range, kc_why, o_total.untyped_data(), b_delta.untyped_data(), static_cast<int64_t>(d_n));
           },
           &kc_failure) != 0) {

@@ -86,7 +86,7 @@ __attribute__((always_inline)) inline ffi::Error square_cpu_impl_element(
           kc_launch_, false, 0, kc_pool_threads,
           [&kc_pool] { return static_cast<int64_t>(kc_pool.num_threads()); },
           [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-          [&](const kc_block_range* kc_range, kc_error* kc_why) __attribute__((always_inline)) {
+          [=](const kc_block_range* kc_range, kc_error* kc_why) __attribute__((always_inline)) {
             return kc_k_square_<hash>_cpu_entry(kc_range, kc_why, b_x.untyped_data(), static_cast<int64_t>(d_n), o_y.untyped_data());
           },
           &kc_failure) != 0) {
@@ -224,7 +224,7 @@ __attribute__((always_inline)) inline ffi::Error square_jvp_cpu_impl_element(
           kc_launch_, false, 0, kc_pool_threads,
           [&kc_pool] { return static_cast<int64_t>(kc_pool.num_threads()); },
           [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-          [&](const kc_block_range* kc_range, kc_error* kc_why) __attribute__((always_inline)) {
+          [=](const kc_block_range* kc_range, kc_error* kc_why) __attribute__((always_inline)) {
             return kc_k_square_jvp_<hash>_cpu_entry(kc_range, kc_why, b_x.untyped_data(), b_d_x.untyped_data(), static_cast<int64_t>(d_n), o_d_y.untyped_data());
           },
           &kc_failure) != 0) {
@@ -370,7 +370,7 @@ __attribute__((always_inline)) inline ffi::Error square_bwd_cpu_impl_element(
           kc_launch_, false, 0, kc_pool_threads,
           [&kc_pool] { return static_cast<int64_t>(kc_pool.num_threads()); },
           [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-          [&](const kc_block_range* kc_range, kc_error* kc_why) __attribute__((always_inline)) {
+          [=](const kc_block_range* kc_range, kc_error* kc_why) __attribute__((always_inline)) {
             return kc_k_square_bwd_<hash>_cpu_entry(kc_range, kc_why, b_x.untyped_data(), b_d_y.untyped_data(), static_cast<int64_t>(d_n), o_d_x.untyped_data());
           },
           &kc_failure) != 0) {
@@ -542,7 +542,7 @@ __attribute__((always_inline)) inline ffi::Error square_bwd_jvp_cpu_impl_element
           kc_launch_, false, 0, kc_pool_threads,
           [&kc_pool] { return static_cast<int64_t>(kc_pool.num_threads()); },
           [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-          [&](const kc_block_range* kc_range, kc_error* kc_why) __attribute__((always_inline)) {
+          [=](const kc_block_range* kc_range, kc_error* kc_why) __attribute__((always_inline)) {
             return kc_k_square_bwd_jvp_<hash>_cpu_entry(kc_range, kc_why, b_x.untyped_data(), b_d_y.untyped_data(), b_d_x.untyped_data(), b_d_d_y.untyped_data(), static_cast<int64_t>(d_n), o_d_d_x.untyped_data());
           },
           &kc_failure) != 0) {
