@@ -155,18 +155,18 @@ constexpr size_t kFiberStackBytes = 64 * 1024;
 // Forces a call to be inlined, for the lambda that holds a kernel call.
 #define KC_HOST_INLINE_ __attribute__((always_inline))
 
-// Tells the compiler that `cond`, free of side effects, holds. (GCC, which
-// builds the runtime's tests, has no __builtin_assume before version 13.)
 // Vectorizes the loop that follows with two vectors per iteration rather
-// than Clang's four (AVX2: 16 floats rather than 32), so that a small grid
-// (16 threads) runs in vectors, not in the scalar remainder of a 32-wide
-// loop, and a large one still amortizes the loop's own instructions.
+// than Clang's four (AVX2: 16 floats rather than 32), so that a block of
+// few threads (16) runs in vectors, not in the scalar remainder of a
+// 32-wide loop.
 #if defined(__clang__)
 #define KC_HOST_SHORT_INTERLEAVE_ _Pragma("clang loop interleave_count(2)")
 #else
 #define KC_HOST_SHORT_INTERLEAVE_
 #endif
 
+// Tells the compiler that `cond`, free of side effects, holds. (GCC, which
+// builds the runtime's tests, has no __builtin_assume before version 13.)
 #if defined(__clang__)
 #define KC_HOST_ASSUME_(cond) __builtin_assume(cond)
 #else
@@ -219,6 +219,10 @@ KC_HOST_INLINE_ inline void RunThreadLoop(const kc_launch& launch,
   }
 }
 
+// The fewest threads of a block that RunThreadLoopBelow runs in its long
+// vector loop: four iterations of Clang's (AVX2: 32 floats each).
+constexpr uint32_t kLongLoopThreads = 128;
+
 // Runs `thread()` for the threads of the blocks [begin, end) of a
 // one-dimensional `launch` (grid.y = grid.z = block.y = block.z = 1) whose
 // global index blockIdx.x * blockDim.x + threadIdx.x is below `limit`, in
@@ -251,8 +255,7 @@ KC_HOST_INLINE_ inline void RunThreadLoopBelow(const kc_launch& launch,
     const uint32_t count =
         left < static_cast<int64_t>(bdx) ? static_cast<uint32_t>(left) : bdx;
     state.block.x = Index(bx);
-    KC_HOST_SHORT_INTERLEAVE_
-    for (uint32_t tx = 0; tx < count; ++tx) {
+    auto run = [&](uint32_t tx) KC_HOST_INLINE_ {
       state.thread.x = Index(tx);
       KC_HOST_ASSUME_(base + tx < limit);
       if constexpr (sizeof(I) < sizeof(int64_t)) {
@@ -261,6 +264,17 @@ KC_HOST_INLINE_ inline void RunThreadLoopBelow(const kc_launch& launch,
         KC_HOST_ASSUME_(static_cast<I>(base + tx) < static_cast<I>(limit));
       }
       thread();
+    };
+    // Two copies of the vector loop: Clang's own, four vectors per
+    // iteration, for a block of many threads (saxpy, n = 1024 in blocks of
+    // 256: 13% fewer instructions than two vectors per iteration), and the
+    // short one for a few threads, which would otherwise run in the scalar
+    // remainder.
+    if (count >= kLongLoopThreads) {
+      for (uint32_t tx = 0; tx < count; ++tx) run(tx);
+    } else {
+      KC_HOST_SHORT_INTERLEAVE_
+      for (uint32_t tx = 0; tx < count; ++tx) run(tx);
     }
   }
 }
