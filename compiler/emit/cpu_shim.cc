@@ -372,7 +372,7 @@ void EmitCpuEntry(const EmitRequest& request, const sema::KernelPlan& kp,
                          : (uint64_t{1} << (bound_bits - bound_signed)) - 1;
     const Printer::Subs check_subs = {{"index", index},
                                       {"bound", "p_" + g.bound}};
-    subs.insert(subs.end(), check_subs.begin(), check_subs.end());
+    subs.push_back({"bound", "p_" + g.bound});
     // Where the bound's type is wider than the index's, a bound above the
     // index's range takes the padded loop. The test is left out where it
     // always holds: a branch that the compiler removes only late keeps the
@@ -387,19 +387,26 @@ void EmitCpuEntry(const EmitRequest& request, const sema::KernelPlan& kp,
                         }
                       )code");
                     }});
+    // Blocks of a power of two threads run as one loop over the range's
+    // threads (RunFlatLoopBelow); others one loop per block.
+    const int64_t block_x = kp.block.empty() ? 0 : kp.block[0];
+    int shift = 0;
+    while ((int64_t{1} << shift) < block_x) ++shift;
+    const bool flat = block_x > 0 && (int64_t{1} << shift) == block_x;
+    subs.push_back({"loop", flat ? fmt::format("RunFlatLoopBelow<{}, {}>", index, shift)
+                                 : fmt::format("RunThreadLoopBelow<{}>", index)});
     p.Emit(subs, R"code(
-      // Runs blocks [block_begin, block_end) of a launch of '$kernel$': blocks in
-      // order, the threads of each block in order, the kernel inlined into the
-      // innermost loop so that it vectorizes. Its guard bounds the threads by
-      // exactly the grid's total, so only those below the bound run, the guard
-      // known to hold. One clone per instruction set, chosen when the library
-      // loads.
+      // Runs blocks [block_begin, block_end) of a launch of '$kernel$': the threads
+      // in order, the kernel inlined into the loop so that it vectorizes. Its guard
+      // bounds the threads by exactly the grid's total, so only those below the
+      // bound run, the guard known to hold. One clone per instruction set, chosen
+      // when the library loads.
       extern "C" KC_HOST_CLONES_ int32_t $symbol$($params$) {
         auto kc_thread = [&]() KC_HOST_INLINE_ { $kernel$($args$); };
         $check$
-        ::kc::host::RunThreadLoopBelow<$index$>(kc_range_->launch, kc_range_->block_begin,
-                                                kc_range_->block_end, static_cast<int64_t>($bound$),
-                                                kc_thread);
+        ::kc::host::$loop$(
+            kc_range_->launch, kc_range_->block_begin, kc_range_->block_end,
+            static_cast<int64_t>($bound$), kc_thread);
         return 0;
       }
     )code");
