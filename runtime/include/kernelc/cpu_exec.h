@@ -221,12 +221,14 @@ KC_HOST_INLINE_ inline void RunThreadLoop(const kc_launch& launch,
   }
 }
 
-// Sets gridDim and blockDim of a one-dimensional `launch`, and the y and z
-// of blockIdx and threadIdx, which such a launch keeps at 0.
+// Sets gridDim and blockDim of a one-dimensional `launch` whose blocks
+// have `block_x` threads, and the y and z of blockIdx and threadIdx, which
+// such a launch keeps at 0. A constant `block_x` reaches the kernel as one.
 KC_HOST_INLINE_ inline void SetOneDimensional(GridState& state,
-                                              const kc_launch& launch) {
+                                              const kc_launch& launch,
+                                              uint32_t block_x) {
   state.grid_dim = {Index(launch.grid.x), Index(1u), Index(1u)};
-  state.block_dim = {Index(launch.block.x), Index(1u), Index(1u)};
+  state.block_dim = {Index(block_x), Index(1u), Index(1u)};
   state.block.y = state.block.z = Index(0u);
   state.thread.y = state.thread.z = Index(0u);
 }
@@ -254,7 +256,7 @@ KC_HOST_INLINE_ inline void RunThreadLoopBelow(const kc_launch& launch,
                                                Thread&& thread) {
   GridState& state = grid_state;
   const uint32_t bdx = launch.block.x;
-  SetOneDimensional(state, launch);
+  SetOneDimensional(state, launch, bdx);
   // 32-bit block indices, as blockIdx.x holds them: the index the loop
   // assumes below `limit` is then the very value the kernel computes.
   for (uint32_t bx = static_cast<uint32_t>(begin); bx < end; ++bx) {
@@ -289,18 +291,24 @@ KC_HOST_INLINE_ inline void RunThreadLoopBelow(const kc_launch& launch,
 }
 
 // Runs what RunThreadLoopBelow<I> runs, for a launch whose blocks have
-// 2^kBlockShift threads (launch.block.x), as one loop over the global
-// index of the range's threads rather than one loop per block: the vector
-// loop starts once per range, not once per block (saxpy, n = 1024 in
-// blocks of 256: a fifth fewer instructions). Each thread's blockIdx.x and
-// threadIdx.x are its index shifted and masked, which the compiler folds
-// back into the index the kernel computes, as long as that index is a
-// 32-bit value: a range whose threads reach 2^32 runs RunThreadLoopBelow.
+// 2^kBlockShift threads (launch.block.x must be that), as one loop over
+// the global index of the range's threads rather than one loop per block:
+// the vector loop starts once per range, not once per block (saxpy, n =
+// 1024 in blocks of 256: a fifth fewer instructions). Each thread's
+// blockIdx.x and threadIdx.x are its index shifted and masked, which the
+// compiler folds back into the index the kernel computes, as long as that
+// index is a 32-bit value: a range whose threads reach 2^32 runs
+// RunThreadLoopBelow.
 template <typename I, uint32_t kBlockShift, typename Thread>
 KC_HOST_INLINE_ inline void RunFlatLoopBelow(const kc_launch& launch,
                                              uint64_t begin, uint64_t end,
                                              int64_t limit, Thread&& thread) {
   static_assert(kBlockShift <= 10, "a block has at most 1024 threads");
+  // Set before the returns below: set after them, the constant blockDim
+  // did not reach the kernel's loads (Clang 19), and the loop stayed
+  // scalar with its guard.
+  GridState& state = grid_state;
+  SetOneDimensional(state, launch, 1u << kBlockShift);
   if (limit <= 0) return;
   const uint64_t first = begin << kBlockShift;
   uint64_t last = end << kBlockShift;
@@ -310,8 +318,6 @@ KC_HOST_INLINE_ inline void RunFlatLoopBelow(const kc_launch& launch,
     RunThreadLoopBelow<I>(launch, begin, end, limit, thread);
     return;
   }
-  GridState& state = grid_state;
-  SetOneDimensional(state, launch);
   auto run = [&](uint32_t g) KC_HOST_INLINE_ {
     state.block.x = Index(g >> kBlockShift);
     state.thread.x = Index(g & ((1u << kBlockShift) - 1));
