@@ -140,9 +140,9 @@ void CpuShim::EmitHandlers(const EmitRequest& request,
   std::vector<std::string> pool_params;
   if (h.grid())
     pool_params = {"ffi::ThreadPool& kc_pool", "int64_t kc_pool_threads"};
-  h.EmitElementFunction(p, "cpu", Impl(k), pool_params,
-                        [&] { EmitBody(request, kp, h, p); },
-                        /*inlined=*/true);
+  h.EmitElementFunction(
+      p, "cpu", Impl(k), pool_params, [&] { EmitBody(request, kp, h, p); },
+      /*inlined=*/true);
   std::vector<std::string> operands = h.Operands();
   auto helpers = [&] {
     // How many pool threads share the batch.
@@ -393,8 +393,9 @@ void EmitCpuEntry(const EmitRequest& request, const sema::KernelPlan& kp,
     int shift = 0;
     while ((int64_t{1} << shift) < block_x) ++shift;
     const bool flat = block_x > 0 && (int64_t{1} << shift) == block_x;
-    subs.push_back({"loop", flat ? fmt::format("RunFlatLoopBelow<{}, {}>", index, shift)
-                                 : fmt::format("RunThreadLoopBelow<{}>", index)});
+    subs.push_back(
+        {"loop", flat ? fmt::format("RunFlatLoopBelow<{}, {}>", index, shift)
+                      : fmt::format("RunThreadLoopBelow<{}>", index)});
     p.Emit(subs, R"code(
       // Runs blocks [block_begin, block_end) of a launch of '$kernel$': the threads
       // in order, the kernel inlined into the loop so that it vectorizes. Its guard

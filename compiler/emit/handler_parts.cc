@@ -225,10 +225,11 @@ std::string HandlerParts::ElementBytes() const {
   return fmt::format("{}", fmt::join(bytes, " + "));
 }
 
-void HandlerParts::EmitElementFunction(
-    Printer& p, std::string_view platform, std::string_view impl,
-    const std::vector<std::string>& params,
-    const std::function<void()>& body, bool inlined) const {
+void HandlerParts::EmitElementFunction(Printer& p, std::string_view platform,
+                                       std::string_view impl,
+                                       const std::vector<std::string>& params,
+                                       const std::function<void()>& body,
+                                       bool inlined) const {
   std::vector<std::string> all = params;
   for (std::string& param : ElementParams()) all.push_back(std::move(param));
   p.Emit({{"kernel", k_.name},

@@ -111,7 +111,7 @@ template <typename DataType>
 struct Operand {
   char* base = nullptr;
   DataType type{};
-  Dims dims;  // the trailing (per-element) dimensions
+  Dims dims;         // the trailing (per-element) dimensions
   size_t width = 0;  // bytes per element
   size_t count = 0;  // elements per batch element
   size_t bytes = 0;

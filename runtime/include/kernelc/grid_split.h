@@ -168,8 +168,8 @@ __attribute__((noinline)) int32_t RunSplitLaunch(
 template <typename Threads, typename Schedule, typename Entry>
 __attribute__((always_inline)) inline int32_t RunLaunch(
     const kc_launch& launch, bool block_kernel, uint64_t shared_bytes,
-    int64_t pool_threads, Threads&& threads, Schedule&& schedule,
-    Entry&& entry, kc_error* error) {
+    int64_t pool_threads, Threads&& threads, Schedule&& schedule, Entry&& entry,
+    kc_error* error) {
   if (pool_threads != 0 && !StaysOnCaller(launch, block_kernel))
     return RunSplitLaunch(launch, block_kernel, shared_bytes, pool_threads,
                           threads, schedule, entry, error);
