@@ -49,16 +49,12 @@ def build(work, kernelc):
                        capture_output=True, text=True)
     if r.returncode != 0:
         sys.exit(f"kernelc build failed:\n{r.stderr}")
-    manifest = json.loads((pathlib.Path(work) / "percall_ops" / "kernelc.json").read_text())
-    symbols = [s for s in re.findall(r"kc_percall_ops_saxpy_[0-9a-f]+_cpu", json.dumps(manifest))]
-    if not symbols:
-        # The manifest may not name symbols: read the library's exports.
-        lib = next((pathlib.Path(work) / "percall_ops").glob("*.so"))
-        out = subprocess.run(["nm", "-D", "--defined-only", lib], capture_output=True,
-                             text=True).stdout
-        symbols = re.findall(r"\b(kc_percall_ops_saxpy_[0-9a-f]+_cpu)\b", out)
+    manifest = pathlib.Path(work) / "percall_ops" / "kernelc.json"
+    # The manifest names each kernel's handler symbol per platform.
+    kernels = json.loads(manifest.read_text())["kernels"]
+    symbol = next(k["handlers"]["cpu"] for k in kernels if k["name"] == "saxpy")
     floor = cpu_bench.compile_floor(work)
-    return symbols[0], floor
+    return symbol, floor
 
 
 def child(work, floor, n, reps, rounds):

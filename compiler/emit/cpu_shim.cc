@@ -99,7 +99,7 @@ void EmitBody(const EmitRequest& request, const sema::KernelPlan& kp,
             kc_launch_, $block_executor$, $shared_bytes$, kc_pool_threads,
             [&kc_pool] { return static_cast<int64_t>(kc_pool.num_threads()); },
             [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-            [&](const kc_block_range* kc_range, kc_error* kc_why) {
+            [=](const kc_block_range* kc_range, kc_error* kc_why) __attribute__((always_inline)) {
               return $entry$(kc_range, kc_why, $args$);
             },
             &kc_failure) != 0) {
@@ -140,14 +140,15 @@ void CpuShim::EmitHandlers(const EmitRequest& request,
   std::vector<std::string> pool_params;
   if (h.grid())
     pool_params = {"ffi::ThreadPool& kc_pool", "int64_t kc_pool_threads"};
-  h.EmitElementFunction(p, "cpu", Impl(k), pool_params,
-                        [&] { EmitBody(request, kp, h, p); });
+  h.EmitElementFunction(
+      p, "cpu", Impl(k), pool_params, [&] { EmitBody(request, kp, h, p); },
+      /*inlined=*/true);
   std::vector<std::string> operands = h.Operands();
   auto helpers = [&] {
     // How many pool threads share the batch.
     p.Emit({{"element_bytes", h.ElementBytes()}}, R"code(
-      const int64_t kc_threads = kc_pool.num_threads();
-      const int64_t kc_helpers = ::kc::rt::BatchHelpers(kc_threads, kc_batch, $element_bytes$);
+      kc_threads = kc_pool.num_threads();
+      kc_helpers = ::kc::rt::BatchHelpers(kc_threads, kc_batch, $element_bytes$);
     )code");
     if (!kp.fold_elementwise) return;
     p.Emit({{"operands", fmt::format("{}", fmt::join(operands, ", "))},
@@ -208,31 +209,38 @@ void CpuShim::EmitHandlers(const EmitRequest& request,
              }
            )code");
   };
+  // The handler's parameters, and its arguments for the batch's function.
+  const std::vector<std::string> impl_params =
+      h.ImplParams("ffi::ThreadPool kc_pool");
+  std::vector<std::string> impl_args;
+  for (const std::string& param : impl_params)
+    impl_args.push_back(param.substr(param.rfind(' ') + 1));
   p.Emit({{"kernel", k.name},
           {"impl", Impl(k)},
-          {"impl_params", ParamLines(h.ImplParams("ffi::ThreadPool kc_pool"))},
+          {"impl_params", ParamLines(impl_params)},
+          {"impl_args", fmt::format("{}", fmt::join(impl_args, ", "))},
           {"unbatched", unbatched},
           {"batch", [&] { h.EmitBatchPlan(p); }},
           {"helpers", helpers},
-          {"one_args", element_args("-1", "0")},
           // The elements of a batch spread over the pool run their grids
           // alone.
           {"element_args", element_args("kc_helpers > 0 ? 0 : kc_threads", "kc_i")}},
          R"code(
-           // The handler of '$kernel$': runs the kernel once per batch element, all in
-           // this one call (one element outside vmap). Large batches spread over XLA's
-           // intra-op thread pool; each element writes only its own results.
-           ffi::Error $impl$($impl_params$) {
-             $unbatched$
+           // The handler of '$kernel$' under vmap: runs the kernel once per batch
+           // element, all in this one call. Large batches spread over XLA's intra-op
+           // thread pool; each element writes only its own results. Out of line, so
+           // that the call outside vmap pays nothing for it.
+           __attribute__((noinline)) ffi::Error $impl$_batch($impl_params$) {
              $batch$
-             // One element, as outside vmap: no batch to share out.
-             if (kc_batch.count == 1) {
-               return $impl$_element(
-                   $one_args$);
+             // One element, as outside vmap: no batch to share out, and the grid
+             // may use the whole pool.
+             int64_t kc_threads = -1;
+             int64_t kc_helpers = 0;
+             if (kc_batch.count > 1) {
+               $helpers$
              }
              ffi::Error kc_first;
              std::mutex kc_mutex;
-             $helpers$
              ::kc::rt::ParallelFor(
                  kc_batch.count, kc_helpers,
                  [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
@@ -245,6 +253,13 @@ void CpuShim::EmitHandlers(const EmitRequest& request,
                    }
                  });
              return kc_first;
+           }
+
+           // The handler of '$kernel$': runs the kernel once per batch element (one
+           // element outside vmap).
+           ffi::Error $impl$($impl_params$) {
+             $unbatched$
+             return $impl$_batch($impl_args$);
            }
 
          )code");
@@ -357,7 +372,7 @@ void EmitCpuEntry(const EmitRequest& request, const sema::KernelPlan& kp,
                          : (uint64_t{1} << (bound_bits - bound_signed)) - 1;
     const Printer::Subs check_subs = {{"index", index},
                                       {"bound", "p_" + g.bound}};
-    subs.insert(subs.end(), check_subs.begin(), check_subs.end());
+    subs.push_back({"bound", "p_" + g.bound});
     // Where the bound's type is wider than the index's, a bound above the
     // index's range takes the padded loop. The test is left out where it
     // always holds: a branch that the compiler removes only late keeps the
@@ -372,19 +387,27 @@ void EmitCpuEntry(const EmitRequest& request, const sema::KernelPlan& kp,
                         }
                       )code");
                     }});
+    // Blocks of a power of two threads run as one loop over the range's
+    // threads (RunFlatLoopBelow); others one loop per block.
+    const int64_t block_x = kp.block.empty() ? 0 : kp.block[0];
+    int shift = 0;
+    while ((int64_t{1} << shift) < block_x) ++shift;
+    const bool flat = block_x > 0 && (int64_t{1} << shift) == block_x;
+    subs.push_back(
+        {"loop", flat ? fmt::format("RunFlatLoopBelow<{}, {}>", index, shift)
+                      : fmt::format("RunThreadLoopBelow<{}>", index)});
     p.Emit(subs, R"code(
-      // Runs blocks [block_begin, block_end) of a launch of '$kernel$': blocks in
-      // order, the threads of each block in order, the kernel inlined into the
-      // innermost loop so that it vectorizes. Its guard bounds the threads by
-      // exactly the grid's total, so only those below the bound run, the guard
-      // known to hold. One clone per instruction set, chosen when the library
-      // loads.
+      // Runs blocks [block_begin, block_end) of a launch of '$kernel$': the threads
+      // in order, the kernel inlined into the loop so that it vectorizes. Its guard
+      // bounds the threads by exactly the grid's total, so only those below the
+      // bound run, the guard known to hold. One clone per instruction set, chosen
+      // when the library loads.
       extern "C" KC_HOST_CLONES_ int32_t $symbol$($params$) {
         auto kc_thread = [&]() KC_HOST_INLINE_ { $kernel$($args$); };
         $check$
-        ::kc::host::RunThreadLoopBelow<$index$>(kc_range_->launch, kc_range_->block_begin,
-                                                kc_range_->block_end, static_cast<int64_t>($bound$),
-                                                kc_thread);
+        ::kc::host::$loop$(
+            kc_range_->launch, kc_range_->block_begin, kc_range_->block_end,
+            static_cast<int64_t>($bound$), kc_thread);
         return 0;
       }
     )code");

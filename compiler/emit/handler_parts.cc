@@ -225,21 +225,23 @@ std::string HandlerParts::ElementBytes() const {
   return fmt::format("{}", fmt::join(bytes, " + "));
 }
 
-void HandlerParts::EmitElementFunction(
-    Printer& p, std::string_view platform, std::string_view impl,
-    const std::vector<std::string>& params,
-    const std::function<void()>& body) const {
+void HandlerParts::EmitElementFunction(Printer& p, std::string_view platform,
+                                       std::string_view impl,
+                                       const std::vector<std::string>& params,
+                                       const std::function<void()>& body,
+                                       bool inlined) const {
   std::vector<std::string> all = params;
   for (std::string& param : ElementParams()) all.push_back(std::move(param));
   p.Emit({{"kernel", k_.name},
           {"source", Escape(k_.source)},
           {"platform", platform},
           {"impl", impl},
+          {"inline", inlined ? "__attribute__((always_inline)) inline " : ""},
           {"params", ParamLines(all)},
           {"body", body}},
          R"code(
            // Kernel '$kernel$' ($source$), platform $platform$: one batch element.
-           ffi::Error $impl$_element($params$) {
+           $inline$ffi::Error $impl$_element($params$) {
              ::kc::rt::Evaluator ev;
              $body$
              return ffi::Error::Success();

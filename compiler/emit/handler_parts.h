@@ -50,11 +50,13 @@ class HandlerParts {
 
   // "Kernel 'k' (src), platform P: one batch element.": the element
   // function `impl`_element with the platform's `params` first; `body`
-  // emits its statements.
+  // emits its statements. `inlined`: always inlined into its callers, so
+  // that the tensors it takes never reach memory.
   void EmitElementFunction(Printer& p, std::string_view platform,
                            std::string_view impl,
                            const std::vector<std::string>& params,
-                           const std::function<void()>& body) const;
+                           const std::function<void()>& body,
+                           bool inlined = false) const;
 
   // The handler's batch: the results dereferenced, the batch planned from
   // the first, one operand per buffer.

@@ -40,6 +40,20 @@ __global__ void twice_plus(KC_IN("n") const double* x, KC_IN("n") const double* 
 
 // Every thread counts itself before its guard: nothing may be elided, and
 // the threads of the last block past n run too.
+// Each thread's own block and thread index: blocks of a power of two
+// threads run as one loop over all threads, which must still give each
+// thread its own; blocks of 96 run one loop per block.
+#define WHERE(name, block)                                                   \
+  KC_GRID("n")                                                               \
+  KC_BLOCK(block)                                                            \
+  __global__ void name(KC_IN("n") const float* x, KC_DERIVED("x.size") int64_t n, \
+                       KC_OUT("x") int32_t* out) {                           \
+    int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;              \
+    if (i < n) out[i] = blockIdx.x * 1024 + threadIdx.x;                     \
+  }
+WHERE(where, 256)
+WHERE(where_96, 96)
+
 KC_GRID("n")
 __global__ void count_threads(KC_IN("n") const float* x, KC_DERIVED("x.size") int64_t n,
                               KC_OUT("1") KC_INIT(0) int32_t* count) {

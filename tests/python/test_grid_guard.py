@@ -38,6 +38,8 @@ def test_inspect_records_the_guards():
         "saxpy": ("n", "int32"),
         "saxpy_padded": ("n", "int32"),
         "twice_plus": ("n", "uint64"),
+        "where": ("n", "int64"),
+        "where_96": ("n", "int64"),
         "count_threads": None,
     }
 
@@ -64,6 +66,20 @@ def test_saxpy_matches_its_padded_twin(ops, n):
     # A power of two makes the product exact: then it is NumPy's to the bit.
     np.testing.assert_array_equal(np.asarray(ops.saxpy(x, y, np.float32(2))),
                                   np.float32(2) * x + y)
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_each_thread_sees_its_own_indices(ops, n):
+    # Blocks of 256 run as one loop over every thread of the launch, blocks
+    # of 96 one loop per block: both give each thread its blockIdx.x and
+    # threadIdx.x.
+    x = data(n)
+    i = np.arange(n)
+    for op, block in ((ops.where, 256), (ops.where_96, 96)):
+        for run in (op, jax.jit(op)):
+            out = np.asarray(run(x))
+            assert out.dtype == np.int32
+            np.testing.assert_array_equal(out, (i // block) * 1024 + i % block)
 
 
 @pytest.mark.parametrize("n", [0, 1, 17, 257, 1024])

@@ -47,18 +47,24 @@ struct Dims {
 };
 
 // One batch element of a buffer: what a handler body reads of an AnyBuffer.
+// Its element count is the product of its dimensions, computed where it is
+// read: after the handler has checked the rank, which the compiler then
+// knows, the product is a few multiplications rather than a loop.
 template <typename DataType>
 struct Tensor {
   void* data;
   DataType type;
   Dims dims;
-  size_t count;  // elements
-  size_t bytes;  // count * element width
+  size_t width;  // bytes per element
   DataType element_type() const { return type; }
   Dims dimensions() const { return dims; }
   void* untyped_data() const { return data; }
-  size_t element_count() const { return count; }
-  size_t size_bytes() const { return bytes; }
+  size_t element_count() const {
+    size_t count = 1;
+    for (size_t d = 0; d < dims.n; ++d) count *= static_cast<size_t>(dims.p[d]);
+    return count;
+  }
+  size_t size_bytes() const { return element_count() * width; }
 };
 
 // A whole buffer as the one element of a call without batch dimensions,
@@ -67,10 +73,8 @@ template <typename Buffer>
 auto Whole(const Buffer& buffer, size_t width)
     -> Tensor<decltype(buffer.element_type())> {
   const auto dims = buffer.dimensions();
-  size_t count = 1;
-  for (size_t d = 0; d < dims.size(); ++d) count *= dims[d];
   return {buffer.untyped_data(), buffer.element_type(),
-          Dims{dims.begin(), dims.size()}, count, count * width};
+          Dims{dims.begin(), dims.size()}, width};
 }
 
 // The batch of a call: `rank` leading dimensions of extent `shape`, `count`
@@ -107,8 +111,9 @@ template <typename DataType>
 struct Operand {
   char* base = nullptr;
   DataType type{};
-  Dims dims;  // the trailing (per-element) dimensions
-  size_t count = 0;
+  Dims dims;         // the trailing (per-element) dimensions
+  size_t width = 0;  // bytes per element
+  size_t count = 0;  // elements per batch element
   size_t bytes = 0;
   int64_t step[kMaxBatchRank] = {};   // bytes per batch index; 0: broadcast
   int64_t folded[kMaxFoldRank] = {};  // dims after FoldBatch
@@ -120,7 +125,7 @@ struct Operand {
       offset += (index % batch.shape[d]) * step[d];
       index /= batch.shape[d];
     }
-    return Tensor<DataType>{base + offset, type, dims, count, bytes};
+    return Tensor<DataType>{base + offset, type, dims, width};
   }
 };
 
@@ -141,6 +146,7 @@ std::string MakeOperand(const Buffer& buffer, size_t declared_rank,
   out->base = static_cast<char*>(buffer.untyped_data());
   out->type = buffer.element_type();
   out->dims = Dims{dims.begin() + rank, declared_rank};
+  out->width = width;
   out->count = 1;
   for (size_t d = rank; d < dims.size(); ++d) out->count *= dims[d];
   out->bytes = out->count * width;

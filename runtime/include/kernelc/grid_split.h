@@ -128,6 +128,33 @@ inline bool StaysOnCaller(const kc_launch& launch, bool block_kernel) {
   return threads < 2 * per_worker;
 }
 
+// The part of RunLaunch that spreads a launch over the pool: out of line,
+// so that RunLaunch's short way, inlined into every handler, stays a
+// handful of instructions. Runs `launch` as RunGrid does, or on the calling
+// thread where SplitGrid leaves it in one range. The callables come by
+// value: a copy made only on this way, so that the caller's callables (and
+// what they capture by value) need not be in memory on the short way.
+template <typename Threads, typename Schedule, typename Entry>
+__attribute__((noinline)) int32_t RunSplitLaunch(
+    const kc_launch& launch, bool block_kernel, uint64_t shared_bytes,
+    int64_t pool_threads, Threads threads, Schedule schedule, Entry entry,
+    kc_error* error) {
+  if (pool_threads < 0) pool_threads = threads();
+  const GridSplit split = SplitGrid(launch, block_kernel, pool_threads);
+  if (split.ranges <= 1) {
+    const kc_block_range range{launch, 0, split.blocks, shared_bytes};
+    return entry(&range, error) == 0 ? 0 : 1;
+  }
+  const std::string failure = RunGrid(split, shared_bytes, schedule, entry);
+  if (failure.empty()) return 0;
+  const size_t n = failure.size() < sizeof(error->message) - 1
+                       ? failure.size()
+                       : sizeof(error->message) - 1;
+  memcpy(error->message, failure.data(), n);
+  error->message[n] = '\0';
+  return 1;
+}
+
 // Runs a launch through `entry`, as RunGrid does, the short way where it
 // can: a launch that stays on the calling thread (StaysOnCaller, or
 // `pool_threads` 0) is one range that the caller runs straight away, with
@@ -135,28 +162,19 @@ inline bool StaysOnCaller(const kc_launch& launch, bool block_kernel) {
 // `pool_threads`: the pool's size, or -1 when it has not been asked yet, so
 // that `threads()` asks it only for a launch large enough to split.
 // Returns 0, or non-zero with the message of the first range to fail in
-// `error` (cut to fit).
+// `error` (cut to fit). Inlined, with `entry`, into the handler: the short
+// way is then a direct call of the kernel's entry point. An `entry` that
+// captures the kernel's arguments by value keeps them in registers there.
 template <typename Threads, typename Schedule, typename Entry>
-int32_t RunLaunch(const kc_launch& launch, bool block_kernel,
-                  uint64_t shared_bytes, int64_t pool_threads,
-                  Threads&& threads, Schedule&& schedule, Entry&& entry,
-                  kc_error* error) {
+__attribute__((always_inline)) inline int32_t RunLaunch(
+    const kc_launch& launch, bool block_kernel, uint64_t shared_bytes,
+    int64_t pool_threads, Threads&& threads, Schedule&& schedule, Entry&& entry,
+    kc_error* error) {
+  if (pool_threads != 0 && !StaysOnCaller(launch, block_kernel))
+    return RunSplitLaunch(launch, block_kernel, shared_bytes, pool_threads,
+                          threads, schedule, entry, error);
   const uint64_t blocks =
       static_cast<uint64_t>(launch.grid.x) * launch.grid.y * launch.grid.z;
-  if (pool_threads != 0 && !StaysOnCaller(launch, block_kernel)) {
-    if (pool_threads < 0) pool_threads = threads();
-    const GridSplit split = SplitGrid(launch, block_kernel, pool_threads);
-    if (split.ranges > 1) {
-      const std::string failure = RunGrid(split, shared_bytes, schedule, entry);
-      if (failure.empty()) return 0;
-      const size_t n = failure.size() < sizeof(error->message) - 1
-                           ? failure.size()
-                           : sizeof(error->message) - 1;
-      memcpy(error->message, failure.data(), n);
-      error->message[n] = '\0';
-      return 1;
-    }
-  }
   const kc_block_range range{launch, 0, blocks, shared_bytes};
   return entry(&range, error) == 0 ? 0 : 1;
 }

@@ -34,7 +34,7 @@ int32_t kc_transpose_scale_<hash>_cpu_entry(const kc_block_range*, kc_error*, vo
 namespace {
 
 // Kernel 'transpose' (transpose.cu), platform cpu: one batch element.
-ffi::Error transpose_cpu_impl_element(
+__attribute__((always_inline)) inline ffi::Error transpose_cpu_impl_element(
     ffi::ThreadPool& kc_pool,
     int64_t kc_pool_threads,
     const ::kc::rt::Tensor<ffi::DataType>& b_in,
@@ -104,7 +104,7 @@ ffi::Error transpose_cpu_impl_element(
           kc_launch_, true, static_cast<uint64_t>(kc_shared_bytes), kc_pool_threads,
           [&kc_pool] { return static_cast<int64_t>(kc_pool.num_threads()); },
           [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-          [&](const kc_block_range* kc_range, kc_error* kc_why) {
+          [=](const kc_block_range* kc_range, kc_error* kc_why) __attribute__((always_inline)) {
             return kc_transpose_transpose_<hash>_cpu_entry(kc_range, kc_why, b_in.untyped_data(), static_cast<int32_t>(d_rows), static_cast<int32_t>(d_cols), o_out.untyped_data());
           },
           &kc_failure) != 0) {
@@ -113,21 +113,14 @@ ffi::Error transpose_cpu_impl_element(
   return ffi::Error::Success();
 }
 
-// The handler of 'transpose': runs the kernel once per batch element, all in
-// this one call (one element outside vmap). Large batches spread over XLA's
-// intra-op thread pool; each element writes only its own results.
-ffi::Error transpose_cpu_impl(
+// The handler of 'transpose' under vmap: runs the kernel once per batch
+// element, all in this one call. Large batches spread over XLA's intra-op
+// thread pool; each element writes only its own results. Out of line, so
+// that the call outside vmap pays nothing for it.
+__attribute__((noinline)) ffi::Error transpose_cpu_impl_batch(
     ffi::ThreadPool kc_pool,
     ffi::AnyBuffer b_in,
     ffi::Result<ffi::AnyBuffer> r_out) {
-  // Outside vmap: each buffer is the one element, whole.
-  if ((*r_out).dimensions().size() == 2) {
-    return transpose_cpu_impl_element(
-        kc_pool,
-        -1,
-        ::kc::rt::Whole(b_in, 4),
-        ::kc::rt::Whole(*r_out, 4));
-  }
   ffi::AnyBuffer o_out = *r_out;
   ::kc::rt::Batch kc_batch;
   if (const std::string kc_error = ::kc::rt::PlanBatch(o_out, 2, &kc_batch); !kc_error.empty()) {
@@ -141,18 +134,16 @@ ffi::Error transpose_cpu_impl(
   if (const std::string kc_error = ::kc::rt::MakeOperand(o_out, 2, ffi::ByteWidth(o_out.element_type()), kc_batch, &e_o_out); !kc_error.empty()) {
     return ffi::Error::InvalidArgument(::kc::rt::Str("transpose: parameter 'out' ", kc_error));
   }
-  // One element, as outside vmap: no batch to share out.
-  if (kc_batch.count == 1) {
-    return transpose_cpu_impl_element(
-        kc_pool,
-        -1,
-        e_b_in.At(kc_batch, 0),
-        e_o_out.At(kc_batch, 0));
+  // One element, as outside vmap: no batch to share out, and the grid
+  // may use the whole pool.
+  int64_t kc_threads = -1;
+  int64_t kc_helpers = 0;
+  if (kc_batch.count > 1) {
+    kc_threads = kc_pool.num_threads();
+    kc_helpers = ::kc::rt::BatchHelpers(kc_threads, kc_batch, e_b_in.bytes + e_o_out.bytes);
   }
   ffi::Error kc_first;
   std::mutex kc_mutex;
-  const int64_t kc_threads = kc_pool.num_threads();
-  const int64_t kc_helpers = ::kc::rt::BatchHelpers(kc_threads, kc_batch, e_b_in.bytes + e_o_out.bytes);
   ::kc::rt::ParallelFor(
       kc_batch.count, kc_helpers,
       [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
@@ -170,8 +161,25 @@ ffi::Error transpose_cpu_impl(
   return kc_first;
 }
 
+// The handler of 'transpose': runs the kernel once per batch element (one
+// element outside vmap).
+ffi::Error transpose_cpu_impl(
+    ffi::ThreadPool kc_pool,
+    ffi::AnyBuffer b_in,
+    ffi::Result<ffi::AnyBuffer> r_out) {
+  // Outside vmap: each buffer is the one element, whole.
+  if ((*r_out).dimensions().size() == 2) {
+    return transpose_cpu_impl_element(
+        kc_pool,
+        -1,
+        ::kc::rt::Whole(b_in, 4),
+        ::kc::rt::Whole(*r_out, 4));
+  }
+  return transpose_cpu_impl_batch(kc_pool, b_in, r_out);
+}
+
 // Kernel 'scale' (transpose.cu), platform cpu: one batch element.
-ffi::Error scale_cpu_impl_element(
+__attribute__((always_inline)) inline ffi::Error scale_cpu_impl_element(
     ffi::ThreadPool& kc_pool,
     int64_t kc_pool_threads,
     const ::kc::rt::Tensor<ffi::DataType>& b_x,
@@ -222,7 +230,7 @@ ffi::Error scale_cpu_impl_element(
           kc_launch_, false, 0, kc_pool_threads,
           [&kc_pool] { return static_cast<int64_t>(kc_pool.num_threads()); },
           [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-          [&](const kc_block_range* kc_range, kc_error* kc_why) {
+          [=](const kc_block_range* kc_range, kc_error* kc_why) __attribute__((always_inline)) {
             return kc_transpose_scale_<hash>_cpu_entry(kc_range, kc_why, b_x.untyped_data(), a_a, static_cast<int64_t>(d_n), o_y.untyped_data());
           },
           &kc_failure) != 0) {
@@ -231,23 +239,15 @@ ffi::Error scale_cpu_impl_element(
   return ffi::Error::Success();
 }
 
-// The handler of 'scale': runs the kernel once per batch element, all in
-// this one call (one element outside vmap). Large batches spread over XLA's
-// intra-op thread pool; each element writes only its own results.
-ffi::Error scale_cpu_impl(
+// The handler of 'scale' under vmap: runs the kernel once per batch
+// element, all in this one call. Large batches spread over XLA's intra-op
+// thread pool; each element writes only its own results. Out of line, so
+// that the call outside vmap pays nothing for it.
+__attribute__((noinline)) ffi::Error scale_cpu_impl_batch(
     ffi::ThreadPool kc_pool,
     ffi::AnyBuffer b_x,
     float a_a,
     ffi::Result<ffi::AnyBuffer> r_y) {
-  // Outside vmap: each buffer is the one element, whole.
-  if ((*r_y).dimensions().size() == 1) {
-    return scale_cpu_impl_element(
-        kc_pool,
-        -1,
-        ::kc::rt::Whole(b_x, 4),
-        a_a,
-        ::kc::rt::Whole(*r_y, 4));
-  }
   ffi::AnyBuffer o_y = *r_y;
   ::kc::rt::Batch kc_batch;
   if (const std::string kc_error = ::kc::rt::PlanBatch(o_y, 1, &kc_batch); !kc_error.empty()) {
@@ -261,19 +261,16 @@ ffi::Error scale_cpu_impl(
   if (const std::string kc_error = ::kc::rt::MakeOperand(o_y, 1, ffi::ByteWidth(o_y.element_type()), kc_batch, &e_o_y); !kc_error.empty()) {
     return ffi::Error::InvalidArgument(::kc::rt::Str("scale: parameter 'y' ", kc_error));
   }
-  // One element, as outside vmap: no batch to share out.
-  if (kc_batch.count == 1) {
-    return scale_cpu_impl_element(
-        kc_pool,
-        -1,
-        e_b_x.At(kc_batch, 0),
-        a_a,
-        e_o_y.At(kc_batch, 0));
+  // One element, as outside vmap: no batch to share out, and the grid
+  // may use the whole pool.
+  int64_t kc_threads = -1;
+  int64_t kc_helpers = 0;
+  if (kc_batch.count > 1) {
+    kc_threads = kc_pool.num_threads();
+    kc_helpers = ::kc::rt::BatchHelpers(kc_threads, kc_batch, e_b_x.bytes + e_o_y.bytes);
   }
   ffi::Error kc_first;
   std::mutex kc_mutex;
-  const int64_t kc_threads = kc_pool.num_threads();
-  const int64_t kc_helpers = ::kc::rt::BatchHelpers(kc_threads, kc_batch, e_b_x.bytes + e_o_y.bytes);
   ::kc::rt::ParallelFor(
       kc_batch.count, kc_helpers,
       [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
@@ -290,6 +287,25 @@ ffi::Error scale_cpu_impl(
         }
       });
   return kc_first;
+}
+
+// The handler of 'scale': runs the kernel once per batch element (one
+// element outside vmap).
+ffi::Error scale_cpu_impl(
+    ffi::ThreadPool kc_pool,
+    ffi::AnyBuffer b_x,
+    float a_a,
+    ffi::Result<ffi::AnyBuffer> r_y) {
+  // Outside vmap: each buffer is the one element, whole.
+  if ((*r_y).dimensions().size() == 1) {
+    return scale_cpu_impl_element(
+        kc_pool,
+        -1,
+        ::kc::rt::Whole(b_x, 4),
+        a_a,
+        ::kc::rt::Whole(*r_y, 4));
+  }
+  return scale_cpu_impl_batch(kc_pool, b_x, a_a, r_y);
 }
 
 }  // namespace

@@ -33,7 +33,7 @@ void kc_histogram_histogram_<hash>_cpu_entry(void*, const int64_t*, float, float
 namespace {
 
 // Kernel 'histogram' (histogram.cc), platform cpu: one batch element.
-ffi::Error histogram_cpu_impl_element(
+__attribute__((always_inline)) inline ffi::Error histogram_cpu_impl_element(
     const ::kc::rt::Tensor<ffi::DataType>& b_values,
     float a_lo,
     float a_hi,
@@ -74,25 +74,17 @@ ffi::Error histogram_cpu_impl_element(
   return ffi::Error::Success();
 }
 
-// The handler of 'histogram': runs the kernel once per batch element, all in
-// this one call (one element outside vmap). Large batches spread over XLA's
-// intra-op thread pool; each element writes only its own results.
-ffi::Error histogram_cpu_impl(
+// The handler of 'histogram' under vmap: runs the kernel once per batch
+// element, all in this one call. Large batches spread over XLA's intra-op
+// thread pool; each element writes only its own results. Out of line, so
+// that the call outside vmap pays nothing for it.
+__attribute__((noinline)) ffi::Error histogram_cpu_impl_batch(
     ffi::ThreadPool kc_pool,
     ffi::AnyBuffer b_values,
     float a_lo,
     float a_hi,
     int64_t a_bins,
     ffi::Result<ffi::AnyBuffer> r_counts) {
-  // Outside vmap: each buffer is the one element, whole.
-  if ((*r_counts).dimensions().size() == 2) {
-    return histogram_cpu_impl_element(
-        ::kc::rt::Whole(b_values, 4),
-        a_lo,
-        a_hi,
-        a_bins,
-        ::kc::rt::Whole(*r_counts, 4));
-  }
   ffi::AnyBuffer o_counts = *r_counts;
   ::kc::rt::Batch kc_batch;
   if (const std::string kc_error = ::kc::rt::PlanBatch(o_counts, 2, &kc_batch); !kc_error.empty()) {
@@ -106,19 +98,16 @@ ffi::Error histogram_cpu_impl(
   if (const std::string kc_error = ::kc::rt::MakeOperand(o_counts, 2, ffi::ByteWidth(o_counts.element_type()), kc_batch, &e_o_counts); !kc_error.empty()) {
     return ffi::Error::InvalidArgument(::kc::rt::Str("histogram: parameter 'counts' ", kc_error));
   }
-  // One element, as outside vmap: no batch to share out.
-  if (kc_batch.count == 1) {
-    return histogram_cpu_impl_element(
-        e_b_values.At(kc_batch, 0),
-        a_lo,
-        a_hi,
-        a_bins,
-        e_o_counts.At(kc_batch, 0));
+  // One element, as outside vmap: no batch to share out, and the grid
+  // may use the whole pool.
+  int64_t kc_threads = -1;
+  int64_t kc_helpers = 0;
+  if (kc_batch.count > 1) {
+    kc_threads = kc_pool.num_threads();
+    kc_helpers = ::kc::rt::BatchHelpers(kc_threads, kc_batch, e_b_values.bytes + e_o_counts.bytes);
   }
   ffi::Error kc_first;
   std::mutex kc_mutex;
-  const int64_t kc_threads = kc_pool.num_threads();
-  const int64_t kc_helpers = ::kc::rt::BatchHelpers(kc_threads, kc_batch, e_b_values.bytes + e_o_counts.bytes);
   ::kc::rt::ParallelFor(
       kc_batch.count, kc_helpers,
       [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
@@ -135,6 +124,27 @@ ffi::Error histogram_cpu_impl(
         }
       });
   return kc_first;
+}
+
+// The handler of 'histogram': runs the kernel once per batch element (one
+// element outside vmap).
+ffi::Error histogram_cpu_impl(
+    ffi::ThreadPool kc_pool,
+    ffi::AnyBuffer b_values,
+    float a_lo,
+    float a_hi,
+    int64_t a_bins,
+    ffi::Result<ffi::AnyBuffer> r_counts) {
+  // Outside vmap: each buffer is the one element, whole.
+  if ((*r_counts).dimensions().size() == 2) {
+    return histogram_cpu_impl_element(
+        ::kc::rt::Whole(b_values, 4),
+        a_lo,
+        a_hi,
+        a_bins,
+        ::kc::rt::Whole(*r_counts, 4));
+  }
+  return histogram_cpu_impl_batch(kc_pool, b_values, a_lo, a_hi, a_bins, r_counts);
 }
 
 }  // namespace

@@ -33,7 +33,7 @@ int32_t kc_scale_scale_<hash>_cpu_entry(const kc_block_range*, kc_error*, void*,
 namespace {
 
 // Kernel 'scale' (scale.cu), platform cpu: one batch element.
-ffi::Error scale_cpu_impl_element(
+__attribute__((always_inline)) inline ffi::Error scale_cpu_impl_element(
     ffi::ThreadPool& kc_pool,
     int64_t kc_pool_threads,
     const ::kc::rt::Tensor<ffi::DataType>& b_x,
@@ -84,7 +84,7 @@ ffi::Error scale_cpu_impl_element(
           kc_launch_, false, 0, kc_pool_threads,
           [&kc_pool] { return static_cast<int64_t>(kc_pool.num_threads()); },
           [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-          [&](const kc_block_range* kc_range, kc_error* kc_why) {
+          [=](const kc_block_range* kc_range, kc_error* kc_why) __attribute__((always_inline)) {
             return kc_scale_scale_<hash>_cpu_entry(kc_range, kc_why, b_x.untyped_data(), a_s, static_cast<int64_t>(d_n), o_out.untyped_data());
           },
           &kc_failure) != 0) {
@@ -93,23 +93,15 @@ ffi::Error scale_cpu_impl_element(
   return ffi::Error::Success();
 }
 
-// The handler of 'scale': runs the kernel once per batch element, all in
-// this one call (one element outside vmap). Large batches spread over XLA's
-// intra-op thread pool; each element writes only its own results.
-ffi::Error scale_cpu_impl(
+// The handler of 'scale' under vmap: runs the kernel once per batch
+// element, all in this one call. Large batches spread over XLA's intra-op
+// thread pool; each element writes only its own results. Out of line, so
+// that the call outside vmap pays nothing for it.
+__attribute__((noinline)) ffi::Error scale_cpu_impl_batch(
     ffi::ThreadPool kc_pool,
     ffi::AnyBuffer b_x,
     float a_s,
     ffi::Result<ffi::AnyBuffer> r_out) {
-  // Outside vmap: each buffer is the one element, whole.
-  if ((*r_out).dimensions().size() == 1) {
-    return scale_cpu_impl_element(
-        kc_pool,
-        -1,
-        ::kc::rt::Whole(b_x, 4),
-        a_s,
-        ::kc::rt::Whole(*r_out, 4));
-  }
   ffi::AnyBuffer o_out = *r_out;
   ::kc::rt::Batch kc_batch;
   if (const std::string kc_error = ::kc::rt::PlanBatch(o_out, 1, &kc_batch); !kc_error.empty()) {
@@ -123,19 +115,16 @@ ffi::Error scale_cpu_impl(
   if (const std::string kc_error = ::kc::rt::MakeOperand(o_out, 1, ffi::ByteWidth(o_out.element_type()), kc_batch, &e_o_out); !kc_error.empty()) {
     return ffi::Error::InvalidArgument(::kc::rt::Str("scale: parameter 'out' ", kc_error));
   }
-  // One element, as outside vmap: no batch to share out.
-  if (kc_batch.count == 1) {
-    return scale_cpu_impl_element(
-        kc_pool,
-        -1,
-        e_b_x.At(kc_batch, 0),
-        a_s,
-        e_o_out.At(kc_batch, 0));
+  // One element, as outside vmap: no batch to share out, and the grid
+  // may use the whole pool.
+  int64_t kc_threads = -1;
+  int64_t kc_helpers = 0;
+  if (kc_batch.count > 1) {
+    kc_threads = kc_pool.num_threads();
+    kc_helpers = ::kc::rt::BatchHelpers(kc_threads, kc_batch, e_b_x.bytes + e_o_out.bytes);
   }
   ffi::Error kc_first;
   std::mutex kc_mutex;
-  const int64_t kc_threads = kc_pool.num_threads();
-  const int64_t kc_helpers = ::kc::rt::BatchHelpers(kc_threads, kc_batch, e_b_x.bytes + e_o_out.bytes);
   ::kc::rt::ParallelFor(
       kc_batch.count, kc_helpers,
       [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
@@ -152,6 +141,25 @@ ffi::Error scale_cpu_impl(
         }
       });
   return kc_first;
+}
+
+// The handler of 'scale': runs the kernel once per batch element (one
+// element outside vmap).
+ffi::Error scale_cpu_impl(
+    ffi::ThreadPool kc_pool,
+    ffi::AnyBuffer b_x,
+    float a_s,
+    ffi::Result<ffi::AnyBuffer> r_out) {
+  // Outside vmap: each buffer is the one element, whole.
+  if ((*r_out).dimensions().size() == 1) {
+    return scale_cpu_impl_element(
+        kc_pool,
+        -1,
+        ::kc::rt::Whole(b_x, 4),
+        a_s,
+        ::kc::rt::Whole(*r_out, 4));
+  }
+  return scale_cpu_impl_batch(kc_pool, b_x, a_s, r_out);
 }
 
 }  // namespace

@@ -33,7 +33,7 @@ int32_t kc_saxpy_saxpy_<hash>_cpu_entry(const kc_block_range*, kc_error*, void*,
 namespace {
 
 // Kernel 'saxpy' (saxpy.cu), platform cpu: one batch element.
-ffi::Error saxpy_cpu_impl_element(
+__attribute__((always_inline)) inline ffi::Error saxpy_cpu_impl_element(
     ffi::ThreadPool& kc_pool,
     int64_t kc_pool_threads,
     const ::kc::rt::Tensor<ffi::DataType>& b_x,
@@ -97,7 +97,7 @@ ffi::Error saxpy_cpu_impl_element(
           kc_launch_, false, 0, kc_pool_threads,
           [&kc_pool] { return static_cast<int64_t>(kc_pool.num_threads()); },
           [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-          [&](const kc_block_range* kc_range, kc_error* kc_why) {
+          [=](const kc_block_range* kc_range, kc_error* kc_why) __attribute__((always_inline)) {
             return kc_saxpy_saxpy_<hash>_cpu_entry(kc_range, kc_why, b_x.untyped_data(), b_y.untyped_data(), a_a, static_cast<int64_t>(d_n), o_out.untyped_data());
           },
           &kc_failure) != 0) {
@@ -106,25 +106,16 @@ ffi::Error saxpy_cpu_impl_element(
   return ffi::Error::Success();
 }
 
-// The handler of 'saxpy': runs the kernel once per batch element, all in
-// this one call (one element outside vmap). Large batches spread over XLA's
-// intra-op thread pool; each element writes only its own results.
-ffi::Error saxpy_cpu_impl(
+// The handler of 'saxpy' under vmap: runs the kernel once per batch
+// element, all in this one call. Large batches spread over XLA's intra-op
+// thread pool; each element writes only its own results. Out of line, so
+// that the call outside vmap pays nothing for it.
+__attribute__((noinline)) ffi::Error saxpy_cpu_impl_batch(
     ffi::ThreadPool kc_pool,
     ffi::AnyBuffer b_x,
     ffi::AnyBuffer b_y,
     float a_a,
     ffi::Result<ffi::AnyBuffer> r_out) {
-  // Outside vmap: each buffer is the one element, whole.
-  if ((*r_out).dimensions().size() == 1) {
-    return saxpy_cpu_impl_element(
-        kc_pool,
-        -1,
-        ::kc::rt::Whole(b_x, 4),
-        ::kc::rt::Whole(b_y, 4),
-        a_a,
-        ::kc::rt::Whole(*r_out, 4));
-  }
   ffi::AnyBuffer o_out = *r_out;
   ::kc::rt::Batch kc_batch;
   if (const std::string kc_error = ::kc::rt::PlanBatch(o_out, 1, &kc_batch); !kc_error.empty()) {
@@ -142,20 +133,16 @@ ffi::Error saxpy_cpu_impl(
   if (const std::string kc_error = ::kc::rt::MakeOperand(o_out, 1, ffi::ByteWidth(o_out.element_type()), kc_batch, &e_o_out); !kc_error.empty()) {
     return ffi::Error::InvalidArgument(::kc::rt::Str("saxpy: parameter 'out' ", kc_error));
   }
-  // One element, as outside vmap: no batch to share out.
-  if (kc_batch.count == 1) {
-    return saxpy_cpu_impl_element(
-        kc_pool,
-        -1,
-        e_b_x.At(kc_batch, 0),
-        e_b_y.At(kc_batch, 0),
-        a_a,
-        e_o_out.At(kc_batch, 0));
+  // One element, as outside vmap: no batch to share out, and the grid
+  // may use the whole pool.
+  int64_t kc_threads = -1;
+  int64_t kc_helpers = 0;
+  if (kc_batch.count > 1) {
+    kc_threads = kc_pool.num_threads();
+    kc_helpers = ::kc::rt::BatchHelpers(kc_threads, kc_batch, e_b_x.bytes + e_b_y.bytes + e_o_out.bytes);
   }
   ffi::Error kc_first;
   std::mutex kc_mutex;
-  const int64_t kc_threads = kc_pool.num_threads();
-  const int64_t kc_helpers = ::kc::rt::BatchHelpers(kc_threads, kc_batch, e_b_x.bytes + e_b_y.bytes + e_o_out.bytes);
   ::kc::rt::ParallelFor(
       kc_batch.count, kc_helpers,
       [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
@@ -173,6 +160,27 @@ ffi::Error saxpy_cpu_impl(
         }
       });
   return kc_first;
+}
+
+// The handler of 'saxpy': runs the kernel once per batch element (one
+// element outside vmap).
+ffi::Error saxpy_cpu_impl(
+    ffi::ThreadPool kc_pool,
+    ffi::AnyBuffer b_x,
+    ffi::AnyBuffer b_y,
+    float a_a,
+    ffi::Result<ffi::AnyBuffer> r_out) {
+  // Outside vmap: each buffer is the one element, whole.
+  if ((*r_out).dimensions().size() == 1) {
+    return saxpy_cpu_impl_element(
+        kc_pool,
+        -1,
+        ::kc::rt::Whole(b_x, 4),
+        ::kc::rt::Whole(b_y, 4),
+        a_a,
+        ::kc::rt::Whole(*r_out, 4));
+  }
+  return saxpy_cpu_impl_batch(kc_pool, b_x, b_y, a_a, r_out);
 }
 
 }  // namespace

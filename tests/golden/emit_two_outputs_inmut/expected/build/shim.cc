@@ -34,7 +34,7 @@ int32_t kc_polar_accumulate_<hash>_cpu_entry(const kc_block_range*, kc_error*, v
 namespace {
 
 // Kernel 'polar' (polar.cu), platform cpu: one batch element.
-ffi::Error polar_cpu_impl_element(
+__attribute__((always_inline)) inline ffi::Error polar_cpu_impl_element(
     ffi::ThreadPool& kc_pool,
     int64_t kc_pool_threads,
     const ::kc::rt::Tensor<ffi::DataType>& b_x,
@@ -110,7 +110,7 @@ ffi::Error polar_cpu_impl_element(
           kc_launch_, false, 0, kc_pool_threads,
           [&kc_pool] { return static_cast<int64_t>(kc_pool.num_threads()); },
           [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-          [&](const kc_block_range* kc_range, kc_error* kc_why) {
+          [=](const kc_block_range* kc_range, kc_error* kc_why) __attribute__((always_inline)) {
             return kc_polar_polar_<hash>_cpu_entry(kc_range, kc_why, b_x.untyped_data(), b_y.untyped_data(), static_cast<int64_t>(d_n), o_radius.untyped_data(), o_angle.untyped_data());
           },
           &kc_failure) != 0) {
@@ -119,25 +119,16 @@ ffi::Error polar_cpu_impl_element(
   return ffi::Error::Success();
 }
 
-// The handler of 'polar': runs the kernel once per batch element, all in
-// this one call (one element outside vmap). Large batches spread over XLA's
-// intra-op thread pool; each element writes only its own results.
-ffi::Error polar_cpu_impl(
+// The handler of 'polar' under vmap: runs the kernel once per batch
+// element, all in this one call. Large batches spread over XLA's intra-op
+// thread pool; each element writes only its own results. Out of line, so
+// that the call outside vmap pays nothing for it.
+__attribute__((noinline)) ffi::Error polar_cpu_impl_batch(
     ffi::ThreadPool kc_pool,
     ffi::AnyBuffer b_x,
     ffi::AnyBuffer b_y,
     ffi::Result<ffi::AnyBuffer> r_radius,
     ffi::Result<ffi::AnyBuffer> r_angle) {
-  // Outside vmap: each buffer is the one element, whole.
-  if ((*r_radius).dimensions().size() == 1) {
-    return polar_cpu_impl_element(
-        kc_pool,
-        -1,
-        ::kc::rt::Whole(b_x, 4),
-        ::kc::rt::Whole(b_y, 4),
-        ::kc::rt::Whole(*r_radius, 4),
-        ::kc::rt::Whole(*r_angle, 4));
-  }
   ffi::AnyBuffer o_radius = *r_radius;
   ffi::AnyBuffer o_angle = *r_angle;
   ::kc::rt::Batch kc_batch;
@@ -160,20 +151,16 @@ ffi::Error polar_cpu_impl(
   if (const std::string kc_error = ::kc::rt::MakeOperand(o_angle, 1, ffi::ByteWidth(o_angle.element_type()), kc_batch, &e_o_angle); !kc_error.empty()) {
     return ffi::Error::InvalidArgument(::kc::rt::Str("polar: parameter 'angle' ", kc_error));
   }
-  // One element, as outside vmap: no batch to share out.
-  if (kc_batch.count == 1) {
-    return polar_cpu_impl_element(
-        kc_pool,
-        -1,
-        e_b_x.At(kc_batch, 0),
-        e_b_y.At(kc_batch, 0),
-        e_o_radius.At(kc_batch, 0),
-        e_o_angle.At(kc_batch, 0));
+  // One element, as outside vmap: no batch to share out, and the grid
+  // may use the whole pool.
+  int64_t kc_threads = -1;
+  int64_t kc_helpers = 0;
+  if (kc_batch.count > 1) {
+    kc_threads = kc_pool.num_threads();
+    kc_helpers = ::kc::rt::BatchHelpers(kc_threads, kc_batch, e_b_x.bytes + e_b_y.bytes + e_o_radius.bytes + e_o_angle.bytes);
   }
   ffi::Error kc_first;
   std::mutex kc_mutex;
-  const int64_t kc_threads = kc_pool.num_threads();
-  const int64_t kc_helpers = ::kc::rt::BatchHelpers(kc_threads, kc_batch, e_b_x.bytes + e_b_y.bytes + e_o_radius.bytes + e_o_angle.bytes);
   ::kc::rt::ParallelFor(
       kc_batch.count, kc_helpers,
       [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
@@ -193,8 +180,29 @@ ffi::Error polar_cpu_impl(
   return kc_first;
 }
 
+// The handler of 'polar': runs the kernel once per batch element (one
+// element outside vmap).
+ffi::Error polar_cpu_impl(
+    ffi::ThreadPool kc_pool,
+    ffi::AnyBuffer b_x,
+    ffi::AnyBuffer b_y,
+    ffi::Result<ffi::AnyBuffer> r_radius,
+    ffi::Result<ffi::AnyBuffer> r_angle) {
+  // Outside vmap: each buffer is the one element, whole.
+  if ((*r_radius).dimensions().size() == 1) {
+    return polar_cpu_impl_element(
+        kc_pool,
+        -1,
+        ::kc::rt::Whole(b_x, 4),
+        ::kc::rt::Whole(b_y, 4),
+        ::kc::rt::Whole(*r_radius, 4),
+        ::kc::rt::Whole(*r_angle, 4));
+  }
+  return polar_cpu_impl_batch(kc_pool, b_x, b_y, r_radius, r_angle);
+}
+
 // Kernel 'accumulate' (polar.cu), platform cpu: one batch element.
-ffi::Error accumulate_cpu_impl_element(
+__attribute__((always_inline)) inline ffi::Error accumulate_cpu_impl_element(
     ffi::ThreadPool& kc_pool,
     int64_t kc_pool_threads,
     const ::kc::rt::Tensor<ffi::DataType>& b_total,
@@ -254,7 +262,7 @@ ffi::Error accumulate_cpu_impl_element(
           kc_launch_, false, 0, kc_pool_threads,
           [&kc_pool] { return static_cast<int64_t>(kc_pool.num_threads()); },
           [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-          [&](const kc_block_range* kc_range, kc_error* kc_why) {
+          [=](const kc_block_range* kc_range, kc_error* kc_why) __attribute__((always_inline)) {
             return kc_polar_accumulate_<hash>_cpu_entry(kc_range, kc_why, o_total.untyped_data(), b_delta.untyped_data(), static_cast<int64_t>(d_n));
           },
           &kc_failure) != 0) {
@@ -263,23 +271,15 @@ ffi::Error accumulate_cpu_impl_element(
   return ffi::Error::Success();
 }
 
-// The handler of 'accumulate': runs the kernel once per batch element, all in
-// this one call (one element outside vmap). Large batches spread over XLA's
-// intra-op thread pool; each element writes only its own results.
-ffi::Error accumulate_cpu_impl(
+// The handler of 'accumulate' under vmap: runs the kernel once per batch
+// element, all in this one call. Large batches spread over XLA's intra-op
+// thread pool; each element writes only its own results. Out of line, so
+// that the call outside vmap pays nothing for it.
+__attribute__((noinline)) ffi::Error accumulate_cpu_impl_batch(
     ffi::ThreadPool kc_pool,
     ffi::AnyBuffer b_total,
     ffi::AnyBuffer b_delta,
     ffi::Result<ffi::AnyBuffer> r_total) {
-  // Outside vmap: each buffer is the one element, whole.
-  if ((*r_total).dimensions().size() == 1) {
-    return accumulate_cpu_impl_element(
-        kc_pool,
-        -1,
-        ::kc::rt::Whole(b_total, 4),
-        ::kc::rt::Whole(b_delta, 4),
-        ::kc::rt::Whole(*r_total, 4));
-  }
   ffi::AnyBuffer o_total = *r_total;
   ::kc::rt::Batch kc_batch;
   if (const std::string kc_error = ::kc::rt::PlanBatch(o_total, 1, &kc_batch); !kc_error.empty()) {
@@ -297,19 +297,16 @@ ffi::Error accumulate_cpu_impl(
   if (const std::string kc_error = ::kc::rt::MakeOperand(o_total, 1, ffi::ByteWidth(o_total.element_type()), kc_batch, &e_o_total); !kc_error.empty()) {
     return ffi::Error::InvalidArgument(::kc::rt::Str("accumulate: parameter 'total' ", kc_error));
   }
-  // One element, as outside vmap: no batch to share out.
-  if (kc_batch.count == 1) {
-    return accumulate_cpu_impl_element(
-        kc_pool,
-        -1,
-        e_b_total.At(kc_batch, 0),
-        e_b_delta.At(kc_batch, 0),
-        e_o_total.At(kc_batch, 0));
+  // One element, as outside vmap: no batch to share out, and the grid
+  // may use the whole pool.
+  int64_t kc_threads = -1;
+  int64_t kc_helpers = 0;
+  if (kc_batch.count > 1) {
+    kc_threads = kc_pool.num_threads();
+    kc_helpers = ::kc::rt::BatchHelpers(kc_threads, kc_batch, e_b_total.bytes + e_b_delta.bytes + e_o_total.bytes);
   }
   ffi::Error kc_first;
   std::mutex kc_mutex;
-  const int64_t kc_threads = kc_pool.num_threads();
-  const int64_t kc_helpers = ::kc::rt::BatchHelpers(kc_threads, kc_batch, e_b_total.bytes + e_b_delta.bytes + e_o_total.bytes);
   ::kc::rt::ParallelFor(
       kc_batch.count, kc_helpers,
       [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
@@ -326,6 +323,25 @@ ffi::Error accumulate_cpu_impl(
         }
       });
   return kc_first;
+}
+
+// The handler of 'accumulate': runs the kernel once per batch element (one
+// element outside vmap).
+ffi::Error accumulate_cpu_impl(
+    ffi::ThreadPool kc_pool,
+    ffi::AnyBuffer b_total,
+    ffi::AnyBuffer b_delta,
+    ffi::Result<ffi::AnyBuffer> r_total) {
+  // Outside vmap: each buffer is the one element, whole.
+  if ((*r_total).dimensions().size() == 1) {
+    return accumulate_cpu_impl_element(
+        kc_pool,
+        -1,
+        ::kc::rt::Whole(b_total, 4),
+        ::kc::rt::Whole(b_delta, 4),
+        ::kc::rt::Whole(*r_total, 4));
+  }
+  return accumulate_cpu_impl_batch(kc_pool, b_total, b_delta, r_total);
 }
 
 }  // namespace

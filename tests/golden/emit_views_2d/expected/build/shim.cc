@@ -33,7 +33,7 @@ int32_t kc_matmul_matmul_<hash>_cpu_entry(const kc_block_range*, kc_error*, void
 namespace {
 
 // Kernel 'matmul' (matmul.cu), platform cpu: one batch element.
-ffi::Error matmul_cpu_impl_element(
+__attribute__((always_inline)) inline ffi::Error matmul_cpu_impl_element(
     ffi::ThreadPool& kc_pool,
     int64_t kc_pool_threads,
     const ::kc::rt::Tensor<ffi::DataType>& b_a,
@@ -95,7 +95,7 @@ ffi::Error matmul_cpu_impl_element(
           kc_launch_, false, 0, kc_pool_threads,
           [&kc_pool] { return static_cast<int64_t>(kc_pool.num_threads()); },
           [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-          [&](const kc_block_range* kc_range, kc_error* kc_why) {
+          [=](const kc_block_range* kc_range, kc_error* kc_why) __attribute__((always_inline)) {
             return kc_matmul_matmul_<hash>_cpu_entry(kc_range, kc_why, b_a.untyped_data(), b_a.dimensions().begin(), b_b.untyped_data(), b_b.dimensions().begin(), o_c.untyped_data(), o_c.dimensions().begin());
           },
           &kc_failure) != 0) {
@@ -104,23 +104,15 @@ ffi::Error matmul_cpu_impl_element(
   return ffi::Error::Success();
 }
 
-// The handler of 'matmul': runs the kernel once per batch element, all in
-// this one call (one element outside vmap). Large batches spread over XLA's
-// intra-op thread pool; each element writes only its own results.
-ffi::Error matmul_cpu_impl(
+// The handler of 'matmul' under vmap: runs the kernel once per batch
+// element, all in this one call. Large batches spread over XLA's intra-op
+// thread pool; each element writes only its own results. Out of line, so
+// that the call outside vmap pays nothing for it.
+__attribute__((noinline)) ffi::Error matmul_cpu_impl_batch(
     ffi::ThreadPool kc_pool,
     ffi::AnyBuffer b_a,
     ffi::AnyBuffer b_b,
     ffi::Result<ffi::AnyBuffer> r_c) {
-  // Outside vmap: each buffer is the one element, whole.
-  if ((*r_c).dimensions().size() == 2) {
-    return matmul_cpu_impl_element(
-        kc_pool,
-        -1,
-        ::kc::rt::Whole(b_a, 4),
-        ::kc::rt::Whole(b_b, 4),
-        ::kc::rt::Whole(*r_c, 4));
-  }
   ffi::AnyBuffer o_c = *r_c;
   ::kc::rt::Batch kc_batch;
   if (const std::string kc_error = ::kc::rt::PlanBatch(o_c, 2, &kc_batch); !kc_error.empty()) {
@@ -138,19 +130,16 @@ ffi::Error matmul_cpu_impl(
   if (const std::string kc_error = ::kc::rt::MakeOperand(o_c, 2, ffi::ByteWidth(o_c.element_type()), kc_batch, &e_o_c); !kc_error.empty()) {
     return ffi::Error::InvalidArgument(::kc::rt::Str("matmul: parameter 'c' ", kc_error));
   }
-  // One element, as outside vmap: no batch to share out.
-  if (kc_batch.count == 1) {
-    return matmul_cpu_impl_element(
-        kc_pool,
-        -1,
-        e_b_a.At(kc_batch, 0),
-        e_b_b.At(kc_batch, 0),
-        e_o_c.At(kc_batch, 0));
+  // One element, as outside vmap: no batch to share out, and the grid
+  // may use the whole pool.
+  int64_t kc_threads = -1;
+  int64_t kc_helpers = 0;
+  if (kc_batch.count > 1) {
+    kc_threads = kc_pool.num_threads();
+    kc_helpers = ::kc::rt::BatchHelpers(kc_threads, kc_batch, e_b_a.bytes + e_b_b.bytes + e_o_c.bytes);
   }
   ffi::Error kc_first;
   std::mutex kc_mutex;
-  const int64_t kc_threads = kc_pool.num_threads();
-  const int64_t kc_helpers = ::kc::rt::BatchHelpers(kc_threads, kc_batch, e_b_a.bytes + e_b_b.bytes + e_o_c.bytes);
   ::kc::rt::ParallelFor(
       kc_batch.count, kc_helpers,
       [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
@@ -167,6 +156,25 @@ ffi::Error matmul_cpu_impl(
         }
       });
   return kc_first;
+}
+
+// The handler of 'matmul': runs the kernel once per batch element (one
+// element outside vmap).
+ffi::Error matmul_cpu_impl(
+    ffi::ThreadPool kc_pool,
+    ffi::AnyBuffer b_a,
+    ffi::AnyBuffer b_b,
+    ffi::Result<ffi::AnyBuffer> r_c) {
+  // Outside vmap: each buffer is the one element, whole.
+  if ((*r_c).dimensions().size() == 2) {
+    return matmul_cpu_impl_element(
+        kc_pool,
+        -1,
+        ::kc::rt::Whole(b_a, 4),
+        ::kc::rt::Whole(b_b, 4),
+        ::kc::rt::Whole(*r_c, 4));
+  }
+  return matmul_cpu_impl_batch(kc_pool, b_a, b_b, r_c);
 }
 
 }  // namespace

@@ -36,7 +36,7 @@ int32_t kc_k_square_bwd_jvp_<hash>_cpu_entry(const kc_block_range*, kc_error*, v
 namespace {
 
 // Kernel 'square' (k.cu), platform cpu: one batch element.
-ffi::Error square_cpu_impl_element(
+__attribute__((always_inline)) inline ffi::Error square_cpu_impl_element(
     ffi::ThreadPool& kc_pool,
     int64_t kc_pool_threads,
     const ::kc::rt::Tensor<ffi::DataType>& b_x,
@@ -86,7 +86,7 @@ ffi::Error square_cpu_impl_element(
           kc_launch_, false, 0, kc_pool_threads,
           [&kc_pool] { return static_cast<int64_t>(kc_pool.num_threads()); },
           [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-          [&](const kc_block_range* kc_range, kc_error* kc_why) {
+          [=](const kc_block_range* kc_range, kc_error* kc_why) __attribute__((always_inline)) {
             return kc_k_square_<hash>_cpu_entry(kc_range, kc_why, b_x.untyped_data(), static_cast<int64_t>(d_n), o_y.untyped_data());
           },
           &kc_failure) != 0) {
@@ -95,21 +95,14 @@ ffi::Error square_cpu_impl_element(
   return ffi::Error::Success();
 }
 
-// The handler of 'square': runs the kernel once per batch element, all in
-// this one call (one element outside vmap). Large batches spread over XLA's
-// intra-op thread pool; each element writes only its own results.
-ffi::Error square_cpu_impl(
+// The handler of 'square' under vmap: runs the kernel once per batch
+// element, all in this one call. Large batches spread over XLA's intra-op
+// thread pool; each element writes only its own results. Out of line, so
+// that the call outside vmap pays nothing for it.
+__attribute__((noinline)) ffi::Error square_cpu_impl_batch(
     ffi::ThreadPool kc_pool,
     ffi::AnyBuffer b_x,
     ffi::Result<ffi::AnyBuffer> r_y) {
-  // Outside vmap: each buffer is the one element, whole.
-  if ((*r_y).dimensions().size() == 1) {
-    return square_cpu_impl_element(
-        kc_pool,
-        -1,
-        ::kc::rt::Whole(b_x, 4),
-        ::kc::rt::Whole(*r_y, 4));
-  }
   ffi::AnyBuffer o_y = *r_y;
   ::kc::rt::Batch kc_batch;
   if (const std::string kc_error = ::kc::rt::PlanBatch(o_y, 1, &kc_batch); !kc_error.empty()) {
@@ -123,18 +116,16 @@ ffi::Error square_cpu_impl(
   if (const std::string kc_error = ::kc::rt::MakeOperand(o_y, 1, ffi::ByteWidth(o_y.element_type()), kc_batch, &e_o_y); !kc_error.empty()) {
     return ffi::Error::InvalidArgument(::kc::rt::Str("square: parameter 'y' ", kc_error));
   }
-  // One element, as outside vmap: no batch to share out.
-  if (kc_batch.count == 1) {
-    return square_cpu_impl_element(
-        kc_pool,
-        -1,
-        e_b_x.At(kc_batch, 0),
-        e_o_y.At(kc_batch, 0));
+  // One element, as outside vmap: no batch to share out, and the grid
+  // may use the whole pool.
+  int64_t kc_threads = -1;
+  int64_t kc_helpers = 0;
+  if (kc_batch.count > 1) {
+    kc_threads = kc_pool.num_threads();
+    kc_helpers = ::kc::rt::BatchHelpers(kc_threads, kc_batch, e_b_x.bytes + e_o_y.bytes);
   }
   ffi::Error kc_first;
   std::mutex kc_mutex;
-  const int64_t kc_threads = kc_pool.num_threads();
-  const int64_t kc_helpers = ::kc::rt::BatchHelpers(kc_threads, kc_batch, e_b_x.bytes + e_o_y.bytes);
   ::kc::rt::ParallelFor(
       kc_batch.count, kc_helpers,
       [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
@@ -152,8 +143,25 @@ ffi::Error square_cpu_impl(
   return kc_first;
 }
 
+// The handler of 'square': runs the kernel once per batch element (one
+// element outside vmap).
+ffi::Error square_cpu_impl(
+    ffi::ThreadPool kc_pool,
+    ffi::AnyBuffer b_x,
+    ffi::Result<ffi::AnyBuffer> r_y) {
+  // Outside vmap: each buffer is the one element, whole.
+  if ((*r_y).dimensions().size() == 1) {
+    return square_cpu_impl_element(
+        kc_pool,
+        -1,
+        ::kc::rt::Whole(b_x, 4),
+        ::kc::rt::Whole(*r_y, 4));
+  }
+  return square_cpu_impl_batch(kc_pool, b_x, r_y);
+}
+
 // Kernel 'square_jvp' (k.cu), platform cpu: one batch element.
-ffi::Error square_jvp_cpu_impl_element(
+__attribute__((always_inline)) inline ffi::Error square_jvp_cpu_impl_element(
     ffi::ThreadPool& kc_pool,
     int64_t kc_pool_threads,
     const ::kc::rt::Tensor<ffi::DataType>& b_x,
@@ -216,7 +224,7 @@ ffi::Error square_jvp_cpu_impl_element(
           kc_launch_, false, 0, kc_pool_threads,
           [&kc_pool] { return static_cast<int64_t>(kc_pool.num_threads()); },
           [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-          [&](const kc_block_range* kc_range, kc_error* kc_why) {
+          [=](const kc_block_range* kc_range, kc_error* kc_why) __attribute__((always_inline)) {
             return kc_k_square_jvp_<hash>_cpu_entry(kc_range, kc_why, b_x.untyped_data(), b_d_x.untyped_data(), static_cast<int64_t>(d_n), o_d_y.untyped_data());
           },
           &kc_failure) != 0) {
@@ -225,23 +233,15 @@ ffi::Error square_jvp_cpu_impl_element(
   return ffi::Error::Success();
 }
 
-// The handler of 'square_jvp': runs the kernel once per batch element, all in
-// this one call (one element outside vmap). Large batches spread over XLA's
-// intra-op thread pool; each element writes only its own results.
-ffi::Error square_jvp_cpu_impl(
+// The handler of 'square_jvp' under vmap: runs the kernel once per batch
+// element, all in this one call. Large batches spread over XLA's intra-op
+// thread pool; each element writes only its own results. Out of line, so
+// that the call outside vmap pays nothing for it.
+__attribute__((noinline)) ffi::Error square_jvp_cpu_impl_batch(
     ffi::ThreadPool kc_pool,
     ffi::AnyBuffer b_x,
     ffi::AnyBuffer b_d_x,
     ffi::Result<ffi::AnyBuffer> r_d_y) {
-  // Outside vmap: each buffer is the one element, whole.
-  if ((*r_d_y).dimensions().size() == 1) {
-    return square_jvp_cpu_impl_element(
-        kc_pool,
-        -1,
-        ::kc::rt::Whole(b_x, 4),
-        ::kc::rt::Whole(b_d_x, 4),
-        ::kc::rt::Whole(*r_d_y, 4));
-  }
   ffi::AnyBuffer o_d_y = *r_d_y;
   ::kc::rt::Batch kc_batch;
   if (const std::string kc_error = ::kc::rt::PlanBatch(o_d_y, 1, &kc_batch); !kc_error.empty()) {
@@ -259,19 +259,16 @@ ffi::Error square_jvp_cpu_impl(
   if (const std::string kc_error = ::kc::rt::MakeOperand(o_d_y, 1, ffi::ByteWidth(o_d_y.element_type()), kc_batch, &e_o_d_y); !kc_error.empty()) {
     return ffi::Error::InvalidArgument(::kc::rt::Str("square_jvp: parameter 'd_y' ", kc_error));
   }
-  // One element, as outside vmap: no batch to share out.
-  if (kc_batch.count == 1) {
-    return square_jvp_cpu_impl_element(
-        kc_pool,
-        -1,
-        e_b_x.At(kc_batch, 0),
-        e_b_d_x.At(kc_batch, 0),
-        e_o_d_y.At(kc_batch, 0));
+  // One element, as outside vmap: no batch to share out, and the grid
+  // may use the whole pool.
+  int64_t kc_threads = -1;
+  int64_t kc_helpers = 0;
+  if (kc_batch.count > 1) {
+    kc_threads = kc_pool.num_threads();
+    kc_helpers = ::kc::rt::BatchHelpers(kc_threads, kc_batch, e_b_x.bytes + e_b_d_x.bytes + e_o_d_y.bytes);
   }
   ffi::Error kc_first;
   std::mutex kc_mutex;
-  const int64_t kc_threads = kc_pool.num_threads();
-  const int64_t kc_helpers = ::kc::rt::BatchHelpers(kc_threads, kc_batch, e_b_x.bytes + e_b_d_x.bytes + e_o_d_y.bytes);
   ::kc::rt::ParallelFor(
       kc_batch.count, kc_helpers,
       [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
@@ -290,8 +287,27 @@ ffi::Error square_jvp_cpu_impl(
   return kc_first;
 }
 
+// The handler of 'square_jvp': runs the kernel once per batch element (one
+// element outside vmap).
+ffi::Error square_jvp_cpu_impl(
+    ffi::ThreadPool kc_pool,
+    ffi::AnyBuffer b_x,
+    ffi::AnyBuffer b_d_x,
+    ffi::Result<ffi::AnyBuffer> r_d_y) {
+  // Outside vmap: each buffer is the one element, whole.
+  if ((*r_d_y).dimensions().size() == 1) {
+    return square_jvp_cpu_impl_element(
+        kc_pool,
+        -1,
+        ::kc::rt::Whole(b_x, 4),
+        ::kc::rt::Whole(b_d_x, 4),
+        ::kc::rt::Whole(*r_d_y, 4));
+  }
+  return square_jvp_cpu_impl_batch(kc_pool, b_x, b_d_x, r_d_y);
+}
+
 // Kernel 'square_bwd' (k.cu), platform cpu: one batch element.
-ffi::Error square_bwd_cpu_impl_element(
+__attribute__((always_inline)) inline ffi::Error square_bwd_cpu_impl_element(
     ffi::ThreadPool& kc_pool,
     int64_t kc_pool_threads,
     const ::kc::rt::Tensor<ffi::DataType>& b_x,
@@ -354,7 +370,7 @@ ffi::Error square_bwd_cpu_impl_element(
           kc_launch_, false, 0, kc_pool_threads,
           [&kc_pool] { return static_cast<int64_t>(kc_pool.num_threads()); },
           [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-          [&](const kc_block_range* kc_range, kc_error* kc_why) {
+          [=](const kc_block_range* kc_range, kc_error* kc_why) __attribute__((always_inline)) {
             return kc_k_square_bwd_<hash>_cpu_entry(kc_range, kc_why, b_x.untyped_data(), b_d_y.untyped_data(), static_cast<int64_t>(d_n), o_d_x.untyped_data());
           },
           &kc_failure) != 0) {
@@ -363,23 +379,15 @@ ffi::Error square_bwd_cpu_impl_element(
   return ffi::Error::Success();
 }
 
-// The handler of 'square_bwd': runs the kernel once per batch element, all in
-// this one call (one element outside vmap). Large batches spread over XLA's
-// intra-op thread pool; each element writes only its own results.
-ffi::Error square_bwd_cpu_impl(
+// The handler of 'square_bwd' under vmap: runs the kernel once per batch
+// element, all in this one call. Large batches spread over XLA's intra-op
+// thread pool; each element writes only its own results. Out of line, so
+// that the call outside vmap pays nothing for it.
+__attribute__((noinline)) ffi::Error square_bwd_cpu_impl_batch(
     ffi::ThreadPool kc_pool,
     ffi::AnyBuffer b_x,
     ffi::AnyBuffer b_d_y,
     ffi::Result<ffi::AnyBuffer> r_d_x) {
-  // Outside vmap: each buffer is the one element, whole.
-  if ((*r_d_x).dimensions().size() == 1) {
-    return square_bwd_cpu_impl_element(
-        kc_pool,
-        -1,
-        ::kc::rt::Whole(b_x, 4),
-        ::kc::rt::Whole(b_d_y, 4),
-        ::kc::rt::Whole(*r_d_x, 4));
-  }
   ffi::AnyBuffer o_d_x = *r_d_x;
   ::kc::rt::Batch kc_batch;
   if (const std::string kc_error = ::kc::rt::PlanBatch(o_d_x, 1, &kc_batch); !kc_error.empty()) {
@@ -397,19 +405,16 @@ ffi::Error square_bwd_cpu_impl(
   if (const std::string kc_error = ::kc::rt::MakeOperand(o_d_x, 1, ffi::ByteWidth(o_d_x.element_type()), kc_batch, &e_o_d_x); !kc_error.empty()) {
     return ffi::Error::InvalidArgument(::kc::rt::Str("square_bwd: parameter 'd_x' ", kc_error));
   }
-  // One element, as outside vmap: no batch to share out.
-  if (kc_batch.count == 1) {
-    return square_bwd_cpu_impl_element(
-        kc_pool,
-        -1,
-        e_b_x.At(kc_batch, 0),
-        e_b_d_y.At(kc_batch, 0),
-        e_o_d_x.At(kc_batch, 0));
+  // One element, as outside vmap: no batch to share out, and the grid
+  // may use the whole pool.
+  int64_t kc_threads = -1;
+  int64_t kc_helpers = 0;
+  if (kc_batch.count > 1) {
+    kc_threads = kc_pool.num_threads();
+    kc_helpers = ::kc::rt::BatchHelpers(kc_threads, kc_batch, e_b_x.bytes + e_b_d_y.bytes + e_o_d_x.bytes);
   }
   ffi::Error kc_first;
   std::mutex kc_mutex;
-  const int64_t kc_threads = kc_pool.num_threads();
-  const int64_t kc_helpers = ::kc::rt::BatchHelpers(kc_threads, kc_batch, e_b_x.bytes + e_b_d_y.bytes + e_o_d_x.bytes);
   ::kc::rt::ParallelFor(
       kc_batch.count, kc_helpers,
       [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
@@ -428,8 +433,27 @@ ffi::Error square_bwd_cpu_impl(
   return kc_first;
 }
 
+// The handler of 'square_bwd': runs the kernel once per batch element (one
+// element outside vmap).
+ffi::Error square_bwd_cpu_impl(
+    ffi::ThreadPool kc_pool,
+    ffi::AnyBuffer b_x,
+    ffi::AnyBuffer b_d_y,
+    ffi::Result<ffi::AnyBuffer> r_d_x) {
+  // Outside vmap: each buffer is the one element, whole.
+  if ((*r_d_x).dimensions().size() == 1) {
+    return square_bwd_cpu_impl_element(
+        kc_pool,
+        -1,
+        ::kc::rt::Whole(b_x, 4),
+        ::kc::rt::Whole(b_d_y, 4),
+        ::kc::rt::Whole(*r_d_x, 4));
+  }
+  return square_bwd_cpu_impl_batch(kc_pool, b_x, b_d_y, r_d_x);
+}
+
 // Kernel 'square_bwd_jvp' (k.cu), platform cpu: one batch element.
-ffi::Error square_bwd_jvp_cpu_impl_element(
+__attribute__((always_inline)) inline ffi::Error square_bwd_jvp_cpu_impl_element(
     ffi::ThreadPool& kc_pool,
     int64_t kc_pool_threads,
     const ::kc::rt::Tensor<ffi::DataType>& b_x,
@@ -518,7 +542,7 @@ ffi::Error square_bwd_jvp_cpu_impl_element(
           kc_launch_, false, 0, kc_pool_threads,
           [&kc_pool] { return static_cast<int64_t>(kc_pool.num_threads()); },
           [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-          [&](const kc_block_range* kc_range, kc_error* kc_why) {
+          [=](const kc_block_range* kc_range, kc_error* kc_why) __attribute__((always_inline)) {
             return kc_k_square_bwd_jvp_<hash>_cpu_entry(kc_range, kc_why, b_x.untyped_data(), b_d_y.untyped_data(), b_d_x.untyped_data(), b_d_d_y.untyped_data(), static_cast<int64_t>(d_n), o_d_d_x.untyped_data());
           },
           &kc_failure) != 0) {
@@ -527,27 +551,17 @@ ffi::Error square_bwd_jvp_cpu_impl_element(
   return ffi::Error::Success();
 }
 
-// The handler of 'square_bwd_jvp': runs the kernel once per batch element, all in
-// this one call (one element outside vmap). Large batches spread over XLA's
-// intra-op thread pool; each element writes only its own results.
-ffi::Error square_bwd_jvp_cpu_impl(
+// The handler of 'square_bwd_jvp' under vmap: runs the kernel once per batch
+// element, all in this one call. Large batches spread over XLA's intra-op
+// thread pool; each element writes only its own results. Out of line, so
+// that the call outside vmap pays nothing for it.
+__attribute__((noinline)) ffi::Error square_bwd_jvp_cpu_impl_batch(
     ffi::ThreadPool kc_pool,
     ffi::AnyBuffer b_x,
     ffi::AnyBuffer b_d_y,
     ffi::AnyBuffer b_d_x,
     ffi::AnyBuffer b_d_d_y,
     ffi::Result<ffi::AnyBuffer> r_d_d_x) {
-  // Outside vmap: each buffer is the one element, whole.
-  if ((*r_d_d_x).dimensions().size() == 1) {
-    return square_bwd_jvp_cpu_impl_element(
-        kc_pool,
-        -1,
-        ::kc::rt::Whole(b_x, 4),
-        ::kc::rt::Whole(b_d_y, 4),
-        ::kc::rt::Whole(b_d_x, 4),
-        ::kc::rt::Whole(b_d_d_y, 4),
-        ::kc::rt::Whole(*r_d_d_x, 4));
-  }
   ffi::AnyBuffer o_d_d_x = *r_d_d_x;
   ::kc::rt::Batch kc_batch;
   if (const std::string kc_error = ::kc::rt::PlanBatch(o_d_d_x, 1, &kc_batch); !kc_error.empty()) {
@@ -573,21 +587,16 @@ ffi::Error square_bwd_jvp_cpu_impl(
   if (const std::string kc_error = ::kc::rt::MakeOperand(o_d_d_x, 1, ffi::ByteWidth(o_d_d_x.element_type()), kc_batch, &e_o_d_d_x); !kc_error.empty()) {
     return ffi::Error::InvalidArgument(::kc::rt::Str("square_bwd_jvp: parameter 'd_d_x' ", kc_error));
   }
-  // One element, as outside vmap: no batch to share out.
-  if (kc_batch.count == 1) {
-    return square_bwd_jvp_cpu_impl_element(
-        kc_pool,
-        -1,
-        e_b_x.At(kc_batch, 0),
-        e_b_d_y.At(kc_batch, 0),
-        e_b_d_x.At(kc_batch, 0),
-        e_b_d_d_y.At(kc_batch, 0),
-        e_o_d_d_x.At(kc_batch, 0));
+  // One element, as outside vmap: no batch to share out, and the grid
+  // may use the whole pool.
+  int64_t kc_threads = -1;
+  int64_t kc_helpers = 0;
+  if (kc_batch.count > 1) {
+    kc_threads = kc_pool.num_threads();
+    kc_helpers = ::kc::rt::BatchHelpers(kc_threads, kc_batch, e_b_x.bytes + e_b_d_y.bytes + e_b_d_x.bytes + e_b_d_d_y.bytes + e_o_d_d_x.bytes);
   }
   ffi::Error kc_first;
   std::mutex kc_mutex;
-  const int64_t kc_threads = kc_pool.num_threads();
-  const int64_t kc_helpers = ::kc::rt::BatchHelpers(kc_threads, kc_batch, e_b_x.bytes + e_b_d_y.bytes + e_b_d_x.bytes + e_b_d_d_y.bytes + e_o_d_d_x.bytes);
   ::kc::rt::ParallelFor(
       kc_batch.count, kc_helpers,
       [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
@@ -606,6 +615,29 @@ ffi::Error square_bwd_jvp_cpu_impl(
         }
       });
   return kc_first;
+}
+
+// The handler of 'square_bwd_jvp': runs the kernel once per batch element (one
+// element outside vmap).
+ffi::Error square_bwd_jvp_cpu_impl(
+    ffi::ThreadPool kc_pool,
+    ffi::AnyBuffer b_x,
+    ffi::AnyBuffer b_d_y,
+    ffi::AnyBuffer b_d_x,
+    ffi::AnyBuffer b_d_d_y,
+    ffi::Result<ffi::AnyBuffer> r_d_d_x) {
+  // Outside vmap: each buffer is the one element, whole.
+  if ((*r_d_d_x).dimensions().size() == 1) {
+    return square_bwd_jvp_cpu_impl_element(
+        kc_pool,
+        -1,
+        ::kc::rt::Whole(b_x, 4),
+        ::kc::rt::Whole(b_d_y, 4),
+        ::kc::rt::Whole(b_d_x, 4),
+        ::kc::rt::Whole(b_d_d_y, 4),
+        ::kc::rt::Whole(*r_d_d_x, 4));
+  }
+  return square_bwd_jvp_cpu_impl_batch(kc_pool, b_x, b_d_y, b_d_x, b_d_d_y, r_d_d_x);
 }
 
 }  // namespace

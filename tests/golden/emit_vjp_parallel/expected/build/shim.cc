@@ -34,7 +34,7 @@ void kc_k_square_add_bwd_<hash>_cpu_entry(void*, const int64_t*, float, void*, c
 namespace {
 
 // Kernel 'square_add' (k.cu), platform cpu: one batch element.
-ffi::Error square_add_cpu_impl_element(
+__attribute__((always_inline)) inline ffi::Error square_add_cpu_impl_element(
     ffi::ThreadPool& kc_pool,
     int64_t kc_pool_threads,
     const ::kc::rt::Tensor<ffi::DataType>& b_x,
@@ -102,7 +102,7 @@ ffi::Error square_add_cpu_impl_element(
           kc_launch_, false, 0, kc_pool_threads,
           [&kc_pool] { return static_cast<int64_t>(kc_pool.num_threads()); },
           [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-          [&](const kc_block_range* kc_range, kc_error* kc_why) {
+          [=](const kc_block_range* kc_range, kc_error* kc_why) __attribute__((always_inline)) {
             return kc_k_square_add_<hash>_cpu_entry(kc_range, kc_why, b_x.untyped_data(), b_y.untyped_data(), a_a, o_out.untyped_data());
           },
           &kc_failure) != 0) {
@@ -111,25 +111,16 @@ ffi::Error square_add_cpu_impl_element(
   return ffi::Error::Success();
 }
 
-// The handler of 'square_add': runs the kernel once per batch element, all in
-// this one call (one element outside vmap). Large batches spread over XLA's
-// intra-op thread pool; each element writes only its own results.
-ffi::Error square_add_cpu_impl(
+// The handler of 'square_add' under vmap: runs the kernel once per batch
+// element, all in this one call. Large batches spread over XLA's intra-op
+// thread pool; each element writes only its own results. Out of line, so
+// that the call outside vmap pays nothing for it.
+__attribute__((noinline)) ffi::Error square_add_cpu_impl_batch(
     ffi::ThreadPool kc_pool,
     ffi::AnyBuffer b_x,
     ffi::AnyBuffer b_y,
     float a_a,
     ffi::Result<ffi::AnyBuffer> r_out) {
-  // Outside vmap: each buffer is the one element, whole.
-  if ((*r_out).dimensions().size() == 2) {
-    return square_add_cpu_impl_element(
-        kc_pool,
-        -1,
-        ::kc::rt::Whole(b_x, 4),
-        ::kc::rt::Whole(b_y, 4),
-        a_a,
-        ::kc::rt::Whole(*r_out, 4));
-  }
   ffi::AnyBuffer o_out = *r_out;
   ::kc::rt::Batch kc_batch;
   if (const std::string kc_error = ::kc::rt::PlanBatch(o_out, 2, &kc_batch); !kc_error.empty()) {
@@ -147,26 +138,22 @@ ffi::Error square_add_cpu_impl(
   if (const std::string kc_error = ::kc::rt::MakeOperand(o_out, 2, ffi::ByteWidth(o_out.element_type()), kc_batch, &e_o_out); !kc_error.empty()) {
     return ffi::Error::InvalidArgument(::kc::rt::Str("square_add: parameter 'out' ", kc_error));
   }
-  // One element, as outside vmap: no batch to share out.
-  if (kc_batch.count == 1) {
-    return square_add_cpu_impl_element(
-        kc_pool,
-        -1,
-        e_b_x.At(kc_batch, 0),
-        e_b_y.At(kc_batch, 0),
-        a_a,
-        e_o_out.At(kc_batch, 0));
+  // One element, as outside vmap: no batch to share out, and the grid
+  // may use the whole pool.
+  int64_t kc_threads = -1;
+  int64_t kc_helpers = 0;
+  if (kc_batch.count > 1) {
+    kc_threads = kc_pool.num_threads();
+    kc_helpers = ::kc::rt::BatchHelpers(kc_threads, kc_batch, e_b_x.bytes + e_b_y.bytes + e_o_out.bytes);
+    // Elementwise, and on one thread: the whole batch as one element, folded
+    // into dimension 0.
+    if (kc_helpers == 0) {
+      ::kc::rt::Operand<ffi::DataType>* const kc_operands[] = {&e_b_x, &e_b_y, &e_o_out};
+      ::kc::rt::FoldBatch(&kc_batch, kc_operands, 3);
+    }
   }
   ffi::Error kc_first;
   std::mutex kc_mutex;
-  const int64_t kc_threads = kc_pool.num_threads();
-  const int64_t kc_helpers = ::kc::rt::BatchHelpers(kc_threads, kc_batch, e_b_x.bytes + e_b_y.bytes + e_o_out.bytes);
-  // Elementwise, and on one thread: the whole batch as one element, folded
-  // into dimension 0.
-  if (kc_helpers == 0) {
-    ::kc::rt::Operand<ffi::DataType>* const kc_operands[] = {&e_b_x, &e_b_y, &e_o_out};
-    ::kc::rt::FoldBatch(&kc_batch, kc_operands, 3);
-  }
   ::kc::rt::ParallelFor(
       kc_batch.count, kc_helpers,
       [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
@@ -186,8 +173,29 @@ ffi::Error square_add_cpu_impl(
   return kc_first;
 }
 
+// The handler of 'square_add': runs the kernel once per batch element (one
+// element outside vmap).
+ffi::Error square_add_cpu_impl(
+    ffi::ThreadPool kc_pool,
+    ffi::AnyBuffer b_x,
+    ffi::AnyBuffer b_y,
+    float a_a,
+    ffi::Result<ffi::AnyBuffer> r_out) {
+  // Outside vmap: each buffer is the one element, whole.
+  if ((*r_out).dimensions().size() == 2) {
+    return square_add_cpu_impl_element(
+        kc_pool,
+        -1,
+        ::kc::rt::Whole(b_x, 4),
+        ::kc::rt::Whole(b_y, 4),
+        a_a,
+        ::kc::rt::Whole(*r_out, 4));
+  }
+  return square_add_cpu_impl_batch(kc_pool, b_x, b_y, a_a, r_out);
+}
+
 // Kernel 'square_add_bwd' (k.cu), platform cpu: one batch element.
-ffi::Error square_add_bwd_cpu_impl_element(
+__attribute__((always_inline)) inline ffi::Error square_add_bwd_cpu_impl_element(
     const ::kc::rt::Tensor<ffi::DataType>& b_x,
     float a_a,
     const ::kc::rt::Tensor<ffi::DataType>& b_d_out,
@@ -263,25 +271,17 @@ ffi::Error square_add_bwd_cpu_impl_element(
   return ffi::Error::Success();
 }
 
-// The handler of 'square_add_bwd': runs the kernel once per batch element, all in
-// this one call (one element outside vmap). Large batches spread over XLA's
-// intra-op thread pool; each element writes only its own results.
-ffi::Error square_add_bwd_cpu_impl(
+// The handler of 'square_add_bwd' under vmap: runs the kernel once per batch
+// element, all in this one call. Large batches spread over XLA's intra-op
+// thread pool; each element writes only its own results. Out of line, so
+// that the call outside vmap pays nothing for it.
+__attribute__((noinline)) ffi::Error square_add_bwd_cpu_impl_batch(
     ffi::ThreadPool kc_pool,
     ffi::AnyBuffer b_x,
     float a_a,
     ffi::AnyBuffer b_d_out,
     ffi::Result<ffi::AnyBuffer> r_d_x,
     ffi::Result<ffi::AnyBuffer> r_d_y) {
-  // Outside vmap: each buffer is the one element, whole.
-  if ((*r_d_x).dimensions().size() == 2) {
-    return square_add_bwd_cpu_impl_element(
-        ::kc::rt::Whole(b_x, 4),
-        a_a,
-        ::kc::rt::Whole(b_d_out, 4),
-        ::kc::rt::Whole(*r_d_x, 4),
-        ::kc::rt::Whole(*r_d_y, 4));
-  }
   ffi::AnyBuffer o_d_x = *r_d_x;
   ffi::AnyBuffer o_d_y = *r_d_y;
   ::kc::rt::Batch kc_batch;
@@ -304,19 +304,16 @@ ffi::Error square_add_bwd_cpu_impl(
   if (const std::string kc_error = ::kc::rt::MakeOperand(o_d_y, 2, ffi::ByteWidth(o_d_y.element_type()), kc_batch, &e_o_d_y); !kc_error.empty()) {
     return ffi::Error::InvalidArgument(::kc::rt::Str("square_add_bwd: parameter 'd_y' ", kc_error));
   }
-  // One element, as outside vmap: no batch to share out.
-  if (kc_batch.count == 1) {
-    return square_add_bwd_cpu_impl_element(
-        e_b_x.At(kc_batch, 0),
-        a_a,
-        e_b_d_out.At(kc_batch, 0),
-        e_o_d_x.At(kc_batch, 0),
-        e_o_d_y.At(kc_batch, 0));
+  // One element, as outside vmap: no batch to share out, and the grid
+  // may use the whole pool.
+  int64_t kc_threads = -1;
+  int64_t kc_helpers = 0;
+  if (kc_batch.count > 1) {
+    kc_threads = kc_pool.num_threads();
+    kc_helpers = ::kc::rt::BatchHelpers(kc_threads, kc_batch, e_b_x.bytes + e_b_d_out.bytes + e_o_d_x.bytes + e_o_d_y.bytes);
   }
   ffi::Error kc_first;
   std::mutex kc_mutex;
-  const int64_t kc_threads = kc_pool.num_threads();
-  const int64_t kc_helpers = ::kc::rt::BatchHelpers(kc_threads, kc_batch, e_b_x.bytes + e_b_d_out.bytes + e_o_d_x.bytes + e_o_d_y.bytes);
   ::kc::rt::ParallelFor(
       kc_batch.count, kc_helpers,
       [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
@@ -333,6 +330,27 @@ ffi::Error square_add_bwd_cpu_impl(
         }
       });
   return kc_first;
+}
+
+// The handler of 'square_add_bwd': runs the kernel once per batch element (one
+// element outside vmap).
+ffi::Error square_add_bwd_cpu_impl(
+    ffi::ThreadPool kc_pool,
+    ffi::AnyBuffer b_x,
+    float a_a,
+    ffi::AnyBuffer b_d_out,
+    ffi::Result<ffi::AnyBuffer> r_d_x,
+    ffi::Result<ffi::AnyBuffer> r_d_y) {
+  // Outside vmap: each buffer is the one element, whole.
+  if ((*r_d_x).dimensions().size() == 2) {
+    return square_add_bwd_cpu_impl_element(
+        ::kc::rt::Whole(b_x, 4),
+        a_a,
+        ::kc::rt::Whole(b_d_out, 4),
+        ::kc::rt::Whole(*r_d_x, 4),
+        ::kc::rt::Whole(*r_d_y, 4));
+  }
+  return square_add_bwd_cpu_impl_batch(kc_pool, b_x, a_a, b_d_out, r_d_x, r_d_y);
 }
 
 }  // namespace
