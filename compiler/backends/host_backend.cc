@@ -98,6 +98,110 @@ RunResult RunCompiler(const HostToolchain& tc,
   return r;
 }
 
+// The flags of every compile, for sources under `dir`. Paths in the
+// objects are relative to it, so the library does not depend on where it
+// was built.
+std::vector<std::string> CommonFlags(const std::string& dir) {
+  return {"-std=c++17",
+          "-fPIC",
+          "-fvisibility=hidden",
+          "-fno-exceptions",
+          fmt::format("-ffile-prefix-map={}=.", dir),
+          "-Wno-unused-command-line-argument"};
+}
+
+// The shim's own flags, with kernelc's headers and XLA's FFI headers
+// under `dir` (the scratch directory, or a prelude's directory).
+std::vector<std::string> ShimFlags(const std::string& dir) {
+  return {"-O2", "-isystem", dir + "/include", "-isystem", dir + "/xla_ffi"};
+}
+
+// Writes kernelc's headers and XLA's FFI headers under `dir`, where
+// ShimFlags(dir) finds them.
+Status WriteBundledHeaders(const std::string& dir) {
+  for (const EmbeddedFile& f : embedded::UserHeaders()) {
+    Status s = WriteFileIfChanged(fmt::format("{}/{}", dir, f.path), f.contents);
+    if (!s.ok()) return s;
+  }
+  for (const EmbeddedFile& f : embedded::XlaFfiHeaders()) {
+    Status s = WriteFileIfChanged(fmt::format("{}/xla_ffi/{}", dir, f.path),
+                                  f.contents);
+    if (!s.ok()) return s;
+  }
+  return Status();
+}
+
+// The #include lines that open the shim, before its first declaration: the
+// same for every package of a target, and most of the shim's compile time
+// (the XLA FFI API and kernelc's runtime headers are some 10,000 lines of
+// templates). Empty when the shim opens with none.
+std::string ShimPrelude(std::string_view shim) {
+  std::string prelude;
+  while (!shim.empty()) {
+    size_t end = shim.find('\n');
+    std::string_view line = shim.substr(0, end);
+    shim = end == std::string_view::npos ? std::string_view()
+                                         : shim.substr(end + 1);
+    if (line.empty() || llvm::StringRef(line).starts_with("//")) continue;
+    if (!llvm::StringRef(line).starts_with("#include")) break;
+    prelude.append(line).append("\n");
+  }
+  return prelude;
+}
+
+// The precompiled header of `prelude` under build.prelude_dir, made when
+// missing; nullopt when there is none to use (no prelude directory, a
+// compiler other than the Clang inside kernelc, or one that cannot be
+// made). Its directory is named by everything that shapes it: the Clang
+// and its root, kernelc's executable (the headers are compiled into it),
+// the flags and the prelude. Clang checks the rest when it loads it (its
+// own version, the language options, the headers' sizes and times).
+std::optional<std::string> PrecompiledPrelude(const HostToolchain& tc,
+                                              const HostBuild& build,
+                                              const std::string& prelude) {
+  if (build.prelude_dir.empty() || !tc.cxx.empty() || prelude.empty())
+    return std::nullopt;
+  cache::KeyBuilder key;
+  key.Add("clang", InProcessClangVersion());
+  key.Add("clang-driver", tc.root.clang);
+  key.Add("resource-dir", tc.root.resource_dir);
+  key.Add("sysroot", tc.root.sysroot);
+  if (!tc.root.manifest.empty() &&
+      !key.AddFileIdentity("toolchain", tc.root.manifest))
+    return std::nullopt;
+  if (!key.AddFileIdentity("kernelc", "/proc/self/exe")) return std::nullopt;
+  for (const std::string& flag : ShimFlags("$DIR")) key.Add("flag", flag);
+  key.Add("prelude", prelude);
+  const std::string dir = fmt::format("{}/{}", build.prelude_dir, key.Finish());
+  const std::string pch = dir + "/prelude.pch";
+  if (llvm::sys::fs::exists(pch)) return pch;
+
+  Progress::Stage stage(build.progress, "host compile",
+                        "XLA FFI shim prelude");
+  if (!WriteBundledHeaders(dir).ok() ||
+      !WriteFileIfChanged(dir + "/prelude.h", prelude).ok())
+    return std::nullopt;
+  // Written beside it under a name of its own and renamed into place, so
+  // builds at the same time never load half of one.
+  llvm::SmallString<256> temp;
+  if (llvm::sys::fs::createUniqueFile(dir + "/.prelude.pch-%%%%%%%%", temp))
+    return std::nullopt;
+  std::vector<std::string> args = CommonFlags(dir);
+  std::vector<std::string> shim = ShimFlags(dir);
+  args.insert(args.end(), shim.begin(), shim.end());
+  // The templates the prelude instantiates for itself are instantiated
+  // once, here, rather than in every shim.
+  args.insert(args.end(), {"-fpch-instantiate-templates", "-x", "c++-header",
+                           dir + "/prelude.h", "-o", std::string(temp)});
+  ToolRun run = RunClangInProcess(tc.root, args);
+  if (run.code != 0 || llvm::sys::fs::rename(temp, pch)) {
+    llvm::sys::fs::remove(temp);
+    return std::nullopt;
+  }
+  stage.Done();
+  return pch;
+}
+
 }  // namespace
 
 Result<HostToolchain> FindHostToolchain() {
@@ -126,31 +230,13 @@ Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build,
   const std::string& work = build.work_dir;
   std::string include = work + "/include";
   std::string host_include = work + "/host_include";
-  for (const EmbeddedFile& f : embedded::UserHeaders()) {
-    Status s =
-        WriteFileIfChanged(fmt::format("{}/{}", work, f.path), f.contents);
-    if (!s.ok()) return s;
-  }
-  std::string ffi_include = work + "/xla_ffi";
-  for (const EmbeddedFile& f : embedded::XlaFfiHeaders()) {
-    Status s = WriteFileIfChanged(fmt::format("{}/{}", ffi_include, f.path),
-                                  f.contents);
-    if (!s.ok()) return s;
-  }
+  if (Status s = WriteBundledHeaders(work); !s.ok()) return s;
   for (const auto& [path, contents] : build.sources) {
     Status s = WriteFileIfChanged(fmt::format("{}/{}", work, path), contents);
     if (!s.ok()) return s;
   }
 
-  // Paths in the objects are relative to the scratch directory, so the
-  // library does not depend on where it was built.
-  std::vector<std::string> common = {
-      "-std=c++17",
-      "-fPIC",
-      "-fvisibility=hidden",
-      "-fno-exceptions",
-      fmt::format("-ffile-prefix-map={}=.", work),
-      "-Wno-unused-command-line-argument"};
+  const std::vector<std::string> common = CommonFlags(work);
   // The compiles, in link order: each user source with its entry points,
   // the shim, for the cuda target the embedded binaries (the shim dlopens
   // libcuda), and where a kernel needs it the block executor.
@@ -160,6 +246,7 @@ Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build,
     std::vector<std::string> flags;
     bool user_code = false;  // its failures are the user's to fix
     std::string dep_file;    // -MMD's output, when asked for
+    bool shim = false;       // compiled with the precompiled prelude
   };
   std::vector<Compile> compiles;
   for (const HostBuild::UserUnit& unit : build.user_units) {
@@ -242,9 +329,12 @@ Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build,
     }
     compiles.push_back(std::move(c));
   }
-  compiles.push_back({"shim.cc",
-                      "XLA FFI shim",
-                      {"-O2", "-isystem", include, "-isystem", ffi_include}});
+  Compile shim;
+  shim.src = "shim.cc";
+  shim.what = "XLA FFI shim";
+  shim.flags = ShimFlags(work);
+  shim.shim = true;
+  compiles.push_back(std::move(shim));
   const bool cuda = build.sources.count("cuda_images.cc") > 0;
   if (cuda)
     compiles.push_back(
@@ -280,10 +370,32 @@ Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build,
   auto run = [&](size_t i) {
     const Compile& c = compiles[i];
     Progress::Stage stage(build.progress, "host compile", c.what);
-    std::vector<std::string> args = common;
-    args.insert(args.end(), c.flags.begin(), c.flags.end());
-    args.insert(args.end(), {"-c", work + "/" + c.src, "-o", objects[i]});
-    RunResult r = RunCompiler(tc, args, work + "/" + c.src + ".log");
+    const std::vector<std::string> io = {"-c", work + "/" + c.src, "-o",
+                                         objects[i]};
+    // The shim with its prelude precompiled, the headers read where the
+    // precompiled header was made from them (so mapped to "." as well); it
+    // is compiled whole when that fails, as a header Clang will not load
+    // (a stale one) fails.
+    std::optional<std::string> pch;
+    if (c.shim)
+      pch = PrecompiledPrelude(tc, build, ShimPrelude(build.sources.at(c.src)));
+    RunResult r;
+    if (pch) {
+      const std::string dir(llvm::sys::path::parent_path(*pch));
+      std::vector<std::string> args = common;
+      std::vector<std::string> flags = ShimFlags(dir);
+      args.push_back(fmt::format("-ffile-prefix-map={}=.", dir));
+      args.insert(args.end(), flags.begin(), flags.end());
+      args.insert(args.end(), {"-include-pch", *pch});
+      args.insert(args.end(), io.begin(), io.end());
+      r = RunCompiler(tc, args, work + "/" + c.src + ".log");
+    }
+    if (!pch || r.code != 0) {
+      std::vector<std::string> args = common;
+      args.insert(args.end(), c.flags.begin(), c.flags.end());
+      args.insert(args.end(), io.begin(), io.end());
+      r = RunCompiler(tc, args, work + "/" + c.src + ".log");
+    }
     Outcome& out = outcomes[i];
     if (!r.error.empty() && r.code < 0) {
       out.internal =
