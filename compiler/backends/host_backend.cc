@@ -110,14 +110,26 @@ std::vector<std::string> CommonFlags(const std::string& dir) {
           "-Wno-unused-command-line-argument"};
 }
 
-// The shim's own flags, with kernelc's headers and XLA's FFI headers
-// under `dir` (the scratch directory, or a prelude's directory).
+// The flags of kernelc's generated sources, with kernelc's headers and
+// XLA's FFI headers under `dir` (the scratch directory, or a precompiled
+// prelude's directory).
+using GeneratedFlags = std::vector<std::string> (*)(const std::string& dir);
+
 std::vector<std::string> ShimFlags(const std::string& dir) {
   return {"-O2", "-isystem", dir + "/include", "-isystem", dir + "/xla_ffi"};
 }
 
+// Data only: optimizing it would change nothing.
+std::vector<std::string> CudaImagesFlags(const std::string& dir) {
+  return {"-O0", "-isystem", dir + "/include"};
+}
+
+std::vector<std::string> BlockExecutorFlags(const std::string& dir) {
+  return {"-O2", "-D__KERNELC_HOST__", "-isystem", dir + "/include"};
+}
+
 // Writes kernelc's headers and XLA's FFI headers under `dir`, where
-// ShimFlags(dir) finds them.
+// GeneratedFlags(dir) find them.
 Status WriteBundledHeaders(const std::string& dir) {
   for (const EmbeddedFile& f : embedded::UserHeaders()) {
     Status s = WriteFileIfChanged(fmt::format("{}/{}", dir, f.path), f.contents);
@@ -131,17 +143,18 @@ Status WriteBundledHeaders(const std::string& dir) {
   return Status();
 }
 
-// The #include lines that open the shim, before its first declaration: the
-// same for every package of a target, and most of the shim's compile time
-// (the XLA FFI API and kernelc's runtime headers are some 10,000 lines of
-// templates). Empty when the shim opens with none.
-std::string ShimPrelude(std::string_view shim) {
+// The #include lines that open a generated source, before its first
+// declaration: the same for every package of a target, and most of the
+// source's compile time (the shim's, the XLA FFI API and kernelc's runtime
+// headers, are some 10,000 lines of templates). Empty when the source opens
+// with none.
+std::string Prelude(std::string_view source) {
   std::string prelude;
-  while (!shim.empty()) {
-    size_t end = shim.find('\n');
-    std::string_view line = shim.substr(0, end);
-    shim = end == std::string_view::npos ? std::string_view()
-                                         : shim.substr(end + 1);
+  while (!source.empty()) {
+    size_t end = source.find('\n');
+    std::string_view line = source.substr(0, end);
+    source = end == std::string_view::npos ? std::string_view()
+                                           : source.substr(end + 1);
     if (line.empty() || llvm::StringRef(line).starts_with("//")) continue;
     if (!llvm::StringRef(line).starts_with("#include")) break;
     prelude.append(line).append("\n");
@@ -149,16 +162,20 @@ std::string ShimPrelude(std::string_view shim) {
   return prelude;
 }
 
-// The precompiled header of `prelude` under build.prelude_dir, made when
-// missing; nullopt when there is none to use (no prelude directory, a
-// compiler other than the Clang inside kernelc, or one that cannot be
-// made). Its directory is named by everything that shapes it: the Clang
-// and its root, kernelc's executable (the headers are compiled into it),
-// the flags and the prelude. Clang checks the rest when it loads it (its
-// own version, the language options, the headers' sizes and times).
+// The precompiled header of `prelude`, compiled with `flags`, under
+// build.prelude_dir, made when missing; nullopt when there is none to use
+// (no prelude directory, a compiler other than the Clang inside kernelc,
+// or one that cannot be made). Named by everything that shapes it: its
+// directory, which holds the headers it is made from, by the Clang and its
+// root and kernelc's executable (the headers are compiled into it); the
+// file by the flags and the prelude. Clang checks the rest when it loads
+// it (its own version, the language options, the headers' sizes and
+// times). `what`: how the progress names the source.
 std::optional<std::string> PrecompiledPrelude(const HostToolchain& tc,
                                               const HostBuild& build,
-                                              const std::string& prelude) {
+                                              const std::string& prelude,
+                                              GeneratedFlags flags,
+                                              const std::string& what) {
   if (build.prelude_dir.empty() || !tc.cxx.empty() || prelude.empty())
     return std::nullopt;
   cache::KeyBuilder key;
@@ -170,29 +187,31 @@ std::optional<std::string> PrecompiledPrelude(const HostToolchain& tc,
       !key.AddFileIdentity("toolchain", tc.root.manifest))
     return std::nullopt;
   if (!key.AddFileIdentity("kernelc", "/proc/self/exe")) return std::nullopt;
-  for (const std::string& flag : ShimFlags("$DIR")) key.Add("flag", flag);
-  key.Add("prelude", prelude);
+  cache::KeyBuilder name;
+  for (const std::string& flag : flags("$DIR")) name.Add("flag", flag);
+  name.Add("prelude", prelude);
   const std::string dir = fmt::format("{}/{}", build.prelude_dir, key.Finish());
-  const std::string pch = dir + "/prelude.pch";
+  const std::string base = fmt::format("{}/{}", dir, name.Finish());
+  const std::string pch = base + ".pch";
   if (llvm::sys::fs::exists(pch)) return pch;
 
   Progress::Stage stage(build.progress, "host compile",
-                        "XLA FFI shim prelude");
+                        fmt::format("{} prelude", what));
   if (!WriteBundledHeaders(dir).ok() ||
-      !WriteFileIfChanged(dir + "/prelude.h", prelude).ok())
+      !WriteFileIfChanged(base + ".h", prelude).ok())
     return std::nullopt;
   // Written beside it under a name of its own and renamed into place, so
   // builds at the same time never load half of one.
   llvm::SmallString<256> temp;
-  if (llvm::sys::fs::createUniqueFile(dir + "/.prelude.pch-%%%%%%%%", temp))
+  if (llvm::sys::fs::createUniqueFile(dir + "/.prelude-%%%%%%%%.pch", temp))
     return std::nullopt;
   std::vector<std::string> args = CommonFlags(dir);
-  std::vector<std::string> shim = ShimFlags(dir);
-  args.insert(args.end(), shim.begin(), shim.end());
+  std::vector<std::string> own = flags(dir);
+  args.insert(args.end(), own.begin(), own.end());
   // The templates the prelude instantiates for itself are instantiated
-  // once, here, rather than in every shim.
+  // once, here, rather than in every source.
   args.insert(args.end(), {"-fpch-instantiate-templates", "-x", "c++-header",
-                           dir + "/prelude.h", "-o", std::string(temp)});
+                           base + ".h", "-o", std::string(temp)});
   ToolRun run = RunClangInProcess(tc.root, args);
   if (run.code != 0 || llvm::sys::fs::rename(temp, pch)) {
     llvm::sys::fs::remove(temp);
@@ -246,7 +265,10 @@ Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build,
     std::vector<std::string> flags;
     bool user_code = false;  // its failures are the user's to fix
     std::string dep_file;    // -MMD's output, when asked for
-    bool shim = false;       // compiled with the precompiled prelude
+    // kernelc's generated sources: their flags, for kernelc's headers
+    // under a directory; their preludes are precompiled. Null for the
+    // user's units.
+    GeneratedFlags generated = nullptr;
   };
   std::vector<Compile> compiles;
   for (const HostBuild::UserUnit& unit : build.user_units) {
@@ -329,23 +351,23 @@ Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build,
     }
     compiles.push_back(std::move(c));
   }
-  Compile shim;
-  shim.src = "shim.cc";
-  shim.what = "XLA FFI shim";
-  shim.flags = ShimFlags(work);
-  shim.shim = true;
-  compiles.push_back(std::move(shim));
+  auto add_generated = [&](std::string src, std::string what,
+                           GeneratedFlags flags) {
+    Compile c;
+    c.src = std::move(src);
+    c.what = std::move(what);
+    c.flags = flags(work);
+    c.generated = flags;
+    compiles.push_back(std::move(c));
+  };
+  add_generated("shim.cc", "XLA FFI shim", ShimFlags);
   const bool cuda = build.sources.count("cuda_images.cc") > 0;
-  if (cuda)
-    compiles.push_back(
-        {"cuda_images.cc", "CUDA binaries", {"-O0", "-isystem", include}});
+  if (cuda) add_generated("cuda_images.cc", "CUDA binaries", CudaImagesFlags);
   // The block executor, linked with the archive of its fibers' context
   // switch, which kernelc carries.
   std::vector<std::string> archives;
   if (build.sources.count("block_exec.cc") > 0) {
-    compiles.push_back({"block_exec.cc",
-                        "block executor",
-                        {"-O2", "-D__KERNELC_HOST__", "-isystem", include}});
+    add_generated("block_exec.cc", "block executor", BlockExecutorFlags);
     for (const EmbeddedFile& f : embedded::Archives()) {
       std::string path = fmt::format("{}/lib/{}", work, f.path);
       Status s = WriteFileIfChanged(path, f.contents);
@@ -372,18 +394,19 @@ Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build,
     Progress::Stage stage(build.progress, "host compile", c.what);
     const std::vector<std::string> io = {"-c", work + "/" + c.src, "-o",
                                          objects[i]};
-    // The shim with its prelude precompiled, the headers read where the
-    // precompiled header was made from them (so mapped to "." as well); it
-    // is compiled whole when that fails, as a header Clang will not load
-    // (a stale one) fails.
+    // A generated source with its prelude precompiled, the headers read
+    // where the precompiled header was made from them (so mapped to "." as
+    // well); compiled whole when that fails, as a header Clang will not
+    // load (a stale one) fails.
     std::optional<std::string> pch;
-    if (c.shim)
-      pch = PrecompiledPrelude(tc, build, ShimPrelude(build.sources.at(c.src)));
+    if (c.generated)
+      pch = PrecompiledPrelude(tc, build, Prelude(build.sources.at(c.src)),
+                               c.generated, c.what);
     RunResult r;
     if (pch) {
       const std::string dir(llvm::sys::path::parent_path(*pch));
       std::vector<std::string> args = common;
-      std::vector<std::string> flags = ShimFlags(dir);
+      std::vector<std::string> flags = c.generated(dir);
       args.push_back(fmt::format("-ffile-prefix-map={}=.", dir));
       args.insert(args.end(), flags.begin(), flags.end());
       args.insert(args.end(), {"-include-pch", *pch});
