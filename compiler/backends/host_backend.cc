@@ -170,12 +170,12 @@ std::string Prelude(std::string_view source) {
 // root and kernelc's executable (the headers are compiled into it); the
 // file by the flags and the prelude. Clang checks the rest when it loads
 // it (its own version, the language options, the headers' sizes and
-// times). `what`: how the progress names the source.
+// times). Made within the stage of the compile that needs it, which it
+// makes longer once.
 std::optional<std::string> PrecompiledPrelude(const HostToolchain& tc,
                                               const HostBuild& build,
                                               const std::string& prelude,
-                                              GeneratedFlags flags,
-                                              const std::string& what) {
+                                              GeneratedFlags flags) {
   if (build.prelude_dir.empty() || !tc.cxx.empty() || prelude.empty())
     return std::nullopt;
   cache::KeyBuilder key;
@@ -195,8 +195,6 @@ std::optional<std::string> PrecompiledPrelude(const HostToolchain& tc,
   const std::string pch = base + ".pch";
   if (llvm::sys::fs::exists(pch)) return pch;
 
-  Progress::Stage stage(build.progress, "host compile",
-                        fmt::format("{} prelude", what));
   if (!WriteBundledHeaders(dir).ok() ||
       !WriteFileIfChanged(base + ".h", prelude).ok())
     return std::nullopt;
@@ -217,7 +215,6 @@ std::optional<std::string> PrecompiledPrelude(const HostToolchain& tc,
     llvm::sys::fs::remove(temp);
     return std::nullopt;
   }
-  stage.Done();
   return pch;
 }
 
@@ -401,7 +398,7 @@ Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build,
     std::optional<std::string> pch;
     if (c.generated)
       pch = PrecompiledPrelude(tc, build, Prelude(build.sources.at(c.src)),
-                               c.generated, c.what);
+                               c.generated);
     RunResult r;
     if (pch) {
       const std::string dir(llvm::sys::path::parent_path(*pch));
