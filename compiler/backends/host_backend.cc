@@ -394,7 +394,8 @@ Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build,
     // A generated source with its prelude precompiled, the headers read
     // where the precompiled header was made from them (so mapped to "." as
     // well); compiled whole when that fails, as a header Clang will not
-    // load (a stale one) fails.
+    // load (a stale or damaged one) fails, and the header removed, so the
+    // next build makes it anew.
     std::optional<std::string> pch;
     if (c.generated)
       pch = PrecompiledPrelude(tc, build, Prelude(build.sources.at(c.src)),
@@ -409,6 +410,7 @@ Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build,
       args.insert(args.end(), {"-include-pch", *pch});
       args.insert(args.end(), io.begin(), io.end());
       r = RunCompiler(tc, args, work + "/" + c.src + ".log");
+      if (r.code != 0) llvm::sys::fs::remove(*pch);
     }
     if (!pch || r.code != 0) {
       std::vector<std::string> args = common;
