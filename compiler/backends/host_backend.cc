@@ -6,8 +6,6 @@
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/Path.h>
 #include <llvm/Support/Program.h>
-#include <llvm/Support/ThreadPool.h>
-#include <llvm/Support/Threading.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -19,6 +17,7 @@
 
 #include "compiler/cache/build_cache.h"
 #include "compiler/util/file_io.h"
+#include "compiler/util/parallel.h"
 #include "compiler/util/quote.h"
 #include "runtime/embedded_archives.h"
 #include "runtime/embedded_headers.h"
@@ -132,7 +131,8 @@ std::vector<std::string> BlockExecutorFlags(const std::string& dir) {
 // GeneratedFlags(dir) find them.
 Status WriteBundledHeaders(const std::string& dir) {
   for (const EmbeddedFile& f : embedded::UserHeaders()) {
-    Status s = WriteFileIfChanged(fmt::format("{}/{}", dir, f.path), f.contents);
+    Status s =
+        WriteFileIfChanged(fmt::format("{}/{}", dir, f.path), f.contents);
     if (!s.ok()) return s;
   }
   for (const EmbeddedFile& f : embedded::XlaFfiHeaders()) {
@@ -432,15 +432,7 @@ Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build,
       stage.Done();
     }
   };
-  unsigned threads = std::min<unsigned>(
-      compiles.size(), llvm::hardware_concurrency().compute_thread_count());
-  if (threads <= 1) {
-    for (size_t i = 0; i < compiles.size(); ++i) run(i);
-  } else {
-    llvm::DefaultThreadPool pool(llvm::hardware_concurrency(threads));
-    for (size_t i = 0; i < compiles.size(); ++i) pool.async(run, i);
-    pool.wait();
-  }
+  ForEachConcurrently(compiles.size(), run);
   // Every user source that does not compile is reported, the compiler's
   // own diagnostics relayed whole, and the build stops at them; a failure
   // of kernelc's generated code is the result only when they compiled.

@@ -9,8 +9,6 @@
 #include <llvm/Support/Path.h>
 #include <llvm/Support/Program.h>
 #include <llvm/Support/SHA256.h>
-#include <llvm/Support/ThreadPool.h>
-#include <llvm/Support/Threading.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -20,6 +18,7 @@
 #include <set>
 
 #include "compiler/util/file_io.h"
+#include "compiler/util/parallel.h"
 #include "compiler/util/quote.h"
 #include "kernelc/fold.h"
 #include "runtime/embedded_headers.h"
@@ -410,30 +409,24 @@ Result<ArchCompiled> CompileForArch(const Nvrtc& nvrtc, const Headers& headers,
       out.lowered.push_back(lowered);
     }
   }
-  size_t n = 0;
-  model::CudaImage cubin;
-  cubin.sm = arch;
-  if (api.GetCUBINSize(prog, &n) != 0 || n == 0)
-    return Error::Internal(
-        fmt::format("NVRTC produced no cubin for sm_{}", arch));
-  cubin.data.resize(n);
-  if (api.GetCUBIN(prog, cubin.data.data()) != 0)
-    return Error::Internal("nvrtcGetCUBIN failed");
-  cubin.sha256 = Sha256Hex(cubin.data);
-  out.images.push_back(std::move(cubin));
-  if (newest) {
-    model::CudaImage ptx;
-    ptx.sm = arch;
-    ptx.is_ptx = true;
-    if (api.GetPTXSize(prog, &n) != 0 || n == 0)
+  for (bool is_ptx : {false, true}) {
+    if (is_ptx && !newest) break;
+    model::CudaImage im;
+    im.sm = arch;
+    im.is_ptx = is_ptx;
+    const char* kind = is_ptx ? "PTX" : "cubin";
+    size_t n = 0;
+    if ((is_ptx ? api.GetPTXSize : api.GetCUBINSize)(prog, &n) != 0 || n == 0)
       return Error::Internal(
-          fmt::format("NVRTC produced no PTX for sm_{}", arch));
-    ptx.data.resize(n);
-    if (api.GetPTX(prog, ptx.data.data()) != 0)
-      return Error::Internal("nvrtcGetPTX failed");
-    while (!ptx.data.empty() && ptx.data.back() == '\0') ptx.data.pop_back();
-    ptx.sha256 = Sha256Hex(ptx.data);
-    out.images.push_back(std::move(ptx));
+          fmt::format("NVRTC produced no {} for sm_{}", kind, arch));
+    im.data.resize(n);
+    if ((is_ptx ? api.GetPTX : api.GetCUBIN)(prog, im.data.data()) != 0)
+      return Error::Internal(
+          fmt::format("nvrtcGet{} failed", is_ptx ? "PTX" : "CUBIN"));
+    while (is_ptx && !im.data.empty() && im.data.back() == '\0')
+      im.data.pop_back();
+    im.sha256 = Sha256Hex(im.data);
+    out.images.push_back(std::move(im));
   }
   stage.Done();
   return out;
@@ -453,15 +446,7 @@ Result<Compiled> CompileProgram(const Nvrtc& nvrtc, const Headers& headers,
     archs[ai] = CompileForArch(nvrtc, headers, program, name, names, build,
                                source_dir, ai);
   };
-  unsigned threads = std::min<unsigned>(
-      archs.size(), llvm::hardware_concurrency().compute_thread_count());
-  if (threads <= 1) {
-    for (size_t ai = 0; ai < archs.size(); ++ai) run(ai);
-  } else {
-    llvm::DefaultThreadPool pool(llvm::hardware_concurrency(threads));
-    for (size_t ai = 0; ai < archs.size(); ++ai) pool.async(run, ai);
-    pool.wait();
-  }
+  ForEachConcurrently(archs.size(), run);
   Compiled out;
   for (size_t ai = 0; ai < archs.size(); ++ai) {
     Result<ArchCompiled>& a = *archs[ai];
