@@ -144,10 +144,10 @@ Status WriteBundledHeaders(const std::string& dir) {
 }
 
 // The #include lines that open a generated source, before its first
-// declaration: the same for every package of a target, and most of the
-// source's compile time (the shim's, the XLA FFI API and kernelc's runtime
-// headers, are some 10,000 lines of templates). Empty when the source opens
-// with none.
+// declaration: the same for every package of a target, and much of the
+// source's compile time (the shim's, XLA's FFI API, kernelc's runtime
+// headers and the standard library headers they use, preprocess to some
+// 40,000 lines). Empty when the source opens with none.
 std::string Prelude(std::string_view source) {
   std::string prelude;
   while (!source.empty()) {
