@@ -43,8 +43,7 @@ print("Python %d.%d," % sys.version_info[:2], "jax", jax.__version__)'))"
 # (tools/setup.sh made both environments). On the oldest, the tests that run
 # generated packages through jax; the tests of kernelc's build, cache, CLI,
 # progress output, precompiled preludes, Bazel rule, wheels, pip install
-# and CUDA runtime do not
-# depend on the jax installed.
+# and CUDA runtime do not depend on the jax installed.
 run_pytest .venv "$@"
 run_pytest .venv-floor "$@" \
   --ignore=tests/python/test_bazel_rule.py \
