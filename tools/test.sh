@@ -42,8 +42,8 @@ print("Python %d.%d," % sys.version_info[:2], "jax", jax.__version__)'))"
 # The newest jax, then the oldest that generated packages support
 # (tools/setup.sh made both environments). On the oldest, the tests that run
 # generated packages through jax; the tests of kernelc's build, cache, CLI,
-# progress output, Bazel rule, wheels, pip install and CUDA runtime do not
-# depend on the jax installed.
+# progress output, precompiled preludes, Bazel rule, wheels, pip install
+# and CUDA runtime do not depend on the jax installed.
 run_pytest .venv "$@"
 run_pytest .venv-floor "$@" \
   --ignore=tests/python/test_bazel_rule.py \
@@ -53,6 +53,7 @@ run_pytest .venv-floor "$@" \
   --ignore=tests/python/test_cuda_handlers.py \
   --ignore=tests/python/test_cuda_runtime.py \
   --ignore=tests/python/test_pip_install.py \
+  --ignore=tests/python/test_precompiled_prelude.py \
   --ignore=tests/python/test_progress.py \
   --ignore=tests/python/test_wheel.py
 

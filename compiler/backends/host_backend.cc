@@ -6,8 +6,6 @@
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/Path.h>
 #include <llvm/Support/Program.h>
-#include <llvm/Support/ThreadPool.h>
-#include <llvm/Support/Threading.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -19,6 +17,7 @@
 
 #include "compiler/cache/build_cache.h"
 #include "compiler/util/file_io.h"
+#include "compiler/util/parallel.h"
 #include "compiler/util/quote.h"
 #include "runtime/embedded_archives.h"
 #include "runtime/embedded_headers.h"
@@ -98,6 +97,127 @@ RunResult RunCompiler(const HostToolchain& tc,
   return r;
 }
 
+// The flags of every compile, for sources under `dir`. Paths in the
+// objects are relative to it, so the library does not depend on where it
+// was built.
+std::vector<std::string> CommonFlags(const std::string& dir) {
+  return {"-std=c++17",
+          "-fPIC",
+          "-fvisibility=hidden",
+          "-fno-exceptions",
+          fmt::format("-ffile-prefix-map={}=.", dir),
+          "-Wno-unused-command-line-argument"};
+}
+
+// The flags of kernelc's generated sources, with kernelc's headers and
+// XLA's FFI headers under `dir` (the scratch directory, or a precompiled
+// prelude's directory).
+using GeneratedFlags = std::vector<std::string> (*)(const std::string& dir);
+
+std::vector<std::string> ShimFlags(const std::string& dir) {
+  return {"-O2", "-isystem", dir + "/include", "-isystem", dir + "/xla_ffi"};
+}
+
+// Data only: optimizing it would change nothing.
+std::vector<std::string> CudaImagesFlags(const std::string& dir) {
+  return {"-O0", "-isystem", dir + "/include"};
+}
+
+std::vector<std::string> BlockExecutorFlags(const std::string& dir) {
+  return {"-O2", "-D__KERNELC_HOST__", "-isystem", dir + "/include"};
+}
+
+// Writes kernelc's headers and XLA's FFI headers under `dir`, where
+// GeneratedFlags(dir) find them.
+Status WriteBundledHeaders(const std::string& dir) {
+  for (const EmbeddedFile& f : embedded::UserHeaders()) {
+    Status s =
+        WriteFileIfChanged(fmt::format("{}/{}", dir, f.path), f.contents);
+    if (!s.ok()) return s;
+  }
+  for (const EmbeddedFile& f : embedded::XlaFfiHeaders()) {
+    Status s = WriteFileIfChanged(fmt::format("{}/xla_ffi/{}", dir, f.path),
+                                  f.contents);
+    if (!s.ok()) return s;
+  }
+  return Status();
+}
+
+// The #include lines that open a generated source, before its first
+// declaration: the same for every package of a target, and much of the
+// source's compile time (the shim's, XLA's FFI API, kernelc's runtime
+// headers and the standard library headers they use, preprocess to some
+// 40,000 lines). Empty when the source opens with none.
+std::string Prelude(std::string_view source) {
+  std::string prelude;
+  while (!source.empty()) {
+    size_t end = source.find('\n');
+    std::string_view line = source.substr(0, end);
+    source = end == std::string_view::npos ? std::string_view()
+                                           : source.substr(end + 1);
+    if (line.empty() || llvm::StringRef(line).starts_with("//")) continue;
+    if (!llvm::StringRef(line).starts_with("#include")) break;
+    prelude.append(line).append("\n");
+  }
+  return prelude;
+}
+
+// The precompiled header of `prelude`, compiled with `flags`, under
+// build.prelude_dir, made when missing; nullopt when there is none to use
+// (no prelude directory, a compiler other than the Clang inside kernelc,
+// or one that cannot be made). Named by everything that shapes it: its
+// directory, which holds the headers it is made from, by the Clang and its
+// root and kernelc's executable (the headers are compiled into it); the
+// file by the flags and the prelude. Clang checks the rest when it loads
+// it (its own version, the language options, the headers' sizes and
+// times). Made within the stage of the compile that needs it, which it
+// makes longer once.
+std::optional<std::string> PrecompiledPrelude(const HostToolchain& tc,
+                                              const HostBuild& build,
+                                              const std::string& prelude,
+                                              GeneratedFlags flags) {
+  if (build.prelude_dir.empty() || !tc.cxx.empty() || prelude.empty())
+    return std::nullopt;
+  cache::KeyBuilder key;
+  key.Add("clang", InProcessClangVersion());
+  key.Add("clang-driver", tc.root.clang);
+  key.Add("resource-dir", tc.root.resource_dir);
+  key.Add("sysroot", tc.root.sysroot);
+  if (!tc.root.manifest.empty() &&
+      !key.AddFileIdentity("toolchain", tc.root.manifest))
+    return std::nullopt;
+  if (!key.AddFileIdentity("kernelc", "/proc/self/exe")) return std::nullopt;
+  cache::KeyBuilder name;
+  for (const std::string& flag : flags("$DIR")) name.Add("flag", flag);
+  name.Add("prelude", prelude);
+  const std::string dir = fmt::format("{}/{}", build.prelude_dir, key.Finish());
+  const std::string base = fmt::format("{}/{}", dir, name.Finish());
+  const std::string pch = base + ".pch";
+  if (llvm::sys::fs::exists(pch)) return pch;
+
+  if (!WriteBundledHeaders(dir).ok() ||
+      !WriteFileIfChanged(base + ".h", prelude).ok())
+    return std::nullopt;
+  // Written beside it under a name of its own and renamed into place, so
+  // builds at the same time never load half of one.
+  llvm::SmallString<256> temp;
+  if (llvm::sys::fs::createUniqueFile(dir + "/.prelude-%%%%%%%%.pch", temp))
+    return std::nullopt;
+  std::vector<std::string> args = CommonFlags(dir);
+  std::vector<std::string> own = flags(dir);
+  args.insert(args.end(), own.begin(), own.end());
+  // The templates the prelude instantiates for itself are instantiated
+  // once, here, rather than in every source.
+  args.insert(args.end(), {"-fpch-instantiate-templates", "-x", "c++-header",
+                           base + ".h", "-o", std::string(temp)});
+  ToolRun run = RunClangInProcess(tc.root, args);
+  if (run.code != 0 || llvm::sys::fs::rename(temp, pch)) {
+    llvm::sys::fs::remove(temp);
+    return std::nullopt;
+  }
+  return pch;
+}
+
 }  // namespace
 
 Result<HostToolchain> FindHostToolchain() {
@@ -126,31 +246,13 @@ Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build,
   const std::string& work = build.work_dir;
   std::string include = work + "/include";
   std::string host_include = work + "/host_include";
-  for (const EmbeddedFile& f : embedded::UserHeaders()) {
-    Status s =
-        WriteFileIfChanged(fmt::format("{}/{}", work, f.path), f.contents);
-    if (!s.ok()) return s;
-  }
-  std::string ffi_include = work + "/xla_ffi";
-  for (const EmbeddedFile& f : embedded::XlaFfiHeaders()) {
-    Status s = WriteFileIfChanged(fmt::format("{}/{}", ffi_include, f.path),
-                                  f.contents);
-    if (!s.ok()) return s;
-  }
+  if (Status s = WriteBundledHeaders(work); !s.ok()) return s;
   for (const auto& [path, contents] : build.sources) {
     Status s = WriteFileIfChanged(fmt::format("{}/{}", work, path), contents);
     if (!s.ok()) return s;
   }
 
-  // Paths in the objects are relative to the scratch directory, so the
-  // library does not depend on where it was built.
-  std::vector<std::string> common = {
-      "-std=c++17",
-      "-fPIC",
-      "-fvisibility=hidden",
-      "-fno-exceptions",
-      fmt::format("-ffile-prefix-map={}=.", work),
-      "-Wno-unused-command-line-argument"};
+  const std::vector<std::string> common = CommonFlags(work);
   // The compiles, in link order: each user source with its entry points,
   // the shim, for the cuda target the embedded binaries (the shim dlopens
   // libcuda), and where a kernel needs it the block executor.
@@ -160,6 +262,10 @@ Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build,
     std::vector<std::string> flags;
     bool user_code = false;  // its failures are the user's to fix
     std::string dep_file;    // -MMD's output, when asked for
+    // kernelc's generated sources: their flags, for kernelc's headers
+    // under a directory; their preludes are precompiled. Null for the
+    // user's units.
+    GeneratedFlags generated = nullptr;
   };
   std::vector<Compile> compiles;
   for (const HostBuild::UserUnit& unit : build.user_units) {
@@ -242,20 +348,23 @@ Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build,
     }
     compiles.push_back(std::move(c));
   }
-  compiles.push_back({"shim.cc",
-                      "XLA FFI shim",
-                      {"-O2", "-isystem", include, "-isystem", ffi_include}});
+  auto add_generated = [&](std::string src, std::string what,
+                           GeneratedFlags flags) {
+    Compile c;
+    c.src = std::move(src);
+    c.what = std::move(what);
+    c.flags = flags(work);
+    c.generated = flags;
+    compiles.push_back(std::move(c));
+  };
+  add_generated("shim.cc", "XLA FFI shim", ShimFlags);
   const bool cuda = build.sources.count("cuda_images.cc") > 0;
-  if (cuda)
-    compiles.push_back(
-        {"cuda_images.cc", "CUDA binaries", {"-O0", "-isystem", include}});
+  if (cuda) add_generated("cuda_images.cc", "CUDA binaries", CudaImagesFlags);
   // The block executor, linked with the archive of its fibers' context
   // switch, which kernelc carries.
   std::vector<std::string> archives;
   if (build.sources.count("block_exec.cc") > 0) {
-    compiles.push_back({"block_exec.cc",
-                        "block executor",
-                        {"-O2", "-D__KERNELC_HOST__", "-isystem", include}});
+    add_generated("block_exec.cc", "block executor", BlockExecutorFlags);
     for (const EmbeddedFile& f : embedded::Archives()) {
       std::string path = fmt::format("{}/lib/{}", work, f.path);
       Status s = WriteFileIfChanged(path, f.contents);
@@ -280,10 +389,35 @@ Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build,
   auto run = [&](size_t i) {
     const Compile& c = compiles[i];
     Progress::Stage stage(build.progress, "host compile", c.what);
-    std::vector<std::string> args = common;
-    args.insert(args.end(), c.flags.begin(), c.flags.end());
-    args.insert(args.end(), {"-c", work + "/" + c.src, "-o", objects[i]});
-    RunResult r = RunCompiler(tc, args, work + "/" + c.src + ".log");
+    const std::vector<std::string> io = {"-c", work + "/" + c.src, "-o",
+                                         objects[i]};
+    // A generated source with its prelude precompiled, the headers read
+    // where the precompiled header was made from them (so mapped to "." as
+    // well); compiled whole when that fails, as a header Clang will not
+    // load (a stale or damaged one) fails, and the header removed, so the
+    // next build makes it anew.
+    std::optional<std::string> pch;
+    if (c.generated)
+      pch = PrecompiledPrelude(tc, build, Prelude(build.sources.at(c.src)),
+                               c.generated);
+    RunResult r;
+    if (pch) {
+      const std::string dir(llvm::sys::path::parent_path(*pch));
+      std::vector<std::string> args = common;
+      std::vector<std::string> flags = c.generated(dir);
+      args.push_back(fmt::format("-ffile-prefix-map={}=.", dir));
+      args.insert(args.end(), flags.begin(), flags.end());
+      args.insert(args.end(), {"-include-pch", *pch});
+      args.insert(args.end(), io.begin(), io.end());
+      r = RunCompiler(tc, args, work + "/" + c.src + ".log");
+      if (r.code != 0) llvm::sys::fs::remove(*pch);
+    }
+    if (!pch || r.code != 0) {
+      std::vector<std::string> args = common;
+      args.insert(args.end(), c.flags.begin(), c.flags.end());
+      args.insert(args.end(), io.begin(), io.end());
+      r = RunCompiler(tc, args, work + "/" + c.src + ".log");
+    }
     Outcome& out = outcomes[i];
     if (!r.error.empty() && r.code < 0) {
       out.internal =
@@ -298,15 +432,7 @@ Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build,
       stage.Done();
     }
   };
-  unsigned threads = std::min<unsigned>(
-      compiles.size(), llvm::hardware_concurrency().compute_thread_count());
-  if (threads <= 1) {
-    for (size_t i = 0; i < compiles.size(); ++i) run(i);
-  } else {
-    llvm::DefaultThreadPool pool(llvm::hardware_concurrency(threads));
-    for (size_t i = 0; i < compiles.size(); ++i) pool.async(run, i);
-    pool.wait();
-  }
+  ForEachConcurrently(compiles.size(), run);
   // Every user source that does not compile is reported, the compiler's
   // own diagnostics relayed whole, and the build stops at them; a failure
   // of kernelc's generated code is the result only when they compiled.

@@ -69,6 +69,14 @@ struct HostBuild {
   std::vector<std::string>* dependencies = nullptr;
   // When set, receives a stage for each compile and the link.
   Progress* progress = nullptr;
+  // Where the shim's prelude (the #include lines that open shim.cc: the
+  // XLA FFI API and kernelc's runtime headers) is kept precompiled, shared
+  // by every build with this kernelc: a directory per prelude, compiler and
+  // flags, made by the first build that needs it. Empty: the shim is
+  // compiled whole. Only the Clang inside kernelc uses it; a precompiled
+  // header it cannot make or load leaves the shim compiled whole, as
+  // without one.
+  std::string prelude_dir;
 };
 
 // Writes kernelc's headers and the generated sources under work_dir,

@@ -10,6 +10,7 @@
 #include <clang/Driver/Tool.h>
 #include <clang/Frontend/CompilerInstance.h>
 #include <clang/Frontend/CompilerInvocation.h>
+#include <clang/Frontend/FrontendActions.h>
 #include <clang/Frontend/FrontendOptions.h>
 #include <clang/Frontend/TextDiagnosticPrinter.h>
 #include <dlfcn.h>
@@ -112,9 +113,20 @@ bool RunCompile(const llvm::opt::ArgStringList& cc1_args,
   if (!clang::CompilerInvocation::CreateFromArgs(
           *invocation, llvm::ArrayRef(cc1_args).drop_front(), parse_diags))
     return false;
-  if (invocation->getFrontendOpts().ProgramAction != clang::frontend::EmitObj) {
-    os << "kernelc: in-process Clang runs compiles to objects only\n";
-    return false;
+  // Objects, and the precompiled header of a prelude (-x c++-header) that
+  // later compiles load with -include-pch.
+  std::unique_ptr<clang::FrontendAction> action;
+  switch (invocation->getFrontendOpts().ProgramAction) {
+    case clang::frontend::EmitObj:
+      action = std::make_unique<clang::EmitObjAction>();
+      break;
+    case clang::frontend::GeneratePCH:
+      action = std::make_unique<clang::GeneratePCHAction>();
+      break;
+    default:
+      os << "kernelc: in-process Clang runs compiles to objects and "
+            "precompiled headers only\n";
+      return false;
   }
   // A process would leave the freeing to its exit; this one goes on.
   invocation->getFrontendOpts().DisableFree = false;
@@ -127,9 +139,8 @@ bool RunCompile(const llvm::opt::ArgStringList& cc1_args,
   // The summary ("1 error generated.") goes with the diagnostics, as
   // clang++ prints it.
   ci.setVerboseOutputStream(os);
-  clang::EmitObjAction action;
   bool ok = false;
-  if (!RunRecoverably([&] { ok = ci.ExecuteAction(action); })) {
+  if (!RunRecoverably([&] { ok = ci.ExecuteAction(*action); })) {
     os << "kernelc: Clang crashed compiling in process\n";
     return false;
   }

@@ -49,10 +49,10 @@ struct ToolRun {
 };
 
 // Runs `clang++ args...` in this process with `root`'s headers and
-// libraries: compiles (-c) and links (-shared) as clang++ does, with LLD as
-// the linker. Thread-safe; links run one at a time, as LLD keeps global
-// state. A crash in Clang or LLD is reported as a failed run, not passed
-// on to the process.
+// libraries: compiles (-c), precompiles headers (-x c++-header) and links
+// (-shared) as clang++ does, with LLD as the linker. Thread-safe; links run one
+// at a time, as LLD keeps global state. A crash in Clang or LLD is reported as
+// a failed run, not passed on to the process.
 ToolRun RunClangInProcess(const ClangRoot& root,
                           const std::vector<std::string>& args);
 

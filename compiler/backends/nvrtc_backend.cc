@@ -13,10 +13,12 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <regex>
 #include <set>
 
 #include "compiler/util/file_io.h"
+#include "compiler/util/parallel.h"
 #include "compiler/util/quote.h"
 #include "kernelc/fold.h"
 #include "runtime/embedded_headers.h"
@@ -347,87 +349,119 @@ struct Compiled {
   int failed_arch = 0;
 };
 
+// One architecture's compile of a program: its cubin, PTX when it is the
+// newest, and for the first the lowered names.
+struct ArchCompiled {
+  std::vector<model::CudaImage> images;
+  std::vector<std::string> lowered;
+  std::string log;
+  bool failed = false;
+};
+
+Result<ArchCompiled> CompileForArch(const Nvrtc& nvrtc, const Headers& headers,
+                                    const std::string& program,
+                                    const std::string& name,
+                                    const std::vector<std::string>& names,
+                                    const CudaBuild& build,
+                                    const std::string& source_dir, size_t ai) {
+  const Nvrtc::Api& api = nvrtc.api();
+  ArchCompiled out;
+  const int arch = build.archs[ai];
+  const bool newest = ai + 1 == build.archs.size();
+  std::vector<std::string> flags = NvrtcFlags(build, arch);
+  flags.push_back("--include-path=" + source_dir);
+  for (const std::string& d : build.include_dirs)
+    flags.push_back("--include-path=" + d);
+  if (!nvrtc.cuda_include().empty())
+    for (const std::string& d : ToolkitIncludeDirs(nvrtc.cuda_include()))
+      flags.push_back("--include-path=" + d);
+  std::vector<const char*> argv;
+  for (const std::string& f : flags) argv.push_back(f.c_str());
+  Progress::Stage stage(
+      build.progress, fmt::format("nvrtc sm_{}", arch),
+      names.empty() ? fmt::format("{} (batch fold)", name) : name);
+
+  Nvrtc::Api::Program prog = nullptr;
+  int r = api.CreateProgram(&prog, program.c_str(), name.c_str(),
+                            static_cast<int>(headers.names.size()),
+                            headers.text_ptrs.data(), headers.name_ptrs.data());
+  if (r != 0)
+    return Error::Internal(
+        fmt::format("nvrtcCreateProgram: {}", api.GetErrorString(r)));
+  struct Destroy {
+    const Nvrtc::Api& api;
+    Nvrtc::Api::Program* p;
+    ~Destroy() { api.DestroyProgram(p); }
+  } destroy{api, &prog};
+  for (const std::string& k : names) api.AddNameExpression(prog, k.c_str());
+  r = api.CompileProgram(prog, static_cast<int>(argv.size()), argv.data());
+  out.log = Log(api, prog);
+  if (r != 0) {
+    out.failed = true;
+    return out;
+  }
+  if (ai == 0) {
+    for (const std::string& k : names) {
+      const char* lowered = nullptr;
+      if (api.GetLoweredName(prog, k.c_str(), &lowered) != 0 || !lowered)
+        return Error::Internal(
+            fmt::format("NVRTC gave no lowered name for kernel '{}'", k));
+      out.lowered.push_back(lowered);
+    }
+  }
+  for (bool is_ptx : {false, true}) {
+    if (is_ptx && !newest) break;
+    model::CudaImage im;
+    im.sm = arch;
+    im.is_ptx = is_ptx;
+    const char* kind = is_ptx ? "PTX" : "cubin";
+    size_t n = 0;
+    if ((is_ptx ? api.GetPTXSize : api.GetCUBINSize)(prog, &n) != 0 || n == 0)
+      return Error::Internal(
+          fmt::format("NVRTC produced no {} for sm_{}", kind, arch));
+    im.data.resize(n);
+    if ((is_ptx ? api.GetPTX : api.GetCUBIN)(prog, im.data.data()) != 0)
+      return Error::Internal(
+          fmt::format("nvrtcGet{} failed", is_ptx ? "PTX" : "CUBIN"));
+    while (is_ptx && !im.data.empty() && im.data.back() == '\0')
+      im.data.pop_back();
+    im.sha256 = Sha256Hex(im.data);
+    out.images.push_back(std::move(im));
+  }
+  stage.Done();
+  return out;
+}
+
+// The architectures compile at the same time (NVRTC compiles distinct
+// programs on as many threads as it is given), each on a core; the result
+// is as if they ran in order and stopped at the first that failed.
 Result<Compiled> CompileProgram(const Nvrtc& nvrtc, const Headers& headers,
                                 const std::string& program,
                                 const std::string& name,
                                 const std::vector<std::string>& names,
                                 const CudaBuild& build,
                                 const std::string& source_dir) {
-  const Nvrtc::Api& api = nvrtc.api();
+  std::vector<std::optional<Result<ArchCompiled>>> archs(build.archs.size());
+  auto run = [&](size_t ai) {
+    archs[ai] = CompileForArch(nvrtc, headers, program, name, names, build,
+                               source_dir, ai);
+  };
+  ForEachConcurrently(archs.size(), run);
   Compiled out;
-  for (size_t ai = 0; ai < build.archs.size(); ++ai) {
-    const int arch = build.archs[ai];
-    const bool newest = ai + 1 == build.archs.size();
-    std::vector<std::string> flags = NvrtcFlags(build, arch);
-    flags.push_back("--include-path=" + source_dir);
-    for (const std::string& d : build.include_dirs)
-      flags.push_back("--include-path=" + d);
-    if (!nvrtc.cuda_include().empty())
-      for (const std::string& d : ToolkitIncludeDirs(nvrtc.cuda_include()))
-        flags.push_back("--include-path=" + d);
-    std::vector<const char*> argv;
-    for (const std::string& f : flags) argv.push_back(f.c_str());
-    Progress::Stage stage(
-        build.progress, fmt::format("nvrtc sm_{}", arch),
-        names.empty() ? fmt::format("{} (batch fold)", name) : name);
-
-    Nvrtc::Api::Program prog = nullptr;
-    int r =
-        api.CreateProgram(&prog, program.c_str(), name.c_str(),
-                          static_cast<int>(headers.names.size()),
-                          headers.text_ptrs.data(), headers.name_ptrs.data());
-    if (r != 0)
-      return Error::Internal(
-          fmt::format("nvrtcCreateProgram: {}", api.GetErrorString(r)));
-    struct Destroy {
-      const Nvrtc::Api& api;
-      Nvrtc::Api::Program* p;
-      ~Destroy() { api.DestroyProgram(p); }
-    } destroy{api, &prog};
-    for (const std::string& k : names) api.AddNameExpression(prog, k.c_str());
-    r = api.CompileProgram(prog, static_cast<int>(argv.size()), argv.data());
-    std::string log = Log(api, prog);
-    if (r != 0) {
-      out.failed_log = std::move(log);
-      out.failed_arch = arch;
+  for (size_t ai = 0; ai < archs.size(); ++ai) {
+    Result<ArchCompiled>& a = *archs[ai];
+    if (!a.ok()) return a.error();
+    if (a.value().failed) {
+      out.failed_log = std::move(a.value().log);
+      out.failed_arch = build.archs[ai];
       return out;
     }
     if (ai == 0) {
-      out.log = std::move(log);
-      for (const std::string& k : names) {
-        const char* lowered = nullptr;
-        if (api.GetLoweredName(prog, k.c_str(), &lowered) != 0 || !lowered)
-          return Error::Internal(
-              fmt::format("NVRTC gave no lowered name for kernel '{}'", k));
-        out.lowered.push_back(lowered);
-      }
+      out.log = std::move(a.value().log);
+      out.lowered = std::move(a.value().lowered);
     }
-    size_t n = 0;
-    model::CudaImage cubin;
-    cubin.sm = arch;
-    if (api.GetCUBINSize(prog, &n) != 0 || n == 0)
-      return Error::Internal(
-          fmt::format("NVRTC produced no cubin for sm_{}", arch));
-    cubin.data.resize(n);
-    if (api.GetCUBIN(prog, cubin.data.data()) != 0)
-      return Error::Internal("nvrtcGetCUBIN failed");
-    cubin.sha256 = Sha256Hex(cubin.data);
-    out.images.push_back(std::move(cubin));
-    if (newest) {
-      model::CudaImage ptx;
-      ptx.sm = arch;
-      ptx.is_ptx = true;
-      if (api.GetPTXSize(prog, &n) != 0 || n == 0)
-        return Error::Internal(
-            fmt::format("NVRTC produced no PTX for sm_{}", arch));
-      ptx.data.resize(n);
-      if (api.GetPTX(prog, ptx.data.data()) != 0)
-        return Error::Internal("nvrtcGetPTX failed");
-      while (!ptx.data.empty() && ptx.data.back() == '\0') ptx.data.pop_back();
-      ptx.sha256 = Sha256Hex(ptx.data);
-      out.images.push_back(std::move(ptx));
-    }
-    stage.Done();
+    for (model::CudaImage& im : a.value().images)
+      out.images.push_back(std::move(im));
   }
   return out;
 }
@@ -560,10 +594,11 @@ Result<std::vector<model::CudaBinary>> CompileCuda(
     bin.lowered = std::move(c.value().lowered);
     bin.images = std::move(c.value().images);
 
-    // The batch fold: a program of its own. Should NVRTC reject it (a
-    // kernel that launches kernels, say), the batch runs one launch per
-    // element instead, as without it. Kernels with traced scalars have
-    // their entries there, and need it.
+    // The batch fold: a program of its own, which needs the kernels' PTX
+    // (a kernel that uses the grid's z axis does not fold). Should NVRTC
+    // reject it (a kernel that launches kernels, say), the batch runs one
+    // launch per element instead, as without it. Kernels with traced
+    // scalars have their entries there, and need it.
     std::vector<const model::Kernel*> fold, entries;
     if (build.fold_program) fold = FoldCandidates(module, bin);
     for (const std::string& name : bin.kernels)

@@ -192,6 +192,11 @@ Result<BuildResult> BuildPackage(const Options& options,
   std::vector<std::string> dependencies;
   if (build_cache) hb.dependencies = &dependencies;
   hb.progress = progress;
+  // The shim's precompiled prelude depends on kernelc and its compiler
+  // only: kept in the user's kernelc cache, whichever build cache (if any)
+  // this build uses, so a build with a new cache directory still finds it.
+  if (std::string dir = cache::DefaultDirectory(); !dir.empty())
+    hb.prelude_dir = dir + "/prelude";
   if (Status s = backends::BuildHostLibrary(tc.value(), hb, diags); !s.ok())
     return s.error();
   cache::Files files = g.output.package;
