@@ -99,17 +99,23 @@ def test_inspect_output_builds_the_same_kernel(tmp_path):
     again = run_kernelc("inspect", "spec.json", cwd=tmp_path)
     assert again.returncode == 0, again.stderr
     assert again.stdout == r.stdout
-    b = run_kernelc("build", "spec.json", "-o", "out", "--name", "cli_from_spec",
-                    cwd=tmp_path)
+    got = built_spec_call(tmp_path, "cli_from_spec", "np.arange(5, dtype=np.float32)",
+                          "saxpy(x, x, 3.0)")
+    assert got == "[0.0, 4.0, 8.0, 12.0, 16.0]"
+
+
+def built_spec_call(tmp_path, name, x, call):
+    """Builds tmp_path/spec.json as package `name` and prints, in a process
+    of its own, what `call` of the package gives for `x` (a NumPy
+    expression), as a list."""
+    b = run_kernelc("build", "spec.json", "-o", "out", "--name", name, cwd=tmp_path)
     assert b.returncode == 0, b.stderr
-    code = ("import numpy as np, cli_from_spec as m; "
-            "x = np.arange(5, dtype=np.float32); "
-            "print(np.asarray(m.saxpy(x, x, 3.0)).tolist())")
+    code = (f"import numpy as np, {name} as m; x = {x}; "
+            f"print(np.asarray(m.{call}).tolist())")
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path / "out",
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "[0.0, 4.0, 8.0, 12.0, 16.0]"
-
+    return out.stdout.strip()
 
 
 def test_a_spec_takes_the_block_features_of_its_source(tmp_path):
@@ -136,17 +142,9 @@ __global__ void block_sums(const float* x, float* sums) {
             {"name": "x", "role": "in", "dtype": "float32", "shape": "n"},
             {"name": "sums", "role": "out", "dtype": "float32", "shape": "n / 64"}],
     }]}))
-    b = run_kernelc("build", "spec.json", "-o", "out", "--name", "spec_blocks",
-                    cwd=tmp_path)
-    assert b.returncode == 0, b.stderr
-    code = ("import numpy as np, spec_blocks as m; "
-            "x = np.arange(192, dtype=np.float32); "
-            "print(np.asarray(m.block_sums(x)).tolist())")
-    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path / "out",
-                         capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == str([float(sum(range(b * 64, b * 64 + 64)))
-                                      for b in range(3)])
+    got = built_spec_call(tmp_path, "spec_blocks", "np.arange(192, dtype=np.float32)",
+                          "block_sums(x)")
+    assert got == str([float(sum(range(b * 64, b * 64 + 64))) for b in range(3)])
 
 def test_build_is_deterministic(tmp_path):
     for d in ("a", "b"):
