@@ -71,12 +71,12 @@ def project(tmp_path):
 
         def run(self, out):
             """Imports OUT/scaled in a fresh interpreter; returns scaled(x)."""
-            code = ("import sys, numpy as np, jax; sys.path.insert(0, sys.argv[1]);"
+            code = ("import json, sys, numpy as np, jax; sys.path.insert(0, sys.argv[1]);"
                     "import scaled; x = np.arange(5, dtype=np.float32);"
-                    "print(list(np.asarray(jax.jit(scaled.scaled)(x))))")
+                    "print(json.dumps(np.asarray(jax.jit(scaled.scaled)(x)).tolist()))")
             r = subprocess.run([sys.executable, "-c", code, str(tmp_path / out)],
                                capture_output=True, text=True, check=True)
-            return eval(r.stdout)
+            return json.loads(r.stdout)
 
     return Project()
 
