@@ -264,11 +264,14 @@ def _closure(kernels):
 
 
 def _source(kernels):
-    parts = ["// Numba kernels, compiled by kernelc.numba.\n"
-             "#include <kernelc.h>\n#include <cstdint>\n"]
-    for k in kernels:
-        parts.append(k._spec.cpp())
-    return "\n".join(parts)
+    return source_of(k._spec.cpp() for k in kernels)
+
+
+def source_of(kernels_cpp):
+    """One C++ source of kernels' C++ (_KernelSpec.cpp)."""
+    return "\n".join(["// Numba kernels, compiled by kernelc.numba.\n"
+                      "#include <kernelc.h>\n#include <cstdint>\n",
+                      *kernels_cpp])
 
 
 class _KernelSpec:
@@ -277,6 +280,8 @@ class _KernelSpec:
     def __init__(self, fn, options):
         self.fn = fn
         self.name = fn.__name__
+        # The Numba function's symbol, which the C++ kernel calls.
+        self.symbol = f"kc_numba_{self.name}"
         self.options = options
         self.path = inspect.getsourcefile(fn) or fn.__code__.co_filename
         lines, first = inspect.getsourcelines(fn)
@@ -400,9 +405,8 @@ class _KernelSpec:
         if self._cpp is None:
             # Imported here: only a build needs Numba.
             from kernelc import _numba_compile
-            symbol = f"kc_numba_{self.name}"
             self._cpp = self._wrapper(
-                symbol, _numba_compile.compile_kernel(self, symbol))
+                self.symbol, _numba_compile.compile_kernel(self, self.symbol))
         return self._cpp
 
     def _wrapper(self, symbol, compiled):

@@ -26,7 +26,7 @@ import warnings
 
 import numpy as np
 
-from kernelc import _load, _numba
+from kernelc import _compiler, _load, _numba
 
 # The architectures kernelc builds for when none are given (the CLI's
 # default, kDefaultCudaArchs).
@@ -47,8 +47,37 @@ def load(kernels, *, name, target, verbose, **build_options):
     directory = _load._cache_dir(build_options) / "numba" / digest
     for file_name, text in files.items():
         _load._write_once(directory / file_name, text)
-    return _load.load(directory / "spec.json", name=name, target=target,
-                      verbose=verbose, **build_options)
+    try:
+        return _load.load(directory / "spec.json", name=name, target=target,
+                          verbose=verbose, **build_options)
+    except _compiler.BuildError as e:
+        located = _located_annotation_errors(kernels, directory)
+        if located is None:
+            raise
+        raise located from e
+
+
+def _located_annotation_errors(kernels, directory):
+    """kernelc places a spec's mistakes in spec.json. The same annotations,
+    in the CPU path's C++ kernels, are placed in the kernels' .py files
+    (#line): when `kernelc inspect` of those kernels, with no code behind
+    them, finds errors, they are the BuildError to raise; else None."""
+    path = directory / "annotations.cu"
+    _load._write_once(path, _annotations_source(kernels))
+    try:
+        _compiler.run(["inspect", str(path)], cwd=directory)
+    except _compiler.BuildError as e:
+        return e if e.kind == "user" else None
+    return None
+
+
+def _annotations_source(kernels):
+    """The CPU path's C++ source of `kernels` (kernelc._numba), each kernel's
+    Numba function empty: what its annotations say, without compiling it."""
+    from kernelc import _numba_compile
+    empty = _numba_compile.CompiledKernel(assembly="")
+    return _numba.source_of(k._spec._wrapper(k._spec.symbol, empty)
+                            for k in kernels)
 
 
 def spec_files(kernels, *, cc, cpu):

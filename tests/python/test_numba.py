@@ -404,16 +404,20 @@ def test_sharded_along_a_parallel_dimension():
     assert run.stdout.strip() == "True"
 
 
-def _decorate(source, directory):
+def _decorate(source, directory, target=None):
     """Runs `source` (a kernelc.numba kernel k) as the file bad_kernel.py
-    and builds it; returns BuildError's text, the file named
-    bad_kernel.py."""
+    and builds it (for `target`, else the decorator's); returns
+    BuildError's text, the file named bad_kernel.py."""
     path = directory / "bad_kernel.py"
     path.write_text(textwrap.dedent(source))
     namespace = {"kernelc": kernelc, "cuda": cuda, "np": np}
     with pytest.raises(kernelc.BuildError) as e:
         exec(compile(path.read_text(), str(path), "exec"), namespace)
-        namespace["k"].function()
+        if target is None:
+            namespace["k"].function()
+        else:
+            kernelc.load_numba([namespace["k"]], name="bad_kernel", target=target,
+                               cache_dir=directory / "cache")
     return str(e.value).replace(str(path), "bad_kernel.py")
 
 
@@ -510,6 +514,15 @@ BAD = [
 def test_diagnostics_name_the_python_file_and_line(source, message,
                                                    tmp_path):
     text = _decorate(source, tmp_path)
+    assert text.splitlines()[:3] == textwrap.dedent(message).splitlines()
+
+
+@pytest.mark.parametrize("source, message", BAD[:2])
+def test_cuda_builds_name_the_python_file_and_line(source, message, tmp_path):
+    # The cuda target builds a spec of numba-cuda's PTX; a mistake in the
+    # annotations is still placed in the kernel's .py file.
+    pytest.importorskip("numba.cuda", reason="numba-cuda is not installed")
+    text = _decorate(source, tmp_path, target="cuda")
     assert text.splitlines()[:3] == textwrap.dedent(message).splitlines()
 
 
