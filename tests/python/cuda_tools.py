@@ -12,6 +12,11 @@ from conftest import ROOT, run_kernelc
 
 CUDA_HOME = pathlib.Path("/usr/local/cuda")
 
+# A build of PTX kernels runs the CUDA toolkit's ptxas, or one on PATH.
+needs_ptxas = pytest.mark.skipif(
+    not ((CUDA_HOME / "bin" / "ptxas").exists() or shutil.which("ptxas")),
+    reason="no ptxas (the CUDA toolkit) to assemble PTX")
+
 
 def toolkit_include():
     """The CUDA toolkit's include directory (cuda_fp16.h, cccl/), as kernelc

@@ -17,9 +17,8 @@ import numpy as np
 import pytest
 
 from conftest import KERNELC, ROOT
-from test_cuda_handlers import Tier, arg, attr, f32_bits, ret
-from test_ptx_kernels import needs_ptxas
-
+from cuda_tools import needs_ptxas
+from fake_cuda_tier import Tier, arg, attr, f32_bits, ret
 
 numba = pytest.importorskip("numba", reason="Numba is not installed in this "
                             "environment (tools/requirements.txt has it)")

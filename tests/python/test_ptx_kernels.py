@@ -6,24 +6,16 @@ so PTX that does not assemble fails the build; and the fake-CUDA tier
 kernels run on a GPU in tests/gpu."""
 
 import json
-import pathlib
 import shutil
-import pytest
 
 from conftest import ROOT, run_kernelc
-from test_cuda_handlers import Tier, arg, attr, f32_bits, ret
+from cuda_tools import needs_ptxas
+from fake_cuda_tier import Tier, arg, attr, f32_bits, ret
 
 PTX_SPEC = ROOT / "tests" / "golden" / "emit_ptx_spec"
 ARCHS = ["--cuda-arch", "sm_80,sm_90"]
 
 
-def _ptxas():
-    return (pathlib.Path("/usr/local/cuda/bin/ptxas").exists()
-            or shutil.which("ptxas"))
-
-
-needs_ptxas = pytest.mark.skipif(
-    not _ptxas(), reason="no ptxas (the CUDA toolkit) to assemble PTX")
 
 
 def _copy_spec(tmp_path):
