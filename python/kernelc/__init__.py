@@ -30,8 +30,17 @@ diagnostics.
 
 from kernelc._compiler import BuildError, BuildInfo, compiler_path
 from kernelc._load import load, load_inline
-from kernelc._numba import In, InMut, Out, Scalar, load_numba, numba, numba_source
+from kernelc._numba import (
+    In,
+    InMut,
+    Out,
+    Scalar,
+    load_numba,
+    numba,
+    numba_source,
+    write_numba,
+)
 
 __all__ = ["BuildError", "BuildInfo", "In", "InMut", "Out", "Scalar",
            "compiler_path", "load", "load_inline", "load_numba", "numba",
-           "numba_source"]
+           "numba_source", "write_numba"]

@@ -29,6 +29,7 @@ and the annotation's line.
 import ast
 import dataclasses
 import inspect
+import pathlib
 import textwrap
 import threading
 
@@ -246,6 +247,33 @@ def numba_source(kernels):
     to get the package and its wheel. The source holds the compiled kernels
     as assembly, so the build needs no Numba."""
     return _source(_closure(kernels))
+
+
+def write_numba(kernels, directory, *, target="cpu", cuda_arch=None):
+    """Writes into `directory` what `kernelc build` and `kernelc wheel` (or
+    `kernelc.load`) take to build `kernels` (and the backward kernels they
+    name) for `target`, and returns the path to give them: for "cpu" the C++
+    source `kernels.cu` (numba_source's text); for "cuda" and "cpu,cuda" the
+    JSON spec `spec.json`, beside numba-cuda's PTX of each kernel for the
+    oldest of `cuda_arch` (default sm_80,sm_90) and, for "cpu,cuda",
+    `kernels.cu`. The files hold the compiled kernels, so building them
+    needs no Numba; build them with the same `--target` and
+    `--cuda-arch`."""
+    _check_target(target)
+    kernels = _closure(kernels)
+    directory = pathlib.Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    if "cuda" in target.split(","):
+        from kernelc import _numba_ptx
+        files = _numba_ptx.build_files(kernels, target=target,
+                                       cuda_arch=cuda_arch)
+        entry = "spec.json"
+    else:
+        files = {"kernels.cu": _source(kernels)}
+        entry = "kernels.cu"
+    for name, text in files.items():
+        (directory / name).write_text(text)
+    return directory / entry
 
 
 def _closure(kernels):

@@ -39,9 +39,8 @@ def load(kernels, *, name, target, verbose, **build_options):
     """Builds `kernels` (with the backward kernels they name) for `target`
     ("cuda" or "cpu,cuda") as the package `name` and imports it."""
     kernels = _numba._closure(kernels)
-    archs = build_options.get("cuda_arch") or _DEFAULT_ARCHS
-    files = spec_files(kernels, cc=_lowest_cc(archs),
-                       cpu="cpu" in target.split(","))
+    files = build_files(kernels, target=target,
+                        cuda_arch=build_options.get("cuda_arch"))
     digest = hashlib.sha256(json.dumps(
         [name, sorted(files.items())]).encode()).hexdigest()[:24]
     directory = _load._cache_dir(build_options) / "numba" / digest
@@ -78,6 +77,13 @@ def _annotations_source(kernels):
     empty = _numba_compile.CompiledKernel(assembly="")
     return _numba.source_of(k._spec._wrapper(k._spec.symbol, empty)
                             for k in kernels)
+
+
+def build_files(kernels, *, target, cuda_arch):
+    """The files of the build of `kernels` for `target` ("cuda" or
+    "cpu,cuda") and `cuda_arch` (None: kernelc's default), by name."""
+    return spec_files(kernels, cc=_lowest_cc(cuda_arch or _DEFAULT_ARCHS),
+                      cpu="cpu" in target.split(","))
 
 
 def spec_files(kernels, *, cc, cpu):

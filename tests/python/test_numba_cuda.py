@@ -12,6 +12,7 @@ import subprocess
 import sys
 import textwrap
 import warnings
+import zipfile
 
 import numpy as np
 import pytest
@@ -105,6 +106,32 @@ def test_numba_kernels_build_for_cuda_and_import_without_numba(tmp_path):
                           "-c", script], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "True True"
+
+
+@needs_ptxas
+@needs_numba_cuda
+def test_written_build_files_wheel_with_the_command(tmp_path):
+    # write_numba gives what `kernelc wheel` takes; the wheel's package is
+    # the one load_numba builds, without Numba in the build.
+    spec = kernelc.write_numba([axpy, block_sums], tmp_path / "src",
+                               target="cpu,cuda", cuda_arch="sm_80")
+    assert spec == tmp_path / "src" / "spec.json"
+    assert sorted(p.name for p in spec.parent.iterdir()) == [
+        "axpy.ptx", "block_sums.ptx", "kernels.cu", "spec.json"]
+    r = subprocess.run([str(KERNELC), "wheel", str(spec), "--name", "numba_wheel",
+                        "--target", "cpu,cuda", "--cuda-arch", "sm_80", "-o",
+                        str(tmp_path / "dist")],
+                       capture_output=True, text=True, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    (wheel,) = (tmp_path / "dist").glob("numba_wheel-*.whl")
+    with zipfile.ZipFile(wheel) as z:
+        names = z.namelist()
+        manifest = json.loads(z.read("numba_wheel/kernelc.json"))
+    assert any(n.startswith("numba_wheel/") and n.endswith(".so") for n in names)
+    assert [k["name"] for k in manifest["kernels"]] == ["axpy", "block_sums"]
+    assert manifest["targets"] == ["cpu", "cuda"]
+    assert kernelc.write_numba([axpy], tmp_path / "cpu") == tmp_path / "cpu" / "kernels.cu"
+    assert (tmp_path / "cpu" / "kernels.cu").read_text() == kernelc.numba_source([axpy])
 
 
 @needs_ptxas
