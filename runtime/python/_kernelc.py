@@ -1361,9 +1361,39 @@ def _never(_):
     return None
 
 
+class Exact:
+    """A static float scalar as jax.jit keys it: by its type and bits.
+    jit compares static arguments with `==`, under which -0.0 is 0.0 (the
+    jit of one would run for the other, with the other's sign) and NaN is
+    not NaN (every call would compile anew). `scalar` unwraps it."""
+
+    __slots__ = ("value", "_key")
+
+    def __init__(self, value):
+        self.value = value
+        self._key = (type(value), value.tobytes())
+
+    def __eq__(self, other):
+        return type(other) is Exact and self._key == other._key
+
+    def __hash__(self):
+        return hash(self._key)
+
+    def __repr__(self):
+        return f"Exact({self.value!r})"
+
+
+def exact(value):
+    """`value`, a static float scalar as `scalar` returns it, as the eager
+    jit keys it: an Exact where `==` would mistake it (a zero or NaN)."""
+    return Exact(value) if value == 0 or value != value else value
+
+
 def _number_conversion(kind, dtype):
     import numpy as np
 
+    if kind is Exact:
+        return lambda v: v.value  # converted and checked before `exact`
     np_dtype = _dtype(dtype)
     if kind is np_dtype.type and issubclass(kind, (np.integer, np.floating)):
         # Its range is the type's; `scalar` returns it as it is.
