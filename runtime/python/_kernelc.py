@@ -668,17 +668,26 @@ def _summed(local, sums, axis_of):
     """`local` with each result that is a sum over a parallel factor
     (KC_SUM: `sums` holds that factor per result, or None) summed over the
     mesh axes that factor is sharded along: each device's kernel wrote the
-    partial sum of its shard. `local` as it is where nothing is summed."""
+    partial sum of its shard. `local` as it is where nothing is summed.
+    Half-precision partial sums are added in float32 and rounded once, as
+    one kernel that summed every row in float would round its sum."""
     import jax
+    import jax.numpy as jnp
 
     axes = [axis_of.get(f) if f is not None else None for f in sums]
     if all(a is None for a in axes):
         return local
 
+    def psum(partial, axis):
+        if partial.dtype not in (jnp.float16, jnp.bfloat16):
+            return jax.lax.psum(partial, axis)
+        wide = jax.lax.psum(partial.astype(jnp.float32), axis)
+        return wide.astype(partial.dtype)
+
     def summed(*args):
         out = local(*args)
         many = isinstance(out, (tuple, list))
-        out = [jax.lax.psum(o, a) if a is not None else o
+        out = [psum(o, a) if a is not None else o
                for o, a in zip(out if many else (out,), axes)]
         return tuple(out) if many else out[0]
 
