@@ -35,6 +35,18 @@ constexpr std::string_view kModule = R"json({"kernels": [
       "init": "0"}]}],
   "sources": ["k.cu"]})json";
 
+// A module of one kernel, scale of k.cu (x -> out, both of shape n), with
+// the model's `fields` added.
+std::string OneKernel(const std::string& fields = "") {
+  return R"json({"kernels": [
+    {"name": "scale", "kind": "global", "source": "k.cu", "grid": ["n"],)json" +
+         fields + R"json(
+     "params": [
+       {"name": "x", "role": "in", "dtype": "float32", "shape": "n"},
+       {"name": "out", "role": "out", "dtype": "float32", "shape": "n"}]}],
+  "sources": ["k.cu"]})json";
+}
+
 // A model analyzed, and a build of it for `targets`; for cuda, a fake
 // binary of k.cu with scale folding.
 struct Build {
@@ -165,15 +177,7 @@ TEST_CASE("each platform adds its part, kernel by kernel in target order") {
 }
 
 TEST_CASE("a cuda build has no CPU entry points") {
-  Build build({model::Target::kCuda},
-              R"json({"kernels": [
-                {"name": "scale", "kind": "global", "source": "k.cu",
-                 "grid": ["n"], "params": [
-                   {"name": "x", "role": "in", "dtype": "float32",
-                    "shape": "n"},
-                   {"name": "out", "role": "out", "dtype": "float32",
-                    "shape": "n"}]}],
-                "sources": ["k.cu"]})json");
+  Build build({model::Target::kCuda}, OneKernel());
   Output out = build.Generated();
   CHECK(out.build.count("host_0_k.cc") == 0);
   CHECK_THAT(out.build["shim.cc"], !Contains("CPU entry points"));
@@ -203,16 +207,8 @@ TEST_CASE("kernelc's own C++ sources carry the includes that open them") {
 
   // The block executor, copied as it is: its includes, blank lines and all.
   Build block({model::Target::kCpu},
-              R"json({"kernels": [
-                {"name": "tile", "kind": "global", "source": "k.cu",
-                 "grid": ["n"], "block_features": [
-                   {"loc": "k.cu:3:3", "what": "__syncthreads"}],
-                 "params": [
-                   {"name": "x", "role": "in", "dtype": "float32",
-                    "shape": "n"},
-                   {"name": "out", "role": "out", "dtype": "float32",
-                    "shape": "n"}]}],
-                "sources": ["k.cu"]})json");
+              OneKernel(R"json("block_features": [
+                {"loc": "k.cu:3:3", "what": "__syncthreads"}],)json"));
   Output executor = block.Generated();
   const std::string& prelude = executor.preludes["block_exec.cc"];
   CHECK_THAT(prelude, StartsWith("#include <errno.h>\n"));
