@@ -11,9 +11,9 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <functional>
 #include <set>
 #include <utility>
 #include <vector>

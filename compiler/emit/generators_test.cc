@@ -206,8 +206,7 @@ TEST_CASE("kernelc's own C++ sources carry the includes that open them") {
              EndsWith("#include \"kernelc/grid_split.h\"\n"));
 
   // The block executor, copied as it is: its includes, blank lines and all.
-  Build block({model::Target::kCpu},
-              OneKernel(R"json("block_features": [
+  Build block({model::Target::kCpu}, OneKernel(R"json("block_features": [
                 {"loc": "k.cu:3:3", "what": "__syncthreads"}],)json"));
   Output executor = block.Generated();
   const std::string& prelude = executor.preludes["block_exec.cc"];
