@@ -277,8 +277,10 @@ bool HandlerParts::EmitBatchBuffers(Printer& p, int* first_result,
                                     int* count) const {
   std::vector<std::string> buffers;
   *first_result = -1;
+  const int inputs = InputCount();
   for (const Param* param : BatchOrder(k_)) {
-    const bool result = IsResult(param->role);
+    // An in-place tensor is an input first (its argument), then a result.
+    const bool result = static_cast<int>(buffers.size()) >= inputs;
     if (result && *first_result < 0)
       *first_result = static_cast<int>(buffers.size());
     buffers.push_back(fmt::format(

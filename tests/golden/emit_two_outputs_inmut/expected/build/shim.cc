@@ -309,12 +309,12 @@ __attribute__((noinline)) ffi::Error accumulate_cpu_impl_batch(
     ffi::AnyBuffer b_delta,
     ffi::Result<ffi::AnyBuffer> r_total) {
   const ::kc::rt::BatchBuffer kc_buffers[] = {
-      ::kc::ffi_support::Buffer(*r_total, 1, "total"),
+      ::kc::ffi_support::Buffer(b_total, 1, "total"),
       ::kc::ffi_support::Buffer(b_delta, 1, "delta"),
       ::kc::ffi_support::Buffer(*r_total, 1, "total")};
   accumulate_cpu_impl_batch_context kc_context{&kc_pool};
   ::kc::rt::Message kc_why;
-  if (!::kc::rt::RunBatch("accumulate", kc_buffers, 3, 0, false, ::kc::ffi_support::Pool(kc_pool), accumulate_cpu_impl_batch_element, &kc_context, &kc_why)) {
+  if (!::kc::rt::RunBatch("accumulate", kc_buffers, 3, 2, false, ::kc::ffi_support::Pool(kc_pool), accumulate_cpu_impl_batch_element, &kc_context, &kc_why)) {
     return ::kc::ffi_support::InvalidArgument(kc_why);
   }
   return kc_context.kc_error.Take();
