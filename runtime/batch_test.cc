@@ -10,6 +10,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "runtime/std_pool.h"
@@ -202,67 +203,64 @@ void See(void* context, const kc::rt::Tensor<int32_t>* t,
   seen.counts.push_back(t[1].element_count());
 }
 
-TEST_CASE("RunBatch runs each element, spread or folded") {
-  kc::testing::StdPool std_pool(2);
-  const kc_pool pool = kc::testing::AsPool(&std_pool);
-  SECTION("a small batch on the caller, its grids free to use the pool") {
-    std::vector<float> x(5), out(3 * 5);
-    const std::vector<int64_t> xd = {1, 5}, rd = {3, 5};
-    const kc::rt::BatchBuffer buffers[] = {Buffer(xd, x.data(), 1),
+// A batched call of a kernel with one input x and one result out (its
+// per-element rank 1), run by RunBatch on a pool of two threads.
+struct BatchCall {
+  std::vector<int64_t> xd, rd;
+  std::vector<float> x, out;
+  Seen seen;
+  kc::rt::Message why;
+
+  BatchCall(std::vector<int64_t> x_dims, std::vector<int64_t> out_dims)
+      : xd(std::move(x_dims)), rd(std::move(out_dims)),
+        x(static_cast<size_t>(xd[0] * xd[1])),
+        out(static_cast<size_t>(rd[0] * rd[1])) {}
+
+  bool Run(bool fold_elementwise) {
+    static kc::testing::StdPool pool(2);
+    const kc::rt::BatchBuffer buffers[] = {Buffer(xd, x.data(), 1, "x"),
                                            Buffer(rd, out.data(), 1)};
-    Seen seen;
-    kc::rt::Message why;
-    REQUIRE(kc::rt::RunBatch("k", buffers, 2, 1, false, pool, See, &seen,
-                             &why));
-    REQUIRE(seen.tensors.size() == 3);
+    return kc::rt::RunBatch("k", buffers, 2, 1, fold_elementwise,
+                            kc::testing::AsPool(&pool), See, &seen, &why);
+  }
+};
+
+TEST_CASE("RunBatch runs each element, spread or folded") {
+  SECTION("a small batch on the caller, its grids free to use the pool") {
+    BatchCall call({1, 5}, {3, 5});
+    REQUIRE(call.Run(false));
+    REQUIRE(call.seen.tensors.size() == 3);
     for (int i = 0; i < 3; ++i) {
-      CHECK(seen.tensors[i].first == x.data());
-      CHECK(seen.tensors[i].second == out.data() + 5 * i);
-      CHECK(seen.pool_threads[i] == 2);
+      CHECK(call.seen.tensors[i].first == call.x.data());
+      CHECK(call.seen.tensors[i].second == call.out.data() + 5 * i);
+      CHECK(call.seen.pool_threads[i] == 2);
     }
   }
   SECTION("elementwise on one thread: one element, folded") {
-    std::vector<float> x(3 * 5), out(3 * 5);
-    const std::vector<int64_t> xd = {3, 5}, rd = {3, 5};
-    const kc::rt::BatchBuffer buffers[] = {Buffer(xd, x.data(), 1),
-                                           Buffer(rd, out.data(), 1)};
-    Seen seen;
-    kc::rt::Message why;
-    REQUIRE(kc::rt::RunBatch("k", buffers, 2, 1, true, pool, See, &seen,
-                             &why));
-    REQUIRE(seen.tensors.size() == 1);
-    CHECK(seen.counts[0] == 15);
+    BatchCall call({3, 5}, {3, 5});
+    REQUIRE(call.Run(true));
+    REQUIRE(call.seen.tensors.size() == 1);
+    CHECK(call.seen.counts[0] == 15);
   }
   SECTION("a large batch over the pool, each element's grid alone") {
-    std::vector<float> x(64 * 4096), out(64 * 4096);
-    const std::vector<int64_t> xd = {64, 4096}, rd = {64, 4096};
-    const kc::rt::BatchBuffer buffers[] = {Buffer(xd, x.data(), 1),
-                                           Buffer(rd, out.data(), 1)};
-    Seen seen;
-    kc::rt::Message why;
-    REQUIRE(kc::rt::RunBatch("k", buffers, 2, 1, true, pool, See, &seen,
-                             &why));
-    REQUIRE(seen.tensors.size() == 64);
+    BatchCall call({64, 4096}, {64, 4096});
+    REQUIRE(call.Run(true));
+    REQUIRE(call.seen.tensors.size() == 64);
     std::vector<const void*> outs;
     for (size_t i = 0; i < 64; ++i) {
-      CHECK(seen.pool_threads[i] == 0);
-      outs.push_back(seen.tensors[i].second);
+      CHECK(call.seen.pool_threads[i] == 0);
+      outs.push_back(call.seen.tensors[i].second);
     }
     std::sort(outs.begin(), outs.end());
-    for (size_t i = 0; i < 64; ++i) CHECK(outs[i] == out.data() + 4096 * i);
+    for (size_t i = 0; i < 64; ++i)
+      CHECK(outs[i] == call.out.data() + 4096 * i);
   }
   SECTION("a batch that does not plan runs nothing") {
-    std::vector<float> x(2 * 5), out(3 * 5);
-    const std::vector<int64_t> xd = {2, 5}, rd = {3, 5};
-    const kc::rt::BatchBuffer buffers[] = {Buffer(xd, x.data(), 1, "x"),
-                                           Buffer(rd, out.data(), 1)};
-    Seen seen;
-    kc::rt::Message why;
-    CHECK_FALSE(kc::rt::RunBatch("k", buffers, 2, 1, false, pool, See, &seen,
-                                 &why));
-    CHECK(Text(why) ==
+    BatchCall call({2, 5}, {3, 5});
+    CHECK_FALSE(call.Run(false));
+    CHECK(Text(call.why) ==
           "k: parameter 'x' has batch dimension 0 = 2, expected 3 or 1");
-    CHECK(seen.tensors.empty());
+    CHECK(call.seen.tensors.empty());
   }
 }
 
