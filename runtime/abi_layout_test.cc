@@ -10,7 +10,7 @@
 #include "kernelc/cuda.h"
 #include "kernelc/launch.h"
 
-static_assert(KC_RUNTIME_ABI_VERSION == 3, "update the layouts below");
+static_assert(KC_RUNTIME_ABI_VERSION == 4, "update the layouts below");
 
 static_assert(sizeof(kc_dim3) == 12 && alignof(kc_dim3) == 4, "kc_dim3");
 static_assert(offsetof(kc_dim3, x) == 0 && offsetof(kc_dim3, y) == 4 &&
@@ -28,6 +28,11 @@ static_assert(sizeof(kc_block_range) == 48 && alignof(kc_block_range) == 8 &&
               "kc_block_range");
 static_assert(sizeof(kc_error) == 1024 && offsetof(kc_error, message) == 0,
               "kc_error");
+// The pool a handler hands the prebuilt runtime.
+static_assert(sizeof(kc_pool) == 24 && offsetof(kc_pool, self) == 0 &&
+                  offsetof(kc_pool, num_threads) == 8 &&
+                  offsetof(kc_pool, schedule) == 16,
+              "kc_pool");
 
 // Views: a data pointer, then the extents as int64_t, whatever the role.
 template <template <typename, int> class V, typename T, int R>

@@ -178,49 +178,80 @@ TEST_CASE("whether a bound is within the index's range", "[loop]") {
   CHECK_FALSE(kc::host::IndexHolds<uint64_t>(uint64_t{INT64_MAX} + 1));
 }
 
-TEST_CASE("a launch runs on the caller unless it splits", "[split]") {
-  kc::testing::StdPool pool(3);
+// A pool that counts how often it is asked its size.
+struct CountingPool {
+  kc::testing::StdPool* pool;
   int asked = 0;
-  auto run = [&](const kc_launch& launch, int64_t pool_threads,
-                 std::vector<std::pair<uint64_t, uint64_t>>* ranges) {
-    kc_error error;
-    std::mutex mu;
-    return kc::rt::RunLaunch(
-        launch, false, 0, pool_threads,
-        [&] {
-          ++asked;
-          return static_cast<int64_t>(pool.num_threads());
+  kc_pool Get() {
+    return kc_pool{
+        this,
+        [](void* self) {
+          CountingPool& p = *static_cast<CountingPool*>(self);
+          ++p.asked;
+          return p.pool->num_threads();
         },
-        [&pool](auto task) { pool.Schedule(std::move(task)); },
-        [&](const kc_block_range* r, kc_error*) {
-          std::lock_guard<std::mutex> lock(mu);
-          ranges->emplace_back(r->block_begin, r->block_end);
-          return 0;
-        },
-        &error);
-  };
+        [](void* self, void (*task)(void*), void* arg) {
+          kc::testing::StdPool* pool = static_cast<CountingPool*>(self)->pool;
+          pool->Schedule([task, arg] { task(arg); });
+        }};
+  }
+};
+
+// Records each range it runs (context: Ranges).
+struct Ranges {
+  std::mutex mu;
   std::vector<std::pair<uint64_t, uint64_t>> ranges;
-  // Small: one range, and the pool is not asked its size.
-  CHECK(run({{255, 1, 1}, {256, 1, 1}}, -1, &ranges) == 0);
-  CHECK(ranges == std::vector<std::pair<uint64_t, uint64_t>>{{0, 255}});
-  CHECK(asked == 0);
-  // Large but kept on the caller (0): one range, not asked either.
-  ranges.clear();
-  CHECK(run({{1024, 1, 1}, {256, 1, 1}}, 0, &ranges) == 0);
-  CHECK(ranges.size() == 1);
-  CHECK(asked == 0);
+};
+
+int32_t Record(const kc_block_range* r, kc_error*, const void* context) {
+  Ranges& ranges = *static_cast<Ranges*>(const_cast<void*>(context));
+  std::lock_guard<std::mutex> lock(ranges.mu);
+  ranges.ranges.emplace_back(r->block_begin, r->block_end);
+  return 0;
+}
+
+TEST_CASE("a launch splits over the pool when it is large enough", "[split]") {
+  kc::testing::StdPool std_pool(3);
+  CountingPool pool{&std_pool};
+  const kc_pool p = pool.Get();
+  kc_error error;
+  // Small: one range on the caller.
+  Ranges small;
+  CHECK(kc::rt::RunSplitLaunch({{255, 1, 1}, {256, 1, 1}}, false, 0, -1, p,
+                               Record, &small, &error) == 0);
+  CHECK(small.ranges ==
+        std::vector<std::pair<uint64_t, uint64_t>>{{0, 255}});
+  CHECK(pool.asked == 1);
+  // Large but kept on the caller (a pool of 0 threads): one range, and the
+  // pool not asked.
+  Ranges kept;
+  CHECK(kc::rt::RunSplitLaunch({{1024, 1, 1}, {256, 1, 1}}, false, 0, 0, p,
+                               Record, &kept, &error) == 0);
+  CHECK(kept.ranges.size() == 1);
+  CHECK(pool.asked == 1);
   // Large: asked once, split into ranges that cover the grid.
-  ranges.clear();
-  CHECK(run({{1024, 1, 1}, {256, 1, 1}}, -1, &ranges) == 0);
-  CHECK(asked == 1);
-  CHECK(ranges.size() > 1);
-  std::sort(ranges.begin(), ranges.end());
+  Ranges large;
+  CHECK(kc::rt::RunSplitLaunch({{1024, 1, 1}, {256, 1, 1}}, false, 0, -1, p,
+                               Record, &large, &error) == 0);
+  CHECK(pool.asked == 2);
+  CHECK(large.ranges.size() > 1);
+  std::sort(large.ranges.begin(), large.ranges.end());
   uint64_t next = 0;
-  for (const auto& [begin, end] : ranges) {
+  for (const auto& [begin, end] : large.ranges) {
     CHECK(begin == next);
     next = end;
   }
   CHECK(next == 1024);
+}
+
+TEST_CASE("the handler's way asks the pool only for a launch that splits",
+          "[split]") {
+  kc::testing::StdPool pool(3);
+  int ran = 0;
+  CHECK(kc::testing::RunLaunch({{255, 1, 1}, {256, 1, 1}}, false, &pool, 0,
+                               "k", [&] { ++ran; })
+            .empty());
+  CHECK(ran == 255 * 256);
 }
 
 TEST_CASE("a failing range's message comes back, cut to fit", "[split]") {
@@ -228,15 +259,14 @@ TEST_CASE("a failing range's message comes back, cut to fit", "[split]") {
   for (const kc_launch launch : {kc_launch{{4, 1, 1}, {32, 1, 1}},
                                  kc_launch{{1024, 1, 1}, {256, 1, 1}}}) {
     kc_error error;
-    const int32_t failed = kc::rt::RunLaunch(
-        launch, false, 0, -1, [&pool] { return int64_t{pool.num_threads()}; },
-        [&pool](auto task) { pool.Schedule(std::move(task)); },
-        [](const kc_block_range*, kc_error* e) {
+    const int32_t failed = kc::rt::RunSplitLaunch(
+        launch, false, 0, -1, kc::testing::AsPool(&pool),
+        [](const kc_block_range*, kc_error* e, const void*) -> int32_t {
           memset(e->message, 'x', sizeof(e->message) - 1);
           e->message[sizeof(e->message) - 1] = '\0';
           return 1;
         },
-        &error);
+        nullptr, &error);
     CHECK(failed != 0);
     CHECK(std::string(error.message) ==
           std::string(sizeof(error.message) - 1, 'x'));

@@ -2,7 +2,7 @@
 // Schedule and num_threads) in the runtime's tests and benchmarks, and the
 // launch the generated handler makes on it: a grid split into ranges of
 // blocks (kernelc/grid_split.h) that the caller and pool tasks claim
-// (kc::rt::ParallelFor), each run by the kernel's CPU entry
+// (kc::rt::RunSplitLaunch), each run by the kernel's CPU entry
 // (kernelc/cpu_exec.h).
 #ifndef KERNELC_RUNTIME_STD_POOL_H_
 #define KERNELC_RUNTIME_STD_POOL_H_
@@ -69,26 +69,49 @@ class StdPool {
   std::vector<std::thread> threads_;
 };
 
-// Runs a launch of a kernel as a generated handler does (kc::rt::RunLaunch):
-// split for `pool` (null: all on the calling thread), each range through
-// the kernel's entry, the loop's or the block executor's. `thread` calls
-// the kernel. Returns the first error's message, or "".
+// `pool` as the runtime takes it (kc_pool), as generated handlers hand it
+// XLA's.
+inline kc_pool AsPool(StdPool* pool) {
+  return kc_pool{
+      pool,
+      [](void* self) { return static_cast<StdPool*>(self)->num_threads(); },
+      [](void* self, void (*task)(void*), void* arg) {
+        static_cast<StdPool*>(self)->Schedule([task, arg] { task(arg); });
+      }};
+}
+
+// Runs a launch of a kernel as a generated handler does: on the calling
+// thread when it stays there (`pool` null, or kc::rt::StaysOnCaller), else
+// through kc::rt::RunSplitLaunch on `pool`, each range through the
+// kernel's entry, the loop's or the block executor's. `thread` calls the
+// kernel. Returns the first error's message, or "".
 template <typename Thread>
 std::string RunLaunch(const kc_launch& launch, bool block_kernel, StdPool* pool,
                       uint64_t shared_bytes, const char* kernel,
                       const Thread& thread) {
+  struct Args {
+    bool block_kernel;
+    const char* kernel;
+    const Thread* thread;
+  };
+  const Args args{block_kernel, kernel, &thread};
+  const kc::rt::RangeEntry entry = [](const kc_block_range* r, kc_error* e,
+                                      const void* p) -> int32_t {
+    const Args& a = *static_cast<const Args*>(p);
+    if (a.block_kernel) return kc::host::RunBlocks(*r, a.kernel, e, *a.thread);
+    kc::host::RunThreadLoop(r->launch, r->block_begin, r->block_end,
+                            *a.thread);
+    return 0;
+  };
   kc_error error;
-  const int32_t failed = kc::rt::RunLaunch(
-      launch, block_kernel, shared_bytes, pool != nullptr ? -1 : 0,
-      [pool] { return static_cast<int64_t>(pool->num_threads()); },
-      [pool](auto task) { pool->Schedule(std::move(task)); },
-      [&](const kc_block_range* r, kc_error* e) -> int32_t {
-        if (block_kernel) return kc::host::RunBlocks(*r, kernel, e, thread);
-        kc::host::RunThreadLoop(r->launch, r->block_begin, r->block_end,
-                                thread);
-        return 0;
-      },
-      &error);
+  int32_t failed;
+  if (pool == nullptr || kc::rt::StaysOnCaller(launch, block_kernel)) {
+    const kc_block_range range = kc::rt::WholeLaunch(launch, shared_bytes);
+    failed = entry(&range, &error, &args);
+  } else {
+    failed = kc::rt::RunSplitLaunch(launch, block_kernel, shared_bytes, -1,
+                                    AsPool(pool), entry, &args, &error);
+  }
   return failed != 0 ? std::string(error.message) : std::string();
 }
 

@@ -17,7 +17,8 @@
 // or with clang, which compiles generated libraries:
 //   clang++-19 -std=c++17 -O3 -fPIC -D__KERNELC_HOST__ -I. -Iruntime/include \
 //     -Iruntime/host_include bench/cpu_blocks/cpu_blocks_bench.cc \
-//     runtime/src/block_exec.cc /usr/lib/x86_64-linux-gnu/libboost_context.a \
+//     runtime/src/block_exec.cc runtime/src/handler_runtime.cc \
+//     /usr/lib/x86_64-linux-gnu/libboost_context.a \
 //     -lpthread -o /tmp/cpu_blocks_bench && /tmp/cpu_blocks_bench
 // Pass a thread count to use other than the machine's.
 #include <math.h>
@@ -141,6 +142,12 @@ extern "C" KC_HOST_CLONES_ void kc_bench_saxpy_range(const kc_block_range* r,
 
 namespace {
 
+// Calls the callable `context` with an index, for kc::rt::ParallelFor.
+template <typename Run>
+void Call(void* context, int64_t i) {
+  (*static_cast<const Run*>(context))(i);
+}
+
 // Runs `launch` split for `pool` (null: the calling thread), each range
 // through `entry`.
 template <typename Entry>
@@ -148,13 +155,10 @@ void Split(const kc_launch& launch, bool block_kernel, StdPool* pool,
            const Entry& entry) {
   const kc::rt::GridSplit split = kc::rt::SplitGrid(
       launch, block_kernel, pool != nullptr ? pool->num_threads() : 0);
-  kc::rt::ParallelFor(
-      split.ranges, split.helpers,
-      [pool](auto task) { pool->Schedule(std::move(task)); },
-      [&](int64_t i) {
-        const kc_block_range r = split.Range(i, 0);
-        entry(r);
-      });
+  const auto run = [&](int64_t i) { entry(split.Range(i, 0)); };
+  kc::rt::ParallelFor(split.ranges, split.helpers,
+                      kc::testing::AsPool(pool), Call<decltype(run)>,
+                      const_cast<void*>(static_cast<const void*>(&run)));
 }
 
 // As Split, but with every range of `threads_per_worker` threads of work
@@ -167,13 +171,13 @@ void SplitEvenly(const kc_launch& launch, StdPool* pool, const Entry& entry) {
       std::min<int64_t>(static_cast<int64_t>(blocks), 4 * workers);
   const uint64_t per = (blocks + ranges - 1) / ranges;
   const int64_t count = static_cast<int64_t>((blocks + per - 1) / per);
-  kc::rt::ParallelFor(
-      count, std::min<int64_t>(workers - 1, count - 1),
-      [pool](auto task) { pool->Schedule(std::move(task)); },
-      [&](int64_t i) {
-        const uint64_t b = static_cast<uint64_t>(i) * per;
-        entry(kc_block_range{launch, b, std::min(blocks, b + per), 0});
-      });
+  const auto run = [&](int64_t i) {
+    const uint64_t b = static_cast<uint64_t>(i) * per;
+    entry(kc_block_range{launch, b, std::min(blocks, b + per), 0});
+  };
+  kc::rt::ParallelFor(count, std::min<int64_t>(workers - 1, count - 1),
+                      kc::testing::AsPool(pool), Call<decltype(run)>,
+                      const_cast<void*>(static_cast<const void*>(&run)));
 }
 
 // What handing work to a pool thread costs: from Schedule to the task

@@ -123,10 +123,6 @@ std::vector<std::string> CudaImagesFlags(const std::string& dir) {
   return {"-O0", "-isystem", dir + "/include"};
 }
 
-std::vector<std::string> BlockExecutorFlags(const std::string& dir) {
-  return {"-O2", "-D__KERNELC_HOST__", "-isystem", dir + "/include"};
-}
-
 // Writes kernelc's headers and XLA's FFI headers under `dir`, where
 // GeneratedFlags(dir) find them.
 Status WriteBundledHeaders(const std::string& dir) {
@@ -229,8 +225,8 @@ Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build,
 
   const std::vector<std::string> common = CommonFlags(work);
   // The compiles, in link order: each user source with its entry points,
-  // the shim, for the cuda target the embedded binaries (the shim dlopens
-  // libcuda), and where a kernel needs it the block executor.
+  // the shim, and for the cuda target the embedded binaries (the shim
+  // dlopens libcuda).
   struct Compile {
     std::string src;   // under work_dir
     std::string what;  // how the progress names it
@@ -341,17 +337,16 @@ Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build,
   add_generated("shim.cc", "XLA FFI shim", ShimFlags);
   const bool cuda = build.sources.count("cuda_images.cc") > 0;
   if (cuda) add_generated("cuda_images.cc", "CUDA binaries", CudaImagesFlags);
-  // The block executor, linked with the archive of its fibers' context
-  // switch, which kernelc carries.
+  // The archives that kernelc carries, prebuilt: its runtime (the
+  // handlers' out-of-line part and the block executor) and the block
+  // executor's context switch. The linker takes from them what the library
+  // uses.
   std::vector<std::string> archives;
-  if (build.sources.count("block_exec.cc") > 0) {
-    add_generated("block_exec.cc", "block executor", BlockExecutorFlags);
-    for (const EmbeddedFile& f : embedded::Archives()) {
-      std::string path = fmt::format("{}/lib/{}", work, f.path);
-      Status s = WriteFileIfChanged(path, f.contents);
-      if (!s.ok()) return s;
-      archives.push_back(path);
-    }
+  for (const EmbeddedFile& f : embedded::Archives()) {
+    std::string path = fmt::format("{}/lib/{}", work, f.path);
+    Status s = WriteFileIfChanged(path, f.contents);
+    if (!s.ok()) return s;
+    archives.push_back(path);
   }
 
   // They run at the same time, as many as there are cores: the shim, with
@@ -459,12 +454,16 @@ Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build,
                                    build.library_path, "-Wl,--build-id=sha1",
                                    "-Wl,-O1",          "-Wl,--no-undefined"};
   link.insert(link.end(), objects.begin(), objects.end());
-  // Linked whole into the library, and kept out of its exports.
+  // Linked into the library, and kept out of its exports; as a group, so
+  // that the prebuilt runtime finds the context switch whatever their
+  // order.
+  link.push_back("-Wl,--start-group");
   for (const std::string& a : archives) {
     link.push_back(a);
     link.push_back(
         fmt::format("-Wl,--exclude-libs,{}", llvm::sys::path::filename(a)));
   }
+  link.push_back("-Wl,--end-group");
   if (cuda) link.push_back("-ldl");
   RunResult r = RunCompiler(tc, link, work + "/link.log");
   if (r.code < 0)

@@ -52,9 +52,9 @@ struct HostBuild {
   };
   // The generated C++ sources, path under work_dir -> source: the XLA FFI
   // shim (shim.cc), the CUDA target's embedded binaries (cuda_images.cc),
-  // the CPU's block executor (block_exec.cc, linked with Boost.Context's
-  // archive, which kernelc carries), and the files that compile the user's
-  // sources.
+  // and the files that compile the user's sources. The library links them
+  // with the archives kernelc carries (its prebuilt runtime, with the CPU's
+  // block executor, and Boost.Context's).
   std::map<std::string, Source> sources;
   // The files of `sources` that include a user source (the kernels' CPU
   // entry points), in link order, each with where that source is read.

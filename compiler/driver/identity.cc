@@ -22,7 +22,6 @@
 #include "runtime/embedded_archives.h"
 #include "runtime/embedded_headers.h"
 #include "runtime/embedded_python.h"
-#include "runtime/embedded_runtime_sources.h"
 #include "runtime/embedded_xla_ffi.h"
 #include "templates/embedded_templates.h"
 
@@ -50,8 +49,9 @@ Values One(std::string value) {
 }
 
 // A digest of every file compiled into kernelc that shapes a package: the
-// templates, the Python runtime, kernelc's headers, the block executor and
-// the archive it links, the XLA FFI headers and the sources of the emitters
+// templates, the Python runtime, kernelc's headers, the archives it links
+// into every library (the prebuilt runtime, Boost.Context's), the XLA FFI
+// headers and the sources of the emitters
 // (whose snippets are code), since a kernelc rebuilt with other ones keeps
 // its version string. Computed once per process (some 300 KB of SHA-256,
 // about a millisecond), for the content hash; only a build that misses the
@@ -63,7 +63,6 @@ const std::string& EmbeddedFilesDigest() {
         {"templates", &embedded::Templates()},
         {"python-runtime", &embedded::PythonRuntime()},
         {"headers", &embedded::UserHeaders()},
-        {"runtime-sources", &embedded::RuntimeSources()},
         {"archives", &embedded::Archives()},
         {"xla-ffi", &embedded::XlaFfiHeaders()},
         {"generator-sources", &embedded::GeneratorSources()}};

@@ -19,6 +19,61 @@ std::string Impl(const model::Kernel& k) {
   return fmt::format("{}_cpu_impl", k.Id());
 }
 
+// The record of a __global__ kernel's entry arguments that a launch split
+// over the pool hands to each range, and the function that calls the entry
+// with them (kc::rt::RangeEntry).
+std::string ArgsType(const model::Kernel& k) {
+  return fmt::format("{}_cpu_args", k.Id());
+}
+std::string RangeFunction(const model::Kernel& k) {
+  return fmt::format("{}_cpu_range", k.Id());
+}
+
+// The C++ types of the entry point's parameters after the range and the
+// error, as EmitCpuEntry declares them.
+std::vector<std::string> EntryArgTypes(const model::Kernel& k) {
+  std::vector<std::string> types;
+  for (const Param& p : k.params) {
+    if (model::IsTensor(p.role)) {
+      types.push_back("void*");
+      if (p.access == Access::kView) types.push_back("const int64_t*");
+    } else {
+      types.push_back(std::string(model::DTypeCppName(p.dtype)));
+    }
+  }
+  return types;
+}
+
+// ArgsType and RangeFunction of a __global__ kernel.
+void EmitRangeFunction(const EmitRequest& request, const model::Kernel& k,
+                       Printer& p) {
+  std::vector<std::string> fields, args;
+  const std::vector<std::string> types = EntryArgTypes(k);
+  for (size_t i = 0; i < types.size(); ++i) {
+    fields.push_back(fmt::format("{} kc_{};", types[i], i));
+    args.push_back(fmt::format("kc_a.kc_{}", i));
+  }
+  p.Emit({{"kernel", k.name},
+          {"args_type", ArgsType(k)},
+          {"range", RangeFunction(k)},
+          {"entry", request.namer().CpuEntrySymbol(k.Id())},
+          {"fields", fmt::format("{}", fmt::join(fields, "\n"))},
+          {"args", fmt::format("{}", fmt::join(args, ", "))}},
+         R"code(
+           // The arguments of '$kernel$', for the ranges of a launch that splits over
+           // XLA's pool (kc::rt::RunSplitLaunch).
+           struct $args_type$ {
+             $fields$
+           };
+
+           int32_t $range$(const kc_block_range* kc_range, kc_error* kc_why, const void* kc_args) {
+             const $args_type$& kc_a = *static_cast<const $args_type$*>(kc_args);
+             return $entry$(kc_range, kc_why, $args$);
+           }
+
+         )code");
+}
+
 // The entry point's declaration in the shim: its parameters as in
 // EmitCpuEntry, unnamed. A __global__ kernel's entry runs a range of its
 // launch's blocks and says whether it failed (kernelc/cpu_exec.h).
@@ -26,14 +81,7 @@ std::string EntryDeclaration(const Namer& namer, const model::Kernel& k) {
   const bool grid = k.kind == model::KernelKind::kGlobal;
   std::vector<std::string> params;
   if (grid) params = {"const kc_block_range*", "kc_error*"};
-  for (const Param& p : k.params) {
-    if (model::IsTensor(p.role)) {
-      params.push_back("void*");
-      if (p.access == Access::kView) params.push_back("const int64_t*");
-    } else {
-      params.push_back(std::string(model::DTypeCppName(p.dtype)));
-    }
-  }
+  for (std::string& type : EntryArgTypes(k)) params.push_back(std::move(type));
   return fmt::format("{} {}({});", grid ? "int32_t" : "void",
                      namer.CpuEntrySymbol(k.Id()), fmt::join(params, ", "));
 }
@@ -87,34 +135,37 @@ void EmitBody(const EmitRequest& request, const sema::KernelPlan& kp,
   if (shared)
     p.Emit({{"kernel", k.name}}, R"code(
       if (kc_shared_bytes < 0) {
-        return ffi::Error::InvalidArgument(::kc::rt::Str("$kernel$: dynamic shared memory of ", kc_shared_bytes, " bytes is out of range"));
+        return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "$kernel$: dynamic shared memory of " << kc_shared_bytes << " bytes is out of range");
       }
     )code");
   subs.push_back({"block_executor", kp.block_executor ? "true" : "false"});
   subs.push_back({"shared_bytes",
                   shared ? "static_cast<uint64_t>(kc_shared_bytes)" : "0"});
+  subs.push_back({"args_type", ArgsType(k)});
+  subs.push_back({"range", RangeFunction(k)});
+  // The short way, a launch that stays on this thread, is the entry called
+  // straight away with the arguments in registers; the record of them is
+  // made only on the way that splits.
   p.Emit(subs, R"code(
     kc_error kc_failure;
-    if (::kc::rt::RunLaunch(
-            kc_launch_, $block_executor$, $shared_bytes$, kc_pool_threads,
-            [&kc_pool] { return static_cast<int64_t>(kc_pool.num_threads()); },
-            [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-            [=](const kc_block_range* kc_range, kc_error* kc_why) __attribute__((always_inline)) {
-              return $entry$(kc_range, kc_why, $args$);
-            },
-            &kc_failure) != 0) {
-      return ffi::Error::Internal(kc_failure.message);
+    int32_t kc_failed;
+    if (kc_pool_threads == 0 || ::kc::rt::StaysOnCaller(kc_launch_, $block_executor$)) {
+      const kc_block_range kc_range = ::kc::rt::WholeLaunch(kc_launch_, $shared_bytes$);
+      kc_failed = $entry$(&kc_range, &kc_failure, $args$);
+    } else {
+      const $args_type$ kc_args = {$args$};
+      kc_failed = ::kc::rt::RunSplitLaunch(kc_launch_, $block_executor$, $shared_bytes$, kc_pool_threads, ::kc::ffi_support::Pool(kc_pool), $range$, &kc_args, &kc_failure);
+    }
+    if (kc_failed != 0) {
+      return ::kc::ffi_support::Internal(kc_failure);
     }
   )code");
 }
 
 }  // namespace
 
-void CpuShim::EmitIncludes(const EmitRequest& /*request*/, Printer& p) const {
-  p.Emit(R"code(
-    #include "kernelc/grid_split.h"
-  )code");
-}
+void CpuShim::EmitIncludes(const EmitRequest& /*request*/,
+                           Printer& /*p*/) const {}
 
 void CpuShim::EmitDeclarations(const EmitRequest& request, Printer& p) const {
   std::vector<std::string> declarations;
@@ -130,46 +181,21 @@ void CpuShim::EmitDeclarations(const EmitRequest& request, Printer& p) const {
          )code");
 }
 
-// Runs the kernel once per batch element, all in the one call (see
-// kernelc/batch.h); an elementwise batch that runs on one thread folds
-// into one element.
+// Runs the kernel once per batch element, all in the one call: the
+// runtime's batch loop (kc::rt::RunBatch) over a per-element function; an
+// elementwise batch that runs on one thread folds into one element.
 void CpuShim::EmitHandlers(const EmitRequest& request,
                            const sema::KernelPlan& kp, Printer& p) const {
   HandlerParts h(kp);
   const model::Kernel& k = h.kernel();
   std::vector<std::string> pool_params;
-  if (h.grid())
+  if (h.grid()) {
     pool_params = {"ffi::ThreadPool& kc_pool", "int64_t kc_pool_threads"};
+    EmitRangeFunction(request, k, p);
+  }
   h.EmitElementFunction(
       p, "cpu", Impl(k), pool_params, [&] { EmitBody(request, kp, h, p); },
       /*inlined=*/true);
-  std::vector<std::string> operands = h.Operands();
-  auto helpers = [&] {
-    // How many pool threads share the batch.
-    p.Emit({{"element_bytes", h.ElementBytes()}}, R"code(
-      kc_threads = kc_pool.num_threads();
-      kc_helpers = ::kc::rt::BatchHelpers(kc_threads, kc_batch, $element_bytes$);
-    )code");
-    if (!kp.fold_elementwise) return;
-    p.Emit({{"operands", fmt::format("{}", fmt::join(operands, ", "))},
-            {"count", operands.size()}},
-           R"code(
-             // Elementwise, and on one thread: the whole batch as one element, folded
-             // into dimension 0.
-             if (kc_helpers == 0) {
-               ::kc::rt::Operand<ffi::DataType>* const kc_operands[] = {$operands$};
-               ::kc::rt::FoldBatch(&kc_batch, kc_operands, $count$);
-             }
-           )code");
-  };
-  // The arguments of the element function for batch element `index`, whose
-  // grid may use `pool_threads` of the pool (-1: as many as it has).
-  auto element_args = [&](const char* pool_threads, const char* index) {
-    std::vector<std::string> args;
-    if (h.grid()) args = {"kc_pool", pool_threads};
-    for (std::string& arg : h.ElementArgs(index)) args.push_back(std::move(arg));
-    return fmt::format("{}", fmt::join(args, ",\n"));
-  };
   // Outside vmap the first result has the declared rank, and every buffer
   // is the one element whole: the element function checks them all, with
   // the messages the batch's operands would give. Not for kernels whose
@@ -209,6 +235,24 @@ void CpuShim::EmitHandlers(const EmitRequest& request,
              }
            )code");
   };
+  // What the batch's elements share besides their tensors: the pool, the
+  // attributes, and the first error.
+  std::vector<std::string> fields, values;
+  if (h.grid()) fields.push_back("ffi::ThreadPool* kc_pool;");
+  for (const std::string& value : h.ElementValues()) {
+    fields.push_back(value + ";");
+    values.push_back(value.substr(value.rfind(' ') + 1));
+  }
+  std::vector<std::string> element_args;
+  if (h.grid()) element_args = {"*kc_c.kc_pool", "kc_pool_threads"};
+  for (std::string& arg : h.ElementArgs(
+           [](int i) {
+             return fmt::format("::kc::rt::Typed<ffi::DataType>(kc_t[{}])", i);
+           },
+           "kc_c."))
+    element_args.push_back(std::move(arg));
+  std::vector<std::string> context = values;
+  if (h.grid()) context.insert(context.begin(), "&kc_pool");
   // The handler's parameters, and its arguments for the batch's function.
   const std::vector<std::string> impl_params =
       h.ImplParams("ffi::ThreadPool kc_pool");
@@ -220,39 +264,47 @@ void CpuShim::EmitHandlers(const EmitRequest& request,
           {"impl_params", ParamLines(impl_params)},
           {"impl_args", fmt::format("{}", fmt::join(impl_args, ", "))},
           {"unbatched", unbatched},
-          {"batch", [&] { h.EmitBatchPlan(p); }},
-          {"helpers", helpers},
-          // The elements of a batch spread over the pool run their grids
-          // alone.
-          {"element_args", element_args("kc_helpers > 0 ? 0 : kc_threads", "kc_i")}},
+          {"buffers",
+           [&] {
+             int first = 0, count = 0;
+             if (!h.EmitBatchBuffers(p, &first, &count)) return;
+             p.Emit({{"kernel", Quote(k.name)},
+                     {"impl", Impl(k)},
+                     {"first", first},
+                     {"count", count},
+                     {"fold", kp.fold_elementwise ? "true" : "false"},
+                     {"context", fmt::format("{}", fmt::join(context, ", "))}},
+                    R"code(
+                      $impl$_batch_context kc_context{$context$};
+                      ::kc::rt::Message kc_why;
+                      if (!::kc::rt::RunBatch($kernel$, kc_buffers, $count$, $first$, $fold$, ::kc::ffi_support::Pool(kc_pool), $impl$_batch_element, &kc_context, &kc_why)) {
+                        return ::kc::ffi_support::InvalidArgument(kc_why);
+                      }
+                      return kc_context.kc_error.Take();
+                    )code");
+           }},
+          {"fields", fmt::format("{}", fmt::join(fields, "\n"))},
+          {"element_args", fmt::format("{}", fmt::join(element_args, ",\n"))}},
          R"code(
+           // What the batch elements of '$kernel$' share besides their tensors.
+           struct $impl$_batch_context {
+             $fields$
+             ::kc::ffi_support::FirstError kc_error;
+           };
+
+           // Batch element kc_t of '$kernel$', as the runtime's batch loop runs it.
+           void $impl$_batch_element(void* kc_context, const ::kc::rt::Tensor<int32_t>* kc_t, int64_t kc_pool_threads) {
+             $impl$_batch_context& kc_c = *static_cast<$impl$_batch_context*>(kc_context);
+             kc_c.kc_error.Keep($impl$_element(
+                 $element_args$));
+           }
+
            // The handler of '$kernel$' under vmap: runs the kernel once per batch
            // element, all in this one call. Large batches spread over XLA's intra-op
            // thread pool; each element writes only its own results. Out of line, so
            // that the call outside vmap pays nothing for it.
            __attribute__((noinline)) ffi::Error $impl$_batch($impl_params$) {
-             $batch$
-             // One element, as outside vmap: no batch to share out, and the grid
-             // may use the whole pool.
-             int64_t kc_threads = -1;
-             int64_t kc_helpers = 0;
-             if (kc_batch.count > 1) {
-               $helpers$
-             }
-             ffi::Error kc_first;
-             std::mutex kc_mutex;
-             ::kc::rt::ParallelFor(
-                 kc_batch.count, kc_helpers,
-                 [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-                 [&](int64_t kc_i) {
-                   ffi::Error kc_error = $impl$_element(
-                       $element_args$);
-                   if (kc_error.failure()) {
-                     std::lock_guard<std::mutex> kc_lock(kc_mutex);
-                     if (kc_first.success()) kc_first = kc_error;
-                   }
-                 });
-             return kc_first;
+             $buffers$
            }
 
            // The handler of '$kernel$': runs the kernel once per batch element (one

@@ -78,7 +78,7 @@ std::string Impl(const model::Kernel& k, std::string_view stage) {
 // kc_error.
 constexpr std::string_view kReturnError = R"code(
   if (!kc_error.empty()) {
-    return ffi::Error::Internal(::kc::rt::Str("$kernel$: ", kc_error));
+    return ::kc::ffi_support::Internal(::kc::rt::Message() << "$kernel$: " << kc_error.c_str());
   }
 )code";
 
@@ -111,7 +111,7 @@ void EmitBody(const sema::KernelPlan& kp, const Slot& slot,
              if ($result$.untyped_data() != $arg$.untyped_data() && $bytes$ > 0) {
                const std::string kc_error = ::kc::cuda::CopyAsync($result$.untyped_data(), $arg$.untyped_data(), $bytes$, kc_stream);
                if (!kc_error.empty()) {
-                 return ffi::Error::Internal(::kc::rt::Str("$kernel$: copying '$param$': ", kc_error));
+                 return ::kc::ffi_support::Internal(::kc::rt::Message() << "$kernel$: copying '$param$': " << kc_error.c_str());
                }
              }
            )code");
@@ -133,7 +133,7 @@ void EmitBody(const sema::KernelPlan& kp, const Slot& slot,
                {
                  const std::string kc_error = ::kc::cuda::Fill($buffer$.untyped_data(), $count$, static_cast<int>(sizeof($ctype$)), ::kc::cuda::Bits<$ctype$>($value$), kc_stream, kc_fill64);
                  if (!kc_error.empty()) {
-                   return ffi::Error::Internal(::kc::rt::Str("$kernel$: filling '$param$': ", kc_error));
+                   return ::kc::ffi_support::Internal(::kc::rt::Message() << "$kernel$: filling '$param$': " << kc_error.c_str());
                  }
                }
              )code");
@@ -287,25 +287,36 @@ void EmitExecuteHandler(const sema::KernelPlan& kp, const Slot& slot,
     prefix.insert(prefix.end(), {"nullptr", "nullptr"});
     fold_prefix.insert(fold_prefix.end(), {"&kc_fold", "kc_fold_function"});
   }
-  auto with = [](std::vector<std::string> first,
-                 const std::vector<std::string>& rest) {
-    first.insert(first.end(), rest.begin(), rest.end());
-    return first;
-  };
   h.EmitElementFunction(p, "CUDA", impl, params,
                         [&] { EmitBody(kp, slot, h, p); });
-  std::vector<std::string> operands = h.Operands();
+  // Batch buffer i, as an operand of the batch.
+  auto operand = [](int i) { return fmt::format("&kc_operands[{}]", i); };
   auto batch = [&] {
     h.EmitBatchPlan(p);
     if (!kp.fold_elementwise) return;
+    std::vector<std::string> operands;
+    for (int i = 0; i < h.BufferCount(); ++i) operands.push_back(operand(i));
     p.Emit({{"operands", fmt::format("{}", fmt::join(operands, ", "))},
             {"count", operands.size()}},
            R"code(
              // Elementwise: the whole batch as one element, folded into dimension 0, so
              // one launch covers it.
-             ::kc::rt::Operand<ffi::DataType>* const kc_operands[] = {$operands$};
-             ::kc::rt::FoldBatch(&kc_batch, kc_operands, $count$);
+             ::kc::rt::Operand* const kc_folded[] = {$operands$};
+             ::kc::rt::FoldBatch(&kc_batch, kc_folded, $count$);
            )code");
+  };
+  // The arguments of the element function for batch element `index`.
+  auto element_args = [&](const std::vector<std::string>& first,
+                          const char* index) {
+    std::vector<std::string> args = first;
+    for (std::string& arg : h.ElementArgs(
+             [&](int i) {
+               return fmt::format(
+                   "kc_operands[{}].At<ffi::DataType>(kc_batch, {})", i, index);
+             },
+             ""))
+      args.push_back(std::move(arg));
+    return fmt::format("{}", fmt::join(args, ",\n"));
   };
   auto functions = [&] {
     auto check = [&] { p.Emit({{"kernel", k.name}}, kReturnError); };
@@ -354,12 +365,13 @@ void EmitExecuteHandler(const sema::KernelPlan& kp, const Slot& slot,
     // in-place argument is copied into its result as a whole.
     std::vector<std::string> tensors, dense;
     for (const Param& param : k.params) {
+      // An in-place tensor is numbered as its argument and as its result:
+      // the kernel writes the result.
       if (model::IsTensor(param.role) || param.traced)
         tensors.push_back(
-            "&" + Namer::CppLocal(
-                      "e", (IsResult(param.role) ? "o_" : "b_") + param.name));
+            operand(h.OperandIndex(param, IsResult(param.role))));
       if (param.role == Role::kInMut)
-        dense.push_back("&" + Namer::CppLocal("e", "b_" + param.name));
+        dense.push_back(operand(h.OperandIndex(param, /*result=*/false)));
     }
     p.Emit(
         {{"tensors", fmt::format("{}", fmt::join(tensors, ", "))},
@@ -371,9 +383,7 @@ void EmitExecuteHandler(const sema::KernelPlan& kp, const Slot& slot,
          {"module", slot.fold_cache + "()"},
          {"slot", slot.fold_slot},
          {"impl", impl},
-         {"args",
-          fmt::format("{}",
-                      fmt::join(with(fold_prefix, h.ElementArgs("0")), ",\n"))},
+         {"args", element_args(fold_prefix, "0")},
          {"check",
           [&] {
             p.Emit({{"kernel", k.name}}, kReturnError);
@@ -382,8 +392,8 @@ void EmitExecuteHandler(const sema::KernelPlan& kp, const Slot& slot,
              // A batch of several elements folds into the grid's z axis: one element's
              // checks, one launch of the fold entry for all (kernelc/fold.h).
              if (kc_batch.count > 1) {
-               const ::kc::rt::Operand<ffi::DataType>* const kc_tensors[] = {$tensors$};
-               const ::kc::rt::Operand<ffi::DataType>* const kc_dense[] = {$dense$};
+               const ::kc::rt::Operand* const kc_tensors[] = {$tensors$};
+               const ::kc::rt::Operand* const kc_dense[] = {$dense$};
                ::kc::cuda::FoldLaunch kc_fold;
                if (::kc::cuda::PlanFold(kc_batch, kc_tensors, $count$, kc_dense, $dense_count$, &kc_fold)) {
                  ::kc::cuda::Function* kc_fold_function = nullptr;
@@ -400,9 +410,7 @@ void EmitExecuteHandler(const sema::KernelPlan& kp, const Slot& slot,
           {"impl_params", ParamLines(h.ImplParams("CUstream kc_stream"))},
           {"batch", batch},
           {"functions", functions},
-          {"element_args",
-           fmt::format("{}",
-                       fmt::join(with(prefix, h.ElementArgs("kc_i")), ",\n"))}},
+          {"element_args", element_args(prefix, "kc_i")}},
          R"code(
            // The CUDA handler of '$kernel$': launches the kernel once per batch element
            // on XLA's stream, all within this one call (one element outside vmap). It

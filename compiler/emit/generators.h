@@ -24,9 +24,9 @@ class ShimGenerator : public Generator {
 };
 
 // For the cpu target, build/<HostSourceName> for each source that defines
-// kernels: their CPU entry points, compiled together with the source; and
-// when a kernel runs under the block executor, the executor itself,
-// build/<kBlockExecutorSource> (runtime/src/block_exec.cc), verbatim.
+// kernels: their CPU entry points, compiled together with the source. The
+// block executor they may run under is in the prebuilt runtime
+// (libkernelc_runtime.a), which every library links.
 class HostEntriesGenerator : public Generator {
  public:
   Status Generate(const EmitRequest& request,
@@ -36,10 +36,6 @@ class HostEntriesGenerator : public Generator {
 // "host_<source_index>_<stem>.cc"; `source_index` indexes the module's
 // sources.
 std::string HostSourceName(const std::string& source, int source_index);
-
-// The block executor's file in build/, which the CPU backend compiles as
-// kernelc's own code, linked with Boost.Context's archive.
-inline constexpr std::string_view kBlockExecutorSource = "block_exec.cc";
 
 // For the cuda target, build/cuda_images.cc: the NVRTC binaries of each
 // source and of its fold program, embedded in the library as one

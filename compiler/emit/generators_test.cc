@@ -191,28 +191,16 @@ TEST_CASE("kernelc's own C++ sources carry the includes that open them") {
         std::vector<std::string>{"cuda_images.cc", "shim.cc"});
   const std::string& shim = out.preludes["shim.cc"];
   CHECK_THAT(shim, StartsWith("#include <stdint.h>\n"));
-  // Each platform's own includes end it, in target order.
+  // Each platform's own includes end it, in target order: the CPU has none.
   CHECK_THAT(shim, EndsWith("#include \"xla/ffi/api/ffi.h\"\n"
-                            "#include \"kernelc/grid_split.h\"\n"
                             "\n#include \"kernelc/cuda.h\"\n"));
   CHECK_THAT(out.build["shim.cc"],
              Contains("nothing aborts.\n" + shim + "\n// The CUDA binaries"));
   CHECK_THAT(out.build["cuda_images.cc"],
              Contains("CUDA context.\n" + out.preludes["cuda_images.cc"] +
                       "\n#if KC_RUNTIME_ABI_VERSION"));
-  CHECK_THAT(Build({model::Target::kCuda}).Generated().preludes["shim.cc"],
-             !Contains("grid_split"));
   CHECK_THAT(Build({model::Target::kCpu}).Generated().preludes["shim.cc"],
-             EndsWith("#include \"kernelc/grid_split.h\"\n"));
-
-  // The block executor, copied as it is: its includes, blank lines and all.
-  Build block({model::Target::kCpu}, OneKernel(R"json("block_features": [
-                {"loc": "k.cu:3:3", "what": "__syncthreads"}],)json"));
-  Output executor = block.Generated();
-  const std::string& prelude = executor.preludes["block_exec.cc"];
-  CHECK_THAT(prelude, StartsWith("#include <errno.h>\n"));
-  CHECK_THAT(prelude, EndsWith("\n\n#include \"kernelc/cpu_exec.h\"\n"));
-  CHECK_THAT(executor.build["block_exec.cc"], Contains("\n" + prelude + "\n"));
+             EndsWith("#include \"xla/ffi/api/ffi.h\"\n"));
 }
 
 TEST_CASE("a CUDA kernel without its binary is an internal error") {

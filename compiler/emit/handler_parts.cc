@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "compiler/emit/namer.h"
@@ -102,9 +103,16 @@ std::string InitLiteral(const Param& p, const sema::InitValue& v) {
   return fmt::format("static_cast<{}>(INT64_C({}))", cpp, v.integer);
 }
 
-// The handler's name for a batch operand: "e_b_x", "e_o_out".
-std::string OperandVar(const Param& p, bool result) {
-  return Namer::CppLocal("e", (result ? "o_" : "b_") + p.name);
+// The buffers of a batched call in the order the batch numbers them:
+// inputs (and in-place tensors, traced scalars) in declaration order, then
+// results.
+std::vector<const Param*> BatchOrder(const model::Kernel& k) {
+  std::vector<const Param*> order;
+  for (const Param& p : k.params)
+    if (model::IsOperand(p)) order.push_back(&p);
+  for (const Param& p : k.params)
+    if (IsResult(p.role)) order.push_back(&p);
+  return order;
 }
 
 }  // namespace
@@ -189,40 +197,55 @@ std::vector<std::string> HandlerParts::ElementParams() const {
 }
 
 std::vector<std::string> HandlerParts::ElementArgs(
-    std::string_view element) const {
+    const std::function<std::string(int operand)>& tensor,
+    std::string_view values) const {
   std::vector<std::string> args;
+  int operand = 0;
   for (const Param& p : k_.params) {
     if (model::IsOperand(p))
-      args.push_back(fmt::format("{}.At(kc_batch, {})",
-                                 OperandVar(p, /*result=*/false), element));
+      args.push_back(tensor(operand++));
     else if (p.role == Role::kScalar)
-      args.push_back(Namer::CppLocal("a", p.name));
-    if (p.optional) args.push_back(PresentVar(p));
+      args.push_back(fmt::format("{}{}", values, Namer::CppLocal("a", p.name)));
+    if (p.optional) args.push_back(fmt::format("{}{}", values, PresentVar(p)));
   }
-  if (kp_.leading >= 0) args.push_back(LeadingVar());
+  if (kp_.leading >= 0)
+    args.push_back(fmt::format("{}{}", values, LeadingVar()));
   for (const Param& p : k_.params)
-    if (IsResult(p.role))
-      args.push_back(fmt::format("{}.At(kc_batch, {})",
-                                 OperandVar(p, /*result=*/true), element));
+    if (IsResult(p.role)) args.push_back(tensor(operand++));
   return args;
 }
 
-std::vector<std::string> HandlerParts::Operands() const {
-  std::vector<std::string> operands;
-  for (const Param& p : k_.params)
-    if (model::IsOperand(p))
-      operands.push_back("&" + OperandVar(p, /*result=*/false));
-  for (const Param& p : k_.params)
-    if (IsResult(p.role))
-      operands.push_back("&" + OperandVar(p, /*result=*/true));
-  return operands;
+std::vector<std::string> HandlerParts::ElementValues() const {
+  std::vector<std::string> values;
+  for (const Param& p : k_.params) {
+    if (p.role == Role::kScalar && !model::IsOperand(p))
+      values.push_back(fmt::format("{} {}", AttrCppType(p.dtype),
+                                   Namer::CppLocal("a", p.name)));
+    if (p.optional) values.push_back("bool " + PresentVar(p));
+  }
+  if (kp_.leading >= 0) values.push_back("int64_t " + LeadingVar());
+  return values;
 }
 
-std::string HandlerParts::ElementBytes() const {
-  std::vector<std::string> bytes;
-  for (std::string operand : Operands())
-    bytes.push_back(operand.substr(1) + ".bytes");
-  return fmt::format("{}", fmt::join(bytes, " + "));
+int HandlerParts::OperandIndex(const Param& param, bool result) const {
+  int index = 0;
+  for (const Param* p : BatchOrder(k_)) {
+    const bool in_results = index >= InputCount();
+    if (p == &param && in_results == result) return index;
+    ++index;
+  }
+  return -1;
+}
+
+int HandlerParts::InputCount() const {
+  return static_cast<int>(std::count_if(k_.params.begin(), k_.params.end(),
+                                        [](const Param& p) {
+                                          return model::IsOperand(p);
+                                        }));
+}
+
+int HandlerParts::BufferCount() const {
+  return static_cast<int>(BatchOrder(k_).size());
 }
 
 void HandlerParts::EmitElementFunction(Printer& p, std::string_view platform,
@@ -250,51 +273,49 @@ void HandlerParts::EmitElementFunction(Printer& p, std::string_view platform,
          )code");
 }
 
-void HandlerParts::EmitBatchPlan(Printer& p) const {
-  const Param* first = nullptr;
-  for (const Param& param : k_.params)
-    if (IsResult(param.role)) {
-      p.Emit({{"buffer", BufferVar(param)},
-              {"result", Namer::CppLocal("r", param.name)}},
-             R"code(
-               ffi::AnyBuffer $buffer$ = *$result$;
-             )code");
-      if (!first) first = &param;
-    }
-  if (!first) {
+bool HandlerParts::EmitBatchBuffers(Printer& p, int* first_result,
+                                    int* count) const {
+  std::vector<std::string> buffers;
+  *first_result = -1;
+  const int inputs = InputCount();
+  for (const Param* param : BatchOrder(k_)) {
+    // An in-place tensor is an input first (its argument), then a result.
+    const bool result = static_cast<int>(buffers.size()) >= inputs;
+    if (result && *first_result < 0)
+      *first_result = static_cast<int>(buffers.size());
+    buffers.push_back(fmt::format(
+        "::kc::ffi_support::Buffer({}{}, {}, {})", result ? "*" : "",
+        Namer::CppLocal(result ? "r" : "b", param->name),
+        Rank(static_cast<size_t>(param - &k_.params[0])), Quote(param->name)));
+  }
+  if (*first_result < 0) {
     p.Fail(Error::Internal(
         fmt::format("kernel '{}' has no result to batch over", k_.name)));
-    return;
+    return false;
   }
-  auto rank = [&](const Param& param) {
-    return Rank(static_cast<size_t>(&param - &k_.params[0]));
-  };
-  p.Emit({{"buffer", BufferVar(*first)},
-          {"rank", rank(*first)},
-          {"kernel", k_.name}},
+  *count = static_cast<int>(buffers.size());
+  p.Emit({{"buffers", fmt::format("{}", fmt::join(buffers, ",\n"))}},
+         R"code(
+           const ::kc::rt::BatchBuffer kc_buffers[] = {
+               $buffers$};
+         )code");
+  return true;
+}
+
+void HandlerParts::EmitBatchPlan(Printer& p) const {
+  int first = 0, count = 0;
+  if (!EmitBatchBuffers(p, &first, &count)) return;
+  p.Emit({{"kernel", Quote(k_.name)}, {"first", first}, {"count", count}},
          R"code(
            ::kc::rt::Batch kc_batch;
-           if (const std::string kc_error = ::kc::rt::PlanBatch($buffer$, $rank$, &kc_batch); !kc_error.empty()) {
-             return ffi::Error::InvalidArgument(::kc::rt::Str("$kernel$: ", kc_error));
+           ::kc::rt::Operand kc_operands[$count$];
+           {
+             ::kc::rt::Message kc_why;
+             if (!::kc::rt::PlanBatch($kernel$, kc_buffers, $count$, $first$, &kc_batch, kc_operands, &kc_why)) {
+               return ::kc::ffi_support::InvalidArgument(kc_why);
+             }
            }
          )code");
-  auto operand = [&](const Param& param, bool result) {
-    p.Emit({{"operand", OperandVar(param, result)},
-            {"buffer", Namer::CppLocal(result ? "o" : "b", param.name)},
-            {"rank", rank(param)},
-            {"kernel", k_.name},
-            {"param", param.name}},
-           R"code(
-             ::kc::rt::Operand<ffi::DataType> $operand$;
-             if (const std::string kc_error = ::kc::rt::MakeOperand($buffer$, $rank$, ffi::ByteWidth($buffer$.element_type()), kc_batch, &$operand$); !kc_error.empty()) {
-               return ffi::Error::InvalidArgument(::kc::rt::Str("$kernel$: parameter '$param$' ", kc_error));
-             }
-           )code");
-  };
-  for (const Param& param : k_.params)
-    if (model::IsOperand(param)) operand(param, /*result=*/false);
-  for (const Param& param : k_.params)
-    if (IsResult(param.role)) operand(param, /*result=*/true);
 }
 
 void HandlerParts::EmitChecks(Printer& p) const {
@@ -315,7 +336,7 @@ void HandlerParts::EmitChecks(Printer& p) const {
               {"rank", Rank(i)},
               // The rank that "..." gives is the call's.
               {"rank_text", kp_.params[i].leading
-                                ? fmt::format("\", {}, \"", Rank(i))
+                                ? fmt::format("\" << {} << \"", Rank(i))
                                 : Rank(i)},
               {"size",
                kp_.params[i].leading
@@ -324,10 +345,10 @@ void HandlerParts::EmitChecks(Printer& p) const {
                    : buffer + ".dimensions().size()"}},
              R"code(
                if ($buffer$.element_type() != ffi::DataType::$ffi_dtype$) {
-                 return ffi::Error::InvalidArgument("$kernel$: parameter '$param$' expects $dtype$ elements");
+                 return ::kc::ffi_support::InvalidArgument("$kernel$: parameter '$param$' expects $dtype$ elements");
                }
                if ($size$ != $rank$) {
-                 return ffi::Error::InvalidArgument(::kc::rt::Str("$kernel$: parameter '$param$' expects rank $rank_text$, got rank ", $buffer$.dimensions().size()));
+                 return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "$kernel$: parameter '$param$' expects rank $rank_text$, got rank " << $buffer$.dimensions().size());
                }
              )code");
   }
@@ -347,7 +368,7 @@ void HandlerParts::EmitChecks(Printer& p) const {
            R"code(
              for (int64_t kc_d = 0; kc_d < $leading$; ++kc_d) {
                if ($present$$buffer$.dimensions()[kc_d] != $ref$.dimensions()[kc_d]) {
-                 return ffi::Error::InvalidArgument(::kc::rt::Str("$kernel$: parameter '$param$' has shape ", ::kc::rt::ShapeString($buffer$.dimensions()), ", but its leading dimensions ('...') must be those of '$ref_param$', which has shape ", ::kc::rt::ShapeString($ref$.dimensions())));
+                 return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "$kernel$: parameter '$param$' has shape " << ::kc::rt::ShapeOf($buffer$.dimensions()) << ", but its leading dimensions ('...') must be those of '$ref_param$', which has shape " << ::kc::rt::ShapeOf($ref$.dimensions()));
                }
              }
            )code");
@@ -369,7 +390,7 @@ void HandlerParts::EmitChecks(Printer& p) const {
            R"code(
              const int64_t $var$ = $expr$;
              if (!ev.failed() && !::kc::rt::Fits<$ctype$>($var$)) {
-               return ffi::Error::InvalidArgument(::kc::rt::Str("$kernel$: derived value '$param$' = ", $var$, " does not fit $dtype$"));
+               return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "$kernel$: derived value '$param$' = " << $var$ << " does not fit $dtype$");
              }
            )code");
   }
@@ -388,7 +409,7 @@ void HandlerParts::EmitChecks(Printer& p) const {
              {
                const int64_t expected = $expr$;
                if ($present$!ev.failed() && $dim_ref$ != expected) {
-                 return ffi::Error::InvalidArgument(::kc::rt::Str("$kernel$: parameter '$param$' has shape ", ::kc::rt::ShapeString($buffer$.dimensions()), ", but dimension $dim$ must be $text$ = ", expected));
+                 return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "$kernel$: parameter '$param$' has shape " << ::kc::rt::ShapeOf($buffer$.dimensions()) << ", but dimension $dim$ must be $text$ = " << expected);
                }
              }
            )code");
@@ -427,7 +448,7 @@ void HandlerParts::EmitSharedBytes(Printer& p) const {
 void HandlerParts::EmitExpressionsOk(Printer& p) const {
   p.Emit({{"kernel", k_.name}}, R"code(
     if (ev.failed()) {
-      return ffi::Error::InvalidArgument("$kernel$: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
+      return ::kc::ffi_support::InvalidArgument("$kernel$: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
     }
   )code");
 }
@@ -438,7 +459,7 @@ void HandlerParts::EmitLaunchGrid(Printer& p) const {
     kc_launch kc_launch_;
     bool kc_empty = false;
     if (!::kc::rt::SizeGrid(kc_threads, kc_block, $rank$, &kc_launch_, &kc_empty)) {
-      return ffi::Error::InvalidArgument(::kc::rt::Str("$kernel$: ", ::kc::rt::GridError(kc_threads, kc_block, $rank$)));
+      return ::kc::ffi_support::InvalidArgument((::kc::rt::Message() << "$kernel$: ").Grid(kc_threads, kc_block, $rank$));
     }
     if (kc_empty) return ffi::Error::Success();  // no thread to run
   )code");

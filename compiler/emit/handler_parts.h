@@ -39,14 +39,24 @@ class HandlerParts {
   std::string Bindings() const;
 
   // The element function's tensors and scalars, after the platform's own
-  // parameters, and the handler's arguments for them, for batch element
-  // `element` ("kc_i", "0").
+  // parameters; and the handler's arguments for them: `tensor(i)` for the
+  // batch's buffer i (numbered as in EmitBatchBuffers), the other values by
+  // their handler names after `values` ("", or "c." for a context's
+  // fields).
   std::vector<std::string> ElementParams() const;
-  std::vector<std::string> ElementArgs(std::string_view element) const;
-  // The batch operands ("&e_b_x, ..."), inputs then results, and the sum
-  // of their element sizes.
-  std::vector<std::string> Operands() const;
-  std::string ElementBytes() const;
+  std::vector<std::string> ElementArgs(
+      const std::function<std::string(int operand)>& tensor,
+      std::string_view values) const;
+  // What the element takes besides its tensors, as declarations
+  // ("float a_a", "bool a__present_x"), in ElementArgs' order.
+  std::vector<std::string> ElementValues() const;
+  // The number of `param`'s buffer in the batch, which numbers inputs
+  // (operands) in declaration order, then results: its result's when
+  // `result` (an in-place tensor has both); -1 when it has none.
+  int OperandIndex(const model::Param& param, bool result) const;
+  // How many of the batch's buffers are inputs, and how many there are.
+  int InputCount() const;
+  int BufferCount() const;
 
   // "Kernel 'k' (src), platform P: one batch element.": the element
   // function `impl`_element with the platform's `params` first; `body`
@@ -58,8 +68,12 @@ class HandlerParts {
                            const std::function<void()>& body,
                            bool inlined = false) const;
 
-  // The handler's batch: the results dereferenced, the batch planned from
-  // the first, one operand per buffer.
+  // The batch's buffers, kc_buffers (::kc::rt::BatchBuffer), inputs then
+  // results; sets the number of the first result and of them all. False,
+  // with the printer failed, when the kernel has no result.
+  bool EmitBatchBuffers(Printer& p, int* first_result, int* count) const;
+  // The handler's batch planned from its buffers (kc_batch), one operand
+  // per buffer (kc_operands, in kc_buffers' order), or the call's error.
   void EmitBatchPlan(Printer& p) const;
   // The element's checks: dtypes and ranks, shape symbols, derived
   // values, dimensions, then the grid's sizes.

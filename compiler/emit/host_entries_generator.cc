@@ -1,13 +1,11 @@
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <set>
 
 #include "compiler/emit/cpu_shim.h"
 #include "compiler/emit/generators.h"
 #include "compiler/emit/text.h"
 #include "kernelc/launch.h"
-#include "runtime/embedded_runtime_sources.h"
 
 namespace kernelc::emit {
 
@@ -54,32 +52,7 @@ Status HostEntriesGenerator::Generate(const EmitRequest& request,
                       HostSourceName(sources[i], static_cast<int>(i)), p);
     if (!s.ok()) return s;
   }
-  // The block executor, verbatim, for a package with a kernel that runs
-  // under it: the same bytes in every package, so it is tested as itself.
-  const bool executor =
-      std::any_of(request.plan().kernels.begin(), request.plan().kernels.end(),
-                  [](const sema::KernelPlan& kp) { return kp.block_executor; });
-  if (!executor) return Status();
-  // Its prelude: the includes it opens with (WriteSource checks that it
-  // still does).
-  constexpr std::string_view kPrelude = R"code(#include <errno.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
-
-#include <memory>
-#include <new>
-
-#include "kernelc/cpu_exec.h"
-)code";
-  for (const EmbeddedFile& f : embedded::RuntimeSources())
-    if (f.path == "src/block_exec.cc")
-      return context.WriteSource(std::string(kBlockExecutorSource),
-                                 std::string(f.contents),
-                                 std::string(kPrelude));
-  return Error::Internal("kernelc embeds no block executor");
+  return Status();
 }
 
 }  // namespace kernelc::emit

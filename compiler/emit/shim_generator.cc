@@ -21,6 +21,7 @@ Status ShimGenerator::Generate(const EmitRequest& request,
     #include <string>
 
     #include "kernelc/batch.h"
+    #include "kernelc/ffi_support.h"
     #include "kernelc/half.h"
     #include "kernelc/launch.h"
     #include "kernelc/runtime.h"

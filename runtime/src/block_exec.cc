@@ -1,8 +1,9 @@
 // The block executor of kernelc/cpu_exec.h: the threads of a CUDA block as
 // fibers on one OS thread, and the barriers and warp collectives of
-// kernelc/block.h on top of them. Compiled into every generated library
-// that has a kernel which runs under it, and linked with Boost.Context's
-// archive (libboost_context.a), whose context switch it uses.
+// kernelc/block.h on top of them. Compiled once, with kernelc, into its
+// prebuilt runtime (libkernelc_runtime.a), which every generated library
+// links together with Boost.Context's archive (libboost_context.a), whose
+// context switch it uses.
 //
 // Everything a block needs lives in its OS thread's Worker, so blocks on
 // different OS threads share nothing here and need no locks. Fibers switch

@@ -46,12 +46,10 @@ class Tree:
         self.golden = root / "tests" / "golden"
         self.kernelc = bin / "tools" / "kernelc"
         self.catalogue = bin / "compiler" / "diag" / "print_catalogue"
-        # The support files that kernelc copies verbatim into packages: the
-        # Python runtime into every one, the block executor into those with
-        # a kernel that runs under it.
+        # The support file that kernelc copies verbatim into every package:
+        # the Python runtime.
         self.support = {
             "package/_kernelc.py": root / "runtime" / "python" / "_kernelc.py",
-            "build/block_exec.cc": root / "runtime" / "src" / "block_exec.cc",
         }
 
     def cases(self):

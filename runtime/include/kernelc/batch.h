@@ -11,21 +11,18 @@
 // that element's offset. With k = 0 this is a batch of one.
 //
 // The plan is platform-neutral: the CPU handler calls the kernel once per
-// element inside the one handler call; a GPU handler launches per element on
-// the same stream (or folds the batch into a free grid dimension). Header-only
-// and dependency-free; the buffer and data-type types are the caller's
-// (xla::ffi::AnyBuffer and xla::ffi::DataType in generated code).
+// element inside the one handler call (RunBatch); a GPU handler launches per
+// element on the same stream (or folds the batch into a free grid
+// dimension). Dependency-free; the handler describes its buffers as plain
+// BatchBuffers, so that the planning, the checks and their messages, and
+// the CPU's loop over the elements are compiled once, in the prebuilt
+// runtime (libkernelc_runtime.a), rather than in every handler. What a
+// handler compiles of it is the views below.
 #ifndef KERNELC_BATCH_H_
 #define KERNELC_BATCH_H_
 
 #include <stddef.h>
 #include <stdint.h>
-
-#include <atomic>
-#include <condition_variable>
-#include <memory>
-#include <mutex>
-#include <string>
 
 #include "kernelc/runtime.h"
 
@@ -85,32 +82,24 @@ struct Batch {
   int64_t shape[kMaxBatchRank] = {};
 };
 
-// Plans the batch from a result buffer of the kernel's `declared_rank`.
-template <typename Buffer>
-std::string PlanBatch(const Buffer& result, size_t declared_rank,
-                      Batch* batch) {
-  const auto dims = result.dimensions();
-  if (dims.size() < declared_rank)
-    return Str("a result has rank ", dims.size(), ", less than the declared ",
-               declared_rank);
-  size_t rank = dims.size() - declared_rank;
-  if (rank > static_cast<size_t>(kMaxBatchRank))
-    return Str("the call has ", rank, " batch dimensions, more than ",
-               kMaxBatchRank);
-  batch->rank = static_cast<int>(rank);
-  batch->count = 1;
-  for (size_t d = 0; d < rank; ++d) {
-    batch->shape[d] = dims[d];
-    batch->count *= dims[d];
-  }
-  return std::string();
-}
+// A buffer of a batched call, as the handler describes it: its data, all
+// its dimensions (batch ones first), the rank the kernel declares for one
+// element, bytes per element, its element type (XLA's code) and the name
+// of its parameter, for messages.
+struct BatchBuffer {
+  void* data;
+  const int64_t* dims;
+  size_t rank;
+  size_t declared_rank;
+  size_t width;
+  int32_t type;
+  const char* name;
+};
 
 // A buffer seen as a batch of per-element tensors.
-template <typename DataType>
 struct Operand {
   char* base = nullptr;
-  DataType type{};
+  int32_t type = 0;
   Dims dims;         // the trailing (per-element) dimensions
   size_t width = 0;  // bytes per element
   size_t count = 0;  // elements per batch element
@@ -118,83 +107,44 @@ struct Operand {
   int64_t step[kMaxBatchRank] = {};   // bytes per batch index; 0: broadcast
   int64_t folded[kMaxFoldRank] = {};  // dims after FoldBatch
 
-  // The tensor of batch element `index` (row-major over the batch shape).
+  // The tensor of batch element `index` (row-major over the batch shape),
+  // its type as DataType (xla::ffi::DataType in generated code).
+  template <typename DataType>
   Tensor<DataType> At(const Batch& batch, int64_t index) const {
     int64_t offset = 0;
     for (int d = batch.rank - 1; d >= 0; --d) {
       offset += (index % batch.shape[d]) * step[d];
       index /= batch.shape[d];
     }
-    return Tensor<DataType>{base + offset, type, dims, width};
+    return Tensor<DataType>{base + offset, static_cast<DataType>(type), dims,
+                            width};
   }
 };
 
-// Makes the operand of `buffer` (elements of `width` bytes), whose leading
-// dimensions must be the batch's, or 1.
-template <typename Buffer, typename DataType>
-std::string MakeOperand(const Buffer& buffer, size_t declared_rank,
-                        size_t width, const Batch& batch,
-                        Operand<DataType>* out) {
-  const auto dims = buffer.dimensions();
-  const size_t rank = static_cast<size_t>(batch.rank);
-  if (dims.size() != declared_rank + rank) {
-    if (rank == 0)
-      return Str("expects rank ", declared_rank, ", got rank ", dims.size());
-    return Str("expects rank ", declared_rank, " after ", rank,
-               " batch dimensions, got rank ", dims.size());
-  }
-  out->base = static_cast<char*>(buffer.untyped_data());
-  out->type = buffer.element_type();
-  out->dims = Dims{dims.begin() + rank, declared_rank};
-  out->width = width;
-  out->count = 1;
-  for (size_t d = rank; d < dims.size(); ++d) out->count *= dims[d];
-  out->bytes = out->count * width;
-  int64_t stride = static_cast<int64_t>(out->bytes);
-  for (int d = batch.rank - 1; d >= 0; --d) {
-    if (dims[d] == batch.shape[d]) {
-      out->step[d] = batch.shape[d] == 1 ? 0 : stride;
-      stride *= dims[d];
-    } else if (dims[d] == 1) {
-      out->step[d] = 0;
-    } else {
-      return Str("has batch dimension ", d, " = ", dims[d], ", expected ",
-                 batch.shape[d], " or 1");
-    }
-  }
-  return std::string();
+// A tensor whose type is XLA's code, as RunBatch hands it over, with its
+// type as DataType.
+template <typename DataType>
+Tensor<DataType> Typed(const Tensor<int32_t>& t) {
+  return Tensor<DataType>{t.data, static_cast<DataType>(t.type), t.dims,
+                          t.width};
 }
+
+// Plans the batch of a call of kernel `kernel` from its buffer
+// `first_result` (its first result, which holds the whole batch shape) and
+// makes the operand of each of the `n` buffers into `operands`: the leading
+// dimensions of each must be the batch's, or 1 (broadcast). Returns false
+// with the reason in `error` ("kernel: parameter 'x' has batch dimension
+// ...") when they are not, or a buffer's rank does not fit.
+bool PlanBatch(const char* kernel, const BatchBuffer* buffers, int n,
+               int first_result, Batch* batch, Operand* operands,
+               Message* error);
 
 // Folds the batch into dimension 0 of every operand, so that one kernel run
 // covers the whole batch: for KC_ELEMENTWISE kernels, whose tensors all have
 // one shape. Folds only when no operand is broadcast (every batch step is
 // the contiguous one) and every per-element rank is 1 to kMaxFoldRank;
 // otherwise leaves the batch as it is and returns false.
-template <typename DataType>
-bool FoldBatch(Batch* batch, Operand<DataType>* const* operands, int n) {
-  if (batch->rank == 0 || batch->count <= 1) return false;
-  for (int i = 0; i < n; ++i) {
-    const Operand<DataType>& o = *operands[i];
-    if (o.dims.n < 1 || o.dims.n > static_cast<size_t>(kMaxFoldRank))
-      return false;
-    int64_t stride = static_cast<int64_t>(o.bytes);
-    for (int d = batch->rank - 1; d >= 0; --d) {
-      if (batch->shape[d] != 1 && o.step[d] != stride) return false;
-      stride *= batch->shape[d];
-    }
-  }
-  for (int i = 0; i < n; ++i) {
-    Operand<DataType>& o = *operands[i];
-    for (size_t d = 0; d < o.dims.n; ++d) o.folded[d] = o.dims[d];
-    o.folded[0] *= batch->count;
-    o.dims.p = o.folded;
-    o.count *= static_cast<size_t>(batch->count);
-    o.bytes *= static_cast<size_t>(batch->count);
-  }
-  batch->rank = 0;
-  batch->count = 1;
-  return true;
-}
+bool FoldBatch(Batch* batch, Operand* const* operands, int n);
 
 // How many pool threads to hand a batch to besides the caller: none for a
 // single element, or when the whole batch moves less than 256 KiB, where a
@@ -207,51 +157,33 @@ inline int64_t BatchHelpers(int64_t threads, const Batch& batch,
   return threads;
 }
 
-// Runs run(i) for every i in [0, count): on the calling thread and on up to
-// `helpers` tasks handed to `schedule` (a thread pool's Schedule), which
-// claim indices from a shared counter. The caller claims indices too and
-// returns once every index has run, so it never waits on a task that the
-// pool has not started: a task that starts late finds nothing left to claim
-// and touches only the shared counters, which it co-owns. With no helpers
-// (or a pool that runs tasks inline) this is a plain loop.
-template <typename Schedule, typename Run>
-void ParallelFor(int64_t count, int64_t helpers, Schedule&& schedule,
-                 Run&& run) {
-  if (helpers > count - 1) helpers = count - 1;
-  // Alone: the loop, without the shared state (a call of a small op pays
-  // for nothing it does not use).
-  if (helpers <= 0) {
-    for (int64_t i = 0; i < count; ++i) run(i);
-    return;
-  }
-  struct Shared {
-    std::atomic<int64_t> next{0};
-    int64_t done = 0;  // under mu
-    std::mutex mu;
-    std::condition_variable all_done;
-  };
-  auto shared = std::make_shared<Shared>();
-  Run* body = &run;
-  const int64_t total = count;
-  // Claims and runs indices until none is left. `body` is only used for a
-  // claimed index, while the caller is still waiting for it.
-  auto work = [shared, body, total]() {
-    int64_t ran = 0;
-    for (int64_t i = shared->next.fetch_add(1); i < total;
-         i = shared->next.fetch_add(1)) {
-      (*body)(i);
-      ++ran;
-    }
-    if (ran == 0) return;
-    std::lock_guard<std::mutex> lock(shared->mu);
-    shared->done += ran;
-    if (shared->done == total) shared->all_done.notify_all();
-  };
-  for (int64_t h = 0; h < helpers; ++h) schedule(work);
-  work();
-  std::unique_lock<std::mutex> lock(shared->mu);
-  shared->all_done.wait(lock, [&] { return shared->done == total; });
-}
+// Runs run(context, i) for every i in [0, count): on the calling thread and
+// on up to `helpers` tasks handed to `pool`, which claim indices from a
+// shared counter. The caller claims indices too and returns once every
+// index has run, so it never waits on a task that the pool has not started:
+// a task that starts late finds nothing left to claim and touches only the
+// shared counters, which it co-owns. With no helpers (or a pool that runs
+// tasks inline) this is a plain loop.
+void ParallelFor(int64_t count, int64_t helpers, const kc_pool& pool,
+                 void (*run)(void* context, int64_t index), void* context);
+
+// A batch element as RunBatch hands it to the handler: the tensors of the
+// element, one per buffer in their order, and how many threads of the pool
+// its grid may use (0: none, the batch is spread over the pool already;
+// -1: as many as there are, the pool not asked yet).
+using BatchElement = void (*)(void* context, const Tensor<int32_t>* tensors,
+                              int64_t pool_threads);
+
+// The CPU handler's batched call: plans the batch (PlanBatch; false with
+// the reason in `error` when it does not plan), then calls `element` for
+// each batch element, all within this call. A large batch spreads over
+// `pool` (BatchHelpers), the caller taking elements too; an elementwise
+// kernel's (`fold_elementwise`) batch that stays on one thread folds into
+// one element (FoldBatch). `element` may run on several threads at once,
+// each element writing only its own results; it keeps its own errors.
+bool RunBatch(const char* kernel, const BatchBuffer* buffers, int n,
+              int first_result, bool fold_elementwise, const kc_pool& pool,
+              BatchElement element, void* context, Message* error);
 
 }  // namespace kc::rt
 

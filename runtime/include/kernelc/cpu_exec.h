@@ -107,22 +107,24 @@
 // function of external linkage that carries KC_HOST_CLONES_.
 //
 // The handler, per batch element, after sizing the grid (kc::rt::SizeGrid),
-// runs the launch through the entry with kc::rt::RunLaunch
-// (kernelc/grid_split.h): on the calling thread straight away when it is
-// too small to split, else in the ranges of kc::rt::SplitGrid on XLA's
-// pool, with pool_threads = ffi::ThreadPool::num_threads() (asked only
-// then), or 0 when the batch is spread over the pool already
-// (kc::rt::BatchHelpers > 0: each element's grid then stays on its
-// thread), and KC_SHARED_BYTES's value (0 without it). A failure
-// becomes an FFI error with the message as it is (it names the kernel).
+// calls the entry once with the whole launch (kc::rt::WholeLaunch) when it
+// is too small to split (kc::rt::StaysOnCaller) or the batch is spread
+// over the pool already (kc::rt::BatchHelpers > 0: each element's grid
+// then stays on its thread); else kc::rt::RunSplitLaunch (kernelc/
+// grid_split.h, prebuilt) runs it in the ranges of kc::rt::SplitGrid on
+// XLA's pool, with pool_threads = ffi::ThreadPool::num_threads() (asked
+// only then), through a function that calls the entry with a record of its
+// arguments, and KC_SHARED_BYTES's value (0 without it). A failure becomes
+// an FFI error with the message as it is (it names the kernel).
 // runtime/std_pool.h's RunLaunch does the same with a std::thread pool.
 //
-// A package with a block kernel carries runtime/src/block_exec.cc,
-// compiled like the shim (-O2 -fPIC -fvisibility=hidden -fno-exceptions),
-// and links Boost.Context's libboost_context.a (static and position
-// independent: the library needs no Boost at run time) with
-// -Wl,--exclude-libs, which keeps its functions out of the library's
-// exports; kernelc embeds the archive. Kernel sources are compiled with
+// runtime/src/block_exec.cc is compiled with kernelc (-O2 -fPIC
+// -fvisibility=hidden -fno-exceptions) into its prebuilt runtime,
+// libkernelc_runtime.a, which every library links with Boost.Context's
+// libboost_context.a (static and position independent: the library needs
+// no Boost at run time) with -Wl,--exclude-libs, which keeps their
+// functions out of the library's exports; kernelc embeds both archives.
+// Kernel sources are compiled with
 // `-Xclang -no-enable-noundef-analysis`: CUDA code passes values that only
 // some threads set through its own functions (`int v; if (lane == 0) v =
 // atomicAdd(...); v = broadcast(v);`), which clang otherwise treats as

@@ -1,21 +1,14 @@
 // Spreading the blocks of a launch over a thread pool: the ranges of blocks
 // (kc_block_range) that a handler hands to a kernel's CPU entry point, how
 // many pool threads run them besides the caller, and the run itself
-// (RunLaunch; RunGrid, over kc::rt::ParallelFor of kernelc/batch.h, for a
-// launch that splits). Header-only and
-// dependency-free, like batch.h; the pool is the caller's (ffi::ThreadPool
-// in generated code).
+// (RunSplitLaunch, in the prebuilt runtime, over kc::rt::ParallelFor of
+// kernelc/batch.h). Dependency-free, like batch.h; the pool is the
+// caller's (XLA's, through a kc_pool, in generated code).
 #ifndef KERNELC_GRID_SPLIT_H_
 #define KERNELC_GRID_SPLIT_H_
 
 #include <stdint.h>
-#include <string.h>
 
-#include <atomic>
-#include <mutex>
-#include <string>
-
-#include "kernelc/batch.h"
 #include "kernelc/launch.h"
 
 namespace kc::rt {
@@ -92,30 +85,6 @@ inline GridSplit SplitGrid(const kc_launch& launch, bool block_kernel,
   return s;
 }
 
-// Runs every range of `split` through `entry`, a kernel's CPU entry
-// (`int32_t entry(const kc_block_range*, kc_error*)`: 0, or non-zero with
-// the reason in the kc_error), each range with `shared_bytes` of dynamic
-// shared memory per block, on the calling thread and on `split.helpers`
-// tasks handed to `schedule` (a thread pool's Schedule). Returns the message
-// of the first range to fail, or "". Once one has failed, the ranges not yet
-// started are skipped: the launch has failed anyway.
-template <typename Schedule, typename Entry>
-std::string RunGrid(const GridSplit& split, uint64_t shared_bytes,
-                    Schedule&& schedule, Entry&& entry) {
-  std::atomic<bool> failed{false};
-  std::mutex mu;
-  std::string first;
-  ParallelFor(split.ranges, split.helpers, schedule, [&](int64_t i) {
-    if (failed.load(std::memory_order_relaxed)) return;
-    const kc_block_range range = split.Range(i, shared_bytes);
-    kc_error error;
-    if (entry(&range, &error) == 0) return;
-    std::lock_guard<std::mutex> lock(mu);
-    if (!failed.exchange(true)) first = error.message;
-  });
-  return first;
-}
-
 // Whether SplitGrid keeps `launch` on the calling thread whatever the
 // pool's size: it has fewer than twice the threads that make a hand-off
 // pay.
@@ -128,56 +97,36 @@ inline bool StaysOnCaller(const kc_launch& launch, bool block_kernel) {
   return threads < 2 * per_worker;
 }
 
-// The part of RunLaunch that spreads a launch over the pool: out of line,
-// so that RunLaunch's short way, inlined into every handler, stays a
-// handful of instructions. Runs `launch` as RunGrid does, or on the calling
-// thread where SplitGrid leaves it in one range. The callables come by
-// value: a copy made only on this way, so that the caller's callables (and
-// what they capture by value) need not be in memory on the short way.
-template <typename Threads, typename Schedule, typename Entry>
-__attribute__((noinline)) int32_t RunSplitLaunch(
-    const kc_launch& launch, bool block_kernel, uint64_t shared_bytes,
-    int64_t pool_threads, Threads threads, Schedule schedule, Entry entry,
-    kc_error* error) {
-  if (pool_threads < 0) pool_threads = threads();
-  const GridSplit split = SplitGrid(launch, block_kernel, pool_threads);
-  if (split.ranges <= 1) {
-    const kc_block_range range{launch, 0, split.blocks, shared_bytes};
-    return entry(&range, error) == 0 ? 0 : 1;
-  }
-  const std::string failure = RunGrid(split, shared_bytes, schedule, entry);
-  if (failure.empty()) return 0;
-  const size_t n = failure.size() < sizeof(error->message) - 1
-                       ? failure.size()
-                       : sizeof(error->message) - 1;
-  memcpy(error->message, failure.data(), n);
-  error->message[n] = '\0';
-  return 1;
-}
-
-// Runs a launch through `entry`, as RunGrid does, the short way where it
-// can: a launch that stays on the calling thread (StaysOnCaller, or
-// `pool_threads` 0) is one range that the caller runs straight away, with
-// no shared state, lock or string, and without asking the pool its size.
-// `pool_threads`: the pool's size, or -1 when it has not been asked yet, so
-// that `threads()` asks it only for a launch large enough to split.
-// Returns 0, or non-zero with the message of the first range to fail in
-// `error` (cut to fit). Inlined, with `entry`, into the handler: the short
-// way is then a direct call of the kernel's entry point. An `entry` that
-// captures the kernel's arguments by value keeps them in registers there.
-template <typename Threads, typename Schedule, typename Entry>
-__attribute__((always_inline)) inline int32_t RunLaunch(
-    const kc_launch& launch, bool block_kernel, uint64_t shared_bytes,
-    int64_t pool_threads, Threads&& threads, Schedule&& schedule, Entry&& entry,
-    kc_error* error) {
-  if (pool_threads != 0 && !StaysOnCaller(launch, block_kernel))
-    return RunSplitLaunch(launch, block_kernel, shared_bytes, pool_threads,
-                          threads, schedule, entry, error);
+// Every block of `launch`, as one range.
+inline kc_block_range WholeLaunch(const kc_launch& launch,
+                                  uint64_t shared_bytes) {
   const uint64_t blocks =
       static_cast<uint64_t>(launch.grid.x) * launch.grid.y * launch.grid.z;
-  const kc_block_range range{launch, 0, blocks, shared_bytes};
-  return entry(&range, error) == 0 ? 0 : 1;
+  return kc_block_range{launch, 0, blocks, shared_bytes};
 }
+
+// A kernel's CPU entry as the runtime calls it for a range: `args` is the
+// caller's record of the kernel's arguments. 0, or non-zero with the reason
+// in the kc_error.
+using RangeEntry = int32_t (*)(const kc_block_range* range, kc_error* error,
+                               const void* args);
+
+// Runs every block of `launch` through `entry(range, error, args)`, each
+// with `shared_bytes` of dynamic shared memory: split as SplitGrid splits
+// it for `pool` (`pool_threads`: its size, or -1 to ask it), the ranges run
+// by the calling thread and by tasks handed to the pool, which claim them
+// in turn; or on the calling thread alone where SplitGrid leaves one range.
+// Returns 0, or non-zero with the message of the first range to fail in
+// `error` (cut to fit). Once one has failed, the ranges not yet started are
+// skipped: the launch has failed anyway. Returns when every range has run;
+// a task that starts later finds nothing to run and reads nothing of the
+// caller's. Prebuilt (libkernelc_runtime.a): a handler runs a launch that
+// stays on its thread itself (StaysOnCaller, WholeLaunch), and calls this
+// only for one large enough to split.
+int32_t RunSplitLaunch(const kc_launch& launch, bool block_kernel,
+                       uint64_t shared_bytes, int64_t pool_threads,
+                       const kc_pool& pool, RangeEntry entry, const void* args,
+                       kc_error* error);
 
 }  // namespace kc::rt
 

@@ -6,9 +6,10 @@
 
 #include <stdint.h>
 
-// Bumped whenever a struct here or a generated entry point's signature
-// changes. Generated code checks it with #error.
-#define KC_RUNTIME_ABI_VERSION 3
+// Bumped whenever a struct here, a generated entry point's signature or
+// the surface of the prebuilt runtime (libkernelc_runtime.a, declared in
+// kernelc/batch.h, grid_split.h and runtime.h) changes. Generated code checks it with #error.
+#define KC_RUNTIME_ABI_VERSION 4
 
 #ifdef __cplusplus
 extern "C" {
@@ -41,6 +42,17 @@ typedef struct kc_block_range {
 typedef struct kc_error {
   char message[1024];
 } kc_error;
+
+// A thread pool that a launch or a batch spreads over (XLA's intra-op pool
+// in generated code): how many threads it has, and how to hand it a task,
+// `task(arg)`, which it runs once on one of them (or at once on the
+// caller's, where it has none). The runtime asks for the size only of a
+// launch large enough to split.
+typedef struct kc_pool {
+  void* self;
+  int64_t (*num_threads)(void* self);
+  void (*schedule)(void* self, void (*task)(void* arg), void* arg);
+} kc_pool;
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -1,16 +1,16 @@
 // Support for generated XLA FFI handlers: expression evaluation without
 // undefined behaviour, launch-grid sizing, output filling and error text.
-// Header-only and dependency-free beyond the C++ standard library, so a
-// generated library needs no kernelc library at run time. Nothing here
+// What a call runs every time is inline here; the text of errors is built
+// by the prebuilt runtime (libkernelc_runtime.a, linked into every
+// generated library, so a generated library needs no kernelc library at run
+// time). Dependency-free beyond the C++ standard library. Nothing here
 // throws across the handler boundary, prints, or exits.
 #ifndef KERNELC_RUNTIME_H_
 #define KERNELC_RUNTIME_H_
 
 #include <stdint.h>
+#include <stddef.h>
 #include <string.h>
-
-#include <string>
-#include <string_view>
 
 #include "kernelc/arith.h"
 #include "kernelc/launch.h"
@@ -56,32 +56,48 @@ class Evaluator {
   bool failed_ = false;
 };
 
-inline void AppendPart(std::string& s, std::string_view v) { s += v; }
-inline void AppendPart(std::string& s, const char* v) { s += v; }
-inline void AppendPart(std::string& s, const std::string& v) { s += v; }
-inline void AppendPart(std::string& s, int64_t v) { s += std::to_string(v); }
-inline void AppendPart(std::string& s, int v) { s += std::to_string(v); }
-inline void AppendPart(std::string& s, size_t v) { s += std::to_string(v); }
-
-// Concatenates message parts: Str("kernel: x has ", n, " dims").
-template <typename... Parts>
-std::string Str(const Parts&... parts) {
-  std::string s;
-  (AppendPart(s, parts), ...);
-  return s;
-}
-
-// "(2, 3)" for a dimension list.
+// A dimension list as a message prints it: ShapeOf(buffer.dimensions()).
+struct Shape {
+  const int64_t* dims;
+  size_t rank;
+};
 template <typename Dims>
-std::string ShapeString(const Dims& dims) {
-  std::string s = "(";
-  for (size_t i = 0; i < dims.size(); ++i) {
-    if (i) s += ", ";
-    s += std::to_string(static_cast<int64_t>(dims[i]));
-  }
-  if (dims.size() == 1) s += ",";
-  return s + ")";
+Shape ShapeOf(const Dims& dims) {
+  return Shape{dims.begin(), dims.size()};
 }
+
+// The text of an error, made on an error path only: a handler appends the
+// parts of its message and hands the text to XLA. Defined in the prebuilt
+// runtime (libkernelc_runtime.a), so that no handler compiles the building
+// of a string: a check's failure is a few calls. Never throws; should
+// memory run out, the text keeps what fit.
+class Message {
+ public:
+  Message() = default;
+  ~Message();
+  Message(const Message&) = delete;
+  Message& operator=(const Message&) = delete;
+
+  Message& operator<<(const char* text);
+  Message& operator<<(int64_t value);
+  Message& operator<<(uint64_t value);
+  Message& operator<<(int value) { return *this << static_cast<int64_t>(value); }
+  // "(2, 3)"; one dimension "(5,)", as Python writes a tuple.
+  Message& operator<<(Shape shape);
+  // Why SizeGrid refused `threads` in blocks of `block` (`rank` entries).
+  Message& Grid(const int64_t* threads, const int64_t* block, int rank);
+
+  // The text, NUL-terminated; valid until the next append.
+  const char* c_str() const { return data_ != nullptr ? data_ : ""; }
+  size_t size() const { return size_; }
+
+ private:
+  void Append(const char* text, size_t n);
+
+  char* data_ = nullptr;
+  size_t size_ = 0;
+  size_t capacity_ = 0;
+};
 
 // CUDA's limits on the blocks of a grid along x, y, z, kept on the CPU too
 // so that a kernel behaves the same on both.
@@ -91,7 +107,8 @@ inline constexpr int64_t kMaxGridBlocks[3] = {2147483647, 65535, 65535};
 // `block` threads per block. Returns true, or false when the grid cannot be
 // launched (GridError says why). *empty is set when there is no thread at
 // all. Inlined, so that a block known when the handler is compiled divides
-// by a constant, and no string is made on the way.
+// by a constant, and no string is made on the way (Message::Grid says why
+// it refused).
 __attribute__((always_inline)) inline bool SizeGrid(const int64_t* threads,
                                                     const int64_t* block,
                                                     int rank,
@@ -111,22 +128,6 @@ __attribute__((always_inline)) inline bool SizeGrid(const int64_t* threads,
     *blk[d] = static_cast<uint32_t>(b);
   }
   return true;
-}
-
-// Why SizeGrid refused the same arguments.
-inline std::string GridError(const int64_t* threads, const int64_t* block,
-                             int rank) {
-  static const char* const kAxis[3] = {"x", "y", "z"};
-  for (int d = 0; d < 3 && d < rank; ++d) {
-    const int64_t t = threads[d];
-    const int64_t b = block[d];
-    if (t < 0) return Str("the grid has ", t, " threads along ", kAxis[d]);
-    const int64_t blocks = t / b + (t % b != 0);
-    if (blocks > kMaxGridBlocks[d])
-      return Str("the grid needs ", blocks, " blocks along ", kAxis[d],
-                 ", more than the limit of ", kMaxGridBlocks[d]);
-  }
-  return std::string();
 }
 
 template <typename T>

@@ -10,17 +10,18 @@
 #include <string>
 
 #include "kernelc/batch.h"
+#include "kernelc/ffi_support.h"
 #include "kernelc/half.h"
 #include "kernelc/launch.h"
 #include "kernelc/runtime.h"
 #include "xla/ffi/api/ffi.h"
-#include "kernelc/grid_split.h"
 
-#if KC_RUNTIME_ABI_VERSION != 3
-#error "generated for kernelc runtime ABI 3: rebuild with the kernelc that ships this runtime"
+#if KC_RUNTIME_ABI_VERSION != 4
+#error "generated for kernelc runtime ABI 4: rebuild with the kernelc that ships this runtime"
 #endif
 static_assert(sizeof(kc_dim3) == 12 && sizeof(kc_launch) == 24 &&
-                  sizeof(kc_block_range) == 48 && sizeof(kc_error) == 1024,
+                  sizeof(kc_block_range) == 48 && sizeof(kc_error) == 1024 &&
+                  sizeof(kc_pool) == 24,
               "kc_launch layout differs from the one this code was generated for");
 
 namespace ffi = xla::ffi;
@@ -41,37 +42,56 @@ __attribute__((always_inline)) inline ffi::Error histogram_cpu_impl_element(
     const ::kc::rt::Tensor<ffi::DataType>& o_counts) {
   ::kc::rt::Evaluator ev;
   if (b_values.element_type() != ffi::DataType::F32) {
-    return ffi::Error::InvalidArgument("histogram: parameter 'values' expects float32 elements");
+    return ::kc::ffi_support::InvalidArgument("histogram: parameter 'values' expects float32 elements");
   }
   if (b_values.dimensions().size() != 2) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("histogram: parameter 'values' expects rank 2, got rank ", b_values.dimensions().size()));
+    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "histogram: parameter 'values' expects rank 2, got rank " << b_values.dimensions().size());
   }
   if (o_counts.element_type() != ffi::DataType::S32) {
-    return ffi::Error::InvalidArgument("histogram: parameter 'counts' expects int32 elements");
+    return ::kc::ffi_support::InvalidArgument("histogram: parameter 'counts' expects int32 elements");
   }
   if (o_counts.dimensions().size() != 2) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("histogram: parameter 'counts' expects rank 2, got rank ", o_counts.dimensions().size()));
+    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "histogram: parameter 'counts' expects rank 2, got rank " << o_counts.dimensions().size());
   }
   const int64_t s_rows = b_values.dimensions()[0];
   const int64_t s_cols = b_values.dimensions()[1];
   {
     const int64_t expected = s_rows;
     if (!ev.failed() && o_counts.dimensions()[0] != expected) {
-      return ffi::Error::InvalidArgument(::kc::rt::Str("histogram: parameter 'counts' has shape ", ::kc::rt::ShapeString(o_counts.dimensions()), ", but dimension 0 must be rows = ", expected));
+      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "histogram: parameter 'counts' has shape " << ::kc::rt::ShapeOf(o_counts.dimensions()) << ", but dimension 0 must be rows = " << expected);
     }
   }
   {
     const int64_t expected = static_cast<int64_t>(a_bins);
     if (!ev.failed() && o_counts.dimensions()[1] != expected) {
-      return ffi::Error::InvalidArgument(::kc::rt::Str("histogram: parameter 'counts' has shape ", ::kc::rt::ShapeString(o_counts.dimensions()), ", but dimension 1 must be bins = ", expected));
+      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "histogram: parameter 'counts' has shape " << ::kc::rt::ShapeOf(o_counts.dimensions()) << ", but dimension 1 must be bins = " << expected);
     }
   }
   if (ev.failed()) {
-    return ffi::Error::InvalidArgument("histogram: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
+    return ::kc::ffi_support::InvalidArgument("histogram: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
   }
   ::kc::rt::Fill<int32_t>(o_counts.untyped_data(), static_cast<int64_t>(o_counts.element_count()), static_cast<int32_t>(INT64_C(0)));
   kc_histogram_histogram_<hash>_cpu_entry(b_values.untyped_data(), b_values.dimensions().begin(), a_lo, a_hi, a_bins, o_counts.untyped_data(), o_counts.dimensions().begin());
   return ffi::Error::Success();
+}
+
+// What the batch elements of 'histogram' share besides their tensors.
+struct histogram_cpu_impl_batch_context {
+  float a_lo;
+  float a_hi;
+  int64_t a_bins;
+  ::kc::ffi_support::FirstError kc_error;
+};
+
+// Batch element kc_t of 'histogram', as the runtime's batch loop runs it.
+void histogram_cpu_impl_batch_element(void* kc_context, const ::kc::rt::Tensor<int32_t>* kc_t, int64_t kc_pool_threads) {
+  histogram_cpu_impl_batch_context& kc_c = *static_cast<histogram_cpu_impl_batch_context*>(kc_context);
+  kc_c.kc_error.Keep(histogram_cpu_impl_element(
+      ::kc::rt::Typed<ffi::DataType>(kc_t[0]),
+      kc_c.a_lo,
+      kc_c.a_hi,
+      kc_c.a_bins,
+      ::kc::rt::Typed<ffi::DataType>(kc_t[1])));
 }
 
 // The handler of 'histogram' under vmap: runs the kernel once per batch
@@ -85,45 +105,15 @@ __attribute__((noinline)) ffi::Error histogram_cpu_impl_batch(
     float a_hi,
     int64_t a_bins,
     ffi::Result<ffi::AnyBuffer> r_counts) {
-  ffi::AnyBuffer o_counts = *r_counts;
-  ::kc::rt::Batch kc_batch;
-  if (const std::string kc_error = ::kc::rt::PlanBatch(o_counts, 2, &kc_batch); !kc_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("histogram: ", kc_error));
+  const ::kc::rt::BatchBuffer kc_buffers[] = {
+      ::kc::ffi_support::Buffer(b_values, 2, "values"),
+      ::kc::ffi_support::Buffer(*r_counts, 2, "counts")};
+  histogram_cpu_impl_batch_context kc_context{a_lo, a_hi, a_bins};
+  ::kc::rt::Message kc_why;
+  if (!::kc::rt::RunBatch("histogram", kc_buffers, 2, 1, false, ::kc::ffi_support::Pool(kc_pool), histogram_cpu_impl_batch_element, &kc_context, &kc_why)) {
+    return ::kc::ffi_support::InvalidArgument(kc_why);
   }
-  ::kc::rt::Operand<ffi::DataType> e_b_values;
-  if (const std::string kc_error = ::kc::rt::MakeOperand(b_values, 2, ffi::ByteWidth(b_values.element_type()), kc_batch, &e_b_values); !kc_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("histogram: parameter 'values' ", kc_error));
-  }
-  ::kc::rt::Operand<ffi::DataType> e_o_counts;
-  if (const std::string kc_error = ::kc::rt::MakeOperand(o_counts, 2, ffi::ByteWidth(o_counts.element_type()), kc_batch, &e_o_counts); !kc_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("histogram: parameter 'counts' ", kc_error));
-  }
-  // One element, as outside vmap: no batch to share out, and the grid
-  // may use the whole pool.
-  int64_t kc_threads = -1;
-  int64_t kc_helpers = 0;
-  if (kc_batch.count > 1) {
-    kc_threads = kc_pool.num_threads();
-    kc_helpers = ::kc::rt::BatchHelpers(kc_threads, kc_batch, e_b_values.bytes + e_o_counts.bytes);
-  }
-  ffi::Error kc_first;
-  std::mutex kc_mutex;
-  ::kc::rt::ParallelFor(
-      kc_batch.count, kc_helpers,
-      [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-      [&](int64_t kc_i) {
-        ffi::Error kc_error = histogram_cpu_impl_element(
-            e_b_values.At(kc_batch, kc_i),
-            a_lo,
-            a_hi,
-            a_bins,
-            e_o_counts.At(kc_batch, kc_i));
-        if (kc_error.failure()) {
-          std::lock_guard<std::mutex> kc_lock(kc_mutex);
-          if (kc_first.success()) kc_first = kc_error;
-        }
-      });
-  return kc_first;
+  return kc_context.kc_error.Take();
 }
 
 // The handler of 'histogram': runs the kernel once per batch element (one

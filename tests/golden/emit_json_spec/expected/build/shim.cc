@@ -10,17 +10,18 @@
 #include <string>
 
 #include "kernelc/batch.h"
+#include "kernelc/ffi_support.h"
 #include "kernelc/half.h"
 #include "kernelc/launch.h"
 #include "kernelc/runtime.h"
 #include "xla/ffi/api/ffi.h"
-#include "kernelc/grid_split.h"
 
-#if KC_RUNTIME_ABI_VERSION != 3
-#error "generated for kernelc runtime ABI 3: rebuild with the kernelc that ships this runtime"
+#if KC_RUNTIME_ABI_VERSION != 4
+#error "generated for kernelc runtime ABI 4: rebuild with the kernelc that ships this runtime"
 #endif
 static_assert(sizeof(kc_dim3) == 12 && sizeof(kc_launch) == 24 &&
-                  sizeof(kc_block_range) == 48 && sizeof(kc_error) == 1024,
+                  sizeof(kc_block_range) == 48 && sizeof(kc_error) == 1024 &&
+                  sizeof(kc_pool) == 24,
               "kc_launch layout differs from the one this code was generated for");
 
 namespace ffi = xla::ffi;
@@ -32,6 +33,20 @@ int32_t kc_scale_scale_<hash>_cpu_entry(const kc_block_range*, kc_error*, void*,
 
 namespace {
 
+// The arguments of 'scale', for the ranges of a launch that splits over
+// XLA's pool (kc::rt::RunSplitLaunch).
+struct scale_cpu_args {
+  void* kc_0;
+  float kc_1;
+  int64_t kc_2;
+  void* kc_3;
+};
+
+int32_t scale_cpu_range(const kc_block_range* kc_range, kc_error* kc_why, const void* kc_args) {
+  const scale_cpu_args& kc_a = *static_cast<const scale_cpu_args*>(kc_args);
+  return kc_scale_scale_<hash>_cpu_entry(kc_range, kc_why, kc_a.kc_0, kc_a.kc_1, kc_a.kc_2, kc_a.kc_3);
+}
+
 // Kernel 'scale' (scale.cu), platform cpu: one batch element.
 __attribute__((always_inline)) inline ffi::Error scale_cpu_impl_element(
     ffi::ThreadPool& kc_pool,
@@ -41,56 +56,75 @@ __attribute__((always_inline)) inline ffi::Error scale_cpu_impl_element(
     const ::kc::rt::Tensor<ffi::DataType>& o_out) {
   ::kc::rt::Evaluator ev;
   if (b_x.element_type() != ffi::DataType::F32) {
-    return ffi::Error::InvalidArgument("scale: parameter 'x' expects float32 elements");
+    return ::kc::ffi_support::InvalidArgument("scale: parameter 'x' expects float32 elements");
   }
   if (b_x.dimensions().size() != 1) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("scale: parameter 'x' expects rank 1, got rank ", b_x.dimensions().size()));
+    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "scale: parameter 'x' expects rank 1, got rank " << b_x.dimensions().size());
   }
   if (o_out.element_type() != ffi::DataType::F32) {
-    return ffi::Error::InvalidArgument("scale: parameter 'out' expects float32 elements");
+    return ::kc::ffi_support::InvalidArgument("scale: parameter 'out' expects float32 elements");
   }
   if (o_out.dimensions().size() != 1) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("scale: parameter 'out' expects rank 1, got rank ", o_out.dimensions().size()));
+    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "scale: parameter 'out' expects rank 1, got rank " << o_out.dimensions().size());
   }
   const int64_t d_n = static_cast<int64_t>(b_x.element_count());
   if (!ev.failed() && !::kc::rt::Fits<int64_t>(d_n)) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("scale: derived value 'n' = ", d_n, " does not fit int64"));
+    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "scale: derived value 'n' = " << d_n << " does not fit int64");
   }
   {
     const int64_t expected = d_n;
     if (!ev.failed() && b_x.dimensions()[0] != expected) {
-      return ffi::Error::InvalidArgument(::kc::rt::Str("scale: parameter 'x' has shape ", ::kc::rt::ShapeString(b_x.dimensions()), ", but dimension 0 must be n = ", expected));
+      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "scale: parameter 'x' has shape " << ::kc::rt::ShapeOf(b_x.dimensions()) << ", but dimension 0 must be n = " << expected);
     }
   }
   {
     const int64_t expected = b_x.dimensions()[0];
     if (!ev.failed() && o_out.dimensions()[0] != expected) {
-      return ffi::Error::InvalidArgument(::kc::rt::Str("scale: parameter 'out' has shape ", ::kc::rt::ShapeString(o_out.dimensions()), ", but dimension 0 must be x.shape[0] = ", expected));
+      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "scale: parameter 'out' has shape " << ::kc::rt::ShapeOf(o_out.dimensions()) << ", but dimension 0 must be x.shape[0] = " << expected);
     }
   }
   const int64_t kc_threads[3] = {d_n, 1, 1};
   const int64_t kc_block[3] = {256, 1, 1};
   if (ev.failed()) {
-    return ffi::Error::InvalidArgument("scale: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
+    return ::kc::ffi_support::InvalidArgument("scale: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
   }
   kc_launch kc_launch_;
   bool kc_empty = false;
   if (!::kc::rt::SizeGrid(kc_threads, kc_block, 1, &kc_launch_, &kc_empty)) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("scale: ", ::kc::rt::GridError(kc_threads, kc_block, 1)));
+    return ::kc::ffi_support::InvalidArgument((::kc::rt::Message() << "scale: ").Grid(kc_threads, kc_block, 1));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
   kc_error kc_failure;
-  if (::kc::rt::RunLaunch(
-          kc_launch_, false, 0, kc_pool_threads,
-          [&kc_pool] { return static_cast<int64_t>(kc_pool.num_threads()); },
-          [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-          [=](const kc_block_range* kc_range, kc_error* kc_why) __attribute__((always_inline)) {
-            return kc_scale_scale_<hash>_cpu_entry(kc_range, kc_why, b_x.untyped_data(), a_s, static_cast<int64_t>(d_n), o_out.untyped_data());
-          },
-          &kc_failure) != 0) {
-    return ffi::Error::Internal(kc_failure.message);
+  int32_t kc_failed;
+  if (kc_pool_threads == 0 || ::kc::rt::StaysOnCaller(kc_launch_, false)) {
+    const kc_block_range kc_range = ::kc::rt::WholeLaunch(kc_launch_, 0);
+    kc_failed = kc_scale_scale_<hash>_cpu_entry(&kc_range, &kc_failure, b_x.untyped_data(), a_s, static_cast<int64_t>(d_n), o_out.untyped_data());
+  } else {
+    const scale_cpu_args kc_args = {b_x.untyped_data(), a_s, static_cast<int64_t>(d_n), o_out.untyped_data()};
+    kc_failed = ::kc::rt::RunSplitLaunch(kc_launch_, false, 0, kc_pool_threads, ::kc::ffi_support::Pool(kc_pool), scale_cpu_range, &kc_args, &kc_failure);
+  }
+  if (kc_failed != 0) {
+    return ::kc::ffi_support::Internal(kc_failure);
   }
   return ffi::Error::Success();
+}
+
+// What the batch elements of 'scale' share besides their tensors.
+struct scale_cpu_impl_batch_context {
+  ffi::ThreadPool* kc_pool;
+  float a_s;
+  ::kc::ffi_support::FirstError kc_error;
+};
+
+// Batch element kc_t of 'scale', as the runtime's batch loop runs it.
+void scale_cpu_impl_batch_element(void* kc_context, const ::kc::rt::Tensor<int32_t>* kc_t, int64_t kc_pool_threads) {
+  scale_cpu_impl_batch_context& kc_c = *static_cast<scale_cpu_impl_batch_context*>(kc_context);
+  kc_c.kc_error.Keep(scale_cpu_impl_element(
+      *kc_c.kc_pool,
+      kc_pool_threads,
+      ::kc::rt::Typed<ffi::DataType>(kc_t[0]),
+      kc_c.a_s,
+      ::kc::rt::Typed<ffi::DataType>(kc_t[1])));
 }
 
 // The handler of 'scale' under vmap: runs the kernel once per batch
@@ -102,45 +136,15 @@ __attribute__((noinline)) ffi::Error scale_cpu_impl_batch(
     ffi::AnyBuffer b_x,
     float a_s,
     ffi::Result<ffi::AnyBuffer> r_out) {
-  ffi::AnyBuffer o_out = *r_out;
-  ::kc::rt::Batch kc_batch;
-  if (const std::string kc_error = ::kc::rt::PlanBatch(o_out, 1, &kc_batch); !kc_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("scale: ", kc_error));
+  const ::kc::rt::BatchBuffer kc_buffers[] = {
+      ::kc::ffi_support::Buffer(b_x, 1, "x"),
+      ::kc::ffi_support::Buffer(*r_out, 1, "out")};
+  scale_cpu_impl_batch_context kc_context{&kc_pool, a_s};
+  ::kc::rt::Message kc_why;
+  if (!::kc::rt::RunBatch("scale", kc_buffers, 2, 1, false, ::kc::ffi_support::Pool(kc_pool), scale_cpu_impl_batch_element, &kc_context, &kc_why)) {
+    return ::kc::ffi_support::InvalidArgument(kc_why);
   }
-  ::kc::rt::Operand<ffi::DataType> e_b_x;
-  if (const std::string kc_error = ::kc::rt::MakeOperand(b_x, 1, ffi::ByteWidth(b_x.element_type()), kc_batch, &e_b_x); !kc_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("scale: parameter 'x' ", kc_error));
-  }
-  ::kc::rt::Operand<ffi::DataType> e_o_out;
-  if (const std::string kc_error = ::kc::rt::MakeOperand(o_out, 1, ffi::ByteWidth(o_out.element_type()), kc_batch, &e_o_out); !kc_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("scale: parameter 'out' ", kc_error));
-  }
-  // One element, as outside vmap: no batch to share out, and the grid
-  // may use the whole pool.
-  int64_t kc_threads = -1;
-  int64_t kc_helpers = 0;
-  if (kc_batch.count > 1) {
-    kc_threads = kc_pool.num_threads();
-    kc_helpers = ::kc::rt::BatchHelpers(kc_threads, kc_batch, e_b_x.bytes + e_o_out.bytes);
-  }
-  ffi::Error kc_first;
-  std::mutex kc_mutex;
-  ::kc::rt::ParallelFor(
-      kc_batch.count, kc_helpers,
-      [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-      [&](int64_t kc_i) {
-        ffi::Error kc_error = scale_cpu_impl_element(
-            kc_pool,
-            kc_helpers > 0 ? 0 : kc_threads,
-            e_b_x.At(kc_batch, kc_i),
-            a_s,
-            e_o_out.At(kc_batch, kc_i));
-        if (kc_error.failure()) {
-          std::lock_guard<std::mutex> kc_lock(kc_mutex);
-          if (kc_first.success()) kc_first = kc_error;
-        }
-      });
-  return kc_first;
+  return kc_context.kc_error.Take();
 }
 
 // The handler of 'scale': runs the kernel once per batch element (one

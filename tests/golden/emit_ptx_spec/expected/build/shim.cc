@@ -10,6 +10,7 @@
 #include <string>
 
 #include "kernelc/batch.h"
+#include "kernelc/ffi_support.h"
 #include "kernelc/half.h"
 #include "kernelc/launch.h"
 #include "kernelc/runtime.h"
@@ -38,11 +39,12 @@ namespace {
 }
 }  // namespace
 
-#if KC_RUNTIME_ABI_VERSION != 3
-#error "generated for kernelc runtime ABI 3: rebuild with the kernelc that ships this runtime"
+#if KC_RUNTIME_ABI_VERSION != 4
+#error "generated for kernelc runtime ABI 4: rebuild with the kernelc that ships this runtime"
 #endif
 static_assert(sizeof(kc_dim3) == 12 && sizeof(kc_launch) == 24 &&
-                  sizeof(kc_block_range) == 48 && sizeof(kc_error) == 1024,
+                  sizeof(kc_block_range) == 48 && sizeof(kc_error) == 1024 &&
+                  sizeof(kc_pool) == 24,
               "kc_launch layout differs from the one this code was generated for");
 
 namespace ffi = xla::ffi;
@@ -61,7 +63,7 @@ ffi::Error scale_cuda_init_impl(
     ::kc::cuda::Function* kc_function = nullptr;
     const std::string kc_error = kc_cuda_cache_0().Get(kc_stream, 0, &kc_function);
     if (!kc_error.empty()) {
-      return ffi::Error::Internal(::kc::rt::Str("scale: ", kc_error));
+      return ::kc::ffi_support::Internal(::kc::rt::Message() << "scale: " << kc_error.c_str());
     }
   }
   return ffi::Error::Success();
@@ -76,42 +78,42 @@ ffi::Error scale_cuda_impl_element(
     const ::kc::rt::Tensor<ffi::DataType>& o_out) {
   ::kc::rt::Evaluator ev;
   if (b_x.element_type() != ffi::DataType::F32) {
-    return ffi::Error::InvalidArgument("scale: parameter 'x' expects float32 elements");
+    return ::kc::ffi_support::InvalidArgument("scale: parameter 'x' expects float32 elements");
   }
   if (b_x.dimensions().size() != 1) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("scale: parameter 'x' expects rank 1, got rank ", b_x.dimensions().size()));
+    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "scale: parameter 'x' expects rank 1, got rank " << b_x.dimensions().size());
   }
   if (o_out.element_type() != ffi::DataType::F32) {
-    return ffi::Error::InvalidArgument("scale: parameter 'out' expects float32 elements");
+    return ::kc::ffi_support::InvalidArgument("scale: parameter 'out' expects float32 elements");
   }
   if (o_out.dimensions().size() != 1) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("scale: parameter 'out' expects rank 1, got rank ", o_out.dimensions().size()));
+    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "scale: parameter 'out' expects rank 1, got rank " << o_out.dimensions().size());
   }
   const int64_t d_n = static_cast<int64_t>(b_x.element_count());
   if (!ev.failed() && !::kc::rt::Fits<int64_t>(d_n)) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("scale: derived value 'n' = ", d_n, " does not fit int64"));
+    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "scale: derived value 'n' = " << d_n << " does not fit int64");
   }
   {
     const int64_t expected = d_n;
     if (!ev.failed() && b_x.dimensions()[0] != expected) {
-      return ffi::Error::InvalidArgument(::kc::rt::Str("scale: parameter 'x' has shape ", ::kc::rt::ShapeString(b_x.dimensions()), ", but dimension 0 must be n = ", expected));
+      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "scale: parameter 'x' has shape " << ::kc::rt::ShapeOf(b_x.dimensions()) << ", but dimension 0 must be n = " << expected);
     }
   }
   {
     const int64_t expected = b_x.dimensions()[0];
     if (!ev.failed() && o_out.dimensions()[0] != expected) {
-      return ffi::Error::InvalidArgument(::kc::rt::Str("scale: parameter 'out' has shape ", ::kc::rt::ShapeString(o_out.dimensions()), ", but dimension 0 must be x.shape[0] = ", expected));
+      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "scale: parameter 'out' has shape " << ::kc::rt::ShapeOf(o_out.dimensions()) << ", but dimension 0 must be x.shape[0] = " << expected);
     }
   }
   const int64_t kc_threads[3] = {d_n, 1, 1};
   const int64_t kc_block[3] = {256, 1, 1};
   if (ev.failed()) {
-    return ffi::Error::InvalidArgument("scale: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
+    return ::kc::ffi_support::InvalidArgument("scale: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
   }
   kc_launch kc_launch_;
   bool kc_empty = false;
   if (!::kc::rt::SizeGrid(kc_threads, kc_block, 1, &kc_launch_, &kc_empty)) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("scale: ", ::kc::rt::GridError(kc_threads, kc_block, 1)));
+    return ::kc::ffi_support::InvalidArgument((::kc::rt::Message() << "scale: ").Grid(kc_threads, kc_block, 1));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
   void* kc_arg_x = b_x.untyped_data();
@@ -123,7 +125,7 @@ ffi::Error scale_cuda_impl_element(
   const unsigned kc_block_dims[3] = {kc_launch_.block.x, kc_launch_.block.y, kc_launch_.block.z};
   const std::string kc_error = ::kc::cuda::Launch(kc_function, kc_grid_dims, kc_block_dims, 0, kc_stream, kc_params);
   if (!kc_error.empty()) {
-    return ffi::Error::Internal(::kc::rt::Str("scale: ", kc_error));
+    return ::kc::ffi_support::Internal(::kc::rt::Message() << "scale: " << kc_error.c_str());
   }
   return ffi::Error::Success();
 }
@@ -136,18 +138,16 @@ ffi::Error scale_cuda_impl(
     ffi::AnyBuffer b_x,
     float a_s,
     ffi::Result<ffi::AnyBuffer> r_out) {
-  ffi::AnyBuffer o_out = *r_out;
+  const ::kc::rt::BatchBuffer kc_buffers[] = {
+      ::kc::ffi_support::Buffer(b_x, 1, "x"),
+      ::kc::ffi_support::Buffer(*r_out, 1, "out")};
   ::kc::rt::Batch kc_batch;
-  if (const std::string kc_error = ::kc::rt::PlanBatch(o_out, 1, &kc_batch); !kc_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("scale: ", kc_error));
-  }
-  ::kc::rt::Operand<ffi::DataType> e_b_x;
-  if (const std::string kc_error = ::kc::rt::MakeOperand(b_x, 1, ffi::ByteWidth(b_x.element_type()), kc_batch, &e_b_x); !kc_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("scale: parameter 'x' ", kc_error));
-  }
-  ::kc::rt::Operand<ffi::DataType> e_o_out;
-  if (const std::string kc_error = ::kc::rt::MakeOperand(o_out, 1, ffi::ByteWidth(o_out.element_type()), kc_batch, &e_o_out); !kc_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("scale: parameter 'out' ", kc_error));
+  ::kc::rt::Operand kc_operands[2];
+  {
+    ::kc::rt::Message kc_why;
+    if (!::kc::rt::PlanBatch("scale", kc_buffers, 2, 1, &kc_batch, kc_operands, &kc_why)) {
+      return ::kc::ffi_support::InvalidArgument(kc_why);
+    }
   }
   // The kernels this call launches, looked up once for every batch element.
   ::kc::cuda::Function* kc_functions[1] = {};
@@ -155,16 +155,16 @@ ffi::Error scale_cuda_impl(
     static const int kc_slots[1] = {0};
     const std::string kc_error = kc_cuda_cache_0().Get(kc_stream, kc_slots, 1, kc_functions);
     if (!kc_error.empty()) {
-      return ffi::Error::Internal(::kc::rt::Str("scale: ", kc_error));
+      return ::kc::ffi_support::Internal(::kc::rt::Message() << "scale: " << kc_error.c_str());
     }
   }
   for (int64_t kc_i = 0; kc_i < kc_batch.count; ++kc_i) {
     ffi::Error kc_error = scale_cuda_impl_element(
         kc_stream,
         kc_functions[0],
-        e_b_x.At(kc_batch, kc_i),
+        kc_operands[0].At<ffi::DataType>(kc_batch, kc_i),
         a_s,
-        e_o_out.At(kc_batch, kc_i));
+        kc_operands[1].At<ffi::DataType>(kc_batch, kc_i));
     if (kc_error.failure()) return kc_error;
   }
   return ffi::Error::Success();
@@ -182,7 +182,7 @@ ffi::Error scale_numba_cuda_init_impl(
     ::kc::cuda::Function* kc_function = nullptr;
     const std::string kc_error = kc_cuda_cache_1().Get(kc_stream, 0, &kc_function);
     if (!kc_error.empty()) {
-      return ffi::Error::Internal(::kc::rt::Str("scale_numba: ", kc_error));
+      return ::kc::ffi_support::Internal(::kc::rt::Message() << "scale_numba: " << kc_error.c_str());
     }
   }
   return ffi::Error::Success();
@@ -198,39 +198,39 @@ ffi::Error scale_numba_cuda_impl_element(
     const ::kc::rt::Tensor<ffi::DataType>& o_out) {
   ::kc::rt::Evaluator ev;
   if (b_x.element_type() != ffi::DataType::F32) {
-    return ffi::Error::InvalidArgument("scale_numba: parameter 'x' expects float32 elements");
+    return ::kc::ffi_support::InvalidArgument("scale_numba: parameter 'x' expects float32 elements");
   }
   if (b_x.dimensions().size() != 1) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("scale_numba: parameter 'x' expects rank 1, got rank ", b_x.dimensions().size()));
+    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "scale_numba: parameter 'x' expects rank 1, got rank " << b_x.dimensions().size());
   }
   if (o_out.element_type() != ffi::DataType::F32) {
-    return ffi::Error::InvalidArgument("scale_numba: parameter 'out' expects float32 elements");
+    return ::kc::ffi_support::InvalidArgument("scale_numba: parameter 'out' expects float32 elements");
   }
   if (o_out.dimensions().size() != 1) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("scale_numba: parameter 'out' expects rank 1, got rank ", o_out.dimensions().size()));
+    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "scale_numba: parameter 'out' expects rank 1, got rank " << o_out.dimensions().size());
   }
   const int64_t s_n = b_x.dimensions()[0];
   {
     const int64_t expected = b_x.dimensions()[0];
     if (!ev.failed() && o_out.dimensions()[0] != expected) {
-      return ffi::Error::InvalidArgument(::kc::rt::Str("scale_numba: parameter 'out' has shape ", ::kc::rt::ShapeString(o_out.dimensions()), ", but dimension 0 must be x.shape[0] = ", expected));
+      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "scale_numba: parameter 'out' has shape " << ::kc::rt::ShapeOf(o_out.dimensions()) << ", but dimension 0 must be x.shape[0] = " << expected);
     }
   }
   const int64_t kc_threads[3] = {b_x.dimensions()[0], 1, 1};
   const int64_t kc_block[3] = {256, 1, 1};
   if (ev.failed()) {
-    return ffi::Error::InvalidArgument("scale_numba: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
+    return ::kc::ffi_support::InvalidArgument("scale_numba: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
   }
   {
     const std::string kc_error = ::kc::cuda::Fill(o_out.untyped_data(), static_cast<int64_t>(o_out.element_count()), static_cast<int>(sizeof(float)), ::kc::cuda::Bits<float>(static_cast<float>(0.0)), kc_stream, kc_fill64);
     if (!kc_error.empty()) {
-      return ffi::Error::Internal(::kc::rt::Str("scale_numba: filling 'out': ", kc_error));
+      return ::kc::ffi_support::Internal(::kc::rt::Message() << "scale_numba: filling 'out': " << kc_error.c_str());
     }
   }
   kc_launch kc_launch_;
   bool kc_empty = false;
   if (!::kc::rt::SizeGrid(kc_threads, kc_block, 1, &kc_launch_, &kc_empty)) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("scale_numba: ", ::kc::rt::GridError(kc_threads, kc_block, 1)));
+    return ::kc::ffi_support::InvalidArgument((::kc::rt::Message() << "scale_numba: ").Grid(kc_threads, kc_block, 1));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
   ::kc::cuda::NumbaArray<1> kc_arg_x = ::kc::cuda::MakeNumbaArray<1>(b_x.untyped_data(), b_x.dimensions(), sizeof(float));
@@ -241,7 +241,7 @@ ffi::Error scale_numba_cuda_impl_element(
   const unsigned kc_block_dims[3] = {kc_launch_.block.x, kc_launch_.block.y, kc_launch_.block.z};
   const std::string kc_error = ::kc::cuda::Launch(kc_function, kc_grid_dims, kc_block_dims, 0, kc_stream, kc_params);
   if (!kc_error.empty()) {
-    return ffi::Error::Internal(::kc::rt::Str("scale_numba: ", kc_error));
+    return ::kc::ffi_support::Internal(::kc::rt::Message() << "scale_numba: " << kc_error.c_str());
   }
   return ffi::Error::Success();
 }
@@ -254,18 +254,16 @@ ffi::Error scale_numba_cuda_impl(
     ffi::AnyBuffer b_x,
     float a_s,
     ffi::Result<ffi::AnyBuffer> r_out) {
-  ffi::AnyBuffer o_out = *r_out;
+  const ::kc::rt::BatchBuffer kc_buffers[] = {
+      ::kc::ffi_support::Buffer(b_x, 1, "x"),
+      ::kc::ffi_support::Buffer(*r_out, 1, "out")};
   ::kc::rt::Batch kc_batch;
-  if (const std::string kc_error = ::kc::rt::PlanBatch(o_out, 1, &kc_batch); !kc_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("scale_numba: ", kc_error));
-  }
-  ::kc::rt::Operand<ffi::DataType> e_b_x;
-  if (const std::string kc_error = ::kc::rt::MakeOperand(b_x, 1, ffi::ByteWidth(b_x.element_type()), kc_batch, &e_b_x); !kc_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("scale_numba: parameter 'x' ", kc_error));
-  }
-  ::kc::rt::Operand<ffi::DataType> e_o_out;
-  if (const std::string kc_error = ::kc::rt::MakeOperand(o_out, 1, ffi::ByteWidth(o_out.element_type()), kc_batch, &e_o_out); !kc_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("scale_numba: parameter 'out' ", kc_error));
+  ::kc::rt::Operand kc_operands[2];
+  {
+    ::kc::rt::Message kc_why;
+    if (!::kc::rt::PlanBatch("scale_numba", kc_buffers, 2, 1, &kc_batch, kc_operands, &kc_why)) {
+      return ::kc::ffi_support::InvalidArgument(kc_why);
+    }
   }
   // The kernels this call launches, looked up once for every batch element.
   ::kc::cuda::Function* kc_functions[2] = {};
@@ -273,7 +271,7 @@ ffi::Error scale_numba_cuda_impl(
     static const int kc_slots[2] = {0, 1};
     const std::string kc_error = kc_cuda_cache_1().Get(kc_stream, kc_slots, 2, kc_functions);
     if (!kc_error.empty()) {
-      return ffi::Error::Internal(::kc::rt::Str("scale_numba: ", kc_error));
+      return ::kc::ffi_support::Internal(::kc::rt::Message() << "scale_numba: " << kc_error.c_str());
     }
   }
   for (int64_t kc_i = 0; kc_i < kc_batch.count; ++kc_i) {
@@ -281,9 +279,9 @@ ffi::Error scale_numba_cuda_impl(
         kc_stream,
         kc_functions[0],
         kc_functions[1],
-        e_b_x.At(kc_batch, kc_i),
+        kc_operands[0].At<ffi::DataType>(kc_batch, kc_i),
         a_s,
-        e_o_out.At(kc_batch, kc_i));
+        kc_operands[1].At<ffi::DataType>(kc_batch, kc_i));
     if (kc_error.failure()) return kc_error;
   }
   return ffi::Error::Success();

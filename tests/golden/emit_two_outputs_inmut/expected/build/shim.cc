@@ -10,17 +10,18 @@
 #include <string>
 
 #include "kernelc/batch.h"
+#include "kernelc/ffi_support.h"
 #include "kernelc/half.h"
 #include "kernelc/launch.h"
 #include "kernelc/runtime.h"
 #include "xla/ffi/api/ffi.h"
-#include "kernelc/grid_split.h"
 
-#if KC_RUNTIME_ABI_VERSION != 3
-#error "generated for kernelc runtime ABI 3: rebuild with the kernelc that ships this runtime"
+#if KC_RUNTIME_ABI_VERSION != 4
+#error "generated for kernelc runtime ABI 4: rebuild with the kernelc that ships this runtime"
 #endif
 static_assert(sizeof(kc_dim3) == 12 && sizeof(kc_launch) == 24 &&
-                  sizeof(kc_block_range) == 48 && sizeof(kc_error) == 1024,
+                  sizeof(kc_block_range) == 48 && sizeof(kc_error) == 1024 &&
+                  sizeof(kc_pool) == 24,
               "kc_launch layout differs from the one this code was generated for");
 
 namespace ffi = xla::ffi;
@@ -33,6 +34,21 @@ int32_t kc_polar_accumulate_<hash>_cpu_entry(const kc_block_range*, kc_error*, v
 
 namespace {
 
+// The arguments of 'polar', for the ranges of a launch that splits over
+// XLA's pool (kc::rt::RunSplitLaunch).
+struct polar_cpu_args {
+  void* kc_0;
+  void* kc_1;
+  int64_t kc_2;
+  void* kc_3;
+  void* kc_4;
+};
+
+int32_t polar_cpu_range(const kc_block_range* kc_range, kc_error* kc_why, const void* kc_args) {
+  const polar_cpu_args& kc_a = *static_cast<const polar_cpu_args*>(kc_args);
+  return kc_polar_polar_<hash>_cpu_entry(kc_range, kc_why, kc_a.kc_0, kc_a.kc_1, kc_a.kc_2, kc_a.kc_3, kc_a.kc_4);
+}
+
 // Kernel 'polar' (polar.cu), platform cpu: one batch element.
 __attribute__((always_inline)) inline ffi::Error polar_cpu_impl_element(
     ffi::ThreadPool& kc_pool,
@@ -43,80 +59,99 @@ __attribute__((always_inline)) inline ffi::Error polar_cpu_impl_element(
     const ::kc::rt::Tensor<ffi::DataType>& o_angle) {
   ::kc::rt::Evaluator ev;
   if (b_x.element_type() != ffi::DataType::F32) {
-    return ffi::Error::InvalidArgument("polar: parameter 'x' expects float32 elements");
+    return ::kc::ffi_support::InvalidArgument("polar: parameter 'x' expects float32 elements");
   }
   if (b_x.dimensions().size() != 1) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("polar: parameter 'x' expects rank 1, got rank ", b_x.dimensions().size()));
+    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "polar: parameter 'x' expects rank 1, got rank " << b_x.dimensions().size());
   }
   if (b_y.element_type() != ffi::DataType::F32) {
-    return ffi::Error::InvalidArgument("polar: parameter 'y' expects float32 elements");
+    return ::kc::ffi_support::InvalidArgument("polar: parameter 'y' expects float32 elements");
   }
   if (b_y.dimensions().size() != 1) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("polar: parameter 'y' expects rank 1, got rank ", b_y.dimensions().size()));
+    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "polar: parameter 'y' expects rank 1, got rank " << b_y.dimensions().size());
   }
   if (o_radius.element_type() != ffi::DataType::F32) {
-    return ffi::Error::InvalidArgument("polar: parameter 'radius' expects float32 elements");
+    return ::kc::ffi_support::InvalidArgument("polar: parameter 'radius' expects float32 elements");
   }
   if (o_radius.dimensions().size() != 1) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("polar: parameter 'radius' expects rank 1, got rank ", o_radius.dimensions().size()));
+    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "polar: parameter 'radius' expects rank 1, got rank " << o_radius.dimensions().size());
   }
   if (o_angle.element_type() != ffi::DataType::F32) {
-    return ffi::Error::InvalidArgument("polar: parameter 'angle' expects float32 elements");
+    return ::kc::ffi_support::InvalidArgument("polar: parameter 'angle' expects float32 elements");
   }
   if (o_angle.dimensions().size() != 1) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("polar: parameter 'angle' expects rank 1, got rank ", o_angle.dimensions().size()));
+    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "polar: parameter 'angle' expects rank 1, got rank " << o_angle.dimensions().size());
   }
   const int64_t d_n = static_cast<int64_t>(b_x.element_count());
   if (!ev.failed() && !::kc::rt::Fits<int64_t>(d_n)) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("polar: derived value 'n' = ", d_n, " does not fit int64"));
+    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "polar: derived value 'n' = " << d_n << " does not fit int64");
   }
   {
     const int64_t expected = d_n;
     if (!ev.failed() && b_x.dimensions()[0] != expected) {
-      return ffi::Error::InvalidArgument(::kc::rt::Str("polar: parameter 'x' has shape ", ::kc::rt::ShapeString(b_x.dimensions()), ", but dimension 0 must be n = ", expected));
+      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "polar: parameter 'x' has shape " << ::kc::rt::ShapeOf(b_x.dimensions()) << ", but dimension 0 must be n = " << expected);
     }
   }
   {
     const int64_t expected = d_n;
     if (!ev.failed() && b_y.dimensions()[0] != expected) {
-      return ffi::Error::InvalidArgument(::kc::rt::Str("polar: parameter 'y' has shape ", ::kc::rt::ShapeString(b_y.dimensions()), ", but dimension 0 must be n = ", expected));
+      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "polar: parameter 'y' has shape " << ::kc::rt::ShapeOf(b_y.dimensions()) << ", but dimension 0 must be n = " << expected);
     }
   }
   {
     const int64_t expected = d_n;
     if (!ev.failed() && o_radius.dimensions()[0] != expected) {
-      return ffi::Error::InvalidArgument(::kc::rt::Str("polar: parameter 'radius' has shape ", ::kc::rt::ShapeString(o_radius.dimensions()), ", but dimension 0 must be n = ", expected));
+      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "polar: parameter 'radius' has shape " << ::kc::rt::ShapeOf(o_radius.dimensions()) << ", but dimension 0 must be n = " << expected);
     }
   }
   {
     const int64_t expected = d_n;
     if (!ev.failed() && o_angle.dimensions()[0] != expected) {
-      return ffi::Error::InvalidArgument(::kc::rt::Str("polar: parameter 'angle' has shape ", ::kc::rt::ShapeString(o_angle.dimensions()), ", but dimension 0 must be n = ", expected));
+      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "polar: parameter 'angle' has shape " << ::kc::rt::ShapeOf(o_angle.dimensions()) << ", but dimension 0 must be n = " << expected);
     }
   }
   const int64_t kc_threads[3] = {d_n, 1, 1};
   const int64_t kc_block[3] = {256, 1, 1};
   if (ev.failed()) {
-    return ffi::Error::InvalidArgument("polar: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
+    return ::kc::ffi_support::InvalidArgument("polar: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
   }
   kc_launch kc_launch_;
   bool kc_empty = false;
   if (!::kc::rt::SizeGrid(kc_threads, kc_block, 1, &kc_launch_, &kc_empty)) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("polar: ", ::kc::rt::GridError(kc_threads, kc_block, 1)));
+    return ::kc::ffi_support::InvalidArgument((::kc::rt::Message() << "polar: ").Grid(kc_threads, kc_block, 1));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
   kc_error kc_failure;
-  if (::kc::rt::RunLaunch(
-          kc_launch_, false, 0, kc_pool_threads,
-          [&kc_pool] { return static_cast<int64_t>(kc_pool.num_threads()); },
-          [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-          [=](const kc_block_range* kc_range, kc_error* kc_why) __attribute__((always_inline)) {
-            return kc_polar_polar_<hash>_cpu_entry(kc_range, kc_why, b_x.untyped_data(), b_y.untyped_data(), static_cast<int64_t>(d_n), o_radius.untyped_data(), o_angle.untyped_data());
-          },
-          &kc_failure) != 0) {
-    return ffi::Error::Internal(kc_failure.message);
+  int32_t kc_failed;
+  if (kc_pool_threads == 0 || ::kc::rt::StaysOnCaller(kc_launch_, false)) {
+    const kc_block_range kc_range = ::kc::rt::WholeLaunch(kc_launch_, 0);
+    kc_failed = kc_polar_polar_<hash>_cpu_entry(&kc_range, &kc_failure, b_x.untyped_data(), b_y.untyped_data(), static_cast<int64_t>(d_n), o_radius.untyped_data(), o_angle.untyped_data());
+  } else {
+    const polar_cpu_args kc_args = {b_x.untyped_data(), b_y.untyped_data(), static_cast<int64_t>(d_n), o_radius.untyped_data(), o_angle.untyped_data()};
+    kc_failed = ::kc::rt::RunSplitLaunch(kc_launch_, false, 0, kc_pool_threads, ::kc::ffi_support::Pool(kc_pool), polar_cpu_range, &kc_args, &kc_failure);
+  }
+  if (kc_failed != 0) {
+    return ::kc::ffi_support::Internal(kc_failure);
   }
   return ffi::Error::Success();
+}
+
+// What the batch elements of 'polar' share besides their tensors.
+struct polar_cpu_impl_batch_context {
+  ffi::ThreadPool* kc_pool;
+  ::kc::ffi_support::FirstError kc_error;
+};
+
+// Batch element kc_t of 'polar', as the runtime's batch loop runs it.
+void polar_cpu_impl_batch_element(void* kc_context, const ::kc::rt::Tensor<int32_t>* kc_t, int64_t kc_pool_threads) {
+  polar_cpu_impl_batch_context& kc_c = *static_cast<polar_cpu_impl_batch_context*>(kc_context);
+  kc_c.kc_error.Keep(polar_cpu_impl_element(
+      *kc_c.kc_pool,
+      kc_pool_threads,
+      ::kc::rt::Typed<ffi::DataType>(kc_t[0]),
+      ::kc::rt::Typed<ffi::DataType>(kc_t[1]),
+      ::kc::rt::Typed<ffi::DataType>(kc_t[2]),
+      ::kc::rt::Typed<ffi::DataType>(kc_t[3])));
 }
 
 // The handler of 'polar' under vmap: runs the kernel once per batch
@@ -129,55 +164,17 @@ __attribute__((noinline)) ffi::Error polar_cpu_impl_batch(
     ffi::AnyBuffer b_y,
     ffi::Result<ffi::AnyBuffer> r_radius,
     ffi::Result<ffi::AnyBuffer> r_angle) {
-  ffi::AnyBuffer o_radius = *r_radius;
-  ffi::AnyBuffer o_angle = *r_angle;
-  ::kc::rt::Batch kc_batch;
-  if (const std::string kc_error = ::kc::rt::PlanBatch(o_radius, 1, &kc_batch); !kc_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("polar: ", kc_error));
+  const ::kc::rt::BatchBuffer kc_buffers[] = {
+      ::kc::ffi_support::Buffer(b_x, 1, "x"),
+      ::kc::ffi_support::Buffer(b_y, 1, "y"),
+      ::kc::ffi_support::Buffer(*r_radius, 1, "radius"),
+      ::kc::ffi_support::Buffer(*r_angle, 1, "angle")};
+  polar_cpu_impl_batch_context kc_context{&kc_pool};
+  ::kc::rt::Message kc_why;
+  if (!::kc::rt::RunBatch("polar", kc_buffers, 4, 2, false, ::kc::ffi_support::Pool(kc_pool), polar_cpu_impl_batch_element, &kc_context, &kc_why)) {
+    return ::kc::ffi_support::InvalidArgument(kc_why);
   }
-  ::kc::rt::Operand<ffi::DataType> e_b_x;
-  if (const std::string kc_error = ::kc::rt::MakeOperand(b_x, 1, ffi::ByteWidth(b_x.element_type()), kc_batch, &e_b_x); !kc_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("polar: parameter 'x' ", kc_error));
-  }
-  ::kc::rt::Operand<ffi::DataType> e_b_y;
-  if (const std::string kc_error = ::kc::rt::MakeOperand(b_y, 1, ffi::ByteWidth(b_y.element_type()), kc_batch, &e_b_y); !kc_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("polar: parameter 'y' ", kc_error));
-  }
-  ::kc::rt::Operand<ffi::DataType> e_o_radius;
-  if (const std::string kc_error = ::kc::rt::MakeOperand(o_radius, 1, ffi::ByteWidth(o_radius.element_type()), kc_batch, &e_o_radius); !kc_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("polar: parameter 'radius' ", kc_error));
-  }
-  ::kc::rt::Operand<ffi::DataType> e_o_angle;
-  if (const std::string kc_error = ::kc::rt::MakeOperand(o_angle, 1, ffi::ByteWidth(o_angle.element_type()), kc_batch, &e_o_angle); !kc_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("polar: parameter 'angle' ", kc_error));
-  }
-  // One element, as outside vmap: no batch to share out, and the grid
-  // may use the whole pool.
-  int64_t kc_threads = -1;
-  int64_t kc_helpers = 0;
-  if (kc_batch.count > 1) {
-    kc_threads = kc_pool.num_threads();
-    kc_helpers = ::kc::rt::BatchHelpers(kc_threads, kc_batch, e_b_x.bytes + e_b_y.bytes + e_o_radius.bytes + e_o_angle.bytes);
-  }
-  ffi::Error kc_first;
-  std::mutex kc_mutex;
-  ::kc::rt::ParallelFor(
-      kc_batch.count, kc_helpers,
-      [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-      [&](int64_t kc_i) {
-        ffi::Error kc_error = polar_cpu_impl_element(
-            kc_pool,
-            kc_helpers > 0 ? 0 : kc_threads,
-            e_b_x.At(kc_batch, kc_i),
-            e_b_y.At(kc_batch, kc_i),
-            e_o_radius.At(kc_batch, kc_i),
-            e_o_angle.At(kc_batch, kc_i));
-        if (kc_error.failure()) {
-          std::lock_guard<std::mutex> kc_lock(kc_mutex);
-          if (kc_first.success()) kc_first = kc_error;
-        }
-      });
-  return kc_first;
+  return kc_context.kc_error.Take();
 }
 
 // The handler of 'polar': runs the kernel once per batch element (one
@@ -201,6 +198,19 @@ ffi::Error polar_cpu_impl(
   return polar_cpu_impl_batch(kc_pool, b_x, b_y, r_radius, r_angle);
 }
 
+// The arguments of 'accumulate', for the ranges of a launch that splits over
+// XLA's pool (kc::rt::RunSplitLaunch).
+struct accumulate_cpu_args {
+  void* kc_0;
+  void* kc_1;
+  int64_t kc_2;
+};
+
+int32_t accumulate_cpu_range(const kc_block_range* kc_range, kc_error* kc_why, const void* kc_args) {
+  const accumulate_cpu_args& kc_a = *static_cast<const accumulate_cpu_args*>(kc_args);
+  return kc_polar_accumulate_<hash>_cpu_entry(kc_range, kc_why, kc_a.kc_0, kc_a.kc_1, kc_a.kc_2);
+}
+
 // Kernel 'accumulate' (polar.cu), platform cpu: one batch element.
 __attribute__((always_inline)) inline ffi::Error accumulate_cpu_impl_element(
     ffi::ThreadPool& kc_pool,
@@ -210,43 +220,43 @@ __attribute__((always_inline)) inline ffi::Error accumulate_cpu_impl_element(
     const ::kc::rt::Tensor<ffi::DataType>& o_total) {
   ::kc::rt::Evaluator ev;
   if (o_total.element_type() != ffi::DataType::F32) {
-    return ffi::Error::InvalidArgument("accumulate: parameter 'total' expects float32 elements");
+    return ::kc::ffi_support::InvalidArgument("accumulate: parameter 'total' expects float32 elements");
   }
   if (o_total.dimensions().size() != 1) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("accumulate: parameter 'total' expects rank 1, got rank ", o_total.dimensions().size()));
+    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "accumulate: parameter 'total' expects rank 1, got rank " << o_total.dimensions().size());
   }
   if (b_total.element_type() != ffi::DataType::F32) {
-    return ffi::Error::InvalidArgument("accumulate: parameter 'total' expects float32 elements");
+    return ::kc::ffi_support::InvalidArgument("accumulate: parameter 'total' expects float32 elements");
   }
   if (b_total.dimensions().size() != 1) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("accumulate: parameter 'total' expects rank 1, got rank ", b_total.dimensions().size()));
+    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "accumulate: parameter 'total' expects rank 1, got rank " << b_total.dimensions().size());
   }
   if (b_delta.element_type() != ffi::DataType::F32) {
-    return ffi::Error::InvalidArgument("accumulate: parameter 'delta' expects float32 elements");
+    return ::kc::ffi_support::InvalidArgument("accumulate: parameter 'delta' expects float32 elements");
   }
   if (b_delta.dimensions().size() != 1) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("accumulate: parameter 'delta' expects rank 1, got rank ", b_delta.dimensions().size()));
+    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "accumulate: parameter 'delta' expects rank 1, got rank " << b_delta.dimensions().size());
   }
   const int64_t d_n = static_cast<int64_t>(o_total.element_count());
   if (!ev.failed() && !::kc::rt::Fits<int64_t>(d_n)) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("accumulate: derived value 'n' = ", d_n, " does not fit int64"));
+    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "accumulate: derived value 'n' = " << d_n << " does not fit int64");
   }
   {
     const int64_t expected = d_n;
     if (!ev.failed() && o_total.dimensions()[0] != expected) {
-      return ffi::Error::InvalidArgument(::kc::rt::Str("accumulate: parameter 'total' has shape ", ::kc::rt::ShapeString(o_total.dimensions()), ", but dimension 0 must be n = ", expected));
+      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "accumulate: parameter 'total' has shape " << ::kc::rt::ShapeOf(o_total.dimensions()) << ", but dimension 0 must be n = " << expected);
     }
   }
   {
     const int64_t expected = d_n;
     if (!ev.failed() && b_delta.dimensions()[0] != expected) {
-      return ffi::Error::InvalidArgument(::kc::rt::Str("accumulate: parameter 'delta' has shape ", ::kc::rt::ShapeString(b_delta.dimensions()), ", but dimension 0 must be n = ", expected));
+      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "accumulate: parameter 'delta' has shape " << ::kc::rt::ShapeOf(b_delta.dimensions()) << ", but dimension 0 must be n = " << expected);
     }
   }
   const int64_t kc_threads[3] = {static_cast<int64_t>(o_total.element_count()), 1, 1};
   const int64_t kc_block[3] = {256, 1, 1};
   if (ev.failed()) {
-    return ffi::Error::InvalidArgument("accumulate: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
+    return ::kc::ffi_support::InvalidArgument("accumulate: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
   }
   if (o_total.untyped_data() != b_total.untyped_data() && o_total.size_bytes() > 0) {
     memcpy(o_total.untyped_data(), b_total.untyped_data(), o_total.size_bytes());
@@ -254,21 +264,39 @@ __attribute__((always_inline)) inline ffi::Error accumulate_cpu_impl_element(
   kc_launch kc_launch_;
   bool kc_empty = false;
   if (!::kc::rt::SizeGrid(kc_threads, kc_block, 1, &kc_launch_, &kc_empty)) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("accumulate: ", ::kc::rt::GridError(kc_threads, kc_block, 1)));
+    return ::kc::ffi_support::InvalidArgument((::kc::rt::Message() << "accumulate: ").Grid(kc_threads, kc_block, 1));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
   kc_error kc_failure;
-  if (::kc::rt::RunLaunch(
-          kc_launch_, false, 0, kc_pool_threads,
-          [&kc_pool] { return static_cast<int64_t>(kc_pool.num_threads()); },
-          [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-          [=](const kc_block_range* kc_range, kc_error* kc_why) __attribute__((always_inline)) {
-            return kc_polar_accumulate_<hash>_cpu_entry(kc_range, kc_why, o_total.untyped_data(), b_delta.untyped_data(), static_cast<int64_t>(d_n));
-          },
-          &kc_failure) != 0) {
-    return ffi::Error::Internal(kc_failure.message);
+  int32_t kc_failed;
+  if (kc_pool_threads == 0 || ::kc::rt::StaysOnCaller(kc_launch_, false)) {
+    const kc_block_range kc_range = ::kc::rt::WholeLaunch(kc_launch_, 0);
+    kc_failed = kc_polar_accumulate_<hash>_cpu_entry(&kc_range, &kc_failure, o_total.untyped_data(), b_delta.untyped_data(), static_cast<int64_t>(d_n));
+  } else {
+    const accumulate_cpu_args kc_args = {o_total.untyped_data(), b_delta.untyped_data(), static_cast<int64_t>(d_n)};
+    kc_failed = ::kc::rt::RunSplitLaunch(kc_launch_, false, 0, kc_pool_threads, ::kc::ffi_support::Pool(kc_pool), accumulate_cpu_range, &kc_args, &kc_failure);
+  }
+  if (kc_failed != 0) {
+    return ::kc::ffi_support::Internal(kc_failure);
   }
   return ffi::Error::Success();
+}
+
+// What the batch elements of 'accumulate' share besides their tensors.
+struct accumulate_cpu_impl_batch_context {
+  ffi::ThreadPool* kc_pool;
+  ::kc::ffi_support::FirstError kc_error;
+};
+
+// Batch element kc_t of 'accumulate', as the runtime's batch loop runs it.
+void accumulate_cpu_impl_batch_element(void* kc_context, const ::kc::rt::Tensor<int32_t>* kc_t, int64_t kc_pool_threads) {
+  accumulate_cpu_impl_batch_context& kc_c = *static_cast<accumulate_cpu_impl_batch_context*>(kc_context);
+  kc_c.kc_error.Keep(accumulate_cpu_impl_element(
+      *kc_c.kc_pool,
+      kc_pool_threads,
+      ::kc::rt::Typed<ffi::DataType>(kc_t[0]),
+      ::kc::rt::Typed<ffi::DataType>(kc_t[1]),
+      ::kc::rt::Typed<ffi::DataType>(kc_t[2])));
 }
 
 // The handler of 'accumulate' under vmap: runs the kernel once per batch
@@ -280,49 +308,16 @@ __attribute__((noinline)) ffi::Error accumulate_cpu_impl_batch(
     ffi::AnyBuffer b_total,
     ffi::AnyBuffer b_delta,
     ffi::Result<ffi::AnyBuffer> r_total) {
-  ffi::AnyBuffer o_total = *r_total;
-  ::kc::rt::Batch kc_batch;
-  if (const std::string kc_error = ::kc::rt::PlanBatch(o_total, 1, &kc_batch); !kc_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("accumulate: ", kc_error));
+  const ::kc::rt::BatchBuffer kc_buffers[] = {
+      ::kc::ffi_support::Buffer(b_total, 1, "total"),
+      ::kc::ffi_support::Buffer(b_delta, 1, "delta"),
+      ::kc::ffi_support::Buffer(*r_total, 1, "total")};
+  accumulate_cpu_impl_batch_context kc_context{&kc_pool};
+  ::kc::rt::Message kc_why;
+  if (!::kc::rt::RunBatch("accumulate", kc_buffers, 3, 2, false, ::kc::ffi_support::Pool(kc_pool), accumulate_cpu_impl_batch_element, &kc_context, &kc_why)) {
+    return ::kc::ffi_support::InvalidArgument(kc_why);
   }
-  ::kc::rt::Operand<ffi::DataType> e_b_total;
-  if (const std::string kc_error = ::kc::rt::MakeOperand(b_total, 1, ffi::ByteWidth(b_total.element_type()), kc_batch, &e_b_total); !kc_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("accumulate: parameter 'total' ", kc_error));
-  }
-  ::kc::rt::Operand<ffi::DataType> e_b_delta;
-  if (const std::string kc_error = ::kc::rt::MakeOperand(b_delta, 1, ffi::ByteWidth(b_delta.element_type()), kc_batch, &e_b_delta); !kc_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("accumulate: parameter 'delta' ", kc_error));
-  }
-  ::kc::rt::Operand<ffi::DataType> e_o_total;
-  if (const std::string kc_error = ::kc::rt::MakeOperand(o_total, 1, ffi::ByteWidth(o_total.element_type()), kc_batch, &e_o_total); !kc_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("accumulate: parameter 'total' ", kc_error));
-  }
-  // One element, as outside vmap: no batch to share out, and the grid
-  // may use the whole pool.
-  int64_t kc_threads = -1;
-  int64_t kc_helpers = 0;
-  if (kc_batch.count > 1) {
-    kc_threads = kc_pool.num_threads();
-    kc_helpers = ::kc::rt::BatchHelpers(kc_threads, kc_batch, e_b_total.bytes + e_b_delta.bytes + e_o_total.bytes);
-  }
-  ffi::Error kc_first;
-  std::mutex kc_mutex;
-  ::kc::rt::ParallelFor(
-      kc_batch.count, kc_helpers,
-      [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-      [&](int64_t kc_i) {
-        ffi::Error kc_error = accumulate_cpu_impl_element(
-            kc_pool,
-            kc_helpers > 0 ? 0 : kc_threads,
-            e_b_total.At(kc_batch, kc_i),
-            e_b_delta.At(kc_batch, kc_i),
-            e_o_total.At(kc_batch, kc_i));
-        if (kc_error.failure()) {
-          std::lock_guard<std::mutex> kc_lock(kc_mutex);
-          if (kc_first.success()) kc_first = kc_error;
-        }
-      });
-  return kc_first;
+  return kc_context.kc_error.Take();
 }
 
 // The handler of 'accumulate': runs the kernel once per batch element (one

@@ -10,17 +10,18 @@
 #include <string>
 
 #include "kernelc/batch.h"
+#include "kernelc/ffi_support.h"
 #include "kernelc/half.h"
 #include "kernelc/launch.h"
 #include "kernelc/runtime.h"
 #include "xla/ffi/api/ffi.h"
-#include "kernelc/grid_split.h"
 
-#if KC_RUNTIME_ABI_VERSION != 3
-#error "generated for kernelc runtime ABI 3: rebuild with the kernelc that ships this runtime"
+#if KC_RUNTIME_ABI_VERSION != 4
+#error "generated for kernelc runtime ABI 4: rebuild with the kernelc that ships this runtime"
 #endif
 static_assert(sizeof(kc_dim3) == 12 && sizeof(kc_launch) == 24 &&
-                  sizeof(kc_block_range) == 48 && sizeof(kc_error) == 1024,
+                  sizeof(kc_block_range) == 48 && sizeof(kc_error) == 1024 &&
+                  sizeof(kc_pool) == 24,
               "kc_launch layout differs from the one this code was generated for");
 
 namespace ffi = xla::ffi;
@@ -32,6 +33,22 @@ int32_t kc_matmul_matmul_<hash>_cpu_entry(const kc_block_range*, kc_error*, void
 
 namespace {
 
+// The arguments of 'matmul', for the ranges of a launch that splits over
+// XLA's pool (kc::rt::RunSplitLaunch).
+struct matmul_cpu_args {
+  void* kc_0;
+  const int64_t* kc_1;
+  void* kc_2;
+  const int64_t* kc_3;
+  void* kc_4;
+  const int64_t* kc_5;
+};
+
+int32_t matmul_cpu_range(const kc_block_range* kc_range, kc_error* kc_why, const void* kc_args) {
+  const matmul_cpu_args& kc_a = *static_cast<const matmul_cpu_args*>(kc_args);
+  return kc_matmul_matmul_<hash>_cpu_entry(kc_range, kc_why, kc_a.kc_0, kc_a.kc_1, kc_a.kc_2, kc_a.kc_3, kc_a.kc_4, kc_a.kc_5);
+}
+
 // Kernel 'matmul' (matmul.cu), platform cpu: one batch element.
 __attribute__((always_inline)) inline ffi::Error matmul_cpu_impl_element(
     ffi::ThreadPool& kc_pool,
@@ -41,22 +58,22 @@ __attribute__((always_inline)) inline ffi::Error matmul_cpu_impl_element(
     const ::kc::rt::Tensor<ffi::DataType>& o_c) {
   ::kc::rt::Evaluator ev;
   if (b_a.element_type() != ffi::DataType::F32) {
-    return ffi::Error::InvalidArgument("matmul: parameter 'a' expects float32 elements");
+    return ::kc::ffi_support::InvalidArgument("matmul: parameter 'a' expects float32 elements");
   }
   if (b_a.dimensions().size() != 2) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("matmul: parameter 'a' expects rank 2, got rank ", b_a.dimensions().size()));
+    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "matmul: parameter 'a' expects rank 2, got rank " << b_a.dimensions().size());
   }
   if (b_b.element_type() != ffi::DataType::F32) {
-    return ffi::Error::InvalidArgument("matmul: parameter 'b' expects float32 elements");
+    return ::kc::ffi_support::InvalidArgument("matmul: parameter 'b' expects float32 elements");
   }
   if (b_b.dimensions().size() != 2) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("matmul: parameter 'b' expects rank 2, got rank ", b_b.dimensions().size()));
+    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "matmul: parameter 'b' expects rank 2, got rank " << b_b.dimensions().size());
   }
   if (o_c.element_type() != ffi::DataType::F32) {
-    return ffi::Error::InvalidArgument("matmul: parameter 'c' expects float32 elements");
+    return ::kc::ffi_support::InvalidArgument("matmul: parameter 'c' expects float32 elements");
   }
   if (o_c.dimensions().size() != 2) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("matmul: parameter 'c' expects rank 2, got rank ", o_c.dimensions().size()));
+    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "matmul: parameter 'c' expects rank 2, got rank " << o_c.dimensions().size());
   }
   const int64_t s_m = b_a.dimensions()[0];
   const int64_t s_k = b_a.dimensions()[1];
@@ -64,44 +81,62 @@ __attribute__((always_inline)) inline ffi::Error matmul_cpu_impl_element(
   {
     const int64_t expected = s_k;
     if (!ev.failed() && b_b.dimensions()[0] != expected) {
-      return ffi::Error::InvalidArgument(::kc::rt::Str("matmul: parameter 'b' has shape ", ::kc::rt::ShapeString(b_b.dimensions()), ", but dimension 0 must be k = ", expected));
+      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "matmul: parameter 'b' has shape " << ::kc::rt::ShapeOf(b_b.dimensions()) << ", but dimension 0 must be k = " << expected);
     }
   }
   {
     const int64_t expected = s_m;
     if (!ev.failed() && o_c.dimensions()[0] != expected) {
-      return ffi::Error::InvalidArgument(::kc::rt::Str("matmul: parameter 'c' has shape ", ::kc::rt::ShapeString(o_c.dimensions()), ", but dimension 0 must be m = ", expected));
+      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "matmul: parameter 'c' has shape " << ::kc::rt::ShapeOf(o_c.dimensions()) << ", but dimension 0 must be m = " << expected);
     }
   }
   {
     const int64_t expected = s_n;
     if (!ev.failed() && o_c.dimensions()[1] != expected) {
-      return ffi::Error::InvalidArgument(::kc::rt::Str("matmul: parameter 'c' has shape ", ::kc::rt::ShapeString(o_c.dimensions()), ", but dimension 1 must be n = ", expected));
+      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "matmul: parameter 'c' has shape " << ::kc::rt::ShapeOf(o_c.dimensions()) << ", but dimension 1 must be n = " << expected);
     }
   }
   const int64_t kc_threads[3] = {o_c.dimensions()[1], o_c.dimensions()[0], 1};
   const int64_t kc_block[3] = {16, 16, 1};
   if (ev.failed()) {
-    return ffi::Error::InvalidArgument("matmul: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
+    return ::kc::ffi_support::InvalidArgument("matmul: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
   }
   kc_launch kc_launch_;
   bool kc_empty = false;
   if (!::kc::rt::SizeGrid(kc_threads, kc_block, 2, &kc_launch_, &kc_empty)) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("matmul: ", ::kc::rt::GridError(kc_threads, kc_block, 2)));
+    return ::kc::ffi_support::InvalidArgument((::kc::rt::Message() << "matmul: ").Grid(kc_threads, kc_block, 2));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
   kc_error kc_failure;
-  if (::kc::rt::RunLaunch(
-          kc_launch_, false, 0, kc_pool_threads,
-          [&kc_pool] { return static_cast<int64_t>(kc_pool.num_threads()); },
-          [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-          [=](const kc_block_range* kc_range, kc_error* kc_why) __attribute__((always_inline)) {
-            return kc_matmul_matmul_<hash>_cpu_entry(kc_range, kc_why, b_a.untyped_data(), b_a.dimensions().begin(), b_b.untyped_data(), b_b.dimensions().begin(), o_c.untyped_data(), o_c.dimensions().begin());
-          },
-          &kc_failure) != 0) {
-    return ffi::Error::Internal(kc_failure.message);
+  int32_t kc_failed;
+  if (kc_pool_threads == 0 || ::kc::rt::StaysOnCaller(kc_launch_, false)) {
+    const kc_block_range kc_range = ::kc::rt::WholeLaunch(kc_launch_, 0);
+    kc_failed = kc_matmul_matmul_<hash>_cpu_entry(&kc_range, &kc_failure, b_a.untyped_data(), b_a.dimensions().begin(), b_b.untyped_data(), b_b.dimensions().begin(), o_c.untyped_data(), o_c.dimensions().begin());
+  } else {
+    const matmul_cpu_args kc_args = {b_a.untyped_data(), b_a.dimensions().begin(), b_b.untyped_data(), b_b.dimensions().begin(), o_c.untyped_data(), o_c.dimensions().begin()};
+    kc_failed = ::kc::rt::RunSplitLaunch(kc_launch_, false, 0, kc_pool_threads, ::kc::ffi_support::Pool(kc_pool), matmul_cpu_range, &kc_args, &kc_failure);
+  }
+  if (kc_failed != 0) {
+    return ::kc::ffi_support::Internal(kc_failure);
   }
   return ffi::Error::Success();
+}
+
+// What the batch elements of 'matmul' share besides their tensors.
+struct matmul_cpu_impl_batch_context {
+  ffi::ThreadPool* kc_pool;
+  ::kc::ffi_support::FirstError kc_error;
+};
+
+// Batch element kc_t of 'matmul', as the runtime's batch loop runs it.
+void matmul_cpu_impl_batch_element(void* kc_context, const ::kc::rt::Tensor<int32_t>* kc_t, int64_t kc_pool_threads) {
+  matmul_cpu_impl_batch_context& kc_c = *static_cast<matmul_cpu_impl_batch_context*>(kc_context);
+  kc_c.kc_error.Keep(matmul_cpu_impl_element(
+      *kc_c.kc_pool,
+      kc_pool_threads,
+      ::kc::rt::Typed<ffi::DataType>(kc_t[0]),
+      ::kc::rt::Typed<ffi::DataType>(kc_t[1]),
+      ::kc::rt::Typed<ffi::DataType>(kc_t[2])));
 }
 
 // The handler of 'matmul' under vmap: runs the kernel once per batch
@@ -113,49 +148,16 @@ __attribute__((noinline)) ffi::Error matmul_cpu_impl_batch(
     ffi::AnyBuffer b_a,
     ffi::AnyBuffer b_b,
     ffi::Result<ffi::AnyBuffer> r_c) {
-  ffi::AnyBuffer o_c = *r_c;
-  ::kc::rt::Batch kc_batch;
-  if (const std::string kc_error = ::kc::rt::PlanBatch(o_c, 2, &kc_batch); !kc_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("matmul: ", kc_error));
+  const ::kc::rt::BatchBuffer kc_buffers[] = {
+      ::kc::ffi_support::Buffer(b_a, 2, "a"),
+      ::kc::ffi_support::Buffer(b_b, 2, "b"),
+      ::kc::ffi_support::Buffer(*r_c, 2, "c")};
+  matmul_cpu_impl_batch_context kc_context{&kc_pool};
+  ::kc::rt::Message kc_why;
+  if (!::kc::rt::RunBatch("matmul", kc_buffers, 3, 2, false, ::kc::ffi_support::Pool(kc_pool), matmul_cpu_impl_batch_element, &kc_context, &kc_why)) {
+    return ::kc::ffi_support::InvalidArgument(kc_why);
   }
-  ::kc::rt::Operand<ffi::DataType> e_b_a;
-  if (const std::string kc_error = ::kc::rt::MakeOperand(b_a, 2, ffi::ByteWidth(b_a.element_type()), kc_batch, &e_b_a); !kc_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("matmul: parameter 'a' ", kc_error));
-  }
-  ::kc::rt::Operand<ffi::DataType> e_b_b;
-  if (const std::string kc_error = ::kc::rt::MakeOperand(b_b, 2, ffi::ByteWidth(b_b.element_type()), kc_batch, &e_b_b); !kc_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("matmul: parameter 'b' ", kc_error));
-  }
-  ::kc::rt::Operand<ffi::DataType> e_o_c;
-  if (const std::string kc_error = ::kc::rt::MakeOperand(o_c, 2, ffi::ByteWidth(o_c.element_type()), kc_batch, &e_o_c); !kc_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("matmul: parameter 'c' ", kc_error));
-  }
-  // One element, as outside vmap: no batch to share out, and the grid
-  // may use the whole pool.
-  int64_t kc_threads = -1;
-  int64_t kc_helpers = 0;
-  if (kc_batch.count > 1) {
-    kc_threads = kc_pool.num_threads();
-    kc_helpers = ::kc::rt::BatchHelpers(kc_threads, kc_batch, e_b_a.bytes + e_b_b.bytes + e_o_c.bytes);
-  }
-  ffi::Error kc_first;
-  std::mutex kc_mutex;
-  ::kc::rt::ParallelFor(
-      kc_batch.count, kc_helpers,
-      [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-      [&](int64_t kc_i) {
-        ffi::Error kc_error = matmul_cpu_impl_element(
-            kc_pool,
-            kc_helpers > 0 ? 0 : kc_threads,
-            e_b_a.At(kc_batch, kc_i),
-            e_b_b.At(kc_batch, kc_i),
-            e_o_c.At(kc_batch, kc_i));
-        if (kc_error.failure()) {
-          std::lock_guard<std::mutex> kc_lock(kc_mutex);
-          if (kc_first.success()) kc_first = kc_error;
-        }
-      });
-  return kc_first;
+  return kc_context.kc_error.Take();
 }
 
 // The handler of 'matmul': runs the kernel once per batch element (one

@@ -10,17 +10,18 @@
 #include <string>
 
 #include "kernelc/batch.h"
+#include "kernelc/ffi_support.h"
 #include "kernelc/half.h"
 #include "kernelc/launch.h"
 #include "kernelc/runtime.h"
 #include "xla/ffi/api/ffi.h"
-#include "kernelc/grid_split.h"
 
-#if KC_RUNTIME_ABI_VERSION != 3
-#error "generated for kernelc runtime ABI 3: rebuild with the kernelc that ships this runtime"
+#if KC_RUNTIME_ABI_VERSION != 4
+#error "generated for kernelc runtime ABI 4: rebuild with the kernelc that ships this runtime"
 #endif
 static_assert(sizeof(kc_dim3) == 12 && sizeof(kc_launch) == 24 &&
-                  sizeof(kc_block_range) == 48 && sizeof(kc_error) == 1024,
+                  sizeof(kc_block_range) == 48 && sizeof(kc_error) == 1024 &&
+                  sizeof(kc_pool) == 24,
               "kc_launch layout differs from the one this code was generated for");
 
 namespace ffi = xla::ffi;
@@ -35,6 +36,19 @@ int32_t kc_k_square_bwd_jvp_<hash>_cpu_entry(const kc_block_range*, kc_error*, v
 
 namespace {
 
+// The arguments of 'square', for the ranges of a launch that splits over
+// XLA's pool (kc::rt::RunSplitLaunch).
+struct square_cpu_args {
+  void* kc_0;
+  int64_t kc_1;
+  void* kc_2;
+};
+
+int32_t square_cpu_range(const kc_block_range* kc_range, kc_error* kc_why, const void* kc_args) {
+  const square_cpu_args& kc_a = *static_cast<const square_cpu_args*>(kc_args);
+  return kc_k_square_<hash>_cpu_entry(kc_range, kc_why, kc_a.kc_0, kc_a.kc_1, kc_a.kc_2);
+}
+
 // Kernel 'square' (k.cu), platform cpu: one batch element.
 __attribute__((always_inline)) inline ffi::Error square_cpu_impl_element(
     ffi::ThreadPool& kc_pool,
@@ -43,56 +57,73 @@ __attribute__((always_inline)) inline ffi::Error square_cpu_impl_element(
     const ::kc::rt::Tensor<ffi::DataType>& o_y) {
   ::kc::rt::Evaluator ev;
   if (b_x.element_type() != ffi::DataType::F32) {
-    return ffi::Error::InvalidArgument("square: parameter 'x' expects float32 elements");
+    return ::kc::ffi_support::InvalidArgument("square: parameter 'x' expects float32 elements");
   }
   if (b_x.dimensions().size() != 1) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square: parameter 'x' expects rank 1, got rank ", b_x.dimensions().size()));
+    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square: parameter 'x' expects rank 1, got rank " << b_x.dimensions().size());
   }
   if (o_y.element_type() != ffi::DataType::F32) {
-    return ffi::Error::InvalidArgument("square: parameter 'y' expects float32 elements");
+    return ::kc::ffi_support::InvalidArgument("square: parameter 'y' expects float32 elements");
   }
   if (o_y.dimensions().size() != 1) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square: parameter 'y' expects rank 1, got rank ", o_y.dimensions().size()));
+    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square: parameter 'y' expects rank 1, got rank " << o_y.dimensions().size());
   }
   const int64_t d_n = static_cast<int64_t>(b_x.element_count());
   if (!ev.failed() && !::kc::rt::Fits<int64_t>(d_n)) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square: derived value 'n' = ", d_n, " does not fit int64"));
+    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square: derived value 'n' = " << d_n << " does not fit int64");
   }
   {
     const int64_t expected = d_n;
     if (!ev.failed() && b_x.dimensions()[0] != expected) {
-      return ffi::Error::InvalidArgument(::kc::rt::Str("square: parameter 'x' has shape ", ::kc::rt::ShapeString(b_x.dimensions()), ", but dimension 0 must be n = ", expected));
+      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square: parameter 'x' has shape " << ::kc::rt::ShapeOf(b_x.dimensions()) << ", but dimension 0 must be n = " << expected);
     }
   }
   {
     const int64_t expected = d_n;
     if (!ev.failed() && o_y.dimensions()[0] != expected) {
-      return ffi::Error::InvalidArgument(::kc::rt::Str("square: parameter 'y' has shape ", ::kc::rt::ShapeString(o_y.dimensions()), ", but dimension 0 must be n = ", expected));
+      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square: parameter 'y' has shape " << ::kc::rt::ShapeOf(o_y.dimensions()) << ", but dimension 0 must be n = " << expected);
     }
   }
   const int64_t kc_threads[3] = {d_n, 1, 1};
   const int64_t kc_block[3] = {256, 1, 1};
   if (ev.failed()) {
-    return ffi::Error::InvalidArgument("square: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
+    return ::kc::ffi_support::InvalidArgument("square: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
   }
   kc_launch kc_launch_;
   bool kc_empty = false;
   if (!::kc::rt::SizeGrid(kc_threads, kc_block, 1, &kc_launch_, &kc_empty)) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square: ", ::kc::rt::GridError(kc_threads, kc_block, 1)));
+    return ::kc::ffi_support::InvalidArgument((::kc::rt::Message() << "square: ").Grid(kc_threads, kc_block, 1));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
   kc_error kc_failure;
-  if (::kc::rt::RunLaunch(
-          kc_launch_, false, 0, kc_pool_threads,
-          [&kc_pool] { return static_cast<int64_t>(kc_pool.num_threads()); },
-          [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-          [=](const kc_block_range* kc_range, kc_error* kc_why) __attribute__((always_inline)) {
-            return kc_k_square_<hash>_cpu_entry(kc_range, kc_why, b_x.untyped_data(), static_cast<int64_t>(d_n), o_y.untyped_data());
-          },
-          &kc_failure) != 0) {
-    return ffi::Error::Internal(kc_failure.message);
+  int32_t kc_failed;
+  if (kc_pool_threads == 0 || ::kc::rt::StaysOnCaller(kc_launch_, false)) {
+    const kc_block_range kc_range = ::kc::rt::WholeLaunch(kc_launch_, 0);
+    kc_failed = kc_k_square_<hash>_cpu_entry(&kc_range, &kc_failure, b_x.untyped_data(), static_cast<int64_t>(d_n), o_y.untyped_data());
+  } else {
+    const square_cpu_args kc_args = {b_x.untyped_data(), static_cast<int64_t>(d_n), o_y.untyped_data()};
+    kc_failed = ::kc::rt::RunSplitLaunch(kc_launch_, false, 0, kc_pool_threads, ::kc::ffi_support::Pool(kc_pool), square_cpu_range, &kc_args, &kc_failure);
+  }
+  if (kc_failed != 0) {
+    return ::kc::ffi_support::Internal(kc_failure);
   }
   return ffi::Error::Success();
+}
+
+// What the batch elements of 'square' share besides their tensors.
+struct square_cpu_impl_batch_context {
+  ffi::ThreadPool* kc_pool;
+  ::kc::ffi_support::FirstError kc_error;
+};
+
+// Batch element kc_t of 'square', as the runtime's batch loop runs it.
+void square_cpu_impl_batch_element(void* kc_context, const ::kc::rt::Tensor<int32_t>* kc_t, int64_t kc_pool_threads) {
+  square_cpu_impl_batch_context& kc_c = *static_cast<square_cpu_impl_batch_context*>(kc_context);
+  kc_c.kc_error.Keep(square_cpu_impl_element(
+      *kc_c.kc_pool,
+      kc_pool_threads,
+      ::kc::rt::Typed<ffi::DataType>(kc_t[0]),
+      ::kc::rt::Typed<ffi::DataType>(kc_t[1])));
 }
 
 // The handler of 'square' under vmap: runs the kernel once per batch
@@ -103,44 +134,15 @@ __attribute__((noinline)) ffi::Error square_cpu_impl_batch(
     ffi::ThreadPool kc_pool,
     ffi::AnyBuffer b_x,
     ffi::Result<ffi::AnyBuffer> r_y) {
-  ffi::AnyBuffer o_y = *r_y;
-  ::kc::rt::Batch kc_batch;
-  if (const std::string kc_error = ::kc::rt::PlanBatch(o_y, 1, &kc_batch); !kc_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square: ", kc_error));
+  const ::kc::rt::BatchBuffer kc_buffers[] = {
+      ::kc::ffi_support::Buffer(b_x, 1, "x"),
+      ::kc::ffi_support::Buffer(*r_y, 1, "y")};
+  square_cpu_impl_batch_context kc_context{&kc_pool};
+  ::kc::rt::Message kc_why;
+  if (!::kc::rt::RunBatch("square", kc_buffers, 2, 1, false, ::kc::ffi_support::Pool(kc_pool), square_cpu_impl_batch_element, &kc_context, &kc_why)) {
+    return ::kc::ffi_support::InvalidArgument(kc_why);
   }
-  ::kc::rt::Operand<ffi::DataType> e_b_x;
-  if (const std::string kc_error = ::kc::rt::MakeOperand(b_x, 1, ffi::ByteWidth(b_x.element_type()), kc_batch, &e_b_x); !kc_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square: parameter 'x' ", kc_error));
-  }
-  ::kc::rt::Operand<ffi::DataType> e_o_y;
-  if (const std::string kc_error = ::kc::rt::MakeOperand(o_y, 1, ffi::ByteWidth(o_y.element_type()), kc_batch, &e_o_y); !kc_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square: parameter 'y' ", kc_error));
-  }
-  // One element, as outside vmap: no batch to share out, and the grid
-  // may use the whole pool.
-  int64_t kc_threads = -1;
-  int64_t kc_helpers = 0;
-  if (kc_batch.count > 1) {
-    kc_threads = kc_pool.num_threads();
-    kc_helpers = ::kc::rt::BatchHelpers(kc_threads, kc_batch, e_b_x.bytes + e_o_y.bytes);
-  }
-  ffi::Error kc_first;
-  std::mutex kc_mutex;
-  ::kc::rt::ParallelFor(
-      kc_batch.count, kc_helpers,
-      [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-      [&](int64_t kc_i) {
-        ffi::Error kc_error = square_cpu_impl_element(
-            kc_pool,
-            kc_helpers > 0 ? 0 : kc_threads,
-            e_b_x.At(kc_batch, kc_i),
-            e_o_y.At(kc_batch, kc_i));
-        if (kc_error.failure()) {
-          std::lock_guard<std::mutex> kc_lock(kc_mutex);
-          if (kc_first.success()) kc_first = kc_error;
-        }
-      });
-  return kc_first;
+  return kc_context.kc_error.Take();
 }
 
 // The handler of 'square': runs the kernel once per batch element (one
@@ -160,6 +162,20 @@ ffi::Error square_cpu_impl(
   return square_cpu_impl_batch(kc_pool, b_x, r_y);
 }
 
+// The arguments of 'square_jvp', for the ranges of a launch that splits over
+// XLA's pool (kc::rt::RunSplitLaunch).
+struct square_jvp_cpu_args {
+  void* kc_0;
+  void* kc_1;
+  int64_t kc_2;
+  void* kc_3;
+};
+
+int32_t square_jvp_cpu_range(const kc_block_range* kc_range, kc_error* kc_why, const void* kc_args) {
+  const square_jvp_cpu_args& kc_a = *static_cast<const square_jvp_cpu_args*>(kc_args);
+  return kc_k_square_jvp_<hash>_cpu_entry(kc_range, kc_why, kc_a.kc_0, kc_a.kc_1, kc_a.kc_2, kc_a.kc_3);
+}
+
 // Kernel 'square_jvp' (k.cu), platform cpu: one batch element.
 __attribute__((always_inline)) inline ffi::Error square_jvp_cpu_impl_element(
     ffi::ThreadPool& kc_pool,
@@ -169,68 +185,86 @@ __attribute__((always_inline)) inline ffi::Error square_jvp_cpu_impl_element(
     const ::kc::rt::Tensor<ffi::DataType>& o_d_y) {
   ::kc::rt::Evaluator ev;
   if (b_x.element_type() != ffi::DataType::F32) {
-    return ffi::Error::InvalidArgument("square_jvp: parameter 'x' expects float32 elements");
+    return ::kc::ffi_support::InvalidArgument("square_jvp: parameter 'x' expects float32 elements");
   }
   if (b_x.dimensions().size() != 1) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square_jvp: parameter 'x' expects rank 1, got rank ", b_x.dimensions().size()));
+    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_jvp: parameter 'x' expects rank 1, got rank " << b_x.dimensions().size());
   }
   if (b_d_x.element_type() != ffi::DataType::F32) {
-    return ffi::Error::InvalidArgument("square_jvp: parameter 'd_x' expects float32 elements");
+    return ::kc::ffi_support::InvalidArgument("square_jvp: parameter 'd_x' expects float32 elements");
   }
   if (b_d_x.dimensions().size() != 1) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square_jvp: parameter 'd_x' expects rank 1, got rank ", b_d_x.dimensions().size()));
+    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_jvp: parameter 'd_x' expects rank 1, got rank " << b_d_x.dimensions().size());
   }
   if (o_d_y.element_type() != ffi::DataType::F32) {
-    return ffi::Error::InvalidArgument("square_jvp: parameter 'd_y' expects float32 elements");
+    return ::kc::ffi_support::InvalidArgument("square_jvp: parameter 'd_y' expects float32 elements");
   }
   if (o_d_y.dimensions().size() != 1) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square_jvp: parameter 'd_y' expects rank 1, got rank ", o_d_y.dimensions().size()));
+    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_jvp: parameter 'd_y' expects rank 1, got rank " << o_d_y.dimensions().size());
   }
   const int64_t d_n = static_cast<int64_t>(b_x.element_count());
   if (!ev.failed() && !::kc::rt::Fits<int64_t>(d_n)) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square_jvp: derived value 'n' = ", d_n, " does not fit int64"));
+    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_jvp: derived value 'n' = " << d_n << " does not fit int64");
   }
   {
     const int64_t expected = d_n;
     if (!ev.failed() && b_x.dimensions()[0] != expected) {
-      return ffi::Error::InvalidArgument(::kc::rt::Str("square_jvp: parameter 'x' has shape ", ::kc::rt::ShapeString(b_x.dimensions()), ", but dimension 0 must be n = ", expected));
+      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_jvp: parameter 'x' has shape " << ::kc::rt::ShapeOf(b_x.dimensions()) << ", but dimension 0 must be n = " << expected);
     }
   }
   {
     const int64_t expected = d_n;
     if (!ev.failed() && b_d_x.dimensions()[0] != expected) {
-      return ffi::Error::InvalidArgument(::kc::rt::Str("square_jvp: parameter 'd_x' has shape ", ::kc::rt::ShapeString(b_d_x.dimensions()), ", but dimension 0 must be n = ", expected));
+      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_jvp: parameter 'd_x' has shape " << ::kc::rt::ShapeOf(b_d_x.dimensions()) << ", but dimension 0 must be n = " << expected);
     }
   }
   {
     const int64_t expected = d_n;
     if (!ev.failed() && o_d_y.dimensions()[0] != expected) {
-      return ffi::Error::InvalidArgument(::kc::rt::Str("square_jvp: parameter 'd_y' has shape ", ::kc::rt::ShapeString(o_d_y.dimensions()), ", but dimension 0 must be n = ", expected));
+      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_jvp: parameter 'd_y' has shape " << ::kc::rt::ShapeOf(o_d_y.dimensions()) << ", but dimension 0 must be n = " << expected);
     }
   }
   const int64_t kc_threads[3] = {d_n, 1, 1};
   const int64_t kc_block[3] = {256, 1, 1};
   if (ev.failed()) {
-    return ffi::Error::InvalidArgument("square_jvp: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
+    return ::kc::ffi_support::InvalidArgument("square_jvp: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
   }
   kc_launch kc_launch_;
   bool kc_empty = false;
   if (!::kc::rt::SizeGrid(kc_threads, kc_block, 1, &kc_launch_, &kc_empty)) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square_jvp: ", ::kc::rt::GridError(kc_threads, kc_block, 1)));
+    return ::kc::ffi_support::InvalidArgument((::kc::rt::Message() << "square_jvp: ").Grid(kc_threads, kc_block, 1));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
   kc_error kc_failure;
-  if (::kc::rt::RunLaunch(
-          kc_launch_, false, 0, kc_pool_threads,
-          [&kc_pool] { return static_cast<int64_t>(kc_pool.num_threads()); },
-          [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-          [=](const kc_block_range* kc_range, kc_error* kc_why) __attribute__((always_inline)) {
-            return kc_k_square_jvp_<hash>_cpu_entry(kc_range, kc_why, b_x.untyped_data(), b_d_x.untyped_data(), static_cast<int64_t>(d_n), o_d_y.untyped_data());
-          },
-          &kc_failure) != 0) {
-    return ffi::Error::Internal(kc_failure.message);
+  int32_t kc_failed;
+  if (kc_pool_threads == 0 || ::kc::rt::StaysOnCaller(kc_launch_, false)) {
+    const kc_block_range kc_range = ::kc::rt::WholeLaunch(kc_launch_, 0);
+    kc_failed = kc_k_square_jvp_<hash>_cpu_entry(&kc_range, &kc_failure, b_x.untyped_data(), b_d_x.untyped_data(), static_cast<int64_t>(d_n), o_d_y.untyped_data());
+  } else {
+    const square_jvp_cpu_args kc_args = {b_x.untyped_data(), b_d_x.untyped_data(), static_cast<int64_t>(d_n), o_d_y.untyped_data()};
+    kc_failed = ::kc::rt::RunSplitLaunch(kc_launch_, false, 0, kc_pool_threads, ::kc::ffi_support::Pool(kc_pool), square_jvp_cpu_range, &kc_args, &kc_failure);
+  }
+  if (kc_failed != 0) {
+    return ::kc::ffi_support::Internal(kc_failure);
   }
   return ffi::Error::Success();
+}
+
+// What the batch elements of 'square_jvp' share besides their tensors.
+struct square_jvp_cpu_impl_batch_context {
+  ffi::ThreadPool* kc_pool;
+  ::kc::ffi_support::FirstError kc_error;
+};
+
+// Batch element kc_t of 'square_jvp', as the runtime's batch loop runs it.
+void square_jvp_cpu_impl_batch_element(void* kc_context, const ::kc::rt::Tensor<int32_t>* kc_t, int64_t kc_pool_threads) {
+  square_jvp_cpu_impl_batch_context& kc_c = *static_cast<square_jvp_cpu_impl_batch_context*>(kc_context);
+  kc_c.kc_error.Keep(square_jvp_cpu_impl_element(
+      *kc_c.kc_pool,
+      kc_pool_threads,
+      ::kc::rt::Typed<ffi::DataType>(kc_t[0]),
+      ::kc::rt::Typed<ffi::DataType>(kc_t[1]),
+      ::kc::rt::Typed<ffi::DataType>(kc_t[2])));
 }
 
 // The handler of 'square_jvp' under vmap: runs the kernel once per batch
@@ -242,49 +276,16 @@ __attribute__((noinline)) ffi::Error square_jvp_cpu_impl_batch(
     ffi::AnyBuffer b_x,
     ffi::AnyBuffer b_d_x,
     ffi::Result<ffi::AnyBuffer> r_d_y) {
-  ffi::AnyBuffer o_d_y = *r_d_y;
-  ::kc::rt::Batch kc_batch;
-  if (const std::string kc_error = ::kc::rt::PlanBatch(o_d_y, 1, &kc_batch); !kc_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square_jvp: ", kc_error));
+  const ::kc::rt::BatchBuffer kc_buffers[] = {
+      ::kc::ffi_support::Buffer(b_x, 1, "x"),
+      ::kc::ffi_support::Buffer(b_d_x, 1, "d_x"),
+      ::kc::ffi_support::Buffer(*r_d_y, 1, "d_y")};
+  square_jvp_cpu_impl_batch_context kc_context{&kc_pool};
+  ::kc::rt::Message kc_why;
+  if (!::kc::rt::RunBatch("square_jvp", kc_buffers, 3, 2, false, ::kc::ffi_support::Pool(kc_pool), square_jvp_cpu_impl_batch_element, &kc_context, &kc_why)) {
+    return ::kc::ffi_support::InvalidArgument(kc_why);
   }
-  ::kc::rt::Operand<ffi::DataType> e_b_x;
-  if (const std::string kc_error = ::kc::rt::MakeOperand(b_x, 1, ffi::ByteWidth(b_x.element_type()), kc_batch, &e_b_x); !kc_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square_jvp: parameter 'x' ", kc_error));
-  }
-  ::kc::rt::Operand<ffi::DataType> e_b_d_x;
-  if (const std::string kc_error = ::kc::rt::MakeOperand(b_d_x, 1, ffi::ByteWidth(b_d_x.element_type()), kc_batch, &e_b_d_x); !kc_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square_jvp: parameter 'd_x' ", kc_error));
-  }
-  ::kc::rt::Operand<ffi::DataType> e_o_d_y;
-  if (const std::string kc_error = ::kc::rt::MakeOperand(o_d_y, 1, ffi::ByteWidth(o_d_y.element_type()), kc_batch, &e_o_d_y); !kc_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square_jvp: parameter 'd_y' ", kc_error));
-  }
-  // One element, as outside vmap: no batch to share out, and the grid
-  // may use the whole pool.
-  int64_t kc_threads = -1;
-  int64_t kc_helpers = 0;
-  if (kc_batch.count > 1) {
-    kc_threads = kc_pool.num_threads();
-    kc_helpers = ::kc::rt::BatchHelpers(kc_threads, kc_batch, e_b_x.bytes + e_b_d_x.bytes + e_o_d_y.bytes);
-  }
-  ffi::Error kc_first;
-  std::mutex kc_mutex;
-  ::kc::rt::ParallelFor(
-      kc_batch.count, kc_helpers,
-      [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-      [&](int64_t kc_i) {
-        ffi::Error kc_error = square_jvp_cpu_impl_element(
-            kc_pool,
-            kc_helpers > 0 ? 0 : kc_threads,
-            e_b_x.At(kc_batch, kc_i),
-            e_b_d_x.At(kc_batch, kc_i),
-            e_o_d_y.At(kc_batch, kc_i));
-        if (kc_error.failure()) {
-          std::lock_guard<std::mutex> kc_lock(kc_mutex);
-          if (kc_first.success()) kc_first = kc_error;
-        }
-      });
-  return kc_first;
+  return kc_context.kc_error.Take();
 }
 
 // The handler of 'square_jvp': runs the kernel once per batch element (one
@@ -306,6 +307,20 @@ ffi::Error square_jvp_cpu_impl(
   return square_jvp_cpu_impl_batch(kc_pool, b_x, b_d_x, r_d_y);
 }
 
+// The arguments of 'square_bwd', for the ranges of a launch that splits over
+// XLA's pool (kc::rt::RunSplitLaunch).
+struct square_bwd_cpu_args {
+  void* kc_0;
+  void* kc_1;
+  int64_t kc_2;
+  void* kc_3;
+};
+
+int32_t square_bwd_cpu_range(const kc_block_range* kc_range, kc_error* kc_why, const void* kc_args) {
+  const square_bwd_cpu_args& kc_a = *static_cast<const square_bwd_cpu_args*>(kc_args);
+  return kc_k_square_bwd_<hash>_cpu_entry(kc_range, kc_why, kc_a.kc_0, kc_a.kc_1, kc_a.kc_2, kc_a.kc_3);
+}
+
 // Kernel 'square_bwd' (k.cu), platform cpu: one batch element.
 __attribute__((always_inline)) inline ffi::Error square_bwd_cpu_impl_element(
     ffi::ThreadPool& kc_pool,
@@ -315,68 +330,86 @@ __attribute__((always_inline)) inline ffi::Error square_bwd_cpu_impl_element(
     const ::kc::rt::Tensor<ffi::DataType>& o_d_x) {
   ::kc::rt::Evaluator ev;
   if (b_x.element_type() != ffi::DataType::F32) {
-    return ffi::Error::InvalidArgument("square_bwd: parameter 'x' expects float32 elements");
+    return ::kc::ffi_support::InvalidArgument("square_bwd: parameter 'x' expects float32 elements");
   }
   if (b_x.dimensions().size() != 1) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square_bwd: parameter 'x' expects rank 1, got rank ", b_x.dimensions().size()));
+    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_bwd: parameter 'x' expects rank 1, got rank " << b_x.dimensions().size());
   }
   if (b_d_y.element_type() != ffi::DataType::F32) {
-    return ffi::Error::InvalidArgument("square_bwd: parameter 'd_y' expects float32 elements");
+    return ::kc::ffi_support::InvalidArgument("square_bwd: parameter 'd_y' expects float32 elements");
   }
   if (b_d_y.dimensions().size() != 1) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square_bwd: parameter 'd_y' expects rank 1, got rank ", b_d_y.dimensions().size()));
+    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_bwd: parameter 'd_y' expects rank 1, got rank " << b_d_y.dimensions().size());
   }
   if (o_d_x.element_type() != ffi::DataType::F32) {
-    return ffi::Error::InvalidArgument("square_bwd: parameter 'd_x' expects float32 elements");
+    return ::kc::ffi_support::InvalidArgument("square_bwd: parameter 'd_x' expects float32 elements");
   }
   if (o_d_x.dimensions().size() != 1) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square_bwd: parameter 'd_x' expects rank 1, got rank ", o_d_x.dimensions().size()));
+    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_bwd: parameter 'd_x' expects rank 1, got rank " << o_d_x.dimensions().size());
   }
   const int64_t d_n = static_cast<int64_t>(b_x.element_count());
   if (!ev.failed() && !::kc::rt::Fits<int64_t>(d_n)) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square_bwd: derived value 'n' = ", d_n, " does not fit int64"));
+    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_bwd: derived value 'n' = " << d_n << " does not fit int64");
   }
   {
     const int64_t expected = d_n;
     if (!ev.failed() && b_x.dimensions()[0] != expected) {
-      return ffi::Error::InvalidArgument(::kc::rt::Str("square_bwd: parameter 'x' has shape ", ::kc::rt::ShapeString(b_x.dimensions()), ", but dimension 0 must be n = ", expected));
+      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_bwd: parameter 'x' has shape " << ::kc::rt::ShapeOf(b_x.dimensions()) << ", but dimension 0 must be n = " << expected);
     }
   }
   {
     const int64_t expected = d_n;
     if (!ev.failed() && b_d_y.dimensions()[0] != expected) {
-      return ffi::Error::InvalidArgument(::kc::rt::Str("square_bwd: parameter 'd_y' has shape ", ::kc::rt::ShapeString(b_d_y.dimensions()), ", but dimension 0 must be n = ", expected));
+      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_bwd: parameter 'd_y' has shape " << ::kc::rt::ShapeOf(b_d_y.dimensions()) << ", but dimension 0 must be n = " << expected);
     }
   }
   {
     const int64_t expected = d_n;
     if (!ev.failed() && o_d_x.dimensions()[0] != expected) {
-      return ffi::Error::InvalidArgument(::kc::rt::Str("square_bwd: parameter 'd_x' has shape ", ::kc::rt::ShapeString(o_d_x.dimensions()), ", but dimension 0 must be n = ", expected));
+      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_bwd: parameter 'd_x' has shape " << ::kc::rt::ShapeOf(o_d_x.dimensions()) << ", but dimension 0 must be n = " << expected);
     }
   }
   const int64_t kc_threads[3] = {d_n, 1, 1};
   const int64_t kc_block[3] = {256, 1, 1};
   if (ev.failed()) {
-    return ffi::Error::InvalidArgument("square_bwd: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
+    return ::kc::ffi_support::InvalidArgument("square_bwd: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
   }
   kc_launch kc_launch_;
   bool kc_empty = false;
   if (!::kc::rt::SizeGrid(kc_threads, kc_block, 1, &kc_launch_, &kc_empty)) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square_bwd: ", ::kc::rt::GridError(kc_threads, kc_block, 1)));
+    return ::kc::ffi_support::InvalidArgument((::kc::rt::Message() << "square_bwd: ").Grid(kc_threads, kc_block, 1));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
   kc_error kc_failure;
-  if (::kc::rt::RunLaunch(
-          kc_launch_, false, 0, kc_pool_threads,
-          [&kc_pool] { return static_cast<int64_t>(kc_pool.num_threads()); },
-          [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-          [=](const kc_block_range* kc_range, kc_error* kc_why) __attribute__((always_inline)) {
-            return kc_k_square_bwd_<hash>_cpu_entry(kc_range, kc_why, b_x.untyped_data(), b_d_y.untyped_data(), static_cast<int64_t>(d_n), o_d_x.untyped_data());
-          },
-          &kc_failure) != 0) {
-    return ffi::Error::Internal(kc_failure.message);
+  int32_t kc_failed;
+  if (kc_pool_threads == 0 || ::kc::rt::StaysOnCaller(kc_launch_, false)) {
+    const kc_block_range kc_range = ::kc::rt::WholeLaunch(kc_launch_, 0);
+    kc_failed = kc_k_square_bwd_<hash>_cpu_entry(&kc_range, &kc_failure, b_x.untyped_data(), b_d_y.untyped_data(), static_cast<int64_t>(d_n), o_d_x.untyped_data());
+  } else {
+    const square_bwd_cpu_args kc_args = {b_x.untyped_data(), b_d_y.untyped_data(), static_cast<int64_t>(d_n), o_d_x.untyped_data()};
+    kc_failed = ::kc::rt::RunSplitLaunch(kc_launch_, false, 0, kc_pool_threads, ::kc::ffi_support::Pool(kc_pool), square_bwd_cpu_range, &kc_args, &kc_failure);
+  }
+  if (kc_failed != 0) {
+    return ::kc::ffi_support::Internal(kc_failure);
   }
   return ffi::Error::Success();
+}
+
+// What the batch elements of 'square_bwd' share besides their tensors.
+struct square_bwd_cpu_impl_batch_context {
+  ffi::ThreadPool* kc_pool;
+  ::kc::ffi_support::FirstError kc_error;
+};
+
+// Batch element kc_t of 'square_bwd', as the runtime's batch loop runs it.
+void square_bwd_cpu_impl_batch_element(void* kc_context, const ::kc::rt::Tensor<int32_t>* kc_t, int64_t kc_pool_threads) {
+  square_bwd_cpu_impl_batch_context& kc_c = *static_cast<square_bwd_cpu_impl_batch_context*>(kc_context);
+  kc_c.kc_error.Keep(square_bwd_cpu_impl_element(
+      *kc_c.kc_pool,
+      kc_pool_threads,
+      ::kc::rt::Typed<ffi::DataType>(kc_t[0]),
+      ::kc::rt::Typed<ffi::DataType>(kc_t[1]),
+      ::kc::rt::Typed<ffi::DataType>(kc_t[2])));
 }
 
 // The handler of 'square_bwd' under vmap: runs the kernel once per batch
@@ -388,49 +421,16 @@ __attribute__((noinline)) ffi::Error square_bwd_cpu_impl_batch(
     ffi::AnyBuffer b_x,
     ffi::AnyBuffer b_d_y,
     ffi::Result<ffi::AnyBuffer> r_d_x) {
-  ffi::AnyBuffer o_d_x = *r_d_x;
-  ::kc::rt::Batch kc_batch;
-  if (const std::string kc_error = ::kc::rt::PlanBatch(o_d_x, 1, &kc_batch); !kc_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square_bwd: ", kc_error));
+  const ::kc::rt::BatchBuffer kc_buffers[] = {
+      ::kc::ffi_support::Buffer(b_x, 1, "x"),
+      ::kc::ffi_support::Buffer(b_d_y, 1, "d_y"),
+      ::kc::ffi_support::Buffer(*r_d_x, 1, "d_x")};
+  square_bwd_cpu_impl_batch_context kc_context{&kc_pool};
+  ::kc::rt::Message kc_why;
+  if (!::kc::rt::RunBatch("square_bwd", kc_buffers, 3, 2, false, ::kc::ffi_support::Pool(kc_pool), square_bwd_cpu_impl_batch_element, &kc_context, &kc_why)) {
+    return ::kc::ffi_support::InvalidArgument(kc_why);
   }
-  ::kc::rt::Operand<ffi::DataType> e_b_x;
-  if (const std::string kc_error = ::kc::rt::MakeOperand(b_x, 1, ffi::ByteWidth(b_x.element_type()), kc_batch, &e_b_x); !kc_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square_bwd: parameter 'x' ", kc_error));
-  }
-  ::kc::rt::Operand<ffi::DataType> e_b_d_y;
-  if (const std::string kc_error = ::kc::rt::MakeOperand(b_d_y, 1, ffi::ByteWidth(b_d_y.element_type()), kc_batch, &e_b_d_y); !kc_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square_bwd: parameter 'd_y' ", kc_error));
-  }
-  ::kc::rt::Operand<ffi::DataType> e_o_d_x;
-  if (const std::string kc_error = ::kc::rt::MakeOperand(o_d_x, 1, ffi::ByteWidth(o_d_x.element_type()), kc_batch, &e_o_d_x); !kc_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square_bwd: parameter 'd_x' ", kc_error));
-  }
-  // One element, as outside vmap: no batch to share out, and the grid
-  // may use the whole pool.
-  int64_t kc_threads = -1;
-  int64_t kc_helpers = 0;
-  if (kc_batch.count > 1) {
-    kc_threads = kc_pool.num_threads();
-    kc_helpers = ::kc::rt::BatchHelpers(kc_threads, kc_batch, e_b_x.bytes + e_b_d_y.bytes + e_o_d_x.bytes);
-  }
-  ffi::Error kc_first;
-  std::mutex kc_mutex;
-  ::kc::rt::ParallelFor(
-      kc_batch.count, kc_helpers,
-      [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-      [&](int64_t kc_i) {
-        ffi::Error kc_error = square_bwd_cpu_impl_element(
-            kc_pool,
-            kc_helpers > 0 ? 0 : kc_threads,
-            e_b_x.At(kc_batch, kc_i),
-            e_b_d_y.At(kc_batch, kc_i),
-            e_o_d_x.At(kc_batch, kc_i));
-        if (kc_error.failure()) {
-          std::lock_guard<std::mutex> kc_lock(kc_mutex);
-          if (kc_first.success()) kc_first = kc_error;
-        }
-      });
-  return kc_first;
+  return kc_context.kc_error.Take();
 }
 
 // The handler of 'square_bwd': runs the kernel once per batch element (one
@@ -452,6 +452,22 @@ ffi::Error square_bwd_cpu_impl(
   return square_bwd_cpu_impl_batch(kc_pool, b_x, b_d_y, r_d_x);
 }
 
+// The arguments of 'square_bwd_jvp', for the ranges of a launch that splits over
+// XLA's pool (kc::rt::RunSplitLaunch).
+struct square_bwd_jvp_cpu_args {
+  void* kc_0;
+  void* kc_1;
+  void* kc_2;
+  void* kc_3;
+  int64_t kc_4;
+  void* kc_5;
+};
+
+int32_t square_bwd_jvp_cpu_range(const kc_block_range* kc_range, kc_error* kc_why, const void* kc_args) {
+  const square_bwd_jvp_cpu_args& kc_a = *static_cast<const square_bwd_jvp_cpu_args*>(kc_args);
+  return kc_k_square_bwd_jvp_<hash>_cpu_entry(kc_range, kc_why, kc_a.kc_0, kc_a.kc_1, kc_a.kc_2, kc_a.kc_3, kc_a.kc_4, kc_a.kc_5);
+}
+
 // Kernel 'square_bwd_jvp' (k.cu), platform cpu: one batch element.
 __attribute__((always_inline)) inline ffi::Error square_bwd_jvp_cpu_impl_element(
     ffi::ThreadPool& kc_pool,
@@ -463,92 +479,112 @@ __attribute__((always_inline)) inline ffi::Error square_bwd_jvp_cpu_impl_element
     const ::kc::rt::Tensor<ffi::DataType>& o_d_d_x) {
   ::kc::rt::Evaluator ev;
   if (b_x.element_type() != ffi::DataType::F32) {
-    return ffi::Error::InvalidArgument("square_bwd_jvp: parameter 'x' expects float32 elements");
+    return ::kc::ffi_support::InvalidArgument("square_bwd_jvp: parameter 'x' expects float32 elements");
   }
   if (b_x.dimensions().size() != 1) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square_bwd_jvp: parameter 'x' expects rank 1, got rank ", b_x.dimensions().size()));
+    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_bwd_jvp: parameter 'x' expects rank 1, got rank " << b_x.dimensions().size());
   }
   if (b_d_y.element_type() != ffi::DataType::F32) {
-    return ffi::Error::InvalidArgument("square_bwd_jvp: parameter 'd_y' expects float32 elements");
+    return ::kc::ffi_support::InvalidArgument("square_bwd_jvp: parameter 'd_y' expects float32 elements");
   }
   if (b_d_y.dimensions().size() != 1) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square_bwd_jvp: parameter 'd_y' expects rank 1, got rank ", b_d_y.dimensions().size()));
+    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_bwd_jvp: parameter 'd_y' expects rank 1, got rank " << b_d_y.dimensions().size());
   }
   if (b_d_x.element_type() != ffi::DataType::F32) {
-    return ffi::Error::InvalidArgument("square_bwd_jvp: parameter 'd_x' expects float32 elements");
+    return ::kc::ffi_support::InvalidArgument("square_bwd_jvp: parameter 'd_x' expects float32 elements");
   }
   if (b_d_x.dimensions().size() != 1) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square_bwd_jvp: parameter 'd_x' expects rank 1, got rank ", b_d_x.dimensions().size()));
+    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_bwd_jvp: parameter 'd_x' expects rank 1, got rank " << b_d_x.dimensions().size());
   }
   if (b_d_d_y.element_type() != ffi::DataType::F32) {
-    return ffi::Error::InvalidArgument("square_bwd_jvp: parameter 'd_d_y' expects float32 elements");
+    return ::kc::ffi_support::InvalidArgument("square_bwd_jvp: parameter 'd_d_y' expects float32 elements");
   }
   if (b_d_d_y.dimensions().size() != 1) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square_bwd_jvp: parameter 'd_d_y' expects rank 1, got rank ", b_d_d_y.dimensions().size()));
+    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_bwd_jvp: parameter 'd_d_y' expects rank 1, got rank " << b_d_d_y.dimensions().size());
   }
   if (o_d_d_x.element_type() != ffi::DataType::F32) {
-    return ffi::Error::InvalidArgument("square_bwd_jvp: parameter 'd_d_x' expects float32 elements");
+    return ::kc::ffi_support::InvalidArgument("square_bwd_jvp: parameter 'd_d_x' expects float32 elements");
   }
   if (o_d_d_x.dimensions().size() != 1) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square_bwd_jvp: parameter 'd_d_x' expects rank 1, got rank ", o_d_d_x.dimensions().size()));
+    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_bwd_jvp: parameter 'd_d_x' expects rank 1, got rank " << o_d_d_x.dimensions().size());
   }
   const int64_t d_n = static_cast<int64_t>(b_x.element_count());
   if (!ev.failed() && !::kc::rt::Fits<int64_t>(d_n)) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square_bwd_jvp: derived value 'n' = ", d_n, " does not fit int64"));
+    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_bwd_jvp: derived value 'n' = " << d_n << " does not fit int64");
   }
   {
     const int64_t expected = d_n;
     if (!ev.failed() && b_x.dimensions()[0] != expected) {
-      return ffi::Error::InvalidArgument(::kc::rt::Str("square_bwd_jvp: parameter 'x' has shape ", ::kc::rt::ShapeString(b_x.dimensions()), ", but dimension 0 must be n = ", expected));
+      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_bwd_jvp: parameter 'x' has shape " << ::kc::rt::ShapeOf(b_x.dimensions()) << ", but dimension 0 must be n = " << expected);
     }
   }
   {
     const int64_t expected = d_n;
     if (!ev.failed() && b_d_y.dimensions()[0] != expected) {
-      return ffi::Error::InvalidArgument(::kc::rt::Str("square_bwd_jvp: parameter 'd_y' has shape ", ::kc::rt::ShapeString(b_d_y.dimensions()), ", but dimension 0 must be n = ", expected));
+      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_bwd_jvp: parameter 'd_y' has shape " << ::kc::rt::ShapeOf(b_d_y.dimensions()) << ", but dimension 0 must be n = " << expected);
     }
   }
   {
     const int64_t expected = d_n;
     if (!ev.failed() && b_d_x.dimensions()[0] != expected) {
-      return ffi::Error::InvalidArgument(::kc::rt::Str("square_bwd_jvp: parameter 'd_x' has shape ", ::kc::rt::ShapeString(b_d_x.dimensions()), ", but dimension 0 must be n = ", expected));
+      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_bwd_jvp: parameter 'd_x' has shape " << ::kc::rt::ShapeOf(b_d_x.dimensions()) << ", but dimension 0 must be n = " << expected);
     }
   }
   {
     const int64_t expected = d_n;
     if (!ev.failed() && b_d_d_y.dimensions()[0] != expected) {
-      return ffi::Error::InvalidArgument(::kc::rt::Str("square_bwd_jvp: parameter 'd_d_y' has shape ", ::kc::rt::ShapeString(b_d_d_y.dimensions()), ", but dimension 0 must be n = ", expected));
+      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_bwd_jvp: parameter 'd_d_y' has shape " << ::kc::rt::ShapeOf(b_d_d_y.dimensions()) << ", but dimension 0 must be n = " << expected);
     }
   }
   {
     const int64_t expected = d_n;
     if (!ev.failed() && o_d_d_x.dimensions()[0] != expected) {
-      return ffi::Error::InvalidArgument(::kc::rt::Str("square_bwd_jvp: parameter 'd_d_x' has shape ", ::kc::rt::ShapeString(o_d_d_x.dimensions()), ", but dimension 0 must be n = ", expected));
+      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_bwd_jvp: parameter 'd_d_x' has shape " << ::kc::rt::ShapeOf(o_d_d_x.dimensions()) << ", but dimension 0 must be n = " << expected);
     }
   }
   const int64_t kc_threads[3] = {d_n, 1, 1};
   const int64_t kc_block[3] = {256, 1, 1};
   if (ev.failed()) {
-    return ffi::Error::InvalidArgument("square_bwd_jvp: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
+    return ::kc::ffi_support::InvalidArgument("square_bwd_jvp: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
   }
   kc_launch kc_launch_;
   bool kc_empty = false;
   if (!::kc::rt::SizeGrid(kc_threads, kc_block, 1, &kc_launch_, &kc_empty)) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square_bwd_jvp: ", ::kc::rt::GridError(kc_threads, kc_block, 1)));
+    return ::kc::ffi_support::InvalidArgument((::kc::rt::Message() << "square_bwd_jvp: ").Grid(kc_threads, kc_block, 1));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
   kc_error kc_failure;
-  if (::kc::rt::RunLaunch(
-          kc_launch_, false, 0, kc_pool_threads,
-          [&kc_pool] { return static_cast<int64_t>(kc_pool.num_threads()); },
-          [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-          [=](const kc_block_range* kc_range, kc_error* kc_why) __attribute__((always_inline)) {
-            return kc_k_square_bwd_jvp_<hash>_cpu_entry(kc_range, kc_why, b_x.untyped_data(), b_d_y.untyped_data(), b_d_x.untyped_data(), b_d_d_y.untyped_data(), static_cast<int64_t>(d_n), o_d_d_x.untyped_data());
-          },
-          &kc_failure) != 0) {
-    return ffi::Error::Internal(kc_failure.message);
+  int32_t kc_failed;
+  if (kc_pool_threads == 0 || ::kc::rt::StaysOnCaller(kc_launch_, false)) {
+    const kc_block_range kc_range = ::kc::rt::WholeLaunch(kc_launch_, 0);
+    kc_failed = kc_k_square_bwd_jvp_<hash>_cpu_entry(&kc_range, &kc_failure, b_x.untyped_data(), b_d_y.untyped_data(), b_d_x.untyped_data(), b_d_d_y.untyped_data(), static_cast<int64_t>(d_n), o_d_d_x.untyped_data());
+  } else {
+    const square_bwd_jvp_cpu_args kc_args = {b_x.untyped_data(), b_d_y.untyped_data(), b_d_x.untyped_data(), b_d_d_y.untyped_data(), static_cast<int64_t>(d_n), o_d_d_x.untyped_data()};
+    kc_failed = ::kc::rt::RunSplitLaunch(kc_launch_, false, 0, kc_pool_threads, ::kc::ffi_support::Pool(kc_pool), square_bwd_jvp_cpu_range, &kc_args, &kc_failure);
+  }
+  if (kc_failed != 0) {
+    return ::kc::ffi_support::Internal(kc_failure);
   }
   return ffi::Error::Success();
+}
+
+// What the batch elements of 'square_bwd_jvp' share besides their tensors.
+struct square_bwd_jvp_cpu_impl_batch_context {
+  ffi::ThreadPool* kc_pool;
+  ::kc::ffi_support::FirstError kc_error;
+};
+
+// Batch element kc_t of 'square_bwd_jvp', as the runtime's batch loop runs it.
+void square_bwd_jvp_cpu_impl_batch_element(void* kc_context, const ::kc::rt::Tensor<int32_t>* kc_t, int64_t kc_pool_threads) {
+  square_bwd_jvp_cpu_impl_batch_context& kc_c = *static_cast<square_bwd_jvp_cpu_impl_batch_context*>(kc_context);
+  kc_c.kc_error.Keep(square_bwd_jvp_cpu_impl_element(
+      *kc_c.kc_pool,
+      kc_pool_threads,
+      ::kc::rt::Typed<ffi::DataType>(kc_t[0]),
+      ::kc::rt::Typed<ffi::DataType>(kc_t[1]),
+      ::kc::rt::Typed<ffi::DataType>(kc_t[2]),
+      ::kc::rt::Typed<ffi::DataType>(kc_t[3]),
+      ::kc::rt::Typed<ffi::DataType>(kc_t[4])));
 }
 
 // The handler of 'square_bwd_jvp' under vmap: runs the kernel once per batch
@@ -562,59 +598,18 @@ __attribute__((noinline)) ffi::Error square_bwd_jvp_cpu_impl_batch(
     ffi::AnyBuffer b_d_x,
     ffi::AnyBuffer b_d_d_y,
     ffi::Result<ffi::AnyBuffer> r_d_d_x) {
-  ffi::AnyBuffer o_d_d_x = *r_d_d_x;
-  ::kc::rt::Batch kc_batch;
-  if (const std::string kc_error = ::kc::rt::PlanBatch(o_d_d_x, 1, &kc_batch); !kc_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square_bwd_jvp: ", kc_error));
+  const ::kc::rt::BatchBuffer kc_buffers[] = {
+      ::kc::ffi_support::Buffer(b_x, 1, "x"),
+      ::kc::ffi_support::Buffer(b_d_y, 1, "d_y"),
+      ::kc::ffi_support::Buffer(b_d_x, 1, "d_x"),
+      ::kc::ffi_support::Buffer(b_d_d_y, 1, "d_d_y"),
+      ::kc::ffi_support::Buffer(*r_d_d_x, 1, "d_d_x")};
+  square_bwd_jvp_cpu_impl_batch_context kc_context{&kc_pool};
+  ::kc::rt::Message kc_why;
+  if (!::kc::rt::RunBatch("square_bwd_jvp", kc_buffers, 5, 4, false, ::kc::ffi_support::Pool(kc_pool), square_bwd_jvp_cpu_impl_batch_element, &kc_context, &kc_why)) {
+    return ::kc::ffi_support::InvalidArgument(kc_why);
   }
-  ::kc::rt::Operand<ffi::DataType> e_b_x;
-  if (const std::string kc_error = ::kc::rt::MakeOperand(b_x, 1, ffi::ByteWidth(b_x.element_type()), kc_batch, &e_b_x); !kc_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square_bwd_jvp: parameter 'x' ", kc_error));
-  }
-  ::kc::rt::Operand<ffi::DataType> e_b_d_y;
-  if (const std::string kc_error = ::kc::rt::MakeOperand(b_d_y, 1, ffi::ByteWidth(b_d_y.element_type()), kc_batch, &e_b_d_y); !kc_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square_bwd_jvp: parameter 'd_y' ", kc_error));
-  }
-  ::kc::rt::Operand<ffi::DataType> e_b_d_x;
-  if (const std::string kc_error = ::kc::rt::MakeOperand(b_d_x, 1, ffi::ByteWidth(b_d_x.element_type()), kc_batch, &e_b_d_x); !kc_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square_bwd_jvp: parameter 'd_x' ", kc_error));
-  }
-  ::kc::rt::Operand<ffi::DataType> e_b_d_d_y;
-  if (const std::string kc_error = ::kc::rt::MakeOperand(b_d_d_y, 1, ffi::ByteWidth(b_d_d_y.element_type()), kc_batch, &e_b_d_d_y); !kc_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square_bwd_jvp: parameter 'd_d_y' ", kc_error));
-  }
-  ::kc::rt::Operand<ffi::DataType> e_o_d_d_x;
-  if (const std::string kc_error = ::kc::rt::MakeOperand(o_d_d_x, 1, ffi::ByteWidth(o_d_d_x.element_type()), kc_batch, &e_o_d_d_x); !kc_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square_bwd_jvp: parameter 'd_d_x' ", kc_error));
-  }
-  // One element, as outside vmap: no batch to share out, and the grid
-  // may use the whole pool.
-  int64_t kc_threads = -1;
-  int64_t kc_helpers = 0;
-  if (kc_batch.count > 1) {
-    kc_threads = kc_pool.num_threads();
-    kc_helpers = ::kc::rt::BatchHelpers(kc_threads, kc_batch, e_b_x.bytes + e_b_d_y.bytes + e_b_d_x.bytes + e_b_d_d_y.bytes + e_o_d_d_x.bytes);
-  }
-  ffi::Error kc_first;
-  std::mutex kc_mutex;
-  ::kc::rt::ParallelFor(
-      kc_batch.count, kc_helpers,
-      [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-      [&](int64_t kc_i) {
-        ffi::Error kc_error = square_bwd_jvp_cpu_impl_element(
-            kc_pool,
-            kc_helpers > 0 ? 0 : kc_threads,
-            e_b_x.At(kc_batch, kc_i),
-            e_b_d_y.At(kc_batch, kc_i),
-            e_b_d_x.At(kc_batch, kc_i),
-            e_b_d_d_y.At(kc_batch, kc_i),
-            e_o_d_d_x.At(kc_batch, kc_i));
-        if (kc_error.failure()) {
-          std::lock_guard<std::mutex> kc_lock(kc_mutex);
-          if (kc_first.success()) kc_first = kc_error;
-        }
-      });
-  return kc_first;
+  return kc_context.kc_error.Take();
 }
 
 // The handler of 'square_bwd_jvp': runs the kernel once per batch element (one

@@ -10,17 +10,18 @@
 #include <string>
 
 #include "kernelc/batch.h"
+#include "kernelc/ffi_support.h"
 #include "kernelc/half.h"
 #include "kernelc/launch.h"
 #include "kernelc/runtime.h"
 #include "xla/ffi/api/ffi.h"
-#include "kernelc/grid_split.h"
 
-#if KC_RUNTIME_ABI_VERSION != 3
-#error "generated for kernelc runtime ABI 3: rebuild with the kernelc that ships this runtime"
+#if KC_RUNTIME_ABI_VERSION != 4
+#error "generated for kernelc runtime ABI 4: rebuild with the kernelc that ships this runtime"
 #endif
 static_assert(sizeof(kc_dim3) == 12 && sizeof(kc_launch) == 24 &&
-                  sizeof(kc_block_range) == 48 && sizeof(kc_error) == 1024,
+                  sizeof(kc_block_range) == 48 && sizeof(kc_error) == 1024 &&
+                  sizeof(kc_pool) == 24,
               "kc_launch layout differs from the one this code was generated for");
 
 namespace ffi = xla::ffi;
@@ -33,6 +34,20 @@ void kc_k_square_add_bwd_<hash>_cpu_entry(void*, const int64_t*, float, void*, c
 
 namespace {
 
+// The arguments of 'square_add', for the ranges of a launch that splits over
+// XLA's pool (kc::rt::RunSplitLaunch).
+struct square_add_cpu_args {
+  void* kc_0;
+  void* kc_1;
+  float kc_2;
+  void* kc_3;
+};
+
+int32_t square_add_cpu_range(const kc_block_range* kc_range, kc_error* kc_why, const void* kc_args) {
+  const square_add_cpu_args& kc_a = *static_cast<const square_add_cpu_args*>(kc_args);
+  return kc_k_square_add_<hash>_cpu_entry(kc_range, kc_why, kc_a.kc_0, kc_a.kc_1, kc_a.kc_2, kc_a.kc_3);
+}
+
 // Kernel 'square_add' (k.cu), platform cpu: one batch element.
 __attribute__((always_inline)) inline ffi::Error square_add_cpu_impl_element(
     ffi::ThreadPool& kc_pool,
@@ -43,72 +58,92 @@ __attribute__((always_inline)) inline ffi::Error square_add_cpu_impl_element(
     const ::kc::rt::Tensor<ffi::DataType>& o_out) {
   ::kc::rt::Evaluator ev;
   if (b_x.element_type() != ffi::DataType::F32) {
-    return ffi::Error::InvalidArgument("square_add: parameter 'x' expects float32 elements");
+    return ::kc::ffi_support::InvalidArgument("square_add: parameter 'x' expects float32 elements");
   }
   if (b_x.dimensions().size() != 2) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square_add: parameter 'x' expects rank 2, got rank ", b_x.dimensions().size()));
+    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_add: parameter 'x' expects rank 2, got rank " << b_x.dimensions().size());
   }
   if (b_y.element_type() != ffi::DataType::F32) {
-    return ffi::Error::InvalidArgument("square_add: parameter 'y' expects float32 elements");
+    return ::kc::ffi_support::InvalidArgument("square_add: parameter 'y' expects float32 elements");
   }
   if (b_y.dimensions().size() != 2) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square_add: parameter 'y' expects rank 2, got rank ", b_y.dimensions().size()));
+    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_add: parameter 'y' expects rank 2, got rank " << b_y.dimensions().size());
   }
   if (o_out.element_type() != ffi::DataType::F32) {
-    return ffi::Error::InvalidArgument("square_add: parameter 'out' expects float32 elements");
+    return ::kc::ffi_support::InvalidArgument("square_add: parameter 'out' expects float32 elements");
   }
   if (o_out.dimensions().size() != 2) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square_add: parameter 'out' expects rank 2, got rank ", o_out.dimensions().size()));
+    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_add: parameter 'out' expects rank 2, got rank " << o_out.dimensions().size());
   }
   const int64_t s_m = b_x.dimensions()[0];
   const int64_t s_n = b_x.dimensions()[1];
   {
     const int64_t expected = b_x.dimensions()[0];
     if (!ev.failed() && b_y.dimensions()[0] != expected) {
-      return ffi::Error::InvalidArgument(::kc::rt::Str("square_add: parameter 'y' has shape ", ::kc::rt::ShapeString(b_y.dimensions()), ", but dimension 0 must be x.shape[0] = ", expected));
+      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_add: parameter 'y' has shape " << ::kc::rt::ShapeOf(b_y.dimensions()) << ", but dimension 0 must be x.shape[0] = " << expected);
     }
   }
   {
     const int64_t expected = b_x.dimensions()[1];
     if (!ev.failed() && b_y.dimensions()[1] != expected) {
-      return ffi::Error::InvalidArgument(::kc::rt::Str("square_add: parameter 'y' has shape ", ::kc::rt::ShapeString(b_y.dimensions()), ", but dimension 1 must be x.shape[1] = ", expected));
+      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_add: parameter 'y' has shape " << ::kc::rt::ShapeOf(b_y.dimensions()) << ", but dimension 1 must be x.shape[1] = " << expected);
     }
   }
   {
     const int64_t expected = b_x.dimensions()[0];
     if (!ev.failed() && o_out.dimensions()[0] != expected) {
-      return ffi::Error::InvalidArgument(::kc::rt::Str("square_add: parameter 'out' has shape ", ::kc::rt::ShapeString(o_out.dimensions()), ", but dimension 0 must be x.shape[0] = ", expected));
+      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_add: parameter 'out' has shape " << ::kc::rt::ShapeOf(o_out.dimensions()) << ", but dimension 0 must be x.shape[0] = " << expected);
     }
   }
   {
     const int64_t expected = b_x.dimensions()[1];
     if (!ev.failed() && o_out.dimensions()[1] != expected) {
-      return ffi::Error::InvalidArgument(::kc::rt::Str("square_add: parameter 'out' has shape ", ::kc::rt::ShapeString(o_out.dimensions()), ", but dimension 1 must be x.shape[1] = ", expected));
+      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_add: parameter 'out' has shape " << ::kc::rt::ShapeOf(o_out.dimensions()) << ", but dimension 1 must be x.shape[1] = " << expected);
     }
   }
   const int64_t kc_threads[3] = {static_cast<int64_t>(b_x.element_count()), 1, 1};
   const int64_t kc_block[3] = {256, 1, 1};
   if (ev.failed()) {
-    return ffi::Error::InvalidArgument("square_add: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
+    return ::kc::ffi_support::InvalidArgument("square_add: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
   }
   kc_launch kc_launch_;
   bool kc_empty = false;
   if (!::kc::rt::SizeGrid(kc_threads, kc_block, 1, &kc_launch_, &kc_empty)) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square_add: ", ::kc::rt::GridError(kc_threads, kc_block, 1)));
+    return ::kc::ffi_support::InvalidArgument((::kc::rt::Message() << "square_add: ").Grid(kc_threads, kc_block, 1));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
   kc_error kc_failure;
-  if (::kc::rt::RunLaunch(
-          kc_launch_, false, 0, kc_pool_threads,
-          [&kc_pool] { return static_cast<int64_t>(kc_pool.num_threads()); },
-          [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-          [=](const kc_block_range* kc_range, kc_error* kc_why) __attribute__((always_inline)) {
-            return kc_k_square_add_<hash>_cpu_entry(kc_range, kc_why, b_x.untyped_data(), b_y.untyped_data(), a_a, o_out.untyped_data());
-          },
-          &kc_failure) != 0) {
-    return ffi::Error::Internal(kc_failure.message);
+  int32_t kc_failed;
+  if (kc_pool_threads == 0 || ::kc::rt::StaysOnCaller(kc_launch_, false)) {
+    const kc_block_range kc_range = ::kc::rt::WholeLaunch(kc_launch_, 0);
+    kc_failed = kc_k_square_add_<hash>_cpu_entry(&kc_range, &kc_failure, b_x.untyped_data(), b_y.untyped_data(), a_a, o_out.untyped_data());
+  } else {
+    const square_add_cpu_args kc_args = {b_x.untyped_data(), b_y.untyped_data(), a_a, o_out.untyped_data()};
+    kc_failed = ::kc::rt::RunSplitLaunch(kc_launch_, false, 0, kc_pool_threads, ::kc::ffi_support::Pool(kc_pool), square_add_cpu_range, &kc_args, &kc_failure);
+  }
+  if (kc_failed != 0) {
+    return ::kc::ffi_support::Internal(kc_failure);
   }
   return ffi::Error::Success();
+}
+
+// What the batch elements of 'square_add' share besides their tensors.
+struct square_add_cpu_impl_batch_context {
+  ffi::ThreadPool* kc_pool;
+  float a_a;
+  ::kc::ffi_support::FirstError kc_error;
+};
+
+// Batch element kc_t of 'square_add', as the runtime's batch loop runs it.
+void square_add_cpu_impl_batch_element(void* kc_context, const ::kc::rt::Tensor<int32_t>* kc_t, int64_t kc_pool_threads) {
+  square_add_cpu_impl_batch_context& kc_c = *static_cast<square_add_cpu_impl_batch_context*>(kc_context);
+  kc_c.kc_error.Keep(square_add_cpu_impl_element(
+      *kc_c.kc_pool,
+      kc_pool_threads,
+      ::kc::rt::Typed<ffi::DataType>(kc_t[0]),
+      ::kc::rt::Typed<ffi::DataType>(kc_t[1]),
+      kc_c.a_a,
+      ::kc::rt::Typed<ffi::DataType>(kc_t[2])));
 }
 
 // The handler of 'square_add' under vmap: runs the kernel once per batch
@@ -121,56 +156,16 @@ __attribute__((noinline)) ffi::Error square_add_cpu_impl_batch(
     ffi::AnyBuffer b_y,
     float a_a,
     ffi::Result<ffi::AnyBuffer> r_out) {
-  ffi::AnyBuffer o_out = *r_out;
-  ::kc::rt::Batch kc_batch;
-  if (const std::string kc_error = ::kc::rt::PlanBatch(o_out, 2, &kc_batch); !kc_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square_add: ", kc_error));
+  const ::kc::rt::BatchBuffer kc_buffers[] = {
+      ::kc::ffi_support::Buffer(b_x, 2, "x"),
+      ::kc::ffi_support::Buffer(b_y, 2, "y"),
+      ::kc::ffi_support::Buffer(*r_out, 2, "out")};
+  square_add_cpu_impl_batch_context kc_context{&kc_pool, a_a};
+  ::kc::rt::Message kc_why;
+  if (!::kc::rt::RunBatch("square_add", kc_buffers, 3, 2, true, ::kc::ffi_support::Pool(kc_pool), square_add_cpu_impl_batch_element, &kc_context, &kc_why)) {
+    return ::kc::ffi_support::InvalidArgument(kc_why);
   }
-  ::kc::rt::Operand<ffi::DataType> e_b_x;
-  if (const std::string kc_error = ::kc::rt::MakeOperand(b_x, 2, ffi::ByteWidth(b_x.element_type()), kc_batch, &e_b_x); !kc_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square_add: parameter 'x' ", kc_error));
-  }
-  ::kc::rt::Operand<ffi::DataType> e_b_y;
-  if (const std::string kc_error = ::kc::rt::MakeOperand(b_y, 2, ffi::ByteWidth(b_y.element_type()), kc_batch, &e_b_y); !kc_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square_add: parameter 'y' ", kc_error));
-  }
-  ::kc::rt::Operand<ffi::DataType> e_o_out;
-  if (const std::string kc_error = ::kc::rt::MakeOperand(o_out, 2, ffi::ByteWidth(o_out.element_type()), kc_batch, &e_o_out); !kc_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square_add: parameter 'out' ", kc_error));
-  }
-  // One element, as outside vmap: no batch to share out, and the grid
-  // may use the whole pool.
-  int64_t kc_threads = -1;
-  int64_t kc_helpers = 0;
-  if (kc_batch.count > 1) {
-    kc_threads = kc_pool.num_threads();
-    kc_helpers = ::kc::rt::BatchHelpers(kc_threads, kc_batch, e_b_x.bytes + e_b_y.bytes + e_o_out.bytes);
-    // Elementwise, and on one thread: the whole batch as one element, folded
-    // into dimension 0.
-    if (kc_helpers == 0) {
-      ::kc::rt::Operand<ffi::DataType>* const kc_operands[] = {&e_b_x, &e_b_y, &e_o_out};
-      ::kc::rt::FoldBatch(&kc_batch, kc_operands, 3);
-    }
-  }
-  ffi::Error kc_first;
-  std::mutex kc_mutex;
-  ::kc::rt::ParallelFor(
-      kc_batch.count, kc_helpers,
-      [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-      [&](int64_t kc_i) {
-        ffi::Error kc_error = square_add_cpu_impl_element(
-            kc_pool,
-            kc_helpers > 0 ? 0 : kc_threads,
-            e_b_x.At(kc_batch, kc_i),
-            e_b_y.At(kc_batch, kc_i),
-            a_a,
-            e_o_out.At(kc_batch, kc_i));
-        if (kc_error.failure()) {
-          std::lock_guard<std::mutex> kc_lock(kc_mutex);
-          if (kc_first.success()) kc_first = kc_error;
-        }
-      });
-  return kc_first;
+  return kc_context.kc_error.Take();
 }
 
 // The handler of 'square_add': runs the kernel once per batch element (one
@@ -203,72 +198,89 @@ __attribute__((always_inline)) inline ffi::Error square_add_bwd_cpu_impl_element
     const ::kc::rt::Tensor<ffi::DataType>& o_d_y) {
   ::kc::rt::Evaluator ev;
   if (b_x.element_type() != ffi::DataType::F32) {
-    return ffi::Error::InvalidArgument("square_add_bwd: parameter 'x' expects float32 elements");
+    return ::kc::ffi_support::InvalidArgument("square_add_bwd: parameter 'x' expects float32 elements");
   }
   if (b_x.dimensions().size() != 2) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square_add_bwd: parameter 'x' expects rank 2, got rank ", b_x.dimensions().size()));
+    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_add_bwd: parameter 'x' expects rank 2, got rank " << b_x.dimensions().size());
   }
   if (b_d_out.element_type() != ffi::DataType::F32) {
-    return ffi::Error::InvalidArgument("square_add_bwd: parameter 'd_out' expects float32 elements");
+    return ::kc::ffi_support::InvalidArgument("square_add_bwd: parameter 'd_out' expects float32 elements");
   }
   if (b_d_out.dimensions().size() != 2) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square_add_bwd: parameter 'd_out' expects rank 2, got rank ", b_d_out.dimensions().size()));
+    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_add_bwd: parameter 'd_out' expects rank 2, got rank " << b_d_out.dimensions().size());
   }
   if (o_d_x.element_type() != ffi::DataType::F32) {
-    return ffi::Error::InvalidArgument("square_add_bwd: parameter 'd_x' expects float32 elements");
+    return ::kc::ffi_support::InvalidArgument("square_add_bwd: parameter 'd_x' expects float32 elements");
   }
   if (o_d_x.dimensions().size() != 2) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square_add_bwd: parameter 'd_x' expects rank 2, got rank ", o_d_x.dimensions().size()));
+    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_add_bwd: parameter 'd_x' expects rank 2, got rank " << o_d_x.dimensions().size());
   }
   if (o_d_y.element_type() != ffi::DataType::F32) {
-    return ffi::Error::InvalidArgument("square_add_bwd: parameter 'd_y' expects float32 elements");
+    return ::kc::ffi_support::InvalidArgument("square_add_bwd: parameter 'd_y' expects float32 elements");
   }
   if (o_d_y.dimensions().size() != 2) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square_add_bwd: parameter 'd_y' expects rank 2, got rank ", o_d_y.dimensions().size()));
+    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_add_bwd: parameter 'd_y' expects rank 2, got rank " << o_d_y.dimensions().size());
   }
   const int64_t s_m = b_x.dimensions()[0];
   const int64_t s_n = b_x.dimensions()[1];
   {
     const int64_t expected = s_m;
     if (!ev.failed() && b_d_out.dimensions()[0] != expected) {
-      return ffi::Error::InvalidArgument(::kc::rt::Str("square_add_bwd: parameter 'd_out' has shape ", ::kc::rt::ShapeString(b_d_out.dimensions()), ", but dimension 0 must be m = ", expected));
+      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_add_bwd: parameter 'd_out' has shape " << ::kc::rt::ShapeOf(b_d_out.dimensions()) << ", but dimension 0 must be m = " << expected);
     }
   }
   {
     const int64_t expected = s_n;
     if (!ev.failed() && b_d_out.dimensions()[1] != expected) {
-      return ffi::Error::InvalidArgument(::kc::rt::Str("square_add_bwd: parameter 'd_out' has shape ", ::kc::rt::ShapeString(b_d_out.dimensions()), ", but dimension 1 must be n = ", expected));
+      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_add_bwd: parameter 'd_out' has shape " << ::kc::rt::ShapeOf(b_d_out.dimensions()) << ", but dimension 1 must be n = " << expected);
     }
   }
   {
     const int64_t expected = s_m;
     if (!ev.failed() && o_d_x.dimensions()[0] != expected) {
-      return ffi::Error::InvalidArgument(::kc::rt::Str("square_add_bwd: parameter 'd_x' has shape ", ::kc::rt::ShapeString(o_d_x.dimensions()), ", but dimension 0 must be m = ", expected));
+      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_add_bwd: parameter 'd_x' has shape " << ::kc::rt::ShapeOf(o_d_x.dimensions()) << ", but dimension 0 must be m = " << expected);
     }
   }
   {
     const int64_t expected = s_n;
     if (!ev.failed() && o_d_x.dimensions()[1] != expected) {
-      return ffi::Error::InvalidArgument(::kc::rt::Str("square_add_bwd: parameter 'd_x' has shape ", ::kc::rt::ShapeString(o_d_x.dimensions()), ", but dimension 1 must be n = ", expected));
+      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_add_bwd: parameter 'd_x' has shape " << ::kc::rt::ShapeOf(o_d_x.dimensions()) << ", but dimension 1 must be n = " << expected);
     }
   }
   {
     const int64_t expected = s_m;
     if (!ev.failed() && o_d_y.dimensions()[0] != expected) {
-      return ffi::Error::InvalidArgument(::kc::rt::Str("square_add_bwd: parameter 'd_y' has shape ", ::kc::rt::ShapeString(o_d_y.dimensions()), ", but dimension 0 must be m = ", expected));
+      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_add_bwd: parameter 'd_y' has shape " << ::kc::rt::ShapeOf(o_d_y.dimensions()) << ", but dimension 0 must be m = " << expected);
     }
   }
   {
     const int64_t expected = s_n;
     if (!ev.failed() && o_d_y.dimensions()[1] != expected) {
-      return ffi::Error::InvalidArgument(::kc::rt::Str("square_add_bwd: parameter 'd_y' has shape ", ::kc::rt::ShapeString(o_d_y.dimensions()), ", but dimension 1 must be n = ", expected));
+      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_add_bwd: parameter 'd_y' has shape " << ::kc::rt::ShapeOf(o_d_y.dimensions()) << ", but dimension 1 must be n = " << expected);
     }
   }
   if (ev.failed()) {
-    return ffi::Error::InvalidArgument("square_add_bwd: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
+    return ::kc::ffi_support::InvalidArgument("square_add_bwd: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
   }
   kc_k_square_add_bwd_<hash>_cpu_entry(b_x.untyped_data(), b_x.dimensions().begin(), a_a, b_d_out.untyped_data(), b_d_out.dimensions().begin(), o_d_x.untyped_data(), o_d_x.dimensions().begin(), o_d_y.untyped_data(), o_d_y.dimensions().begin());
   return ffi::Error::Success();
+}
+
+// What the batch elements of 'square_add_bwd' share besides their tensors.
+struct square_add_bwd_cpu_impl_batch_context {
+  float a_a;
+  ::kc::ffi_support::FirstError kc_error;
+};
+
+// Batch element kc_t of 'square_add_bwd', as the runtime's batch loop runs it.
+void square_add_bwd_cpu_impl_batch_element(void* kc_context, const ::kc::rt::Tensor<int32_t>* kc_t, int64_t kc_pool_threads) {
+  square_add_bwd_cpu_impl_batch_context& kc_c = *static_cast<square_add_bwd_cpu_impl_batch_context*>(kc_context);
+  kc_c.kc_error.Keep(square_add_bwd_cpu_impl_element(
+      ::kc::rt::Typed<ffi::DataType>(kc_t[0]),
+      kc_c.a_a,
+      ::kc::rt::Typed<ffi::DataType>(kc_t[1]),
+      ::kc::rt::Typed<ffi::DataType>(kc_t[2]),
+      ::kc::rt::Typed<ffi::DataType>(kc_t[3])));
 }
 
 // The handler of 'square_add_bwd' under vmap: runs the kernel once per batch
@@ -282,54 +294,17 @@ __attribute__((noinline)) ffi::Error square_add_bwd_cpu_impl_batch(
     ffi::AnyBuffer b_d_out,
     ffi::Result<ffi::AnyBuffer> r_d_x,
     ffi::Result<ffi::AnyBuffer> r_d_y) {
-  ffi::AnyBuffer o_d_x = *r_d_x;
-  ffi::AnyBuffer o_d_y = *r_d_y;
-  ::kc::rt::Batch kc_batch;
-  if (const std::string kc_error = ::kc::rt::PlanBatch(o_d_x, 2, &kc_batch); !kc_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square_add_bwd: ", kc_error));
+  const ::kc::rt::BatchBuffer kc_buffers[] = {
+      ::kc::ffi_support::Buffer(b_x, 2, "x"),
+      ::kc::ffi_support::Buffer(b_d_out, 2, "d_out"),
+      ::kc::ffi_support::Buffer(*r_d_x, 2, "d_x"),
+      ::kc::ffi_support::Buffer(*r_d_y, 2, "d_y")};
+  square_add_bwd_cpu_impl_batch_context kc_context{a_a};
+  ::kc::rt::Message kc_why;
+  if (!::kc::rt::RunBatch("square_add_bwd", kc_buffers, 4, 2, false, ::kc::ffi_support::Pool(kc_pool), square_add_bwd_cpu_impl_batch_element, &kc_context, &kc_why)) {
+    return ::kc::ffi_support::InvalidArgument(kc_why);
   }
-  ::kc::rt::Operand<ffi::DataType> e_b_x;
-  if (const std::string kc_error = ::kc::rt::MakeOperand(b_x, 2, ffi::ByteWidth(b_x.element_type()), kc_batch, &e_b_x); !kc_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square_add_bwd: parameter 'x' ", kc_error));
-  }
-  ::kc::rt::Operand<ffi::DataType> e_b_d_out;
-  if (const std::string kc_error = ::kc::rt::MakeOperand(b_d_out, 2, ffi::ByteWidth(b_d_out.element_type()), kc_batch, &e_b_d_out); !kc_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square_add_bwd: parameter 'd_out' ", kc_error));
-  }
-  ::kc::rt::Operand<ffi::DataType> e_o_d_x;
-  if (const std::string kc_error = ::kc::rt::MakeOperand(o_d_x, 2, ffi::ByteWidth(o_d_x.element_type()), kc_batch, &e_o_d_x); !kc_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square_add_bwd: parameter 'd_x' ", kc_error));
-  }
-  ::kc::rt::Operand<ffi::DataType> e_o_d_y;
-  if (const std::string kc_error = ::kc::rt::MakeOperand(o_d_y, 2, ffi::ByteWidth(o_d_y.element_type()), kc_batch, &e_o_d_y); !kc_error.empty()) {
-    return ffi::Error::InvalidArgument(::kc::rt::Str("square_add_bwd: parameter 'd_y' ", kc_error));
-  }
-  // One element, as outside vmap: no batch to share out, and the grid
-  // may use the whole pool.
-  int64_t kc_threads = -1;
-  int64_t kc_helpers = 0;
-  if (kc_batch.count > 1) {
-    kc_threads = kc_pool.num_threads();
-    kc_helpers = ::kc::rt::BatchHelpers(kc_threads, kc_batch, e_b_x.bytes + e_b_d_out.bytes + e_o_d_x.bytes + e_o_d_y.bytes);
-  }
-  ffi::Error kc_first;
-  std::mutex kc_mutex;
-  ::kc::rt::ParallelFor(
-      kc_batch.count, kc_helpers,
-      [&kc_pool](auto kc_task) { kc_pool.Schedule(std::move(kc_task)); },
-      [&](int64_t kc_i) {
-        ffi::Error kc_error = square_add_bwd_cpu_impl_element(
-            e_b_x.At(kc_batch, kc_i),
-            a_a,
-            e_b_d_out.At(kc_batch, kc_i),
-            e_o_d_x.At(kc_batch, kc_i),
-            e_o_d_y.At(kc_batch, kc_i));
-        if (kc_error.failure()) {
-          std::lock_guard<std::mutex> kc_lock(kc_mutex);
-          if (kc_first.success()) kc_first = kc_error;
-        }
-      });
-  return kc_first;
+  return kc_context.kc_error.Take();
 }
 
 // The handler of 'square_add_bwd': runs the kernel once per batch element (one
