@@ -180,10 +180,14 @@ class Reader {
       Fail<Id::kSpecExpectedInteger>(path, path);
       return std::nullopt;
     }
-    // An unsigned value above INT64_MAX is out of every range here.
-    if (j.is_number_unsigned() ? j.get<uint64_t>() > static_cast<uint64_t>(max)
-                               : (j.get<int64_t>() < min ||
-                                  j.get<int64_t>() > max)) {
+    // nlohmann reads every number without a sign as unsigned; one above
+    // INT64_MAX is out of every range here.
+    const bool out =
+        j.is_number_unsigned()
+            ? j.get<uint64_t>() > static_cast<uint64_t>(max) ||
+                  (min > 0 && j.get<uint64_t>() < static_cast<uint64_t>(min))
+            : j.get<int64_t>() < min || j.get<int64_t>() > max;
+    if (out) {
       Fail<Id::kSpecIntegerRange>(path, path, j.dump(), min, max);
       return std::nullopt;
     }
@@ -256,11 +260,23 @@ class Reader {
     } else if (!role.empty()) {
       Fail<Id::kSpecUnknownRole>(path + ".role", path + ".role", role);
     }
-    std::string dtype = String(j, path, "dtype");
+    // A dtype is a name, or a Text where a front end places it in the file
+    // it came from; an unknown one is reported at its quote or its "loc".
+    const std::string dtype_path = path + ".dtype";
+    std::string dtype;
+    SourceLoc dtype_at = At(dtype_path);
+    if (auto it = j.find("dtype"); it != j.end() && it->is_object()) {
+      if (std::optional<Text> t = ToText(*it, dtype_path)) {
+        dtype = t->text;
+        dtype_at = t->loc;
+      }
+    } else {
+      dtype = String(j, path, "dtype");
+    }
     if (auto d = DTypeFromName(dtype)) {
       p.dtype = *d;
     } else if (!dtype.empty()) {
-      Fail<Id::kSpecUnknownDtype>(path + ".dtype", path + ".dtype", dtype);
+      diags_.Report<Id::kSpecUnknownDtype>(dtype_at, dtype_path, dtype);
     }
     std::string access = String(j, path, "access", /*required=*/false);
     if (access == "view") {
@@ -438,10 +454,50 @@ class Reader {
     return k;
   }
 
-  // Every "loc" names the spec or a source that one of `kernels` names: a
-  // spec cannot make a diagnostic quote another file.
+  // "origins": {"k.py": {"first_line": 12, "lines": ["...", ...]}}: the
+  // lines of the files that the spec was made from, which its "loc"s may
+  // name. Diagnostics there quote these lines: kernelc never reads an
+  // origin, so naming one reads nothing that the spec does not hold.
+  void ReadOrigins(const json& spec) {
+    const json* o = Field(spec, "$", "origins", json::value_t::object, false);
+    if (o == nullptr) return;
+    for (const auto& [name, value] : o->items()) {
+      const std::string p = fmt::format("$.origins.{}", name);
+      if (!value.is_object()) {
+        Fail<Id::kSpecExpectedObject>(p, p);
+        continue;
+      }
+      diag::Excerpt quoted;
+      if (const json* first = Field(value, p, "first_line",
+                                    json::value_t::number_integer, true)) {
+        if (auto n = Integer(*first, p + ".first_line", 1,
+                             std::numeric_limits<int>::max()))
+          quoted.first_line = static_cast<int>(*n);
+      }
+      if (const json* lines =
+              Field(value, p, "lines", json::value_t::array, true)) {
+        for (size_t i = 0; i < lines->size(); ++i) {
+          if ((*lines)[i].is_string()) {
+            quoted.lines.push_back((*lines)[i].get<std::string>());
+          } else {
+            const std::string at = fmt::format("{}.lines[{}]", p, i);
+            Fail<Id::kSpecExpectedString>(at, at);
+          }
+        }
+      }
+      const std::string file = Resolve(name);
+      origins_.insert(Normal(file));
+      if (quoted.first_line > 0)
+        diags_.AddQuotedLines(file, std::move(quoted));
+    }
+  }
+
+  // Every "loc" names the spec, a source or PTX file that one of `kernels`
+  // names, or one of its origins: a spec cannot make a diagnostic quote
+  // another file.
   void CheckLocs(const std::vector<Kernel>& kernels) {
-    std::set<std::string> own = {Normal(file_)};
+    std::set<std::string> own = origins_;
+    own.insert(Normal(file_));
     for (const Kernel& k : kernels) {
       if (!k.source.empty()) own.insert(Normal(k.source));
       if (k.ptx) own.insert(Normal(k.ptx->file));
@@ -490,6 +546,8 @@ class Reader {
   diag::DiagnosticEngine& diags_;
   // Each "loc" read: its file, and the JSON path of the "loc".
   std::vector<std::pair<std::string, std::string>> locs_;
+  // The files of "origins", as Normal() writes them.
+  std::set<std::string> origins_;
 };
 
 }  // namespace
@@ -530,6 +588,7 @@ Result<Module> FromJson(std::string_view text, const std::string& file,
       if (auto k = r.ReadKernel((*ks)[i], fmt::format("$.kernels[{}]", i)))
         m.kernels.push_back(std::move(*k));
   }
+  r.ReadOrigins(j);
   r.CheckLocs(m.kernels);
   if (const json* s = r.Field(j, "$", "sources", json::value_t::array, false)) {
     for (const json& e : *s)
