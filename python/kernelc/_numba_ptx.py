@@ -24,8 +24,6 @@ import json
 import re
 import warnings
 
-import numpy as np
-
 from kernelc import _compiler, _load, _numba
 
 # The architectures kernelc builds for when none are given (the CLI's
@@ -94,7 +92,7 @@ def spec_files(kernels, *, cc, cpu):
     for k in kernels:
         ptx, entry = compile_ptx(k._spec, cc)
         files[f"{k.__name__}.ptx"] = ptx
-        entries.append(_kernel_entry(k._spec, entry, cpu))
+        entries.append(_kernel_entry(k._spec.description, entry, cpu))
     if cpu:
         files["kernels.cu"] = _numba.numba_source(kernels)
     files["spec.json"] = json.dumps({"kernels": entries}, indent=2,
@@ -133,39 +131,32 @@ def compile_ptx(spec, cc):
     return ptx, found.group(1)
 
 
-def _kernel_entry(spec, entry, cpu):
-    """The spec's entry of one kernel: what the annotations and the
-    decorator's options say, as the C++ kernel of the CPU path states it
-    (views of the annotated ranks)."""
-    o = spec.options
+def _kernel_entry(d, entry, cpu):
+    """The spec's entry of the kernel that `d` (a KernelDescription)
+    describes, as the C++ kernel of the CPU path states it (views of the
+    annotated ranks)."""
     params = []
-    for p in spec.params:
-        role = p.annotation.role
-        param = {"name": p.name, "role": role, "dtype": np.dtype(p.dtype).name}
-        if role != "scalar":
-            param.update(access="view", rank=p.rank, shape=spec.shape_text(p))
-        if p.annotation.init is not None:
-            param["init"] = _numba._init_text(p.annotation.init)
+    for p in d.params:
+        param = {"name": p.name, "role": p.role, "dtype": p.dtype.name}
+        if p.role != "scalar":
+            param.update(access="view", rank=p.rank, shape=p.shape.text)
+        if p.init is not None:
+            param["init"] = p.init
         params.append(param)
-    grid = o["grid"]
-    grid = grid if isinstance(grid, (tuple, list)) else (grid,)
-    kernel = {"name": spec.name, "kind": "global",
-              "ptx": {"file": f"{spec.name}.ptx", "entry": entry,
+    kernel = {"name": d.name, "kind": "global",
+              "ptx": {"file": f"{d.name}.ptx", "entry": entry,
                       "abi": "numba"},
-              "grid": [str(g) for g in grid], "params": params}
+              "grid": [g.text for g in d.grid], "params": params}
     if cpu:
         kernel["source"] = "kernels.cu"
-    if o["block"] is not None:
-        block = o["block"]
-        block = block if isinstance(block, (tuple, list)) else (block,)
-        kernel["block"] = [int(b) for b in block]
-    if o["elementwise"]:
+    if d.block is not None:
+        kernel["block"] = list(d.block)
+    if d.elementwise:
         kernel["elementwise"] = True
-    if o["vjp"] is not None:
-        kernel["vjp"] = o["vjp"].__name__
-    if o["parallel"]:
-        par = o["parallel"]
-        kernel["parallel"] = [par] if isinstance(par, str) else list(par)
+    if d.vjp is not None:
+        kernel["vjp"] = d.vjp.text
+    if d.parallel:
+        kernel["parallel"] = [t.text for t in d.parallel]
     return kernel
 
 
