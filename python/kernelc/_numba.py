@@ -345,14 +345,9 @@ def _closure(kernels):
 
 
 def _source(kernels):
-    return source_of(k._spec.cpp() for k in kernels)
-
-
-def source_of(kernels_cpp):
-    """One C++ source of kernels' C++ (_KernelSpec.cpp)."""
     return "\n".join(["// Numba kernels, compiled by kernelc.numba.\n"
                       "#include <kernelc.h>\n#include <cstdint>\n",
-                      *kernels_cpp])
+                      *(k._spec.cpp() for k in kernels)])
 
 
 class _KernelSpec:
