@@ -475,13 +475,16 @@ class _KernelSpec:
             for p in self.params)
         decorator = (self.first_line, 0)
         grid = _as_tuple(o["grid"])
-        grid_nodes = _keyword_strings(self.tree, "grid")
+        grid_literals = _keyword_strings(self.tree, "grid")
         block = o["block"]
         parallel = o["parallel"]
         parallel = (parallel,) if isinstance(parallel, str) else parallel
+        parallel_literals = _keyword_strings(self.tree, "parallel")
         vjp = None
         if o["vjp"] is not None:
-            vjp = Text(o["vjp"].__name__,
+            # What is not a kernel is reported when the build gathers the
+            # kernels (_closure).
+            vjp = Text(getattr(o["vjp"], "__name__", repr(o["vjp"])),
                        *(_keyword_value_place(self.tree, "vjp") or decorator))
         # The signature ends before the body, or on the line of its
         # last annotation where the body follows on that line.
@@ -492,15 +495,14 @@ class _KernelSpec:
             name=self.name, path=self.path, line=self.first_line,
             name_at=_name_place(self.tree, self.file_lines),
             params=params,
-            grid=tuple(_text_at(str(g), _nth(grid_nodes, i), decorator)
+            grid=tuple(_text_at(str(g), _nth(grid_literals, i), decorator)
                        for i, g in enumerate(grid)),
             block=(None if block is None else
                    tuple(int(b) for b in _as_tuple(block))),
             elementwise=bool(o["elementwise"]),
             vjp=vjp,
             parallel=tuple(
-                _text_at(t, _nth(_keyword_strings(self.tree, "parallel"), i),
-                         decorator)
+                _text_at(t, _nth(parallel_literals, i), decorator)
                 for i, t in enumerate(parallel or ())),
             lines=tuple(line.rstrip("\r\n") for line in
                         self.file_lines[self.first_line - 1:end]))
