@@ -23,7 +23,10 @@ block links beside the C++ around it.
 
 The annotations' lines in the .py file reach kernelc's diagnostics through
 `#line` directives: an error in a shape expression names the Python file
-and the annotation's line.
+and the annotation's line. What the decorator and the signature say is
+read once into a KernelDescription, from which both this C++ and the cuda
+target's JSON spec (kernelc._numba_ptx, which places the same texts in the
+.py file by their "loc") are written.
 """
 
 import ast

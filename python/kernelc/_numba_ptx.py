@@ -123,14 +123,14 @@ def _kernel_entry(d, entry, cpu):
                  "loc": at}
         if p.role != "scalar":
             param.update(access="view", rank=p.rank,
-                         shape=_placed(path, p.shape))
+                         shape=_spec_text(path, p.shape))
         if p.init is not None:
             param["init"] = {"text": p.init, "loc": at}
         params.append(param)
     kernel = {"name": d.name, "kind": "global", "loc": _loc(path, *d.name_at),
               "ptx": {"file": f"{d.name}.ptx", "entry": entry,
                       "abi": "numba"},
-              "grid": [_placed(path, g) for g in d.grid], "params": params}
+              "grid": [_spec_text(path, g) for g in d.grid], "params": params}
     if cpu:
         kernel["source"] = "kernels.cu"
     if d.block is not None:
@@ -138,9 +138,9 @@ def _kernel_entry(d, entry, cpu):
     if d.elementwise:
         kernel["elementwise"] = True
     if d.vjp is not None:
-        kernel["vjp"] = _placed(path, d.vjp)
+        kernel["vjp"] = _spec_text(path, d.vjp)
     if d.parallel:
-        kernel["parallel"] = [_placed(path, t) for t in d.parallel]
+        kernel["parallel"] = [_spec_text(path, t) for t in d.parallel]
     return kernel
 
 
@@ -170,7 +170,7 @@ def _loc(path, line, column):
     return f"{path}:{line}:{column + 1}"
 
 
-def _placed(path, text):
+def _spec_text(path, text):
     """A Text of the description as the spec's {"text", "loc"}."""
     return {"text": text.text, "loc": _loc(path, text.line, text.column)}
 
