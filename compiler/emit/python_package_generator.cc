@@ -268,9 +268,11 @@ void EmitOpBody(const EmitRequest& request, const sema::KernelPlan& kp,
 // static scalars given as the Python type of their kind (float, int, bool),
 // go straight to the jitted op (see _kernelc.py's "eager calls"), whose
 // trace converts and checks them as the full path would; jit keys its
-// cache by the scalars' values, which convert alike. Nothing for a kernel
-// with a traced scalar (KC_TRACED), whose conversion decides the dtype of
-// its operand: it takes the full path only.
+// cache by the scalars' values, which convert alike. A float that is zero
+// or NaN takes the full path, which keys it by its bits (`==` takes -0.0
+// for 0.0 and NaN for nothing). Nothing for a kernel with a traced scalar
+// (KC_TRACED), whose conversion decides the dtype of its operand: it takes
+// the full path only.
 void EmitEagerFastPath(const sema::KernelPlan& kp, Printer& p) {
   const model::Kernel& k = *kp.kernel;
   std::vector<std::string> tensors, tests;
@@ -284,6 +286,8 @@ void EmitEagerFastPath(const sema::KernelPlan& kp, Printer& p) {
                          : model::IsInteger(param.dtype) ? "int"
                                                          : "bool";
       tests.push_back(fmt::format("type({}) is {}", var, type));
+      if (model::IsFloat(param.dtype))
+        tests.push_back(fmt::format("{0} == {0} and {0} != 0.0", var));
     }
   }
   tests.insert(tests.begin(), fmt::format("_kc.arrays({})",
@@ -305,12 +309,23 @@ void EmitPublicBody(const sema::KernelPlan& kp, Printer& p) {
   const model::Kernel& k = *kp.kernel;
   EmitEagerFastPath(kp, p);
   EmitArguments(kp, p);
+  // The jitted op takes its static float scalars as _kc.exact keys them.
+  std::vector<std::string> eager_args;
+  for (const Param& param : k.params) {
+    if (!IsInput(param.role) && param.role != Role::kScalar) continue;
+    const std::string var = Namer::Python(param.name);
+    eager_args.push_back(param.role == Role::kScalar && !param.traced &&
+                                 model::IsFloat(param.dtype)
+                             ? fmt::format("_kc.exact({})", var)
+                             : var);
+  }
   p.Emit({{"args", fmt::format("{}", fmt::join(PyArgs(k), ", "))},
+          {"eager_args", fmt::format("{}", fmt::join(eager_args, ", "))},
           {"eager", Namer::PyPrivate(k.Id(), "eager")},
           {"wrapped", Namer::PyPrivate(k.Id(), Autodiff(kp))}},
          R"py(
            if not _kc.traced($args$):
-               return $eager$($args$)
+               return $eager$($eager_args$)
            return $wrapped$($args$)
          )py");
 }

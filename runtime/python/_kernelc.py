@@ -668,17 +668,26 @@ def _summed(local, sums, axis_of):
     """`local` with each result that is a sum over a parallel factor
     (KC_SUM: `sums` holds that factor per result, or None) summed over the
     mesh axes that factor is sharded along: each device's kernel wrote the
-    partial sum of its shard. `local` as it is where nothing is summed."""
+    partial sum of its shard. `local` as it is where nothing is summed.
+    Half-precision partial sums are added in float32 and rounded once, as
+    one kernel that summed every row in float would round its sum."""
     import jax
+    import jax.numpy as jnp
 
     axes = [axis_of.get(f) if f is not None else None for f in sums]
     if all(a is None for a in axes):
         return local
 
+    def psum(partial, axis):
+        if partial.dtype not in (jnp.float16, jnp.bfloat16):
+            return jax.lax.psum(partial, axis)
+        wide = jax.lax.psum(partial.astype(jnp.float32), axis)
+        return wide.astype(partial.dtype)
+
     def summed(*args):
         out = local(*args)
         many = isinstance(out, (tuple, list))
-        out = [jax.lax.psum(o, a) if a is not None else o
+        out = [psum(o, a) if a is not None else o
                for o, a in zip(out if many else (out,), axes)]
         return tuple(out) if many else out[0]
 
@@ -1361,9 +1370,39 @@ def _never(_):
     return None
 
 
+class Exact:
+    """A static float scalar as jax.jit keys it: by its type and bits.
+    jit compares static arguments with `==`, under which -0.0 is 0.0 (the
+    jit of one would run for the other, with the other's sign) and NaN is
+    not NaN (every call would compile anew). `scalar` unwraps it."""
+
+    __slots__ = ("value", "_key")
+
+    def __init__(self, value):
+        self.value = value
+        self._key = (type(value), value.tobytes())
+
+    def __eq__(self, other):
+        return type(other) is Exact and self._key == other._key
+
+    def __hash__(self):
+        return hash(self._key)
+
+    def __repr__(self):
+        return f"Exact({self.value!r})"
+
+
+def exact(value):
+    """`value`, a static float scalar as `scalar` returns it, as the eager
+    jit keys it: an Exact where `==` would mistake it (a zero or NaN)."""
+    return Exact(value) if value == 0 or value != value else value
+
+
 def _number_conversion(kind, dtype):
     import numpy as np
 
+    if kind is Exact:
+        return lambda v: v.value  # converted and checked before `exact`
     np_dtype = _dtype(dtype)
     if kind is np_dtype.type and issubclass(kind, (np.integer, np.floating)):
         # Its range is the type's; `scalar` returns it as it is.

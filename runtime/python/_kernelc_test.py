@@ -644,3 +644,14 @@ def test_lazy_builds_once_at_first_use_even_from_two_threads():
     assert got == [10, 11] and builds == [1]
     assert lazy.get() is lazy.function
     assert builds == [1]
+
+
+def test_exact_keys_static_floats_by_type_and_bits():
+    zero, negative = np.float32(0.0), np.float32(-0.0)
+    assert kc.exact(zero) != kc.exact(negative)
+    assert kc.exact(np.float32("nan")) == kc.exact(np.float32("nan"))
+    assert hash(kc.exact(np.float32("nan"))) == hash(
+        kc.exact(np.float32("nan")))
+    assert kc.exact(zero) != kc.exact(np.float64(0.0))
+    assert type(kc.exact(np.float32(2.5))) is np.float32  # == keys it
+    assert kc.scalar("k", "a", kc.exact(negative), "float32") is negative

@@ -21,3 +21,15 @@ void column_sum(KC_SHAPE("n, m") kc::In<float, 2> x,
     }
   }
 }
+
+// A half-precision sum: each device writes its partial sum as a float16;
+// the partial sums are added in float32, rounded once, as one kernel
+// summing all rows would round its float sum.
+KC_KERNEL
+KC_PARALLEL("n")
+void half_sum(KC_SHAPE("n") kc::In<__half, 1> x,
+              KC_SHAPE("") KC_SUM("n") kc::Out<__half, 0> total) {
+  float s = 0.0f;
+  for (int64_t r = 0; r < x.shape[0]; ++r) s += __half2float(x(r));
+  total() = __float2half(s);
+}

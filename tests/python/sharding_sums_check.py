@@ -5,7 +5,8 @@ KC_SUM: x sharded along its rows (KC_PARALLEL("n")) on meshes of
 AxisType.Auto and of AxisType.Explicit: each device sums its own rows, the
 partial sums are added by one all-reduce with no gather, and the results
 equal NumPy's; the row-parallel result stays sharded. Under jax.vmap the
-sums are per batch element."""
+sums are per batch element. Half-precision partial sums are added in
+float32."""
 
 import contextlib
 import importlib
@@ -59,4 +60,15 @@ for kind in (AxisType.Auto, AxisType.Explicit):
     np.testing.assert_allclose(np.asarray(bsums), batch.sum(axis=1), rtol=1e-5,
                                atol=1e-6)
     np.testing.assert_array_equal(np.asarray(bpositive), (batch > 0).sum(axis=(1, 2)))
+
+# float16 partial sums 2048, 1, 1, 1 (one row per device): added in float16
+# the ones are lost (2048 + 1 rounds to 2048); in float32, 2051 rounds once
+# to float16's 2052.
+h = np.array([2048, 1, 1, 1], np.float16)
+want_half = np.float16(h.astype(np.float32).sum())
+assert float(sh.half_sum(h)) == want_half, sh.half_sum(h)
+mesh = jax.make_mesh((4,), ("d",), axis_types=(AxisType.Auto,))
+hs = jax.device_put(h, NamedSharding(mesh, P("d")))
+total = jax.jit(sh.half_sum)(hs)
+assert total.dtype == np.float16 and float(total) == want_half, total
 print("OK")

@@ -1,5 +1,6 @@
 """The benchmark suite keeps working: bench/run.py in its quick mode (one
-run, small sizes, no nvcc) writes its table and its plot. It checks that
+run, small sizes, no nvcc) writes its table and its plot, and
+bench/load_inline_bench.py prints its rows. It checks that
 the figures exist, never how fast they are. Marked `bench` (about 15 s on
 an idle machine, a minute on a busy one): `-m "not bench"` leaves it out.
 Needs matplotlib (tools/requirements.txt), which .venv-floor lacks."""
@@ -34,3 +35,12 @@ def test_the_suite_writes_its_table_and_plot(tmp_path):
     assert kernelc.endswith("x)") and "[" in floor, eager
     png = (tmp_path / "results.png").read_bytes()
     assert png.startswith(b"\x89PNG"), png[:8]
+
+
+def test_load_inline_bench_prints_its_three_rows():
+    r = subprocess.run([sys.executable, str(ROOT / "bench" / "load_inline_bench.py"),
+                        "--runs", "1"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    for row in ("| cold | ", "| again | ", "| new process | "):
+        line = next(line for line in r.stdout.splitlines() if line.startswith(row))
+        assert line.endswith(" |") and " ms | " in line, r.stdout

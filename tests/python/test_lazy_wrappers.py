@@ -50,3 +50,22 @@ def test_eager_scalars_are_checked_as_before(saxpy):
         saxpy.saxpy(x, x, True)
     np.testing.assert_allclose(saxpy.saxpy(x, x, np.float32(3)), np.full(4, 4.0))
     np.testing.assert_allclose(saxpy.saxpy(x, x, 3), np.full(4, 4.0))
+
+
+@pytest.mark.parametrize("make", [float, np.float32], ids=["python", "numpy"])
+def test_eager_static_floats_are_keyed_by_their_bits(saxpy, make):
+    # jit compares static arguments with ==: -0.0 would reuse the
+    # compilation of 0.0 (whose attribute has the other sign), and NaN
+    # would compile on every call.
+    x = jnp.ones(4, jnp.float32)
+    y = jnp.full(4, -0.0, jnp.float32)
+    for a in (0.0, -0.0, 0.0, -0.0):
+        got = np.asarray(saxpy.saxpy(x, y, make(a)))
+        want = np.float32(a) * np.float32(1) + np.float32(-0.0)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want), str(a))
+    assert np.isnan(np.asarray(saxpy.saxpy(x, y, make("nan")))).all()
+    jitted = saxpy._saxpy_eager.get()
+    compiled = jitted._cache_size()
+    for _ in range(2):
+        assert np.isnan(np.asarray(saxpy.saxpy(x, y, make("nan")))).all()
+    assert jitted._cache_size() == compiled

@@ -105,12 +105,12 @@ def scale(x, a):
     Returns:
         y: float32[x]
     """
-    if _kc.arrays(x) and type(a) is float:
+    if _kc.arrays(x) and type(a) is float and a == a and a != 0.0:
         return _scale_eager(x, a)
     x = _kc.tensor("scale", "x", x, "float32", 1)
     a = _kc.scalar("scale", "a", a, "float32")
     if not _kc.traced(x, a):
-        return _scale_eager(x, a)
+        return _scale_eager(x, _kc.exact(a))
     return _scale_nodiff(x, a)
 
 # Wrappers, each built at its first use: jit of eager calls, autodiff (from KC_VJP and KC_JVP, or an error without them) and sharding rules (KC_PARALLEL); see _kernelc.py.

@@ -68,13 +68,13 @@ def saxpy(x, y, a):
     Returns:
         out: float32[x]
     """
-    if _kc.arrays(x, y) and type(a) is float:
+    if _kc.arrays(x, y) and type(a) is float and a == a and a != 0.0:
         return _saxpy_eager(x, y, a)
     x = _kc.tensor("saxpy", "x", x, "float32", 1)
     y = _kc.tensor("saxpy", "y", y, "float32", 1)
     a = _kc.scalar("saxpy", "a", a, "float32")
     if not _kc.traced(x, y, a):
-        return _saxpy_eager(x, y, a)
+        return _saxpy_eager(x, y, _kc.exact(a))
     return _saxpy_nodiff(x, y, a)
 
 # Wrappers, each built at its first use: jit of eager calls, autodiff (from KC_VJP and KC_JVP, or an error without them) and sharding rules (KC_PARALLEL); see _kernelc.py.

@@ -69,14 +69,14 @@ def histogram(values, lo, hi, bins):
     Returns:
         counts: int32[rows, bins]
     """
-    if _kc.arrays(values) and type(lo) is float and type(hi) is float and type(bins) is int:
+    if _kc.arrays(values) and type(lo) is float and lo == lo and lo != 0.0 and type(hi) is float and hi == hi and hi != 0.0 and type(bins) is int:
         return _histogram_eager(values, lo, hi, bins)
     values = _kc.tensor("histogram", "values", values, "float32", 2)
     lo = _kc.scalar("histogram", "lo", lo, "float32")
     hi = _kc.scalar("histogram", "hi", hi, "float32")
     bins = _kc.scalar("histogram", "bins", bins, "int64")
     if not _kc.traced(values, lo, hi, bins):
-        return _histogram_eager(values, lo, hi, bins)
+        return _histogram_eager(values, _kc.exact(lo), _kc.exact(hi), bins)
     return _histogram_nodiff(values, lo, hi, bins)
 
 # Wrappers, each built at its first use: jit of eager calls, autodiff (from KC_VJP and KC_JVP, or an error without them) and sharding rules (KC_PARALLEL); see _kernelc.py.

@@ -63,12 +63,12 @@ def scale(x, s):
     Returns:
         out: float32[x]
     """
-    if _kc.arrays(x) and type(s) is float:
+    if _kc.arrays(x) and type(s) is float and s == s and s != 0.0:
         return _scale_eager(x, s)
     x = _kc.tensor("scale", "x", x, "float32", 1)
     s = _kc.scalar("scale", "s", s, "float32")
     if not _kc.traced(x, s):
-        return _scale_eager(x, s)
+        return _scale_eager(x, _kc.exact(s))
     return _scale_nodiff(x, s)
 
 # Wrappers, each built at its first use: jit of eager calls, autodiff (from KC_VJP and KC_JVP, or an error without them) and sharding rules (KC_PARALLEL); see _kernelc.py.

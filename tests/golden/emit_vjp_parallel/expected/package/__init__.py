@@ -69,13 +69,13 @@ def square_add(x, y, a):
     Returns:
         out: float32[x]
     """
-    if _kc.arrays(x, y) and type(a) is float:
+    if _kc.arrays(x, y) and type(a) is float and a == a and a != 0.0:
         return _square_add_eager(x, y, a)
     x = _kc.tensor("square_add", "x", x, "float32", 2)
     y = _kc.tensor("square_add", "y", y, "float32", 2)
     a = _kc.scalar("square_add", "a", a, "float32")
     if not _kc.traced(x, y, a):
-        return _square_add_eager(x, y, a)
+        return _square_add_eager(x, y, _kc.exact(a))
     return _square_add_vjp(x, y, a)
 
 
@@ -121,13 +121,13 @@ def square_add_bwd(x, a, d_out):
         d_x: float32[m, n]
         d_y: float32[m, n]
     """
-    if _kc.arrays(x, d_out) and type(a) is float:
+    if _kc.arrays(x, d_out) and type(a) is float and a == a and a != 0.0:
         return _square_add_bwd_eager(x, a, d_out)
     x = _kc.tensor("square_add_bwd", "x", x, "float32", 2)
     a = _kc.scalar("square_add_bwd", "a", a, "float32")
     d_out = _kc.tensor("square_add_bwd", "d_out", d_out, "float32", 2)
     if not _kc.traced(x, a, d_out):
-        return _square_add_bwd_eager(x, a, d_out)
+        return _square_add_bwd_eager(x, _kc.exact(a), d_out)
     return _square_add_bwd_nodiff(x, a, d_out)
 
 # Wrappers, each built at its first use: jit of eager calls, autodiff (from KC_VJP and KC_JVP, or an error without them) and sharding rules (KC_PARALLEL); see _kernelc.py.
