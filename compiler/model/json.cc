@@ -6,6 +6,7 @@
 #include <llvm/Support/Path.h>
 
 #include <limits>
+#include <map>
 #include <set>
 #include <utility>
 #include <variant>
@@ -220,6 +221,10 @@ class Reader {
       l = SourceLoc{s.substr(0, c1), line, col};
     }
     l.file = Resolve(l.file);
+    // A place in an origin names it as "origins" does, so that its
+    // diagnostics find the quoted lines ("./k.py" is "k.py").
+    if (auto it = origins_.find(Normal(l.file)); it != origins_.end())
+      l.file = it->second;
     locs_.push_back({l.file, path + ".loc"});
     return l;
   }
@@ -456,7 +461,7 @@ class Reader {
 
   // "origins": {"k.py": {"first_line": 12, "lines": ["...", ...]}}: the
   // lines of the files that the spec was made from, which its "loc"s may
-  // name. Diagnostics there quote these lines: kernelc never reads an
+  // name; read before the kernels. Diagnostics there quote these lines: kernelc never reads an
   // origin, so naming one reads nothing that the spec does not hold.
   void ReadOrigins(const json& spec) {
     const json* o = Field(spec, "$", "origins", json::value_t::object, false);
@@ -486,9 +491,8 @@ class Reader {
         }
       }
       const std::string file = Resolve(name);
-      origins_.insert(Normal(file));
-      if (quoted.first_line > 0)
-        diags_.AddQuotedLines(file, std::move(quoted));
+      origins_[Normal(file)] = file;
+      if (quoted.first_line > 0) diags_.AddQuotedLines(file, std::move(quoted));
     }
   }
 
@@ -496,8 +500,8 @@ class Reader {
   // names, or one of its origins: a spec cannot make a diagnostic quote
   // another file.
   void CheckLocs(const std::vector<Kernel>& kernels) {
-    std::set<std::string> own = origins_;
-    own.insert(Normal(file_));
+    std::set<std::string> own = {Normal(file_)};
+    for (const auto& [normal, file] : origins_) own.insert(normal);
     for (const Kernel& k : kernels) {
       if (!k.source.empty()) own.insert(Normal(k.source));
       if (k.ptx) own.insert(Normal(k.ptx->file));
@@ -546,8 +550,9 @@ class Reader {
   diag::DiagnosticEngine& diags_;
   // Each "loc" read: its file, and the JSON path of the "loc".
   std::vector<std::pair<std::string, std::string>> locs_;
-  // The files of "origins", as Normal() writes them.
-  std::set<std::string> origins_;
+  // The files of "origins" as the spec names them (joined to its
+  // directory), by their Normal() form.
+  std::map<std::string, std::string> origins_;
 };
 
 }  // namespace
@@ -583,12 +588,13 @@ Result<Module> FromJson(std::string_view text, const std::string& file,
     r.Fail<Id::kSpecNotAnObject>("$");
     return Error::Reported();
   }
+  // The origins first: the kernels' places in them are named as they are.
+  r.ReadOrigins(j);
   if (const json* ks = r.Field(j, "$", "kernels", json::value_t::array, true)) {
     for (size_t i = 0; i < ks->size(); ++i)
       if (auto k = r.ReadKernel((*ks)[i], fmt::format("$.kernels[{}]", i)))
         m.kernels.push_back(std::move(*k));
   }
-  r.ReadOrigins(j);
   r.CheckLocs(m.kernels);
   if (const json* s = r.Field(j, "$", "sources", json::value_t::array, false)) {
     for (const json& e : *s)

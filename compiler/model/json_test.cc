@@ -274,17 +274,18 @@ TEST_CASE("a spec's locations point only into its own files") {
 TEST_CASE("a spec made from another file places its texts there") {
   // A front end that writes a spec from its own source (a Python kernel)
   // names that file under "origins", with the lines it quotes; texts and
-  // dtypes then carry a "loc" in it.
-  diag::DiagnosticEngine diags([](const std::string& file)
-                                   -> std::optional<std::string> {
-    FAIL("read " << file);
-    return std::nullopt;
-  });
+  // dtypes then carry a "loc" in it, which names the file as "origins"
+  // does however it is written ("/src/./k.py").
+  diag::DiagnosticEngine diags(
+      [](const std::string& file) -> std::optional<std::string> {
+        FAIL("read " << file);
+        return std::nullopt;
+      });
   Result<Module> m = FromJson(R"js({"kernels": [{"name": "k", "kind": "global",
 "source": "k.cu", "loc": "/src/k.py:2:5", "grid": [{"text": "n", "loc":
 "/src/k.py:1:22"}], "params": [{"name": "x", "role": "in", "dtype": {"text":
 "float32", "loc": "/src/k.py:2:21"}, "shape": {"text": "n", "loc":
-"/src/k.py:2:33"}}]}],
+"/src/./k.py:2:33"}}]}],
 "origins": {"/src/k.py": {"first_line": 1, "lines": [
 "@kernelc.numba(grid=\"n\")", "def k(x: In(np.float32, (\"n\",))):"]}}})js",
                               "dir/k.json", diags);
@@ -315,12 +316,12 @@ TEST_CASE("origins are checked, and only they widen a spec's locations") {
   REQUIRE_FALSE(m.ok());
   CHECK(Located(diags) ==
         std::vector<std::string>{
-            "k.py:3:9: $.kernels[0].params[0].dtype: unknown dtype "
-            "'complex64'",
             "s.json:5:67: $.origins.j.py: expected an object",
             "s.json:5:36: $.origins.k.py.first_line: 0 is out of range: "
             "expected an integer from 1 to 2147483647",
             "s.json:5:54: $.origins.k.py.lines[1]: expected a string",
+            "k.py:3:9: $.kernels[0].params[0].dtype: unknown dtype "
+            "'complex64'",
             "s.json:4:32: $.kernels[0].params[0].shape.loc: 'other.py' is "
             "neither this spec nor a source or origin that it names; a "
             "spec's locations point into its own files",
