@@ -7,9 +7,10 @@ the same kernel source in the same run.
 Each example is built for --target cpu, and .cu examples also for cuda and
 cpu,cuda (with --cuda-arch sm_80, like the nvcc -cubin baseline); a .cc
 example's host kernels run on the CPU only, so it gets cpu,cuda instead of
-cuda. cold: a build with an empty cache directory (frontend, Clang compile
-of the kernels and the shim, NVRTC for cuda, link). warm: the same build
-again with the cache filled (no compiler runs, NVRTC not loaded).
+cuda. cold: a build with an empty build cache, its precompiled preludes
+made (frontend, Clang compile of the kernels and the shim, NVRTC for cuda,
+link). warm: the same build again with the cache filled (no compiler runs,
+NVRTC not loaded).
 Baselines: `nvcc -c -O3` of the source (host and device code, the usual
 object a hand-written op starts from) and, for .cu files, `nvcc -cubin
 -arch=sm_80 -O3` (device code only). Each figure is the median of N runs;
@@ -62,17 +63,23 @@ def nvcc_samples(nvcc, example, runs, tmp, flags=("-c", "-O3")):
 
 def build_samples(example, target, runs, tmp):
     """(cold, warm): `runs` wall times (s) each of `kernelc build` of
-    `example` for `target`, with an empty cache directory and with the same
-    build's cache filled."""
+    `example` for `target`, with an empty build cache (the preludes made)
+    and with the same build's cache filled."""
     build = [str(KERNELC), "build", str(example), "-o", str(tmp / "out"),
              "--target", target]
     if "cuda" in target:
         build += ["--cuda-arch", "sm_80"]
     tag = f"{example.stem}-{target.replace(',', '-')}"
+    # Cold builds share one cache directory, emptied of all but its
+    # precompiled preludes (made by the first build, not timed).
+    cold_cache = tmp / f"cold-{tag}"
+    timed(build + ["--cache-dir", str(cold_cache)])
     cold = []
-    for i in range(runs):
-        cache = tmp / f"cold-{tag}-{i}"
-        cold.append(timed(build + ["--cache-dir", str(cache)]))
+    for _ in range(runs):
+        for entry in cold_cache.iterdir():
+            if entry.name != "prelude":
+                shutil.rmtree(entry)
+        cold.append(timed(build + ["--cache-dir", str(cold_cache)]))
     warm_cache = tmp / f"warm-{tag}"
     timed(build + ["--cache-dir", str(warm_cache)])
     warm = [timed(build + ["--cache-dir", str(warm_cache)]) for _ in range(runs)]

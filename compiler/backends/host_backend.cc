@@ -143,54 +143,28 @@ Status WriteBundledHeaders(const std::string& dir) {
   return Status();
 }
 
-// The #include lines that open a generated source, before its first
-// declaration: the same for every package of a target, and much of the
-// source's compile time (the shim's, XLA's FFI API, kernelc's runtime
-// headers and the standard library headers they use, preprocess to some
-// 40,000 lines). Empty when the source opens with none.
-std::string Prelude(std::string_view source) {
-  std::string prelude;
-  while (!source.empty()) {
-    size_t end = source.find('\n');
-    std::string_view line = source.substr(0, end);
-    source = end == std::string_view::npos ? std::string_view()
-                                           : source.substr(end + 1);
-    if (line.empty() || llvm::StringRef(line).starts_with("//")) continue;
-    if (!llvm::StringRef(line).starts_with("#include")) break;
-    prelude.append(line).append("\n");
-  }
-  return prelude;
-}
-
 // The precompiled header of `prelude`, compiled with `flags`, under
 // build.prelude_dir, made when missing; nullopt when there is none to use
 // (no prelude directory, a compiler other than the Clang inside kernelc,
-// or one that cannot be made). Named by everything that shapes it: its
-// directory, which holds the headers it is made from, by the Clang and its
-// root and kernelc's executable (the headers are compiled into it); the
-// file by the flags and the prelude. Clang checks the rest when it loads
-// it (its own version, the language options, the headers' sizes and
-// times). Made within the stage of the compile that needs it, which it
-// makes longer once.
+// or one that cannot be made). The directory's name stands for the Clang,
+// its root and kernelc's executable (the headers the prelude reads are
+// compiled into it, and written there); the file is named by the flags and
+// the prelude. Clang checks the rest when it loads it (its own version,
+// the language options, the headers' sizes and times). Made within the
+// stage of the compile that needs it, which it makes longer once. A
+// prelude is much of its source's compile time: the shim's (XLA's FFI
+// API, kernelc's runtime headers and the standard library headers they
+// use) preprocesses to some 40,000 lines.
 std::optional<std::string> PrecompiledPrelude(const HostToolchain& tc,
                                               const HostBuild& build,
                                               const std::string& prelude,
                                               GeneratedFlags flags) {
   if (build.prelude_dir.empty() || !tc.cxx.empty() || prelude.empty())
     return std::nullopt;
-  cache::KeyBuilder key;
-  key.Add("clang", InProcessClangVersion());
-  key.Add("clang-driver", tc.root.clang);
-  key.Add("resource-dir", tc.root.resource_dir);
-  key.Add("sysroot", tc.root.sysroot);
-  if (!tc.root.manifest.empty() &&
-      !key.AddFileIdentity("toolchain", tc.root.manifest))
-    return std::nullopt;
-  if (!key.AddFileIdentity("kernelc", "/proc/self/exe")) return std::nullopt;
   cache::KeyBuilder name;
   for (const std::string& flag : flags("$DIR")) name.Add("flag", flag);
   name.Add("prelude", prelude);
-  const std::string dir = fmt::format("{}/{}", build.prelude_dir, key.Finish());
+  const std::string& dir = build.prelude_dir;
   const std::string base = fmt::format("{}/{}", dir, name.Finish());
   const std::string pch = base + ".pch";
   if (llvm::sys::fs::exists(pch)) return pch;
@@ -247,8 +221,9 @@ Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build,
   std::string include = work + "/include";
   std::string host_include = work + "/host_include";
   if (Status s = WriteBundledHeaders(work); !s.ok()) return s;
-  for (const auto& [path, contents] : build.sources) {
-    Status s = WriteFileIfChanged(fmt::format("{}/{}", work, path), contents);
+  for (const auto& [path, source] : build.sources) {
+    Status s =
+        WriteFileIfChanged(fmt::format("{}/{}", work, path), source.text);
     if (!s.ok()) return s;
   }
 
@@ -339,15 +314,12 @@ Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build,
     if (IsClang(tc))
       c.flags.insert(c.flags.end(),
                      {"-Xclang", "-no-enable-noundef-analysis"});
-#if defined(__x86_64__)
-    // The kernels' built-ins (threadIdx, blockIdx...) are thread-local
-    // (kernelc/host.h). A library that Python loads reaches its own
-    // thread-locals through a call of __tls_get_addr by default; with TLS
-    // descriptors (GCC's and Clang's x86-64 spelling; glibc's default
-    // elsewhere) glibc's resolver returns the offset without that call:
-    // 16 instructions fewer per call of the saxpy op, counted by callgrind.
-    c.flags.push_back("-mtls-dialect=gnu2");
-#endif
+    // The kernels' built-ins are thread-local (kernelc/host.h), reached
+    // through __tls_get_addr. TLS descriptors (-mtls-dialect=gnu2) would
+    // save some 16 instructions per call, but glibc before 2.40 resolves
+    // a descriptor of a module in dynamic TLS without preserving the vector
+    // registers (glibc bug 31372): with Debian 12's glibc 2.36, a process
+    // that loads several packages then read wrong scalars.
     c.flags.insert(c.flags.end(), text_flags.begin(), text_flags.end());
     // -MMD leaves out system headers, for which the compiler's identity
     // stands; kernelc's own, in the scratch directory, are left out below.
@@ -407,7 +379,7 @@ Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build,
     // next build makes it anew.
     std::optional<std::string> pch;
     if (c.generated)
-      pch = PrecompiledPrelude(tc, build, Prelude(build.sources.at(c.src)),
+      pch = PrecompiledPrelude(tc, build, build.sources.at(c.src).prelude,
                                c.generated);
     RunResult r;
     if (pch) {

@@ -42,12 +42,20 @@ struct HostBuild {
   std::string library_path;  // where to write the shared library
   std::vector<std::string> include_dirs;  // user -I, absolute
   std::vector<std::string> defines;       // user -D
-  // The generated C++ sources, path under work_dir -> text: the XLA FFI
+  // A generated C++ source: its text, and the #include lines it opens
+  // with, as the text has them (emit::Output::preludes), which the Clang
+  // inside kernelc compiles once and keeps precompiled under prelude_dir.
+  // No prelude: compiled whole.
+  struct Source {
+    std::string text;
+    std::string prelude;
+  };
+  // The generated C++ sources, path under work_dir -> source: the XLA FFI
   // shim (shim.cc), the CUDA target's embedded binaries (cuda_images.cc),
   // the CPU's block executor (block_exec.cc, linked with Boost.Context's
   // archive, which kernelc carries), and the files that compile the user's
   // sources.
-  std::map<std::string, std::string> sources;
+  std::map<std::string, Source> sources;
   // The files of `sources` that include a user source (the kernels' CPU
   // entry points), in link order, each with where that source is read.
   // They are compiled as the user's code: with the -I and -D above, and
@@ -69,13 +77,12 @@ struct HostBuild {
   std::vector<std::string>* dependencies = nullptr;
   // When set, receives a stage for each compile and the link.
   Progress* progress = nullptr;
-  // Where the shim's prelude (the #include lines that open shim.cc: the
-  // XLA FFI API and kernelc's runtime headers) is kept precompiled, shared
-  // by every build with this kernelc: a directory per prelude, compiler and
-  // flags, made by the first build that needs it. Empty: the shim is
-  // compiled whole. Only the Clang inside kernelc uses it; a precompiled
-  // header it cannot make or load leaves the shim compiled whole, as
-  // without one.
+  // Where the preludes of `sources` are kept precompiled, a file per
+  // prelude and flags, made by the first build that needs it: a directory
+  // that belongs to kernelc and its compiler (named by their identity),
+  // shared by every build with them. Empty: the sources are compiled
+  // whole. Only the Clang inside kernelc uses it; a precompiled header it
+  // cannot make or load leaves the source compiled whole, as without one.
   std::string prelude_dir;
 };
 

@@ -11,9 +11,12 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "compiler/util/file_io.h"
 
@@ -38,6 +41,35 @@ std::string DefaultDirectory() {
   if (const char* h = std::getenv("HOME"); h && *h)
     return std::string(h) + "/.cache/kernelc";
   return "";
+}
+
+std::string PreludeDirectory(const std::string& cache_dir,
+                             const std::string& identity) {
+  const std::string parent = cache_dir + "/prelude";
+  const std::string dir = parent + "/" + identity;
+  if (llvm::sys::fs::is_directory(dir)) return dir;
+  if (llvm::sys::fs::create_directories(dir)) return "";
+  // The other identities' directories, newest first. Only names of the
+  // form kernelc gives (a hex SHA-256) are touched; a build of another
+  // kernelc may be using one that goes, and then compiles without it.
+  std::vector<std::pair<llvm::sys::TimePoint<>, std::string>> others;
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(parent, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    llvm::StringRef name = llvm::sys::path::filename(it->path());
+    llvm::sys::fs::file_status st;
+    if (name == identity || name.size() != 64 ||
+        !llvm::all_of(name, llvm::isHexDigit) ||
+        llvm::sys::fs::status(it->path(), st) ||
+        !llvm::sys::fs::is_directory(st))
+      continue;
+    others.emplace_back(st.getLastModificationTime(), it->path());
+  }
+  std::sort(others.begin(), others.end(), std::greater<>());
+  for (size_t i = kKeptPreludeDirectories; i < others.size(); ++i)
+    llvm::sys::fs::remove_directories(others[i].second,
+                                      /*IgnoreErrors=*/true);
+  return dir;
 }
 
 std::string Sha256Hex(std::string_view bytes) {

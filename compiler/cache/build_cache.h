@@ -13,7 +13,8 @@
 // Layout: DIR/v1/<key[0:2]>/<key>/<entry>.kce, one file per entry, written
 // to a temporary file and renamed into place: concurrent builds sharing DIR
 // see whole entries or none, and two writers of the same entry write the
-// same bytes. Nothing is ever pruned.
+// same bytes. No entry is ever pruned (precompiled preludes are: see
+// PreludeDirectory).
 #ifndef KERNELC_COMPILER_CACHE_BUILD_CACHE_H_
 #define KERNELC_COMPILER_CACHE_BUILD_CACHE_H_
 
@@ -34,6 +35,22 @@ using Files = std::map<std::string, std::string>;
 // $XDG_CACHE_HOME/kernelc, else ~/.cache/kernelc. Empty when none of these
 // can be determined.
 std::string DefaultDirectory();
+
+// How many directories of precompiled preludes of other kernelc
+// executables PreludeDirectory keeps.
+inline constexpr int kKeptPreludeDirectories = 3;
+
+// DIR/prelude/<identity>: where the precompiled preludes of kernelc's
+// generated sources live for the kernelc and host compiler that `identity`
+// (a hex SHA-256) names; nothing else uses them. Made when missing, and
+// then the directories of other identities beside it are pruned: all but
+// the kKeptPreludeDirectories most recently modified (made or added to)
+// are removed, since each holds some 40 MB that only its own kernelc can
+// use, and a kernelc rebuilt from source is another one. A kernelc whose
+// preludes went makes them again when it next builds. Empty when the
+// directory cannot be made: the build then compiles without preludes.
+std::string PreludeDirectory(const std::string& cache_dir,
+                             const std::string& identity);
 
 // Hex SHA-256 of the bytes.
 std::string Sha256Hex(std::string_view bytes);

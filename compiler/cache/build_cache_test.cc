@@ -3,9 +3,11 @@
 #include <llvm/ADT/SmallString.h>
 #include <llvm/Support/FileSystem.h>
 #include <unistd.h>
+#include <utime.h>
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <string>
 
 #include "compiler/util/file_io.h"
 
@@ -188,6 +190,52 @@ TEST_CASE("An entry with a file outside the package is a miss") {
               .ok());
   REQUIRE(cache.Lookup("cd34") == Files{{"ok.txt", "x"}});
   llvm::sys::fs::remove_directories(dir);
+}
+
+TEST_CASE(
+    "A new prelude directory keeps the newest of the other kernelc "
+    "executables' ones") {
+  const std::string cache = TempDir();
+  // Other identities' directories, made 1 to 5 days ago (0: the newest).
+  auto identity = [](char c) { return std::string(64, c); };
+  auto other = [&](int i) {
+    return cache + "/prelude/" + identity(static_cast<char>('a' + i));
+  };
+  for (int i = 0; i < 5; ++i) {
+    REQUIRE(!llvm::sys::fs::create_directories(other(i)));
+    REQUIRE(WriteFileIfChanged(other(i) + "/x.pch", "CPCH").ok());
+    const time_t when = time(nullptr) - (i + 1) * 24 * 3600;
+    utimbuf times = {when, when};
+    REQUIRE(utime(other(i).c_str(), &times) == 0);
+  }
+  // Not of kernelc's naming: left alone, however old.
+  REQUIRE(!llvm::sys::fs::create_directories(cache + "/prelude/mine"));
+  utimbuf epoch = {0, 0};
+  REQUIRE(utime((cache + "/prelude/mine").c_str(), &epoch) == 0);
+
+  const std::string dir = PreludeDirectory(cache, identity('0'));
+  CHECK(dir == cache + "/prelude/" + identity('0'));
+  CHECK(llvm::sys::fs::is_directory(dir));
+  static_assert(kKeptPreludeDirectories == 3);
+  for (int i = 0; i < 5; ++i) {
+    INFO(i);
+    CHECK(llvm::sys::fs::exists(other(i)) == (i < 3));
+  }
+  CHECK(llvm::sys::fs::exists(cache + "/prelude/mine"));
+
+  // An existing directory prunes nothing.
+  REQUIRE(!llvm::sys::fs::create_directories(other(3)));
+  REQUIRE(utime(other(3).c_str(), &epoch) == 0);
+  CHECK(PreludeDirectory(cache, identity('0')) == dir);
+  CHECK(llvm::sys::fs::exists(other(3)));
+  llvm::sys::fs::remove_directories(cache);
+}
+
+TEST_CASE("A prelude directory that cannot be made is none") {
+  const std::string cache = TempDir();
+  REQUIRE(WriteFileIfChanged(cache + "/file", "not a directory").ok());
+  CHECK(PreludeDirectory(cache + "/file", std::string(64, '0')).empty());
+  llvm::sys::fs::remove_directories(cache);
 }
 
 }  // namespace

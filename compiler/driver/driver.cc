@@ -126,13 +126,19 @@ Result<BuildResult> BuildPackage(const Options& options,
 
   std::optional<cache::BuildCache> build_cache;
   std::string cache_key;
+  // The cache directory, and the identity of kernelc and its compiler,
+  // read once: the key's first part, and the name of the directory of
+  // their precompiled preludes in the cache directory. Without the cache
+  // nothing is read or written there.
+  std::string cache_dir;
+  std::string toolchain;
   Progress::Stage cache_stage(progress, "build cache", "hit");
   if (!o.no_cache) {
-    std::string dir =
-        o.cache_dir.empty() ? cache::DefaultDirectory() : o.cache_dir;
-    if (!dir.empty()) cache_key = CacheKey(o, units);
+    cache_dir = o.cache_dir.empty() ? cache::DefaultDirectory() : o.cache_dir;
+    if (!cache_dir.empty()) toolchain = ToolchainIdentity();
+    if (!toolchain.empty()) cache_key = CacheKey(o, toolchain, units);
     if (!cache_key.empty()) {
-      build_cache.emplace(dir);
+      build_cache.emplace(cache_dir);
       if (std::optional<cache::Files> hit = build_cache->Lookup(cache_key)) {
         std::string library = LibraryOf(*hit);
         if (!library.empty() && hit->count(library)) {
@@ -182,7 +188,12 @@ Result<BuildResult> BuildPackage(const Options& options,
   hb.library_path = scratch.path() + "/" + result.library;
   hb.include_dirs = settings.include_dirs;
   hb.defines = settings.defines;
-  hb.sources = g.output.build;
+  for (const auto& [path, text] : g.output.build) {
+    auto prelude = g.output.preludes.find(path);
+    hb.sources[path] = {text, prelude == g.output.preludes.end()
+                                  ? std::string()
+                                  : prelude->second};
+  }
   for (const std::unique_ptr<targets::TargetUnit>& unit : units) {
     std::vector<backends::HostBuild::UserUnit> user_units =
         unit->HostUnits(g.module, g.source_paths, g.output.build);
@@ -192,11 +203,11 @@ Result<BuildResult> BuildPackage(const Options& options,
   std::vector<std::string> dependencies;
   if (build_cache) hb.dependencies = &dependencies;
   hb.progress = progress;
-  // The shim's precompiled prelude depends on kernelc and its compiler
-  // only: kept in the user's kernelc cache, whichever build cache (if any)
-  // this build uses, so a build with a new cache directory still finds it.
-  if (std::string dir = cache::DefaultDirectory(); !dir.empty())
-    hb.prelude_dir = dir + "/prelude";
+  // The generated sources' precompiled preludes depend on kernelc and its
+  // compiler only: kept in the cache directory, beside the build cache's
+  // entries, for every build with them.
+  if (!toolchain.empty())
+    hb.prelude_dir = cache::PreludeDirectory(cache_dir, toolchain);
   if (Status s = backends::BuildHostLibrary(tc.value(), hb, diags); !s.ok())
     return s.error();
   cache::Files files = g.output.package;

@@ -108,6 +108,15 @@ const Fact kToolchain[] = {
        if (cxx.empty()) return std::nullopt;
        return One(cxx);
      }},
+    // Where the Clang inside kernelc finds its headers and libraries (which
+    // a distribution installs beside kernelc's executable): what its
+    // precompiled headers were made from.
+    {{"clang-root", KeyUse::kValue, HashUse::kNone},
+     [](const Inputs&) -> Values {
+       backends::ClangRoot root = backends::FindClangRoot();
+       return std::vector<std::string>{root.clang, root.resource_dir,
+                                       root.sysroot};
+     }},
 };
 
 // What the sources hold and where they are read, after the options.
@@ -152,12 +161,17 @@ struct Part {
 };
 
 // The parts of the identity in the order both digests take them: kernelc
-// and the toolchain, the options in the table's order, then the sources.
-// The targets' parts come last, from their units.
-std::vector<Part> Parts(const Inputs& in) {
+// and the toolchain, then the build's own: the options in the table's
+// order, then the sources. The targets' parts come last, from their units.
+std::vector<Part> ToolchainParts(const Inputs& in) {
   std::vector<Part> parts;
   for (const Fact& f : kToolchain)
     parts.push_back({f.identity, [&in, &f] { return f.values(in); }});
+  return parts;
+}
+
+std::vector<Part> BuildParts(const Inputs& in) {
+  std::vector<Part> parts;
   for (const OptionSpec& spec : OptionTable())
     parts.push_back({spec.identity, [&in, &spec]() -> Values {
                        return OptionValues(in.options, spec);
@@ -165,6 +179,38 @@ std::vector<Part> Parts(const Inputs& in) {
   for (const Fact& f : kSources)
     parts.push_back({f.identity, [&in, &f] { return f.values(in); }});
   return parts;
+}
+
+// Adds `parts` to a key as each one's KeyUse says; false when one cannot
+// be read or identified.
+bool AddToKey(const std::vector<Part>& parts, cache::KeyBuilder& key) {
+  for (const Part& part : parts) {
+    const Identity& id = part.identity;
+    if (id.key == KeyUse::kNone) continue;
+    Values values = part.values();
+    if (!values) return false;
+    for (const std::string& v : *values) {
+      switch (id.key) {
+        case KeyUse::kNone:
+          break;
+        case KeyUse::kValue:
+          key.Add(id.field, v);
+          break;
+        case KeyUse::kPath:
+          key.Add(id.field, v);
+          key.Add(fmt::format("{}-abs", id.field), Absolute(v));
+          break;
+        case KeyUse::kFileContents:
+          key.Add(fmt::format("{}-abs", id.field), Absolute(v));
+          if (!key.AddFile(id.field, v)) return false;
+          break;
+        case KeyUse::kFileIdentity:
+          if (!key.AddFileIdentity(id.field, v)) return false;
+          break;
+      }
+    }
+  }
+  return true;
 }
 
 // The content hash's field encoding: "field:size:" and the value.
@@ -182,36 +228,22 @@ class ContentHasher {
 
 }  // namespace
 
-std::string CacheKey(const Options& o, TargetUnits& units) {
+std::string ToolchainIdentity() {
+  const Options none;
+  const Inputs in{none};
   cache::KeyBuilder key;
-  key.Add("cache-format", "2");
-  Inputs in{o};
-  for (const Part& part : Parts(in)) {
-    const Identity& id = part.identity;
-    if (id.key == KeyUse::kNone) continue;
-    Values values = part.values();
-    if (!values) return "";
-    for (const std::string& v : *values) {
-      switch (id.key) {
-        case KeyUse::kNone:
-          break;
-        case KeyUse::kValue:
-          key.Add(id.field, v);
-          break;
-        case KeyUse::kPath:
-          key.Add(id.field, v);
-          key.Add(fmt::format("{}-abs", id.field), Absolute(v));
-          break;
-        case KeyUse::kFileContents:
-          key.Add(fmt::format("{}-abs", id.field), Absolute(v));
-          if (!key.AddFile(id.field, v)) return "";
-          break;
-        case KeyUse::kFileIdentity:
-          if (!key.AddFileIdentity(id.field, v)) return "";
-          break;
-      }
-    }
-  }
+  if (!AddToKey(ToolchainParts(in), key)) return "";
+  return key.Finish();
+}
+
+std::string CacheKey(const Options& o, const std::string& toolchain,
+                     TargetUnits& units) {
+  if (toolchain.empty()) return "";
+  cache::KeyBuilder key;
+  key.Add("cache-format", "3");
+  key.Add("toolchain", toolchain);
+  const Inputs in{o};
+  if (!AddToKey(BuildParts(in), key)) return "";
   for (const std::unique_ptr<targets::TargetUnit>& unit : units)
     if (!unit->AddToCacheKey(key)) return "";
   return key.Finish();
@@ -221,7 +253,9 @@ std::string ContentHash(const Options& o, const BuiltModule& built,
                         const TargetUnits& units) {
   ContentHasher hash;
   Inputs in{o, &built};
-  for (const Part& part : Parts(in)) {
+  std::vector<Part> parts = ToolchainParts(in);
+  for (Part& part : BuildParts(in)) parts.push_back(std::move(part));
+  for (const Part& part : parts) {
     const Identity& id = part.identity;
     if (id.hash == HashUse::kNone || id.hash == HashUse::kIndirect) continue;
     Values values = part.values();

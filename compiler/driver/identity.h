@@ -16,15 +16,25 @@
 
 namespace kernelc::driver {
 
+// kernelc and the compiler of its host code, as this machine sees them
+// (kernelc's executable and the host compiler by identity, without
+// running them; Clang's version and where the Clang inside kernelc finds
+// its headers and libraries): the first part of the cache key, and the
+// name of the directory of the precompiled preludes that only they use.
+// A hex SHA-256; empty when one cannot be identified. Computed once per
+// build: it reads the files' metadata.
+std::string ToolchainIdentity();
+
 // The build cache's direct key: everything known before any compiler work,
-// as this machine sees it (absolute paths; kernelc's executable, the host
-// compiler and each target's toolchain by identity; the working
-// directory). `o` as resolved (ResolvePackageName). The headers the
-// sources include are checked per cache entry. Empty when something cannot
-// be read or identified: then the build goes without the cache, and
-// reports the problem itself. The units remember the toolchains they
-// named.
-std::string CacheKey(const Options& o, TargetUnits& units);
+// as this machine sees it: `toolchain` (ToolchainIdentity), absolute paths,
+// each target's toolchain by identity, the working directory. `o` as
+// resolved (ResolvePackageName). The headers the sources include are
+// checked per cache entry. Empty when something cannot be read or
+// identified (an empty `toolchain` too): then the build goes without the
+// cache, and reports the problem itself. The units remember the toolchains
+// they named.
+std::string CacheKey(const Options& o, const std::string& toolchain,
+                     TargetUnits& units);
 
 // What the content hash reads of a build once its kernels are compiled.
 struct BuiltModule {

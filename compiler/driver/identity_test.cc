@@ -43,7 +43,7 @@ Options Changed(Options o, const OptionSpec& spec, const TempDir& t) {
 
 std::string Key(const Options& o) {
   TargetUnits units = MakeTargetUnits(o.targets);
-  return CacheKey(o, units);
+  return CacheKey(o, ToolchainIdentity(), units);
 }
 
 Options Base(const TempDir& t) {
@@ -92,6 +92,21 @@ TEST_CASE(
   Options missing = base;
   missing.sources = {t.path() + "/missing.cu"};
   CHECK(Key(missing).empty());
+}
+
+TEST_CASE("The cache key starts from the toolchain's identity") {
+  TempDir t;
+  const Options o = Base(t);
+  const std::string toolchain = ToolchainIdentity();
+  REQUIRE(toolchain.size() == 64);
+  CHECK(ToolchainIdentity() == toolchain);
+  TargetUnits units = MakeTargetUnits(o.targets);
+  const std::string key = CacheKey(o, toolchain, units);
+  CHECK(key.size() == 64);
+  CHECK(key != toolchain);
+  CHECK(CacheKey(o, std::string(64, '0'), units) != key);
+  // A toolchain that cannot be identified: no key.
+  CHECK(CacheKey(o, "", units).empty());
 }
 
 TEST_CASE("The same sources elsewhere have another cache key") {

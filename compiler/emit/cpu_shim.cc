@@ -110,7 +110,7 @@ void EmitBody(const EmitRequest& request, const sema::KernelPlan& kp,
 
 }  // namespace
 
-void CpuShim::EmitSupport(const EmitRequest& /*request*/, Printer& p) const {
+void CpuShim::EmitIncludes(const EmitRequest& /*request*/, Printer& p) const {
   p.Emit(R"code(
     #include "kernelc/grid_split.h"
   )code");

@@ -19,7 +19,9 @@ class CpuShim : public PlatformShim {
   model::Target target() const override { return model::Target::kCpu; }
   bool Runs(const model::Kernel& /*kernel*/) const override { return true; }
   // The grid split (kernelc/grid_split.h).
-  void EmitSupport(const EmitRequest& request, Printer& p) const override;
+  void EmitIncludes(const EmitRequest& request, Printer& p) const override;
+  void EmitSupport(const EmitRequest& /*request*/,
+                   Printer& /*p*/) const override {}
   // The entry points' declarations.
   void EmitDeclarations(const EmitRequest& request, Printer& p) const override;
   void EmitHandlers(const EmitRequest& request, const sema::KernelPlan& kp,

@@ -1,5 +1,7 @@
 #include <fmt/format.h>
 
+#include <utility>
+
 #include "compiler/emit/generators.h"
 #include "compiler/emit/text.h"
 #include "kernelc/launch.h"
@@ -128,12 +130,23 @@ Status CudaImagesGenerator::Generate(const EmitRequest& request,
       if (!status.ok()) return;
     }
   };
+  // The prelude: the runtime's descriptors of the data.
+  Printer includes;
+  includes.Emit(R"code(
+    #include <stddef.h>
+
+    #include "kernelc/cuda.h"
+    #include "kernelc/launch.h"
+  )code");
+  Result<std::string> prelude = includes.Finish();
+  if (!prelude.ok()) return prelude.error();
   p.EmitTemplate("cpp/cuda_images.cc.tmpl",
                  {{"banner", request.Banner(request.module().sources, "//")},
+                  {"prelude", prelude.value()},
                   {"abi_version", KC_RUNTIME_ABI_VERSION},
                   {"images", modules}});
   if (!status.ok()) return status;
-  return context.Write(GeneratorContext::Tree::kBuild, "cuda_images.cc", p);
+  return context.WriteSource("cuda_images.cc", p, std::move(prelude).value());
 }
 
 }  // namespace kernelc::emit

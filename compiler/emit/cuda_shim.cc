@@ -423,6 +423,14 @@ void EmitExecuteHandler(const sema::KernelPlan& kp, const Slot& slot,
 
 }  // namespace
 
+void CudaShim::EmitIncludes(const EmitRequest& request, Printer& p) const {
+  if (request.info().cuda_binaries.empty()) return;
+  p.Emit(R"code(
+
+    #include "kernelc/cuda.h"
+  )code");
+}
+
 void CudaShim::EmitSupport(const EmitRequest& request, Printer& p) const {
   const model::BuildInfo& info = request.info();
   if (info.cuda_binaries.empty()) return;
@@ -463,8 +471,6 @@ void CudaShim::EmitSupport(const EmitRequest& request, Printer& p) const {
   p.Emit({{"decls", fmt::format("{}", fmt::join(decls, "\n"))},
           {"caches", caches}},
          R"code(
-
-           #include "kernelc/cuda.h"
 
            // The CUDA binaries of each kernel source, in cuda_images.cc.
            extern "C" {

@@ -20,6 +20,8 @@ class CudaShim : public PlatformShim {
   bool Runs(const model::Kernel& kernel) const override {
     return kernel.kind == model::KernelKind::kGlobal;
   }
+  // The runtime's CUDA part (kernelc/cuda.h).
+  void EmitIncludes(const EmitRequest& request, Printer& p) const override;
   // The modules' declarations and their caches.
   void EmitSupport(const EmitRequest& request, Printer& p) const override;
   void EmitDeclarations(const EmitRequest& /*request*/,

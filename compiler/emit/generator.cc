@@ -36,6 +36,26 @@ Status GeneratorContext::Write(Tree tree, const std::string& path,
   return Write(tree, path, std::move(text).value());
 }
 
+Status GeneratorContext::WriteSource(const std::string& path,
+                                     std::string contents,
+                                     std::string prelude) {
+  if (contents.find(prelude) == std::string::npos)
+    return Error::Internal(
+        fmt::format("'build/{}' does not hold its prelude", path));
+  if (Status s = Write(Tree::kBuild, path, std::move(contents)); !s.ok())
+    return s;
+  output_.preludes.emplace(path, std::move(prelude));
+  return Status();
+}
+
+Status GeneratorContext::WriteSource(const std::string& path,
+                                     const Printer& printer,
+                                     std::string prelude) {
+  Result<std::string> text = printer.Finish();
+  if (!text.ok()) return text.error();
+  return WriteSource(path, std::move(text).value(), std::move(prelude));
+}
+
 Result<Output> RunGenerators(
     const EmitRequest& request,
     const std::vector<std::unique_ptr<const Generator>>& generators) {

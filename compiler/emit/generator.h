@@ -29,6 +29,12 @@ using FileMap = std::map<std::string, std::string>;
 struct Output {
   FileMap package;  // files of the Python package directory
   FileMap build;    // sources compiled into the package's library (build/)
+  // The preludes of kernelc's own C++ sources in `build`, path -> the
+  // #include lines the source opens with, as its text has them: the same
+  // in every package of a target, and much of the source's compile time,
+  // so the CPU backend compiles them once and keeps them precompiled.
+  // Sources without one (the user's kernels' entry points) are absent.
+  FileMap preludes;
 };
 
 // What every generator reads. It refers to `plan` (and the module it
@@ -74,6 +80,13 @@ class GeneratorContext {
   // The printer's text, or its error.
   [[nodiscard]] Status Write(Tree tree, const std::string& path,
                              const Printer& printer);
+  // Adds kernelc's own C++ source `path` to the build tree, with its
+  // prelude (Output::preludes). A text that does not hold `prelude` is an
+  // internal error: the prelude names lines the source has, it adds none.
+  [[nodiscard]] Status WriteSource(const std::string& path,
+                                   std::string contents, std::string prelude);
+  [[nodiscard]] Status WriteSource(const std::string& path,
+                                   const Printer& printer, std::string prelude);
 
   Output Release() && { return std::move(output_); }
 

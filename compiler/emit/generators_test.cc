@@ -35,6 +35,18 @@ constexpr std::string_view kModule = R"json({"kernels": [
       "init": "0"}]}],
   "sources": ["k.cu"]})json";
 
+// A module of one kernel, scale of k.cu (x -> out, both of shape n), with
+// the model's `fields` added.
+std::string OneKernel(const std::string& fields = "") {
+  return R"json({"kernels": [
+    {"name": "scale", "kind": "global", "source": "k.cu", "grid": ["n"],)json" +
+         fields + R"json(
+     "params": [
+       {"name": "x", "role": "in", "dtype": "float32", "shape": "n"},
+       {"name": "out", "role": "out", "dtype": "float32", "shape": "n"}]}],
+  "sources": ["k.cu"]})json";
+}
+
 // A model analyzed, and a build of it for `targets`; for cuda, a fake
 // binary of k.cu with scale folding.
 struct Build {
@@ -165,20 +177,42 @@ TEST_CASE("each platform adds its part, kernel by kernel in target order") {
 }
 
 TEST_CASE("a cuda build has no CPU entry points") {
-  Build build({model::Target::kCuda},
-              R"json({"kernels": [
-                {"name": "scale", "kind": "global", "source": "k.cu",
-                 "grid": ["n"], "params": [
-                   {"name": "x", "role": "in", "dtype": "float32",
-                    "shape": "n"},
-                   {"name": "out", "role": "out", "dtype": "float32",
-                    "shape": "n"}]}],
-                "sources": ["k.cu"]})json");
+  Build build({model::Target::kCuda}, OneKernel());
   Output out = build.Generated();
   CHECK(out.build.count("host_0_k.cc") == 0);
   CHECK_THAT(out.build["shim.cc"], !Contains("CPU entry points"));
   CHECK_THAT(out.build["shim.cc"],
              Contains("namespace ffi = xla::ffi;\n\nnamespace {\n\n"));
+}
+
+TEST_CASE("kernelc's own C++ sources carry the includes that open them") {
+  Output out = Build({model::Target::kCpu, model::Target::kCuda}).Generated();
+  CHECK(Paths(out.preludes) ==
+        std::vector<std::string>{"cuda_images.cc", "shim.cc"});
+  const std::string& shim = out.preludes["shim.cc"];
+  CHECK_THAT(shim, StartsWith("#include <stdint.h>\n"));
+  // Each platform's own includes end it, in target order.
+  CHECK_THAT(shim, EndsWith("#include \"xla/ffi/api/ffi.h\"\n"
+                            "#include \"kernelc/grid_split.h\"\n"
+                            "\n#include \"kernelc/cuda.h\"\n"));
+  CHECK_THAT(out.build["shim.cc"],
+             Contains("nothing aborts.\n" + shim + "\n// The CUDA binaries"));
+  CHECK_THAT(out.build["cuda_images.cc"],
+             Contains("CUDA context.\n" + out.preludes["cuda_images.cc"] +
+                      "\n#if KC_RUNTIME_ABI_VERSION"));
+  CHECK_THAT(Build({model::Target::kCuda}).Generated().preludes["shim.cc"],
+             !Contains("grid_split"));
+  CHECK_THAT(Build({model::Target::kCpu}).Generated().preludes["shim.cc"],
+             EndsWith("#include \"kernelc/grid_split.h\"\n"));
+
+  // The block executor, copied as it is: its includes, blank lines and all.
+  Build block({model::Target::kCpu}, OneKernel(R"json("block_features": [
+                {"loc": "k.cu:3:3", "what": "__syncthreads"}],)json"));
+  Output executor = block.Generated();
+  const std::string& prelude = executor.preludes["block_exec.cc"];
+  CHECK_THAT(prelude, StartsWith("#include <errno.h>\n"));
+  CHECK_THAT(prelude, EndsWith("\n\n#include \"kernelc/cpu_exec.h\"\n"));
+  CHECK_THAT(executor.build["block_exec.cc"], Contains("\n" + prelude + "\n"));
 }
 
 TEST_CASE("a CUDA kernel without its binary is an internal error") {

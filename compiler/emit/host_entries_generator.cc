@@ -60,11 +60,25 @@ Status HostEntriesGenerator::Generate(const EmitRequest& request,
       std::any_of(request.plan().kernels.begin(), request.plan().kernels.end(),
                   [](const sema::KernelPlan& kp) { return kp.block_executor; });
   if (!executor) return Status();
+  // Its prelude: the includes it opens with (WriteSource checks that it
+  // still does).
+  constexpr std::string_view kPrelude = R"code(#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <memory>
+#include <new>
+
+#include "kernelc/cpu_exec.h"
+)code";
   for (const EmbeddedFile& f : embedded::RuntimeSources())
     if (f.path == "src/block_exec.cc")
-      return context.Write(GeneratorContext::Tree::kBuild,
-                           std::string(kBlockExecutorSource),
-                           std::string(f.contents));
+      return context.WriteSource(std::string(kBlockExecutorSource),
+                                 std::string(f.contents),
+                                 std::string(kPrelude));
   return Error::Internal("kernelc embeds no block executor");
 }
 

@@ -30,8 +30,10 @@ class PlatformShim {
 
   // The shim, in file order. Each section ends its lines; one with
   // nothing to say emits nothing.
-  // After the shim's includes: the platform's own, and what its handlers
-  // share.
+  // The platform's #include lines, after the shim's: the end of the shim's
+  // prelude (GeneratorContext::WriteSource), so nothing but includes.
+  virtual void EmitIncludes(const EmitRequest& request, Printer& p) const = 0;
+  // After the prelude: what the platform's handlers share.
   virtual void EmitSupport(const EmitRequest& request, Printer& p) const = 0;
   // After `namespace ffi = xla::ffi;`: declarations the handlers call.
   virtual void EmitDeclarations(const EmitRequest& request,

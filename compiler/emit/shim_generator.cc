@@ -1,3 +1,5 @@
+#include <utility>
+
 #include "compiler/emit/generators.h"
 #include "compiler/emit/platform_shim.h"
 #include "kernelc/launch.h"
@@ -8,6 +10,26 @@ namespace kernelc::emit {
 Status ShimGenerator::Generate(const EmitRequest& request,
                                GeneratorContext& context) const {
   const std::vector<const PlatformShim*>& platforms = request.platforms();
+  // The prelude: the includes of every shim, then each platform's own.
+  Printer includes;
+  includes.Emit(R"code(
+    #include <stdint.h>
+    #include <string.h>
+
+    #include <algorithm>
+    #include <mutex>
+    #include <string>
+
+    #include "kernelc/batch.h"
+    #include "kernelc/half.h"
+    #include "kernelc/launch.h"
+    #include "kernelc/runtime.h"
+    #include "xla/ffi/api/ffi.h"
+  )code");
+  for (const PlatformShim* platform : platforms)
+    platform->EmitIncludes(request, includes);
+  Result<std::string> prelude = includes.Finish();
+  if (!prelude.ok()) return prelude.error();
   Printer p;
   auto each = [&](auto emit) {
     for (const sema::KernelPlan& kp : request.plan().kernels)
@@ -19,6 +41,7 @@ Status ShimGenerator::Generate(const EmitRequest& request,
       {{"banner", request.Banner(request.module().sources, "//")},
        {"package", request.info().package},
        {"abi_version", KC_RUNTIME_ABI_VERSION},
+       {"prelude", prelude.value()},
        {"support",
         [&] {
           for (const PlatformShim* platform : platforms)
@@ -43,7 +66,7 @@ Status ShimGenerator::Generate(const EmitRequest& request,
             platform.EmitRegistration(request, kp, p);
           });
         }}});
-  return context.Write(GeneratorContext::Tree::kBuild, "shim.cc", p);
+  return context.WriteSource("shim.cc", p, std::move(prelude).value());
 }
 
 }  // namespace kernelc::emit
