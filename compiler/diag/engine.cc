@@ -43,8 +43,20 @@ bool DiagnosticEngine::HasErrorIn(const SourceRange& range) const {
   return false;
 }
 
+void DiagnosticEngine::AddQuotedLines(std::string file, Excerpt lines) {
+  quoted_[std::move(file)] = std::move(lines);
+}
+
 std::string DiagnosticEngine::Render() const {
-  return RenderText(diagnostics_, reader_) + Summary();
+  // The quoted lines become the excerpt of each diagnostic in their file,
+  // so the renderer reads none of those files.
+  std::vector<Diagnostic> shown = diagnostics_;
+  for (Diagnostic& d : shown) {
+    if (d.excerpt) continue;
+    if (auto it = quoted_.find(d.loc.file); it != quoted_.end())
+      d.excerpt = it->second;
+  }
+  return RenderText(shown, reader_) + Summary();
 }
 
 std::string DiagnosticEngine::Summary() const {

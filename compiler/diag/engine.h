@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -66,6 +67,13 @@ class DiagnosticEngine {
   int warning_count() const { return warnings_; }
   bool has_errors() const { return errors_ > 0; }
 
+  // The lines of `file` that an input quotes from it (a JSON spec's
+  // "origins": the file it was made from), numbered as `lines.first_line`
+  // says. A diagnostic at `file` without an excerpt of its own is shown
+  // with these, and the reader is never asked for `file`; a line they do
+  // not hold is left out. A later call for the same file replaces them.
+  void AddQuotedLines(std::string file, Excerpt lines);
+
   // Whether an error was reported in `range`: same file, and begin <= loc <
   // end. A reporter asks before adding what would only echo it (a
   // declaration that Clang rejected in part).
@@ -82,6 +90,7 @@ class DiagnosticEngine {
 
  private:
   SourceReader reader_;
+  std::map<std::string, Excerpt> quoted_;
   std::vector<Diagnostic> diagnostics_;
   int errors_ = 0;
   int warnings_ = 0;

@@ -85,5 +85,21 @@ TEST_CASE("Render reads source lines through the engine's reader") {
         "2 errors generated.\n");
 }
 
+TEST_CASE("quoted lines are shown for their file, which is never read") {
+  DiagnosticEngine e([](const std::string& file) -> std::optional<std::string> {
+    FAIL("read " << file);
+    return std::nullopt;
+  });
+  e.AddQuotedLines("k.py", Excerpt{11, {"@op(grid=\"n +\")", "def k(x):"}});
+  e.Add(At(Severity::kError, {"k.py", 11, 14}, "expected an expression"));
+  e.Add(At(Severity::kError, {"k.py", 3, 1}, "outside the quoted lines"));
+  CHECK(e.Render() ==
+        "k.py:11:14: error: expected an expression\n"
+        "@op(grid=\"n +\")\n"
+        "             ^\n"
+        "k.py:3:1: error: outside the quoted lines\n"
+        "2 errors generated.\n");
+}
+
 }  // namespace
 }  // namespace kernelc::diag

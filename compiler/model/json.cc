@@ -6,6 +6,7 @@
 #include <llvm/Support/Path.h>
 
 #include <limits>
+#include <map>
 #include <set>
 #include <utility>
 #include <variant>
@@ -180,10 +181,14 @@ class Reader {
       Fail<Id::kSpecExpectedInteger>(path, path);
       return std::nullopt;
     }
-    // An unsigned value above INT64_MAX is out of every range here.
-    if (j.is_number_unsigned() ? j.get<uint64_t>() > static_cast<uint64_t>(max)
-                               : (j.get<int64_t>() < min ||
-                                  j.get<int64_t>() > max)) {
+    // nlohmann reads every number without a sign as unsigned; one above
+    // INT64_MAX is out of every range here.
+    const bool out =
+        j.is_number_unsigned()
+            ? j.get<uint64_t>() > static_cast<uint64_t>(max) ||
+                  (min > 0 && j.get<uint64_t>() < static_cast<uint64_t>(min))
+            : j.get<int64_t>() < min || j.get<int64_t>() > max;
+    if (out) {
       Fail<Id::kSpecIntegerRange>(path, path, j.dump(), min, max);
       return std::nullopt;
     }
@@ -216,6 +221,10 @@ class Reader {
       l = SourceLoc{s.substr(0, c1), line, col};
     }
     l.file = Resolve(l.file);
+    // A place in an origin names it as "origins" does, so that its
+    // diagnostics find the quoted lines ("./k.py" is "k.py").
+    if (auto it = origins_.find(Normal(l.file)); it != origins_.end())
+      l.file = it->second;
     locs_.push_back({l.file, path + ".loc"});
     return l;
   }
@@ -256,11 +265,23 @@ class Reader {
     } else if (!role.empty()) {
       Fail<Id::kSpecUnknownRole>(path + ".role", path + ".role", role);
     }
-    std::string dtype = String(j, path, "dtype");
+    // A dtype is a name, or a Text where a front end places it in the file
+    // it came from; an unknown one is reported at its quote or its "loc".
+    const std::string dtype_path = path + ".dtype";
+    std::string dtype;
+    SourceLoc dtype_at = At(dtype_path);
+    if (auto it = j.find("dtype"); it != j.end() && it->is_object()) {
+      if (std::optional<Text> t = ToText(*it, dtype_path)) {
+        dtype = t->text;
+        dtype_at = t->loc;
+      }
+    } else {
+      dtype = String(j, path, "dtype");
+    }
     if (auto d = DTypeFromName(dtype)) {
       p.dtype = *d;
     } else if (!dtype.empty()) {
-      Fail<Id::kSpecUnknownDtype>(path + ".dtype", path + ".dtype", dtype);
+      diags_.Report<Id::kSpecUnknownDtype>(dtype_at, dtype_path, dtype);
     }
     std::string access = String(j, path, "access", /*required=*/false);
     if (access == "view") {
@@ -438,10 +459,49 @@ class Reader {
     return k;
   }
 
-  // Every "loc" names the spec or a source that one of `kernels` names: a
-  // spec cannot make a diagnostic quote another file.
+  // "origins": {"k.py": {"first_line": 12, "lines": ["...", ...]}}: the
+  // lines of the files that the spec was made from, which its "loc"s may
+  // name; read before the kernels. Diagnostics there quote these lines: kernelc never reads an
+  // origin, so naming one reads nothing that the spec does not hold.
+  void ReadOrigins(const json& spec) {
+    const json* o = Field(spec, "$", "origins", json::value_t::object, false);
+    if (o == nullptr) return;
+    for (const auto& [name, value] : o->items()) {
+      const std::string p = fmt::format("$.origins.{}", name);
+      if (!value.is_object()) {
+        Fail<Id::kSpecExpectedObject>(p, p);
+        continue;
+      }
+      diag::Excerpt quoted;
+      if (const json* first = Field(value, p, "first_line",
+                                    json::value_t::number_integer, true)) {
+        if (auto n = Integer(*first, p + ".first_line", 1,
+                             std::numeric_limits<int>::max()))
+          quoted.first_line = static_cast<int>(*n);
+      }
+      if (const json* lines =
+              Field(value, p, "lines", json::value_t::array, true)) {
+        for (size_t i = 0; i < lines->size(); ++i) {
+          if ((*lines)[i].is_string()) {
+            quoted.lines.push_back((*lines)[i].get<std::string>());
+          } else {
+            const std::string at = fmt::format("{}.lines[{}]", p, i);
+            Fail<Id::kSpecExpectedString>(at, at);
+          }
+        }
+      }
+      const std::string file = Resolve(name);
+      origins_[Normal(file)] = file;
+      if (quoted.first_line > 0) diags_.AddQuotedLines(file, std::move(quoted));
+    }
+  }
+
+  // Every "loc" names the spec, a source or PTX file that one of `kernels`
+  // names, or one of its origins: a spec cannot make a diagnostic quote
+  // another file.
   void CheckLocs(const std::vector<Kernel>& kernels) {
     std::set<std::string> own = {Normal(file_)};
+    for (const auto& [normal, file] : origins_) own.insert(normal);
     for (const Kernel& k : kernels) {
       if (!k.source.empty()) own.insert(Normal(k.source));
       if (k.ptx) own.insert(Normal(k.ptx->file));
@@ -490,6 +550,9 @@ class Reader {
   diag::DiagnosticEngine& diags_;
   // Each "loc" read: its file, and the JSON path of the "loc".
   std::vector<std::pair<std::string, std::string>> locs_;
+  // The files of "origins" as the spec names them (joined to its
+  // directory), by their Normal() form.
+  std::map<std::string, std::string> origins_;
 };
 
 }  // namespace
@@ -525,6 +588,8 @@ Result<Module> FromJson(std::string_view text, const std::string& file,
     r.Fail<Id::kSpecNotAnObject>("$");
     return Error::Reported();
   }
+  // The origins first: the kernels' places in them are named as they are.
+  r.ReadOrigins(j);
   if (const json* ks = r.Field(j, "$", "kernels", json::value_t::array, true)) {
     for (size_t i = 0; i < ks->size(); ++i)
       if (auto k = r.ReadKernel((*ks)[i], fmt::format("$.kernels[{}]", i)))

@@ -1,6 +1,7 @@
 #include "compiler/model/json.h"
 
 #include <catch2/catch.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -265,8 +266,65 @@ TEST_CASE("a spec's locations point only into its own files") {
             "location: \"file:line:col\" with a line and column from 1, "
             "\"file\" or \"\"",
             "s.json:4:9: $.kernels[0].params[0].loc: '/etc/passwd' is neither "
-            "this spec nor a source that it names; a spec's locations point "
-            "into its own files",
+            "this spec nor a source or origin that it names; a spec's "
+            "locations point into its own files",
+        });
+}
+
+TEST_CASE("a spec made from another file places its texts there") {
+  // A front end that writes a spec from its own source (a Python kernel)
+  // names that file under "origins", with the lines it quotes; texts and
+  // dtypes then carry a "loc" in it, which names the file as "origins"
+  // does however it is written ("/src/./k.py").
+  diag::DiagnosticEngine diags(
+      [](const std::string& file) -> std::optional<std::string> {
+        FAIL("read " << file);
+        return std::nullopt;
+      });
+  Result<Module> m = FromJson(R"js({"kernels": [{"name": "k", "kind": "global",
+"source": "k.cu", "loc": "/src/k.py:2:5", "grid": [{"text": "n", "loc":
+"/src/k.py:1:22"}], "params": [{"name": "x", "role": "in", "dtype": {"text":
+"float32", "loc": "/src/k.py:2:21"}, "shape": {"text": "n", "loc":
+"/src/./k.py:2:33"}}]}],
+"origins": {"/src/k.py": {"first_line": 1, "lines": [
+"@kernelc.numba(grid=\"n\")", "def k(x: In(np.float32, (\"n\",))):"]}}})js",
+                              "dir/k.json", diags);
+  REQUIRE(m.ok());
+  CHECK(diags.diagnostics().empty());
+  const Kernel& k = m.value().kernels[0];
+  CHECK(k.loc.ToString() == "/src/k.py:2:5");
+  CHECK(k.grid[0].loc.ToString() == "/src/k.py:1:22");
+  CHECK(k.params[0].dtype == DType::kF32);
+  CHECK(k.params[0].shape->loc.ToString() == "/src/k.py:2:33");
+  // Diagnostics there quote the spec's lines; the file is not read.
+  diags.Report<diag::Id::kSpecUnknownDtype>(k.params[0].shape->loc, "$", "n");
+  CHECK(diags.Render() ==
+        "/src/k.py:2:33: error: $: unknown dtype 'n'\n"
+        "def k(x: In(np.float32, (\"n\",))):\n"
+        "                                ^\n"
+        "1 error generated.\n");
+}
+
+TEST_CASE("origins are checked, and only they widen a spec's locations") {
+  diag::DiagnosticEngine diags;
+  Result<Module> m = FromJson(R"({"kernels": [{"name": "k", "kind": "host",
+"source": "k.cu", "params": [
+{"name": "x", "role": "in", "dtype": {"text": "complex64", "loc": "k.py:3:9"},
+ "shape": {"text": "n", "loc": "other.py:1:1"}}]}],
+"origins": {"k.py": {"first_line": 0, "lines": ["a", 1]}, "j.py": []}})",
+                              "s.json", diags);
+  REQUIRE_FALSE(m.ok());
+  CHECK(Located(diags) ==
+        std::vector<std::string>{
+            "s.json:5:67: $.origins.j.py: expected an object",
+            "s.json:5:36: $.origins.k.py.first_line: 0 is out of range: "
+            "expected an integer from 1 to 2147483647",
+            "s.json:5:54: $.origins.k.py.lines[1]: expected a string",
+            "k.py:3:9: $.kernels[0].params[0].dtype: unknown dtype "
+            "'complex64'",
+            "s.json:4:32: $.kernels[0].params[0].shape.loc: 'other.py' is "
+            "neither this spec nor a source or origin that it names; a "
+            "spec's locations point into its own files",
         });
 }
 

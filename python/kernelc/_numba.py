@@ -23,7 +23,10 @@ block links beside the C++ around it.
 
 The annotations' lines in the .py file reach kernelc's diagnostics through
 `#line` directives: an error in a shape expression names the Python file
-and the annotation's line.
+and the annotation's line. What the decorator and the signature say is
+read once into a KernelDescription, from which both this C++ and the cuda
+target's JSON spec (kernelc._numba_ptx, which places the same texts in the
+.py file by their "loc") are written.
 """
 
 import ast
@@ -143,6 +146,59 @@ class _Param:
     shape_at: tuple = None
     # The column of each dimension of a one-line tuple shape, or None.
     dim_columns: list = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Text:
+    """A string of a kernel's annotations as kernelc reads it, and where its
+    first character is in the kernel's .py file: `line` and `column`
+    (0-based). `literal`: the .py writes it there as a string literal, so
+    that a position inside the text is the same inside the literal; else
+    the place is the nearest one that the .py has (the parameter, the
+    decorator)."""
+    text: str
+    line: int
+    column: int
+    literal: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class ParamDescription:
+    """A parameter as kernelc states it: `role` "in", "inmut", "out" or
+    "scalar"; a tensor's `shape` as KC_SHAPE takes it, and `init` as KC_INIT
+    does (an output's fill value, or None). `line` and `column` (0-based)
+    are the parameter's name in the .py file."""
+    name: str
+    role: str
+    dtype: np.dtype
+    cpp_type: str
+    rank: int
+    line: int
+    column: int
+    shape: Text = None
+    init: str = None
+
+
+@dataclasses.dataclass(frozen=True)
+class KernelDescription:
+    """What the decorator and the Python signature say of one kernel, once:
+    the C++ kernel of the CPU path (_KernelSpec.cpp) and the cuda target's
+    spec entry (kernelc._numba_ptx) are both written from it. `line` is
+    the first line of the kernel's source (its decorator), `name_at` the
+    (line, column) of its name in the `def`; `lines` the .py lines from
+    `line` through the signature, which hold every place of the
+    description."""
+    name: str
+    path: str
+    line: int
+    name_at: tuple
+    params: tuple
+    grid: tuple  # of Text
+    block: tuple = None  # of int; None: kernelc's default
+    elementwise: bool = False
+    vjp: Text = None  # the backward kernel's name
+    parallel: tuple = ()  # of Text
+    lines: tuple = ()
 
 
 class _Located:
@@ -292,14 +348,9 @@ def _closure(kernels):
 
 
 def _source(kernels):
-    return source_of(k._spec.cpp() for k in kernels)
-
-
-def source_of(kernels_cpp):
-    """One C++ source of kernels' C++ (_KernelSpec.cpp)."""
     return "\n".join(["// Numba kernels, compiled by kernelc.numba.\n"
                       "#include <kernelc.h>\n#include <cstdint>\n",
-                      *kernels_cpp])
+                      *(k._spec.cpp() for k in kernels)])
 
 
 class _KernelSpec:
@@ -318,6 +369,7 @@ class _KernelSpec:
         self.where = _Located(self.path, self.file_lines)
         self.tree = _function_def(lines, first, self.name)
         self.params = self._read_params()
+        self.description = self._describe()
         self._cpp = None
 
     def _read_params(self):
@@ -409,7 +461,56 @@ class _KernelSpec:
                 "tensor with a shape of its own")
         return self._rank(other, by_name, visiting | {p.name})
 
-    def shape_text(self, p):
+    def _describe(self):
+        """The kernel's description, from the decorator's options and the
+        parameters read from the signature."""
+        o = self.options
+        params = tuple(
+            ParamDescription(
+                name=p.name, role=p.annotation.role, dtype=p.dtype,
+                cpp_type=p.cpp_type, rank=p.rank, line=p.line,
+                column=p.column,
+                shape=(None if p.annotation.role == "scalar" else
+                       _text_at(self._shape_text(p), p.shape_at,
+                                (p.line, p.column))),
+                init=(None if p.annotation.init is None else
+                      _init_text(p.annotation.init)))
+            for p in self.params)
+        decorator = (self.first_line, 0)
+        grid = _as_tuple(o["grid"])
+        grid_literals = _keyword_strings(self.tree, "grid")
+        block = o["block"]
+        parallel = o["parallel"]
+        parallel = (parallel,) if isinstance(parallel, str) else parallel
+        parallel_literals = _keyword_strings(self.tree, "parallel")
+        vjp = None
+        if o["vjp"] is not None:
+            # What is not a kernel is reported when the build gathers the
+            # kernels (_closure).
+            vjp = Text(getattr(o["vjp"], "__name__", repr(o["vjp"])),
+                       *(_keyword_value_place(self.tree, "vjp") or decorator))
+        # The signature ends before the body, or on the line of its
+        # last annotation where the body follows on that line.
+        end = max([self.tree.lineno, self.tree.body[0].lineno - 1] + [
+            a.annotation.end_lineno for a in self.tree.args.args
+            if a.annotation is not None])
+        return KernelDescription(
+            name=self.name, path=self.path, line=self.first_line,
+            name_at=_name_place(self.tree, self.file_lines),
+            params=params,
+            grid=tuple(_text_at(str(g), _nth(grid_literals, i), decorator)
+                       for i, g in enumerate(grid)),
+            block=(None if block is None else
+                   tuple(int(b) for b in _as_tuple(block))),
+            elementwise=bool(o["elementwise"]),
+            vjp=vjp,
+            parallel=tuple(
+                _text_at(t, _nth(parallel_literals, i), decorator)
+                for i, t in enumerate(parallel or ())),
+            lines=tuple(line.rstrip("\r\n") for line in
+                        self.file_lines[self.first_line - 1:end]))
+
+    def _shape_text(self, p):
         """The shape as KC_SHAPE takes it. Where the annotation writes the
         dimensions as a tuple on one line, each starts at its distance from
         the first in the .py line (the shape grammar ignores blanks), so a
@@ -438,62 +539,52 @@ class _KernelSpec:
         return self._cpp
 
     def _wrapper(self, symbol, compiled):
-        o = self.options
-        path = _c_string(self.path)
+        d = self.description
+        path = _c_string(d.path)
         decl_args = ["void**", "void**"]
         call_args = ["&kc_result", "&kc_error"]
         cpp_params = []
-        for p in self.params:
-            role = p.annotation.role
-            if role == "scalar":
+        for p in d.params:
+            if p.role == "scalar":
                 decl_args.append(p.cpp_type)
                 call_args.append(p.name)
                 cpp_params.append(f"#line {p.line} {path}\n"
                                   f"    {p.cpp_type} {p.name}")
                 continue
-            view = {"in": "In", "inmut": "InMut", "out": "Out"}[role]
-            init = ""
-            if p.annotation.init is not None:
-                init = f" KC_INIT({_init_text(p.annotation.init)})"
+            view = {"in": "In", "inmut": "InMut", "out": "Out"}[p.role]
+            init = "" if p.init is None else f" KC_INIT({p.init})"
             cpp_params.append(_placed(
-                p.shape_at, p.line,
-                f"KC_SHAPE({_c_string(self.shape_text(p))}){init} "
+                p.shape, f"KC_SHAPE({_c_string(p.shape.text)}){init} "
                 f"kc::{view}<{p.cpp_type}, {p.rank}> {p.name}", path))
-            decl_args.append(("const " if role == "in" else "") +
+            decl_args.append(("const " if p.role == "in" else "") +
                              p.cpp_type + "*")
             call_args.append(p.name + ".data")
-            for d in range(p.rank):
+            for i in range(p.rank):
                 decl_args.append("int64_t")
-                call_args.append(f"{p.name}.shape[{d}]")
+                call_args.append(f"{p.name}.shape[{i}]")
         for i, shared in enumerate(compiled.shared):
             decl_args.append(_CPP_TYPES[shared.dtype] + "*")
             call_args.append(f"kc_shared{i}")
         decl_args += ["int64_t"] * len(_INDEX_ARGS)
         call_args += [f"{idx}.{axis}" for idx in _CPP_INDICES
                       for axis in "xyz"]
-        grid = o["grid"]
-        grid = grid if isinstance(grid, (tuple, list)) else (grid,)
-        attrs = [_placed(_keyword_place(self.tree, "grid"), self.first_line,
-                         "KC_GRID(" + ", ".join(_c_string(str(g))
-                                                for g in grid) + ")",
-                         path)]
-        if o["block"] is not None:
-            block = o["block"]
-            block = block if isinstance(block, (tuple, list)) else (block,)
-            attrs.append("KC_BLOCK(" + ", ".join(str(int(b)) for b in block)
+        # The first text places the whole KC_GRID.
+        first = d.grid[0] if d.grid else Text("", d.line, 0)
+        attrs = [_placed(first, "KC_GRID(" + ", ".join(
+            _c_string(g.text) for g in d.grid) + ")", path)]
+        if d.block is not None:
+            attrs.append("KC_BLOCK(" + ", ".join(str(b) for b in d.block)
                          + ")")
-        if o["elementwise"]:
+        if d.elementwise:
             attrs.append("KC_ELEMENTWISE")
-        if o["vjp"] is not None:
-            attrs.append(f'KC_VJP("{o["vjp"].__name__}")')
-        if o["parallel"]:
-            par = o["parallel"]
-            par = (par,) if isinstance(par, str) else par
+        if d.vjp is not None:
+            attrs.append(f'KC_VJP("{d.vjp.text}")')
+        if d.parallel:
             attrs.append("KC_PARALLEL(" +
-                         ", ".join(_c_string(s) for s in par) + ")")
-        line = self.first_line
+                         ", ".join(_c_string(t.text) for t in d.parallel)
+                         + ")")
         head = "\n".join(a if a.startswith("#line") else
-                         f"#line {line} {path}\n{a}" for a in attrs)
+                         f"#line {d.line} {path}\n{a}" for a in attrs)
         top = (f"// kernel {self.name}\n"
                f'extern "C" int32_t {symbol}({", ".join(decl_args)});\n'
                f'asm(R"kc_asm(\n{compiled.assembly})kc_asm");\n')
@@ -637,25 +728,67 @@ def _string_place(node):
     return None
 
 
-def _keyword_place(function_def, keyword):
-    """The (line, column) of the decorator's `keyword=` string."""
+def _decorator_keyword(function_def, keyword):
+    """The value of the decorator's `keyword=`, or None."""
     for decorator in function_def.decorator_list:
         if isinstance(decorator, ast.Call):
             for k in decorator.keywords:
                 if k.arg == keyword:
-                    return _string_place(k.value)
+                    return k.value
     return None
 
 
-def _placed(place, fallback_line, text, path):
-    """`text` (a line of C++ that starts with a string literal after a
-    macro's name) under a #line for `place`, padded so that its literal
-    starts at the column of the Python string it came from: kernelc's caret
-    then points into the .py line."""
-    line, column = place or (fallback_line, 0)
-    macro = text.index('"')
-    pad = column - macro if place and column >= macro else 0
-    return f"#line {line} {path}\n{' ' * pad}{text}"
+def _keyword_strings(function_def, keyword):
+    """The (line, column) of each string the decorator's `keyword=` writes
+    (one, or the elements of a tuple or list), None for an element that is
+    no string literal."""
+    value = _decorator_keyword(function_def, keyword)
+    if value is None:
+        return []
+    nodes = value.elts if isinstance(value, (ast.Tuple, ast.List)) else [value]
+    return [_string_place(n) for n in nodes]
+
+
+def _keyword_value_place(function_def, keyword):
+    """The (line, column) where the value of the decorator's `keyword=`
+    starts, or None."""
+    value = _decorator_keyword(function_def, keyword)
+    return None if value is None else (value.lineno, value.col_offset)
+
+
+def _name_place(function_def, file_lines):
+    """The (line, column) of the kernel's name in its `def`."""
+    line = function_def.lineno
+    text = file_lines[line - 1] if 0 < line <= len(file_lines) else ""
+    column = text.find(function_def.name, function_def.col_offset)
+    return line, column if column >= 0 else function_def.col_offset
+
+
+def _nth(items, i):
+    return items[i] if i < len(items) else None
+
+
+def _as_tuple(value):
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,)
+
+
+def _text_at(text, literal, otherwise):
+    """`text` at the (line, column) of the string literal `literal` (its
+    quote) where the .py writes one, else at `otherwise`."""
+    if literal is not None:
+        return Text(text, literal[0], literal[1] + 1, literal=True)
+    return Text(text, *otherwise)
+
+
+def _placed(text, cpp, path):
+    """`cpp` (a line of C++ that starts with a string literal after a
+    macro's name, `text`'s) under a #line for `text`'s place, padded so
+    that the literal starts at the column of the Python string it came
+    from: kernelc's caret then points into the .py line."""
+    macro = cpp.index('"')
+    quote = text.column - 1
+    pad = quote - macro if text.literal and quote >= macro else 0
+    return f"#line {text.line} {path}\n{' ' * pad}{cpp}"
 
 
 def _c_string(text):

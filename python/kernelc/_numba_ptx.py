@@ -14,6 +14,12 @@ everything numba-cuda supports on the GPU (shared arrays, barriers,
 atomics, the math library), and kernelc checks the .entry's parameters
 against the spec before ptxas sees it.
 
+The spec places every text of the annotations (shapes, the grid, ...) at
+its line and column in the kernel's .py file, and quotes those lines
+under "origins": kernelc's errors in them name the .py file and point
+into its line, as they do for the CPU path's C++ (whose #line directives
+name the .py file).
+
 With target "cpu,cuda" the spec names the CPU path's C++ source too
 (kernelc._numba.numba_source), whose kernels the cpu target compiles.
 Imported only when a Numba kernel is built for CUDA.
@@ -21,12 +27,11 @@ Imported only when a Numba kernel is built for CUDA.
 
 import hashlib
 import json
+import os
 import re
 import warnings
 
-import numpy as np
-
-from kernelc import _compiler, _load, _numba
+from kernelc import _load, _numba
 
 # The architectures kernelc builds for when none are given (the CLI's
 # default, kDefaultCudaArchs).
@@ -46,37 +51,8 @@ def load(kernels, *, name, target, verbose, **build_options):
     directory = _load._cache_dir(build_options) / "numba" / digest
     for file_name, text in files.items():
         _load._write_once(directory / file_name, text)
-    try:
-        return _load.load(directory / "spec.json", name=name, target=target,
-                          verbose=verbose, **build_options)
-    except _compiler.BuildError as e:
-        located = _located_annotation_errors(kernels, directory)
-        if located is None:
-            raise
-        raise located from e
-
-
-def _located_annotation_errors(kernels, directory):
-    """kernelc places a spec's mistakes in spec.json. The same annotations,
-    in the CPU path's C++ kernels, are placed in the kernels' .py files
-    (#line): when `kernelc inspect` of those kernels, with no code behind
-    them, finds errors, they are the BuildError to raise; else None."""
-    path = directory / "annotations.cu"
-    _load._write_once(path, _annotations_source(kernels))
-    try:
-        _compiler.run(["inspect", str(path)], cwd=directory)
-    except _compiler.BuildError as e:
-        return e if e.kind == "user" else None
-    return None
-
-
-def _annotations_source(kernels):
-    """The CPU path's C++ source of `kernels` (kernelc._numba), each kernel's
-    Numba function empty: what its annotations say, without compiling it."""
-    from kernelc import _numba_compile
-    empty = _numba_compile.CompiledKernel(assembly="")
-    return _numba.source_of(k._spec._wrapper(k._spec.symbol, empty)
-                            for k in kernels)
+    return _load.load(directory / "spec.json", name=name, target=target,
+                      verbose=verbose, **build_options)
 
 
 def build_files(kernels, *, target, cuda_arch):
@@ -94,11 +70,12 @@ def spec_files(kernels, *, cc, cpu):
     for k in kernels:
         ptx, entry = compile_ptx(k._spec, cc)
         files[f"{k.__name__}.ptx"] = ptx
-        entries.append(_kernel_entry(k._spec, entry, cpu))
+        entries.append(_kernel_entry(k._spec.description, entry, cpu))
     if cpu:
         files["kernels.cu"] = _numba.numba_source(kernels)
-    files["spec.json"] = json.dumps({"kernels": entries}, indent=2,
-                                    sort_keys=True) + "\n"
+    spec = {"kernels": entries,
+            "origins": _origins(k._spec.description for k in kernels)}
+    files["spec.json"] = json.dumps(spec, indent=2, sort_keys=True) + "\n"
     return files
 
 
@@ -133,40 +110,69 @@ def compile_ptx(spec, cc):
     return ptx, found.group(1)
 
 
-def _kernel_entry(spec, entry, cpu):
-    """The spec's entry of one kernel: what the annotations and the
-    decorator's options say, as the C++ kernel of the CPU path states it
-    (views of the annotated ranks)."""
-    o = spec.options
+def _kernel_entry(d, entry, cpu):
+    """The spec's entry of the kernel that `d` (a KernelDescription)
+    describes, as the C++ kernel of the CPU path states it (views of the
+    annotated ranks). Every name and text carries its place in the .py
+    file (a "loc"), so kernelc's errors name the .py line and column."""
+    path = _origin_path(d)
     params = []
-    for p in spec.params:
-        role = p.annotation.role
-        param = {"name": p.name, "role": role, "dtype": np.dtype(p.dtype).name}
-        if role != "scalar":
-            param.update(access="view", rank=p.rank, shape=spec.shape_text(p))
-        if p.annotation.init is not None:
-            param["init"] = _numba._init_text(p.annotation.init)
+    for p in d.params:
+        at = _loc(path, p.line, p.column)
+        param = {"name": p.name, "role": p.role, "dtype": p.dtype.name,
+                 "loc": at}
+        if p.role != "scalar":
+            param.update(access="view", rank=p.rank,
+                         shape=_spec_text(path, p.shape))
+        if p.init is not None:
+            param["init"] = {"text": p.init, "loc": at}
         params.append(param)
-    grid = o["grid"]
-    grid = grid if isinstance(grid, (tuple, list)) else (grid,)
-    kernel = {"name": spec.name, "kind": "global",
-              "ptx": {"file": f"{spec.name}.ptx", "entry": entry,
+    kernel = {"name": d.name, "kind": "global", "loc": _loc(path, *d.name_at),
+              "ptx": {"file": f"{d.name}.ptx", "entry": entry,
                       "abi": "numba"},
-              "grid": [str(g) for g in grid], "params": params}
+              "grid": [_spec_text(path, g) for g in d.grid], "params": params}
     if cpu:
         kernel["source"] = "kernels.cu"
-    if o["block"] is not None:
-        block = o["block"]
-        block = block if isinstance(block, (tuple, list)) else (block,)
-        kernel["block"] = [int(b) for b in block]
-    if o["elementwise"]:
+    if d.block is not None:
+        kernel["block"] = list(d.block)
+    if d.elementwise:
         kernel["elementwise"] = True
-    if o["vjp"] is not None:
-        kernel["vjp"] = o["vjp"].__name__
-    if o["parallel"]:
-        par = o["parallel"]
-        kernel["parallel"] = [par] if isinstance(par, str) else list(par)
+    if d.vjp is not None:
+        kernel["vjp"] = _spec_text(path, d.vjp)
+    if d.parallel:
+        kernel["parallel"] = [_spec_text(path, t) for t in d.parallel]
     return kernel
+
+
+def _origins(descriptions):
+    """The spec's "origins": the lines of each .py file that its kernels'
+    places point into, their decorators and signatures (README, "Where a
+    spec's texts come from"). kernelc quotes these under its errors and
+    never reads the file; lines between two kernels are left empty, as no
+    place points there."""
+    quoted = {}
+    for d in descriptions:
+        quoted.setdefault(_origin_path(d), {}).update(
+            enumerate(d.lines, start=d.line))
+    return {path: {"first_line": min(lines),
+                   "lines": [lines.get(n, "")
+                             for n in range(min(lines), max(lines) + 1)]}
+            for path, lines in quoted.items()}
+
+
+def _origin_path(d):
+    # Absolute: kernelc reads a relative "loc" in the spec's directory.
+    return os.path.abspath(d.path)
+
+
+def _loc(path, line, column):
+    """A spec's "loc" for the 0-based `column` of `line`."""
+    return f"{path}:{line}:{column + 1}"
+
+
+def _spec_text(path, text):
+    """A Text of the description as the spec's {"text", "loc"}."""
+    return {"text": text.text, "loc": _loc(path, text.line, text.column)}
 
 
 def _lowest_cc(archs):

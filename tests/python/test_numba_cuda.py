@@ -81,6 +81,30 @@ def test_numba_cuda_gives_ptx_of_the_numba_abi(numba_spec):
     assert ".shared" in sums_ptx and "bar.sync" in sums_ptx
 
 
+@needs_numba_cuda
+def test_spec_places_the_annotations_in_the_py_file(numba_spec):
+    # Each name and text of the spec is placed in numba_kernels.py, whose
+    # lines the spec quotes under "origins" for kernelc's diagnostics.
+    spec = json.loads((numba_spec / "spec.json").read_text())
+    [(path, origin)] = spec["origins"].items()
+    assert pathlib.Path(path) == ROOT / "tests/gpu/kernels/numba_kernels.py"
+
+    def quoted(place):
+        file, line, column = place["loc"].rsplit(":", 2)
+        assert file == path
+        text = origin["lines"][int(line) - origin["first_line"]]
+        return text[int(column) - 1:]
+
+    axpy, block_sums = spec["kernels"]
+    assert quoted(axpy).startswith("axpy(x: kernelc.In(")
+    assert quoted(axpy["grid"][0]) == 'out.size", block=128)'
+    assert quoted(axpy["params"][1]).startswith("a: kernelc.Scalar(")
+    assert quoted(axpy["params"][3]["init"]).startswith("total: ")
+    sums = block_sums["params"][1]["shape"]
+    assert sums["text"] == "(n * m + 63) / 64"
+    assert quoted(sums) == '(n * m + 63) / 64",))):'
+
+
 @needs_ptxas
 @needs_numba_cuda
 def test_numba_kernels_build_for_cuda_and_import_without_numba(tmp_path):
