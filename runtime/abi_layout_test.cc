@@ -8,9 +8,28 @@
 
 #include "kernelc.h"
 #include "kernelc/cuda.h"
+#include "kernelc/ffi.h"
 #include "kernelc/launch.h"
 
-static_assert(KC_RUNTIME_ABI_VERSION == 4, "update the layouts below");
+static_assert(KC_RUNTIME_ABI_VERSION == 5, "update the layouts below");
+
+// A handler's signature, as generated handlers hand it to kc::ffi::Accept.
+static_assert(sizeof(kc::ffi::Attribute) == 24 &&
+                  offsetof(kc::ffi::Attribute, name) == 0 &&
+                  offsetof(kc::ffi::Attribute, size) == 8 &&
+                  offsetof(kc::ffi::Attribute, type) == 16,
+              "kc::ffi::Attribute");
+static_assert(sizeof(kc::ffi::Signature) == 40 &&
+                  offsetof(kc::ffi::Signature, stage) == 0 &&
+                  offsetof(kc::ffi::Signature, traits) == 4 &&
+                  offsetof(kc::ffi::Signature, args) == 8 &&
+                  offsetof(kc::ffi::Signature, rets) == 16 &&
+                  offsetof(kc::ffi::Signature, attrs) == 24 &&
+                  offsetof(kc::ffi::Signature, attributes) == 32,
+              "kc::ffi::Signature");
+static_assert(sizeof(kc::ffi::Error) == sizeof(void*) &&
+                  sizeof(kc::ffi::ThreadPool) == 2 * sizeof(void*),
+              "kc::ffi::Error, kc::ffi::ThreadPool");
 
 static_assert(sizeof(kc_dim3) == 12 && alignof(kc_dim3) == 4, "kc_dim3");
 static_assert(offsetof(kc_dim3, x) == 0 && offsetof(kc_dim3, y) == 4 &&

@@ -320,20 +320,15 @@ void CpuShim::EmitHandlers(const EmitRequest& request,
 void CpuShim::EmitRegistration(const EmitRequest& request,
                                const sema::KernelPlan& kp, Printer& p) const {
   const model::Kernel& k = *kp.kernel;
-  p.Emit({{"kernel", k.name},
-          {"symbol", HandlerSymbol(request.namer(), k)},
-          {"impl", Impl(k)},
-          {"bindings", HandlerParts(kp).Bindings()}},
+  p.Emit({{"kernel", k.name}},
          R"code(
            // The only symbol the library exports for '$kernel$': everything else is
            // hidden.
-           extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* $symbol$(
-               XLA_FFI_CallFrame* call_frame);
-           XLA_FFI_DEFINE_HANDLER_SYMBOL($symbol$, $impl$,
-                                         ffi::Ffi::Bind()
-                                             .Ctx<ffi::ThreadPool>()
-                                             $bindings$);
          )code");
+  HandlerParts(kp).EmitHandlerSymbol(
+      p, HandlerSymbol(request.namer(), k), Impl(k),
+      "XLA_FFI_ExecutionStage_EXECUTE", "0",
+      "const ffi::ThreadPool kc_context(call_frame);");
 }
 
 void CpuShim::EmitPyRegistration(const EmitRequest& request,

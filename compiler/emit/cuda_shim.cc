@@ -507,29 +507,23 @@ void CudaShim::EmitHandlers(const EmitRequest& request,
 void CudaShim::EmitRegistration(const EmitRequest& request,
                                 const sema::KernelPlan& kp, Printer& p) const {
   const model::Kernel& k = *kp.kernel;
-  p.Emit({{"kernel", k.name},
-          {"init_symbol", request.namer().HandlerSymbol(k.Id(), "cuda_init")},
-          {"init_impl", Impl(k, "_init")},
-          {"symbol", HandlerSymbol(request.namer(), k)},
-          {"impl", Impl(k, "")},
-          {"bindings", HandlerParts(kp).Bindings()}},
+  p.Emit({{"kernel", k.name}},
          R"code(
            // The CUDA handlers of '$kernel$': an initialize stage that loads the module
            // and an execute stage that only launches, marked command-buffer compatible.
-           extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* $init_symbol$(
-               XLA_FFI_CallFrame* call_frame);
-           XLA_FFI_DEFINE_HANDLER_SYMBOL($init_symbol$, $init_impl$,
-                                         ffi::Ffi::Bind<ffi::ExecutionStage::kInitialize>()
-                                             .Ctx<ffi::PlatformStream<CUstream>>()
-                                             $bindings$);
-           extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* $symbol$(
-               XLA_FFI_CallFrame* call_frame);
-           XLA_FFI_DEFINE_HANDLER_SYMBOL($symbol$, $impl$,
-                                         ffi::Ffi::Bind()
-                                             .Ctx<ffi::PlatformStream<CUstream>>()
-                                             $bindings$,
-                                         {ffi::Traits::kCmdBufferCompatible});
          )code");
+  constexpr std::string_view stream =
+      "const CUstream kc_context = "
+      "static_cast<CUstream>(::kc::ffi::Stream(call_frame, &kc_reply));\n"
+      "if (kc_reply != nullptr) return kc_reply;";
+  HandlerParts h(kp);
+  h.EmitHandlerSymbol(p, request.namer().HandlerSymbol(k.Id(), "cuda_init"),
+                      Impl(k, "_init"), "XLA_FFI_ExecutionStage_INITIALIZE",
+                      "0", stream);
+  h.EmitHandlerSymbol(p, HandlerSymbol(request.namer(), k), Impl(k, ""),
+                      "XLA_FFI_ExecutionStage_EXECUTE",
+                      "XLA_FFI_HANDLER_TRAITS_COMMAND_BUFFER_COMPATIBLE",
+                      stream);
 }
 
 void CudaShim::EmitPyRegistration(const EmitRequest& request,

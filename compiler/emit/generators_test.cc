@@ -182,7 +182,7 @@ TEST_CASE("a cuda build has no CPU entry points") {
   CHECK(out.build.count("host_0_k.cc") == 0);
   CHECK_THAT(out.build["shim.cc"], !Contains("CPU entry points"));
   CHECK_THAT(out.build["shim.cc"],
-             Contains("namespace ffi = xla::ffi;\n\nnamespace {\n\n"));
+             Contains("namespace ffi = ::kc::ffi;\n\nnamespace {\n\n"));
 }
 
 TEST_CASE("kernelc's own C++ sources carry the includes that open them") {
@@ -192,7 +192,7 @@ TEST_CASE("kernelc's own C++ sources carry the includes that open them") {
   const std::string& shim = out.preludes["shim.cc"];
   CHECK_THAT(shim, StartsWith("#include <stdint.h>\n"));
   // Each platform's own includes end it, in target order: the CPU has none.
-  CHECK_THAT(shim, EndsWith("#include \"xla/ffi/api/ffi.h\"\n"
+  CHECK_THAT(shim, EndsWith("#include \"kernelc/runtime.h\"\n"
                             "\n#include \"kernelc/cuda.h\"\n"));
   CHECK_THAT(out.build["shim.cc"],
              Contains("nothing aborts.\n" + shim + "\n// The CUDA binaries"));
@@ -200,7 +200,7 @@ TEST_CASE("kernelc's own C++ sources carry the includes that open them") {
              Contains("CUDA context.\n" + out.preludes["cuda_images.cc"] +
                       "\n#if KC_RUNTIME_ABI_VERSION"));
   CHECK_THAT(Build({model::Target::kCpu}).Generated().preludes["shim.cc"],
-             EndsWith("#include \"xla/ffi/api/ffi.h\"\n"));
+             EndsWith("#include \"kernelc/runtime.h\"\n"));
 }
 
 TEST_CASE("a CUDA kernel without its binary is an internal error") {

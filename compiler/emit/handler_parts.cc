@@ -159,24 +159,81 @@ std::vector<std::string> HandlerParts::ImplParams(std::string context) const {
   return params;
 }
 
-std::string HandlerParts::Bindings() const {
-  std::vector<std::string> bindings;
-  for (const Param& p : k_.params) {
-    if (model::IsOperand(p))
-      bindings.push_back(".Arg<ffi::AnyBuffer>()");
-    else if (p.role == Role::kScalar)
-      bindings.push_back(
-          fmt::format(".Attr<{}>({})", AttrCppType(p.dtype), Quote(p.name)));
-    if (p.optional)
-      bindings.push_back(
-          fmt::format(".Attr<bool>({})", Quote(Namer::PresentAttr(p.name))));
+void HandlerParts::EmitHandlerSymbol(Printer& p, std::string_view symbol,
+                                     std::string_view impl,
+                                     std::string_view stage,
+                                     std::string_view traits,
+                                     std::string_view context) const {
+  // The operands in the handler's parameter order; an attribute's is read
+  // by its place in XLA's order, by name, filled in once all are known.
+  struct Attr {
+    std::string name;
+    DType type;
+    size_t arg;  // its place in args
+  };
+  std::vector<Attr> attrs;
+  std::vector<std::string> args;
+  int64_t arg_count = 0, ret_count = 0;
+  auto attr = [&](std::string name, DType type) {
+    attrs.push_back({std::move(name), type, args.size()});
+    args.emplace_back();
+  };
+  for (const Param& param : k_.params) {
+    if (model::IsOperand(param))
+      args.push_back(fmt::format("::kc::ffi::Arg(call_frame, {})", arg_count++));
+    else if (param.role == Role::kScalar)
+      attr(param.name, param.dtype);
+    if (param.optional) attr(Namer::PresentAttr(param.name), DType::kBool);
   }
-  if (kp_.leading >= 0)
-    bindings.push_back(
-        fmt::format(".Attr<int64_t>({})", Quote(Namer::LeadingAttr())));
-  for (const Param& p : k_.params)
-    if (IsResult(p.role)) bindings.push_back(".Ret<ffi::AnyBuffer>()");
-  return fmt::format("{}", fmt::join(bindings, "\n"));
+  if (kp_.leading >= 0) attr(Namer::LeadingAttr(), DType::kI64);
+  for (const Param& param : k_.params)
+    if (IsResult(param.role))
+      args.push_back(fmt::format("::kc::ffi::Ret(call_frame, {})", ret_count++));
+  std::sort(attrs.begin(), attrs.end(),
+            [](const Attr& a, const Attr& b) { return a.name < b.name; });
+  std::vector<std::string> table;
+  for (const Attr& a : attrs) {
+    // A uint64 travels as its int64 bit pattern (AttrCppType).
+    const DType travels = a.type == DType::kU64 ? DType::kI64 : a.type;
+    args[a.arg] = fmt::format("::kc::ffi::Attr<{}>(call_frame, {})",
+                              AttrCppType(a.type), table.size());
+    table.push_back(fmt::format("{{{}, {}, XLA_FFI_DataType_{}}}",
+                                Quote(a.name), a.name.size(),
+                                FfiDataType(travels)));
+  }
+  args.insert(args.begin(), "kc_context");
+  p.Emit({{"symbol", symbol},
+          {"impl", impl},
+          {"stage", stage},
+          {"traits", traits},
+          {"context", context},
+          {"args", fmt::format("{}", fmt::join(args, ",\n"))},
+          {"arg_count", arg_count},
+          {"ret_count", ret_count},
+          {"attr_count", attrs.size()},
+          {"attributes",
+           [&] {
+             if (table.empty()) return;
+             p.Emit({{"table", fmt::format("{}", fmt::join(table, ",\n"))}},
+                    R"code(
+                      static constexpr ::kc::ffi::Attribute kc_attributes[] = {
+                          $table$};
+                    )code");
+           }},
+          {"table", table.empty() ? "nullptr" : "kc_attributes"}},
+         R"code(
+           extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* $symbol$(
+               XLA_FFI_CallFrame* call_frame) {
+             $attributes$
+             static constexpr ::kc::ffi::Signature kc_signature = {
+                 $stage$, $traits$, $arg_count$, $ret_count$, $attr_count$, $table$};
+             XLA_FFI_Error* kc_reply = nullptr;
+             if (!::kc::ffi::Accept(call_frame, kc_signature, &kc_reply)) return kc_reply;
+             $context$
+             return $impl$(
+                 $args$).Encode(call_frame->api);
+           }
+         )code");
 }
 
 std::vector<std::string> HandlerParts::ElementParams() const {

@@ -34,9 +34,16 @@ class HandlerParts {
   // The handler's parameters: the platform's `context` (XLA's stream, the
   // CPU's thread pool), then buffers and attributes in binding order.
   std::vector<std::string> ImplParams(std::string context) const;
-  // The FFI binding of the buffers and attributes, in that order, one per
-  // line: ".Arg<ffi::AnyBuffer>()\n.Attr<float>(\"a\")...".
-  std::string Bindings() const;
+  // The exported handler `symbol`, which checks a call frame against the
+  // handler's signature (kc::ffi::Accept: its buffers, and its attributes
+  // in XLA's order, sorted by name) and calls `impl` with the operands read
+  // from it. `stage` and `traits` are the signature's (XLA_FFI_... names);
+  // `context` declares kc_context, the first argument of `impl`, and may
+  // return early with kc_reply set.
+  void EmitHandlerSymbol(Printer& p, std::string_view symbol,
+                         std::string_view impl, std::string_view stage,
+                         std::string_view traits,
+                         std::string_view context) const;
 
   // The element function's tensors and scalars, after the platform's own
   // parameters; and the handler's arguments for them: `tensor(i)` for the

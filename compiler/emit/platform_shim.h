@@ -35,7 +35,7 @@ class PlatformShim {
   virtual void EmitIncludes(const EmitRequest& request, Printer& p) const = 0;
   // After the prelude: what the platform's handlers share.
   virtual void EmitSupport(const EmitRequest& request, Printer& p) const = 0;
-  // After `namespace ffi = xla::ffi;`: declarations the handlers call.
+  // After `namespace ffi = ::kc::ffi;`: declarations the handlers call.
   virtual void EmitDeclarations(const EmitRequest& request,
                                 Printer& p) const = 0;
   // The handlers of a kernel that Runs, in the shim's anonymous namespace,

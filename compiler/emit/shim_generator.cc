@@ -21,11 +21,11 @@ Status ShimGenerator::Generate(const EmitRequest& request,
     #include <string>
 
     #include "kernelc/batch.h"
+    #include "kernelc/ffi.h"
     #include "kernelc/ffi_support.h"
     #include "kernelc/half.h"
     #include "kernelc/launch.h"
     #include "kernelc/runtime.h"
-    #include "xla/ffi/api/ffi.h"
   )code");
   for (const PlatformShim* platform : platforms)
     platform->EmitIncludes(request, includes);

@@ -533,6 +533,44 @@ print("AFTER", np.asarray(sem_main.colsum(x, np.ones(5, np.float32))).tolist())
     assert lines[-1] == "AFTER [2.0, 2.0, 2.0, 2.0, 2.0]"
 
 
+# The handler of helpers(x, lo, hi) takes the attributes "hi" and "lo",
+# which XLA passes sorted by name: the checks of the call frame.
+@pytest.mark.parametrize("out, attrs, message", [
+    ("jax.ShapeDtypeStruct((4,), np.float32)", "lo=np.float64(-0.75), hi=np.float32(3)",
+     "Wrong attribute type: 'lo' expects a float32 scalar, got float64"),
+    ("jax.ShapeDtypeStruct((4,), np.float32)", "lo=np.float32(-0.75)",
+     "Wrong number of attributes: expected 2 but got 1 with name(s): lo"),
+    ("jax.ShapeDtypeStruct((4,), np.float32)", "lo=np.float32(-0.75), high=np.float32(3)",
+     "Attribute name mismatch: high vs hi"),
+    ("jax.ShapeDtypeStruct((4,), np.float32)", "lo=np.float32(-0.75), hi=np.array([3.0], np.float32)",
+     "Wrong attribute type: 'hi' is not a scalar"),
+    ("(jax.ShapeDtypeStruct((4,), np.float32), jax.ShapeDtypeStruct((4,), np.float32))",
+     "lo=np.float32(-0.75), hi=np.float32(3)",
+     "Wrong number of results: expected 1 but got 2"),
+    ("jax.ShapeDtypeStruct((4,), np.float32)", "lo=np.float32(-0.75), hi=np.float32(3)", None),
+], ids=["attr-type", "attr-count", "attr-name", "attr-array", "result-count", "valid"])
+def test_ffi_target_checks_its_signature(sem, out, attrs, message):
+    body = f"""
+x = np.array([-4.0, -1.0, 0.5, 2.0], np.float32)
+try:
+    r = jax.ffi.ffi_call(target, {out})(x, {attrs})
+except Exception as e:
+    print("ERR", type(e).__name__, str(e).splitlines()[0])
+else:
+    print("RESULT", np.asarray(r).tolist())
+"""
+    r = direct_call(sem, "helpers", body)
+    assert r.returncode == 0, r.stderr
+    line = r.stdout.splitlines()[-1]
+    if message is None:
+        x = np.array([-4.0, -1.0, 0.5, 2.0], F32)
+        want = np.clip(F32(0.5) * (x * x + F32(2) * x + F32(1)) - F32(1), F32(-0.75), F32(3))
+        assert line == "RESULT " + str(want.tolist()), line
+    else:
+        assert line.startswith("ERR ") and "RuntimeError" in line, line
+        assert line.endswith("INVALID_ARGUMENT: " + message), line
+
+
 # --- names, rank 0, keyword arguments ---------------------------------------------------
 
 def test_rank0_and_keyword_names(sem_names):

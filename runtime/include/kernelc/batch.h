@@ -108,7 +108,7 @@ struct Operand {
   int64_t folded[kMaxFoldRank] = {};  // dims after FoldBatch
 
   // The tensor of batch element `index` (row-major over the batch shape),
-  // its type as DataType (xla::ffi::DataType in generated code).
+  // its type as DataType (kc::ffi::DataType in generated code).
   template <typename DataType>
   Tensor<DataType> At(const Batch& batch, int64_t index) const {
     int64_t offset = 0;

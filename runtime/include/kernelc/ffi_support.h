@@ -1,10 +1,8 @@
-// What generated XLA FFI handlers share that needs XLA's types: XLA's
-// thread pool as the runtime takes it (kc_pool), buffers described for the
-// batch's planning, and errors made from the runtime's messages. One copy
-// per library, not per handler: these are plain functions, compiled once
-// with the shim (and the templates they use instantiated once, where the
-// shim's prelude is precompiled). Error paths are out of line, so that the
-// checks of a handler stay a compare and a branch.
+// What generated XLA FFI handlers share beyond kernelc/ffi.h: XLA's thread
+// pool as the runtime takes it (kc_pool), buffers described for the
+// batch's planning, and errors made from the runtime's messages. Error
+// paths are out of line, so that the checks of a handler stay a compare
+// and a branch.
 #ifndef KERNELC_FFI_SUPPORT_H_
 #define KERNELC_FFI_SUPPORT_H_
 
@@ -14,39 +12,52 @@
 #include <utility>
 
 #include "kernelc/batch.h"
+#include "kernelc/ffi.h"
 #include "kernelc/grid_split.h"
 #include "kernelc/launch.h"
 #include "kernelc/runtime.h"
-#include "xla/ffi/api/ffi.h"
 
 namespace kc::ffi_support {
 
-namespace ffi = ::xla::ffi;
-
-inline int64_t PoolThreads(void* self) {
-  return static_cast<ffi::ThreadPool*>(self)->num_threads();
-}
-
-inline void PoolSchedule(void* self, void (*task)(void*), void* arg) {
-  static_cast<ffi::ThreadPool*>(self)->Schedule([task, arg] { task(arg); });
-}
-
 // XLA's intra-op pool as the runtime takes it; `pool` must outlive the
 // result.
-inline kc_pool Pool(ffi::ThreadPool& pool) {
-  return kc_pool{&pool, PoolThreads, PoolSchedule};
+inline kc_pool Pool(const ffi::ThreadPool& pool) { return pool.Pool(); }
+
+// The bytes of an element of `type`.
+inline size_t ByteWidth(ffi::DataType type) {
+  switch (type) {
+    case ffi::DataType::PRED:
+    case ffi::DataType::S8:
+    case ffi::DataType::U8:
+      return 1;
+    case ffi::DataType::S16:
+    case ffi::DataType::U16:
+    case ffi::DataType::F16:
+    case ffi::DataType::BF16:
+      return 2;
+    case ffi::DataType::S32:
+    case ffi::DataType::U32:
+    case ffi::DataType::F32:
+      return 4;
+    case ffi::DataType::S64:
+    case ffi::DataType::U64:
+    case ffi::DataType::F64:
+      return 8;
+    default:
+      return 0;
+  }
 }
 
 // `buffer` of a batched call, whose kernel declares `declared_rank`
 // dimensions per element, for parameter `name` (a literal).
 inline rt::BatchBuffer Buffer(const ffi::AnyBuffer& buffer,
                               size_t declared_rank, const char* name) {
-  const auto dims = buffer.dimensions();
+  const rt::Dims dims = buffer.dimensions();
   return rt::BatchBuffer{buffer.untyped_data(),
                          dims.begin(),
                          dims.size(),
                          declared_rank,
-                         ffi::ByteWidth(buffer.element_type()),
+                         ByteWidth(buffer.element_type()),
                          static_cast<int32_t>(buffer.element_type()),
                          name};
 }

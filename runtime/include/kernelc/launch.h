@@ -8,8 +8,9 @@
 
 // Bumped whenever a struct here, a generated entry point's signature or
 // the surface of the prebuilt runtime (libkernelc_runtime.a, declared in
-// kernelc/batch.h, grid_split.h and runtime.h) changes. Generated code checks it with #error.
-#define KC_RUNTIME_ABI_VERSION 4
+// kernelc/batch.h, ffi.h, grid_split.h and runtime.h) changes. Generated
+// code checks it with #error.
+#define KC_RUNTIME_ABI_VERSION 5
 
 #ifdef __cplusplus
 extern "C" {

@@ -10,21 +10,21 @@
 #include <string>
 
 #include "kernelc/batch.h"
+#include "kernelc/ffi.h"
 #include "kernelc/ffi_support.h"
 #include "kernelc/half.h"
 #include "kernelc/launch.h"
 #include "kernelc/runtime.h"
-#include "xla/ffi/api/ffi.h"
 
-#if KC_RUNTIME_ABI_VERSION != 4
-#error "generated for kernelc runtime ABI 4: rebuild with the kernelc that ships this runtime"
+#if KC_RUNTIME_ABI_VERSION != 5
+#error "generated for kernelc runtime ABI 5: rebuild with the kernelc that ships this runtime"
 #endif
 static_assert(sizeof(kc_dim3) == 12 && sizeof(kc_launch) == 24 &&
                   sizeof(kc_block_range) == 48 && sizeof(kc_error) == 1024 &&
                   sizeof(kc_pool) == 24,
               "kc_launch layout differs from the one this code was generated for");
 
-namespace ffi = xla::ffi;
+namespace ffi = ::kc::ffi;
 
 // CPU entry points, compiled together with the kernel sources.
 extern "C" {
@@ -142,12 +142,21 @@ ffi::Error histogram_cpu_impl(
 // The only symbol the library exports for 'histogram': everything else is
 // hidden.
 extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_histogram_histogram_<hash>_cpu(
-    XLA_FFI_CallFrame* call_frame);
-XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_histogram_histogram_<hash>_cpu, histogram_cpu_impl,
-                              ffi::Ffi::Bind()
-                                  .Ctx<ffi::ThreadPool>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Attr<float>("lo")
-                                  .Attr<float>("hi")
-                                  .Attr<int64_t>("bins")
-                                  .Ret<ffi::AnyBuffer>());
+    XLA_FFI_CallFrame* call_frame) {
+  static constexpr ::kc::ffi::Attribute kc_attributes[] = {
+      {"bins", 4, XLA_FFI_DataType_S64},
+      {"hi", 2, XLA_FFI_DataType_F32},
+      {"lo", 2, XLA_FFI_DataType_F32}};
+  static constexpr ::kc::ffi::Signature kc_signature = {
+      XLA_FFI_ExecutionStage_EXECUTE, 0, 1, 1, 3, kc_attributes};
+  XLA_FFI_Error* kc_reply = nullptr;
+  if (!::kc::ffi::Accept(call_frame, kc_signature, &kc_reply)) return kc_reply;
+  const ffi::ThreadPool kc_context(call_frame);
+  return histogram_cpu_impl(
+      kc_context,
+      ::kc::ffi::Arg(call_frame, 0),
+      ::kc::ffi::Attr<float>(call_frame, 2),
+      ::kc::ffi::Attr<float>(call_frame, 1),
+      ::kc::ffi::Attr<int64_t>(call_frame, 0),
+      ::kc::ffi::Ret(call_frame, 0)).Encode(call_frame->api);
+}

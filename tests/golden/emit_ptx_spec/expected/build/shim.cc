@@ -10,11 +10,11 @@
 #include <string>
 
 #include "kernelc/batch.h"
+#include "kernelc/ffi.h"
 #include "kernelc/ffi_support.h"
 #include "kernelc/half.h"
 #include "kernelc/launch.h"
 #include "kernelc/runtime.h"
-#include "xla/ffi/api/ffi.h"
 
 #include "kernelc/cuda.h"
 
@@ -39,15 +39,15 @@ namespace {
 }
 }  // namespace
 
-#if KC_RUNTIME_ABI_VERSION != 4
-#error "generated for kernelc runtime ABI 4: rebuild with the kernelc that ships this runtime"
+#if KC_RUNTIME_ABI_VERSION != 5
+#error "generated for kernelc runtime ABI 5: rebuild with the kernelc that ships this runtime"
 #endif
 static_assert(sizeof(kc_dim3) == 12 && sizeof(kc_launch) == 24 &&
                   sizeof(kc_block_range) == 48 && sizeof(kc_error) == 1024 &&
                   sizeof(kc_pool) == 24,
               "kc_launch layout differs from the one this code was generated for");
 
-namespace ffi = xla::ffi;
+namespace ffi = ::kc::ffi;
 
 namespace {
 
@@ -292,39 +292,69 @@ ffi::Error scale_numba_cuda_impl(
 // The CUDA handlers of 'scale': an initialize stage that loads the module
 // and an execute stage that only launches, marked command-buffer compatible.
 extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_scale_ptx_scale_<hash>_cuda_init(
-    XLA_FFI_CallFrame* call_frame);
-XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_scale_ptx_scale_<hash>_cuda_init, scale_cuda_init_impl,
-                              ffi::Ffi::Bind<ffi::ExecutionStage::kInitialize>()
-                                  .Ctx<ffi::PlatformStream<CUstream>>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Attr<float>("s")
-                                  .Ret<ffi::AnyBuffer>());
+    XLA_FFI_CallFrame* call_frame) {
+  static constexpr ::kc::ffi::Attribute kc_attributes[] = {
+      {"s", 1, XLA_FFI_DataType_F32}};
+  static constexpr ::kc::ffi::Signature kc_signature = {
+      XLA_FFI_ExecutionStage_INITIALIZE, 0, 1, 1, 1, kc_attributes};
+  XLA_FFI_Error* kc_reply = nullptr;
+  if (!::kc::ffi::Accept(call_frame, kc_signature, &kc_reply)) return kc_reply;
+  const CUstream kc_context = static_cast<CUstream>(::kc::ffi::Stream(call_frame, &kc_reply));
+  if (kc_reply != nullptr) return kc_reply;
+  return scale_cuda_init_impl(
+      kc_context,
+      ::kc::ffi::Arg(call_frame, 0),
+      ::kc::ffi::Attr<float>(call_frame, 0),
+      ::kc::ffi::Ret(call_frame, 0)).Encode(call_frame->api);
+}
 extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_scale_ptx_scale_<hash>_cuda(
-    XLA_FFI_CallFrame* call_frame);
-XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_scale_ptx_scale_<hash>_cuda, scale_cuda_impl,
-                              ffi::Ffi::Bind()
-                                  .Ctx<ffi::PlatformStream<CUstream>>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Attr<float>("s")
-                                  .Ret<ffi::AnyBuffer>(),
-                              {ffi::Traits::kCmdBufferCompatible});
+    XLA_FFI_CallFrame* call_frame) {
+  static constexpr ::kc::ffi::Attribute kc_attributes[] = {
+      {"s", 1, XLA_FFI_DataType_F32}};
+  static constexpr ::kc::ffi::Signature kc_signature = {
+      XLA_FFI_ExecutionStage_EXECUTE, XLA_FFI_HANDLER_TRAITS_COMMAND_BUFFER_COMPATIBLE, 1, 1, 1, kc_attributes};
+  XLA_FFI_Error* kc_reply = nullptr;
+  if (!::kc::ffi::Accept(call_frame, kc_signature, &kc_reply)) return kc_reply;
+  const CUstream kc_context = static_cast<CUstream>(::kc::ffi::Stream(call_frame, &kc_reply));
+  if (kc_reply != nullptr) return kc_reply;
+  return scale_cuda_impl(
+      kc_context,
+      ::kc::ffi::Arg(call_frame, 0),
+      ::kc::ffi::Attr<float>(call_frame, 0),
+      ::kc::ffi::Ret(call_frame, 0)).Encode(call_frame->api);
+}
 
 // The CUDA handlers of 'scale_numba': an initialize stage that loads the module
 // and an execute stage that only launches, marked command-buffer compatible.
 extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_scale_ptx_scale_numba_<hash>_cuda_init(
-    XLA_FFI_CallFrame* call_frame);
-XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_scale_ptx_scale_numba_<hash>_cuda_init, scale_numba_cuda_init_impl,
-                              ffi::Ffi::Bind<ffi::ExecutionStage::kInitialize>()
-                                  .Ctx<ffi::PlatformStream<CUstream>>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Attr<float>("s")
-                                  .Ret<ffi::AnyBuffer>());
+    XLA_FFI_CallFrame* call_frame) {
+  static constexpr ::kc::ffi::Attribute kc_attributes[] = {
+      {"s", 1, XLA_FFI_DataType_F32}};
+  static constexpr ::kc::ffi::Signature kc_signature = {
+      XLA_FFI_ExecutionStage_INITIALIZE, 0, 1, 1, 1, kc_attributes};
+  XLA_FFI_Error* kc_reply = nullptr;
+  if (!::kc::ffi::Accept(call_frame, kc_signature, &kc_reply)) return kc_reply;
+  const CUstream kc_context = static_cast<CUstream>(::kc::ffi::Stream(call_frame, &kc_reply));
+  if (kc_reply != nullptr) return kc_reply;
+  return scale_numba_cuda_init_impl(
+      kc_context,
+      ::kc::ffi::Arg(call_frame, 0),
+      ::kc::ffi::Attr<float>(call_frame, 0),
+      ::kc::ffi::Ret(call_frame, 0)).Encode(call_frame->api);
+}
 extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_scale_ptx_scale_numba_<hash>_cuda(
-    XLA_FFI_CallFrame* call_frame);
-XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_scale_ptx_scale_numba_<hash>_cuda, scale_numba_cuda_impl,
-                              ffi::Ffi::Bind()
-                                  .Ctx<ffi::PlatformStream<CUstream>>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Attr<float>("s")
-                                  .Ret<ffi::AnyBuffer>(),
-                              {ffi::Traits::kCmdBufferCompatible});
+    XLA_FFI_CallFrame* call_frame) {
+  static constexpr ::kc::ffi::Attribute kc_attributes[] = {
+      {"s", 1, XLA_FFI_DataType_F32}};
+  static constexpr ::kc::ffi::Signature kc_signature = {
+      XLA_FFI_ExecutionStage_EXECUTE, XLA_FFI_HANDLER_TRAITS_COMMAND_BUFFER_COMPATIBLE, 1, 1, 1, kc_attributes};
+  XLA_FFI_Error* kc_reply = nullptr;
+  if (!::kc::ffi::Accept(call_frame, kc_signature, &kc_reply)) return kc_reply;
+  const CUstream kc_context = static_cast<CUstream>(::kc::ffi::Stream(call_frame, &kc_reply));
+  if (kc_reply != nullptr) return kc_reply;
+  return scale_numba_cuda_impl(
+      kc_context,
+      ::kc::ffi::Arg(call_frame, 0),
+      ::kc::ffi::Attr<float>(call_frame, 0),
+      ::kc::ffi::Ret(call_frame, 0)).Encode(call_frame->api);
+}

@@ -10,21 +10,21 @@
 #include <string>
 
 #include "kernelc/batch.h"
+#include "kernelc/ffi.h"
 #include "kernelc/ffi_support.h"
 #include "kernelc/half.h"
 #include "kernelc/launch.h"
 #include "kernelc/runtime.h"
-#include "xla/ffi/api/ffi.h"
 
-#if KC_RUNTIME_ABI_VERSION != 4
-#error "generated for kernelc runtime ABI 4: rebuild with the kernelc that ships this runtime"
+#if KC_RUNTIME_ABI_VERSION != 5
+#error "generated for kernelc runtime ABI 5: rebuild with the kernelc that ships this runtime"
 #endif
 static_assert(sizeof(kc_dim3) == 12 && sizeof(kc_launch) == 24 &&
                   sizeof(kc_block_range) == 48 && sizeof(kc_error) == 1024 &&
                   sizeof(kc_pool) == 24,
               "kc_launch layout differs from the one this code was generated for");
 
-namespace ffi = xla::ffi;
+namespace ffi = ::kc::ffi;
 
 // CPU entry points, compiled together with the kernel sources.
 extern "C" {
@@ -344,22 +344,32 @@ ffi::Error accumulate_cpu_impl(
 // The only symbol the library exports for 'polar': everything else is
 // hidden.
 extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_polar_polar_<hash>_cpu(
-    XLA_FFI_CallFrame* call_frame);
-XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_polar_polar_<hash>_cpu, polar_cpu_impl,
-                              ffi::Ffi::Bind()
-                                  .Ctx<ffi::ThreadPool>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Ret<ffi::AnyBuffer>()
-                                  .Ret<ffi::AnyBuffer>());
+    XLA_FFI_CallFrame* call_frame) {
+  static constexpr ::kc::ffi::Signature kc_signature = {
+      XLA_FFI_ExecutionStage_EXECUTE, 0, 2, 2, 0, nullptr};
+  XLA_FFI_Error* kc_reply = nullptr;
+  if (!::kc::ffi::Accept(call_frame, kc_signature, &kc_reply)) return kc_reply;
+  const ffi::ThreadPool kc_context(call_frame);
+  return polar_cpu_impl(
+      kc_context,
+      ::kc::ffi::Arg(call_frame, 0),
+      ::kc::ffi::Arg(call_frame, 1),
+      ::kc::ffi::Ret(call_frame, 0),
+      ::kc::ffi::Ret(call_frame, 1)).Encode(call_frame->api);
+}
 
 // The only symbol the library exports for 'accumulate': everything else is
 // hidden.
 extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_polar_accumulate_<hash>_cpu(
-    XLA_FFI_CallFrame* call_frame);
-XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_polar_accumulate_<hash>_cpu, accumulate_cpu_impl,
-                              ffi::Ffi::Bind()
-                                  .Ctx<ffi::ThreadPool>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Ret<ffi::AnyBuffer>());
+    XLA_FFI_CallFrame* call_frame) {
+  static constexpr ::kc::ffi::Signature kc_signature = {
+      XLA_FFI_ExecutionStage_EXECUTE, 0, 2, 1, 0, nullptr};
+  XLA_FFI_Error* kc_reply = nullptr;
+  if (!::kc::ffi::Accept(call_frame, kc_signature, &kc_reply)) return kc_reply;
+  const ffi::ThreadPool kc_context(call_frame);
+  return accumulate_cpu_impl(
+      kc_context,
+      ::kc::ffi::Arg(call_frame, 0),
+      ::kc::ffi::Arg(call_frame, 1),
+      ::kc::ffi::Ret(call_frame, 0)).Encode(call_frame->api);
+}

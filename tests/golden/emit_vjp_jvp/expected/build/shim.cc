@@ -10,21 +10,21 @@
 #include <string>
 
 #include "kernelc/batch.h"
+#include "kernelc/ffi.h"
 #include "kernelc/ffi_support.h"
 #include "kernelc/half.h"
 #include "kernelc/launch.h"
 #include "kernelc/runtime.h"
-#include "xla/ffi/api/ffi.h"
 
-#if KC_RUNTIME_ABI_VERSION != 4
-#error "generated for kernelc runtime ABI 4: rebuild with the kernelc that ships this runtime"
+#if KC_RUNTIME_ABI_VERSION != 5
+#error "generated for kernelc runtime ABI 5: rebuild with the kernelc that ships this runtime"
 #endif
 static_assert(sizeof(kc_dim3) == 12 && sizeof(kc_launch) == 24 &&
                   sizeof(kc_block_range) == 48 && sizeof(kc_error) == 1024 &&
                   sizeof(kc_pool) == 24,
               "kc_launch layout differs from the one this code was generated for");
 
-namespace ffi = xla::ffi;
+namespace ffi = ::kc::ffi;
 
 // CPU entry points, compiled together with the kernel sources.
 extern "C" {
@@ -640,44 +640,64 @@ ffi::Error square_bwd_jvp_cpu_impl(
 // The only symbol the library exports for 'square': everything else is
 // hidden.
 extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_k_square_<hash>_cpu(
-    XLA_FFI_CallFrame* call_frame);
-XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_k_square_<hash>_cpu, square_cpu_impl,
-                              ffi::Ffi::Bind()
-                                  .Ctx<ffi::ThreadPool>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Ret<ffi::AnyBuffer>());
+    XLA_FFI_CallFrame* call_frame) {
+  static constexpr ::kc::ffi::Signature kc_signature = {
+      XLA_FFI_ExecutionStage_EXECUTE, 0, 1, 1, 0, nullptr};
+  XLA_FFI_Error* kc_reply = nullptr;
+  if (!::kc::ffi::Accept(call_frame, kc_signature, &kc_reply)) return kc_reply;
+  const ffi::ThreadPool kc_context(call_frame);
+  return square_cpu_impl(
+      kc_context,
+      ::kc::ffi::Arg(call_frame, 0),
+      ::kc::ffi::Ret(call_frame, 0)).Encode(call_frame->api);
+}
 
 // The only symbol the library exports for 'square_jvp': everything else is
 // hidden.
 extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_k_square_jvp_<hash>_cpu(
-    XLA_FFI_CallFrame* call_frame);
-XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_k_square_jvp_<hash>_cpu, square_jvp_cpu_impl,
-                              ffi::Ffi::Bind()
-                                  .Ctx<ffi::ThreadPool>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Ret<ffi::AnyBuffer>());
+    XLA_FFI_CallFrame* call_frame) {
+  static constexpr ::kc::ffi::Signature kc_signature = {
+      XLA_FFI_ExecutionStage_EXECUTE, 0, 2, 1, 0, nullptr};
+  XLA_FFI_Error* kc_reply = nullptr;
+  if (!::kc::ffi::Accept(call_frame, kc_signature, &kc_reply)) return kc_reply;
+  const ffi::ThreadPool kc_context(call_frame);
+  return square_jvp_cpu_impl(
+      kc_context,
+      ::kc::ffi::Arg(call_frame, 0),
+      ::kc::ffi::Arg(call_frame, 1),
+      ::kc::ffi::Ret(call_frame, 0)).Encode(call_frame->api);
+}
 
 // The only symbol the library exports for 'square_bwd': everything else is
 // hidden.
 extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_k_square_bwd_<hash>_cpu(
-    XLA_FFI_CallFrame* call_frame);
-XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_k_square_bwd_<hash>_cpu, square_bwd_cpu_impl,
-                              ffi::Ffi::Bind()
-                                  .Ctx<ffi::ThreadPool>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Ret<ffi::AnyBuffer>());
+    XLA_FFI_CallFrame* call_frame) {
+  static constexpr ::kc::ffi::Signature kc_signature = {
+      XLA_FFI_ExecutionStage_EXECUTE, 0, 2, 1, 0, nullptr};
+  XLA_FFI_Error* kc_reply = nullptr;
+  if (!::kc::ffi::Accept(call_frame, kc_signature, &kc_reply)) return kc_reply;
+  const ffi::ThreadPool kc_context(call_frame);
+  return square_bwd_cpu_impl(
+      kc_context,
+      ::kc::ffi::Arg(call_frame, 0),
+      ::kc::ffi::Arg(call_frame, 1),
+      ::kc::ffi::Ret(call_frame, 0)).Encode(call_frame->api);
+}
 
 // The only symbol the library exports for 'square_bwd_jvp': everything else is
 // hidden.
 extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_k_square_bwd_jvp_<hash>_cpu(
-    XLA_FFI_CallFrame* call_frame);
-XLA_FFI_DEFINE_HANDLER_SYMBOL(kc_k_square_bwd_jvp_<hash>_cpu, square_bwd_jvp_cpu_impl,
-                              ffi::Ffi::Bind()
-                                  .Ctx<ffi::ThreadPool>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Ret<ffi::AnyBuffer>());
+    XLA_FFI_CallFrame* call_frame) {
+  static constexpr ::kc::ffi::Signature kc_signature = {
+      XLA_FFI_ExecutionStage_EXECUTE, 0, 4, 1, 0, nullptr};
+  XLA_FFI_Error* kc_reply = nullptr;
+  if (!::kc::ffi::Accept(call_frame, kc_signature, &kc_reply)) return kc_reply;
+  const ffi::ThreadPool kc_context(call_frame);
+  return square_bwd_jvp_cpu_impl(
+      kc_context,
+      ::kc::ffi::Arg(call_frame, 0),
+      ::kc::ffi::Arg(call_frame, 1),
+      ::kc::ffi::Arg(call_frame, 2),
+      ::kc::ffi::Arg(call_frame, 3),
+      ::kc::ffi::Ret(call_frame, 0)).Encode(call_frame->api);
+}

@@ -1,0 +1,185 @@
+// An XLA FFI call as generated handlers see it, over XLA's C API
+// (xla/ffi/api/c_api.h) alone: the buffers, errors, thread pool and stream
+// of a call, and the check of a call frame against the handler's
+// signature.
+//
+// XLA's typed C++ API (xla/ffi/api/ffi.h) binds a handler through
+// templates instantiated per signature: every build of a package compiled
+// and optimized XLA's decoding once per handler, most of a shim's compile
+// time. Here a handler's signature is a table (Signature) that one function
+// of the prebuilt runtime (libkernelc_runtime.a) checks a call against
+// (Accept); the handler then reads its operands from the call frame by
+// index, each a load. What the typed API checks, Accept checks, with XLA's
+// messages: the call frame's size, the metadata query at registration
+// (Accept answers it: the FFI API version of these headers and the
+// handler's traits), the execution stage, the numbers of arguments, results
+// and attributes, each operand's kind (a buffer), each attribute's name and
+// scalar type.
+#ifndef KERNELC_FFI_H_
+#define KERNELC_FFI_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernelc/batch.h"
+#include "kernelc/launch.h"
+#include "xla/ffi/api/c_api.h"
+
+namespace kc::ffi {
+
+// XLA's element types that kernels take, with XLA's codes.
+enum class DataType : uint8_t {
+  INVALID = XLA_FFI_DataType_INVALID,
+  PRED = XLA_FFI_DataType_PRED,
+  S8 = XLA_FFI_DataType_S8,
+  S16 = XLA_FFI_DataType_S16,
+  S32 = XLA_FFI_DataType_S32,
+  S64 = XLA_FFI_DataType_S64,
+  U8 = XLA_FFI_DataType_U8,
+  U16 = XLA_FFI_DataType_U16,
+  U32 = XLA_FFI_DataType_U32,
+  U64 = XLA_FFI_DataType_U64,
+  F16 = XLA_FFI_DataType_F16,
+  F32 = XLA_FFI_DataType_F32,
+  F64 = XLA_FFI_DataType_F64,
+  BF16 = XLA_FFI_DataType_BF16,
+};
+
+// A buffer argument or result of a call.
+class AnyBuffer {
+ public:
+  explicit AnyBuffer(const XLA_FFI_Buffer* buffer) : buffer_(buffer) {}
+  DataType element_type() const {
+    return static_cast<DataType>(buffer_->dtype);
+  }
+  rt::Dims dimensions() const {
+    return rt::Dims{buffer_->dims, static_cast<size_t>(buffer_->rank)};
+  }
+  void* untyped_data() const { return buffer_->data; }
+
+ private:
+  const XLA_FFI_Buffer* buffer_;
+};
+
+// A result of a call, as XLA's typed API spells one: *result is the buffer.
+template <typename T>
+class Result {
+ public:
+  explicit Result(T value) : value_(value) {}
+  const T& operator*() const { return value_; }
+  const T* operator->() const { return &value_; }
+
+ private:
+  T value_;
+};
+
+// The code and text of a failed call (ffi_call.cc).
+struct Failure;
+
+// What a handler returns: success, or a failure with XLA's error code and a
+// message, which XLA shows as the Python exception's text. Move-only; a
+// success holds nothing, so that returning one costs a null pointer.
+class Error {
+ public:
+  Error() = default;
+  Error(Error&& other) noexcept : failure_(other.failure_) {
+    other.failure_ = nullptr;
+  }
+  Error& operator=(Error&& other) noexcept {
+    Failure* failure = failure_;
+    failure_ = other.failure_;
+    other.failure_ = failure;
+    return *this;
+  }
+  Error(const Error&) = delete;
+  Error& operator=(const Error&) = delete;
+  ~Error() {
+    if (failure_ != nullptr) Free(failure_);
+  }
+
+  static Error Success() { return Error(); }
+  static Error InvalidArgument(const char* message);
+  static Error Internal(const char* message);
+
+  bool success() const { return failure_ == nullptr; }
+  bool failure() const { return failure_ != nullptr; }
+
+  // The error as XLA takes it from a handler: nullptr on success.
+  XLA_FFI_Error* Encode(const XLA_FFI_Api* api) && {
+    return failure_ == nullptr ? nullptr : EncodeFailure(api);
+  }
+
+ private:
+  static void Free(Failure* failure);
+  XLA_FFI_Error* EncodeFailure(const XLA_FFI_Api* api);
+  Failure* failure_ = nullptr;
+};
+
+// XLA's intra-op thread pool of a CPU call.
+class ThreadPool {
+ public:
+  explicit ThreadPool(const XLA_FFI_CallFrame* frame)
+      : api_(frame->api), ctx_(frame->ctx) {}
+  // Its number of threads; 0 where XLA gives the call none.
+  int64_t num_threads() const;
+  // Runs task(arg) once on one of its threads, or on this one where that
+  // cannot be.
+  void Schedule(void (*task)(void* arg), void* arg) const;
+  // The pool as the runtime's launch split and batch take it; *this must
+  // outlive the result.
+  kc_pool Pool() const;
+
+ private:
+  const XLA_FFI_Api* api_;
+  XLA_FFI_ExecutionContext* ctx_;
+};
+
+// An attribute of a handler's signature: its name and scalar type.
+struct Attribute {
+  const char* name;
+  size_t size;  // of name, without the NUL
+  XLA_FFI_DataType type;
+};
+
+// What a handler takes, in the order a call frame carries it: `args` buffer
+// arguments, `rets` buffer results, and `attrs` scalar attributes, which
+// XLA passes sorted by name (`attributes` lists them so). `stage` is the
+// execution stage the handler runs in, `traits` what it reports at
+// registration (XLA_FFI_HANDLER_TRAITS_COMMAND_BUFFER_COMPATIBLE).
+struct Signature {
+  XLA_FFI_ExecutionStage stage;
+  XLA_FFI_Handler_Traits traits;
+  int64_t args;
+  int64_t rets;
+  int64_t attrs;
+  const Attribute* attributes;
+};
+
+// Checks `frame` against `signature`. True: run the handler, its operands
+// as the signature has them. False: return *reply to XLA (nullptr after
+// answering the metadata query of a registration, else the error that
+// says what does not match).
+bool Accept(XLA_FFI_CallFrame* frame, const Signature& signature,
+            XLA_FFI_Error** reply);
+
+// The operands of a call that Accept took, by index.
+inline AnyBuffer Arg(const XLA_FFI_CallFrame* frame, int64_t i) {
+  return AnyBuffer(static_cast<const XLA_FFI_Buffer*>(frame->args.args[i]));
+}
+inline Result<AnyBuffer> Ret(const XLA_FFI_CallFrame* frame, int64_t i) {
+  return Result<AnyBuffer>(
+      AnyBuffer(static_cast<const XLA_FFI_Buffer*>(frame->rets.rets[i])));
+}
+// Attribute `i` in XLA's (sorted) order, a scalar of type T.
+template <typename T>
+T Attr(const XLA_FFI_CallFrame* frame, int64_t i) {
+  return *static_cast<const T*>(
+      static_cast<const XLA_FFI_Scalar*>(frame->attrs.attrs[i])->value);
+}
+
+// The CUDA stream of a GPU call (a CUstream), or nullptr with *error set.
+void* Stream(const XLA_FFI_CallFrame* frame, XLA_FFI_Error** error);
+
+}  // namespace kc::ffi
+
+#endif  // KERNELC_FFI_H_
