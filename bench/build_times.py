@@ -18,29 +18,15 @@ ratios are against `nvcc -c` measured in this run. A benchmark, not a
 test: it never fails on a slow figure.
 """
 
-import argparse
 import pathlib
 import re
 import shutil
-import statistics
 import subprocess
 import tempfile
-import time
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-KERNELC = ROOT / "bazel-bin" / "tools" / "kernelc"
+from common import ROOT, keep_only_preludes, kernelc, median_ms, parser, timed
+
 NVCC = pathlib.Path("/usr/local/cuda/bin/nvcc")
-
-
-def timed(cmd):
-    start = time.perf_counter()
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL)
-    return time.perf_counter() - start
-
-
-def median_ms(samples):
-    return 1000.0 * statistics.median(samples)
 
 
 def nvcc_release(nvcc):
@@ -65,7 +51,7 @@ def build_samples(example, target, runs, tmp):
     """(cold, warm): `runs` wall times (s) each of `kernelc build` of
     `example` for `target`, with an empty build cache (the preludes made)
     and with the same build's cache filled."""
-    build = [str(KERNELC), "build", str(example), "-o", str(tmp / "out"),
+    build = [str(kernelc()), "build", str(example), "-o", str(tmp / "out"),
              "--target", target]
     if "cuda" in target:
         build += ["--cuda-arch", "sm_80"]
@@ -76,9 +62,7 @@ def build_samples(example, target, runs, tmp):
     timed(build + ["--cache-dir", str(cold_cache)])
     cold = []
     for _ in range(runs):
-        for entry in cold_cache.iterdir():
-            if entry.name != "prelude":
-                shutil.rmtree(entry)
+        keep_only_preludes(cold_cache)
         cold.append(timed(build + ["--cache-dir", str(cold_cache)]))
     warm_cache = tmp / f"warm-{tag}"
     timed(build + ["--cache-dir", str(warm_cache)])
@@ -93,11 +77,8 @@ def targets_of(example):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--runs", type=int, default=5)
-    args = ap.parse_args()
-    if not KERNELC.exists():
-        raise SystemExit(f"{KERNELC} is missing: run tools/setup.sh first")
+    args = parser(__doc__, runs=5).parse_args()
+    kernelc()
     nvcc = find_nvcc()
     examples = sorted(p for p in (ROOT / "examples").iterdir()
                       if p.suffix in (".cu", ".cc"))

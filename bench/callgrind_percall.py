@@ -30,22 +30,19 @@ import re
 import subprocess
 import sys
 import tempfile
-import time
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "bench"))
-
-import cpu_bench  # noqa: E402
+import cpu_bench
+from common import ROOT, kernelc, parser, run_times
 
 LOOP_CALLS = 1000
-ROUNDS = 2  # the jitted loop's runs under callgrind: a warm-up and one more
 
 
-def build(work, kernelc):
-    """Builds kernelc's package and the floor's library into `work`; returns
-    (the kernelc handler's symbol, the floor library's path)."""
-    r = subprocess.run([kernelc, "build", ROOT / "examples" / "saxpy.cu", "-o", work,
-                        "--name", "percall_ops", "--no-cache"],
+def build(work, binary):
+    """Builds kernelc's package with the kernelc `binary` and the floor's
+    library into `work`; returns (the kernelc handler's symbol, the floor
+    library's path)."""
+    r = subprocess.run([str(binary), "build", ROOT / "examples" / "saxpy.cu",
+                        "-o", work, "--name", "percall_ops", "--no-cache"],
                        capture_output=True, text=True)
     if r.returncode != 0:
         sys.exit(f"kernelc build failed:\n{r.stderr}")
@@ -57,7 +54,7 @@ def build(work, kernelc):
     return symbol, floor
 
 
-def child(work, floor, n, reps, rounds):
+def child(work, floor, n, reps):
     """Runs both ops' jitted loops at size n; prints CPU time per call."""
     import ctypes
 
@@ -87,14 +84,8 @@ def child(work, floor, n, reps, rounds):
     a, b = (np.asarray(loops[k](x)) for k in ("kernelc", "floor"))
     if not np.array_equal(a, b):
         sys.exit("kernelc's saxpy and the floor's disagree")
-    cpu = {}
-    for name, loop in loops.items():
-        for _ in range(rounds - 1):
-            jax.block_until_ready(loop(x))
-        start = time.process_time()
-        for _ in range(reps):
-            jax.block_until_ready(loop(x))
-        cpu[name] = (time.process_time() - start) / reps / LOOP_CALLS
+    cpu = {name: run_times(loop, x, reps=reps, calls=LOOP_CALLS)[1]
+           for name, loop in loops.items()}
     print(json.dumps(cpu))
 
 
@@ -104,7 +95,7 @@ def callgrind(work, floor, symbol, n):
     cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
            "--collect-atstart=no", f"--toggle-collect={symbol}",
            "--toggle-collect=FloorSaxpyCpu", sys.executable, __file__, "--child", work,
-           str(floor), str(n), "--reps", "1", "--rounds", str(ROUNDS)]
+           str(floor), str(n), "--reps", "1"]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         sys.exit(f"callgrind failed:\n{r.stderr[-3000:]}")
@@ -119,28 +110,28 @@ def callgrind(work, floor, symbol, n):
         for name, sym in (("kernelc", symbol), ("floor", "FloorSaxpyCpu")):
             if re.search(rf"\b{sym}\b", line) and name not in counts:
                 counts[name] = value
-    # Calls under callgrind: the results check, then the loop's rounds.
-    calls = LOOP_CALLS * (1 + ROUNDS)
+    # Calls under callgrind: the results check, then the timed loop's two
+    # runs (run_times' warm-up and its one run, --reps 1).
+    calls = LOOP_CALLS * 3
     return {name: c / calls for name, c in counts.items()}
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = parser(__doc__, reps=20)
     p.add_argument("--sizes", default="16,1024")
-    p.add_argument("--reps", type=int, default=20)
-    p.add_argument("--rounds", type=int, default=2, help=argparse.SUPPRESS)
-    p.add_argument("--kernelc", default=str(ROOT / "bazel-bin" / "tools" / "kernelc"))
+    p.add_argument("--kernelc", help="default bazel-bin/tools/kernelc")
     p.add_argument("--no-callgrind", action="store_true")
     p.add_argument("--json", action="store_true")
     p.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.child:
         work, floor, n = args.child
-        child(work, floor, int(n), args.reps, args.rounds)
+        child(work, floor, int(n), args.reps)
         return
+    binary = kernelc(args.kernelc)
     results = {}
     with tempfile.TemporaryDirectory() as work:
-        symbol, floor = build(work, args.kernelc)
+        symbol, floor = build(work, binary)
         for n in (int(s) for s in args.sizes.split(",")):
             r = subprocess.run([sys.executable, __file__, "--child", work, str(floor),
                                 str(n), "--reps", str(args.reps)],

@@ -30,40 +30,25 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-KERNELC = ROOT / "bazel-bin" / "tools" / "kernelc"
+from common import ROOT, kernelc, parser, run_times
+
 SOURCES = [ROOT / "examples" / "saxpy.cu", ROOT / "examples" / "softmax.cu",
            ROOT / "bench" / "kernels" / "bench_ops.cu",
            ROOT / "tests" / "python" / "block_kernels.cu"]
 
 
-def runs(fn, *args, reps, calls=1):
-    """(each run's wall time, the mean CPU time of the runs, of all the
-    process's threads), per call of `fn` that does `calls` calls; after one
-    run that compiles and warms up."""
-    import jax
-    jax.block_until_ready(fn(*args))  # compile and warm up
-    walls = []
-    cpu = time.process_time()
-    for _ in range(reps):
-        start = time.perf_counter()
-        jax.block_until_ready(fn(*args))
-        walls.append((time.perf_counter() - start) / calls)
-    return walls, (time.process_time() - cpu) / reps / calls
-
-
 def measure(fn, *args, reps, calls=1):
     """(the fastest run's wall time, the mean CPU time of the runs, of all
     the process's threads), per call of `fn` that does `calls` calls."""
-    walls, cpu = runs(fn, *args, reps=reps, calls=calls)
+    walls, cpu = run_times(fn, *args, reps=reps, calls=calls)
     return min(walls), cpu
 
 
-def build_package(sources, out, name, kernelc=KERNELC):
-    """Builds `sources` into package `name` under `out` and imports it."""
-    subprocess.run([str(kernelc), "build", *map(str, sources), "-o", str(out),
+def build_package(sources, out, name, binary=None):
+    """Builds `sources` into package `name` under `out` with the kernelc
+    `binary` (default: the development build's) and imports it."""
+    subprocess.run([str(kernelc(binary)), "build", *map(str, sources), "-o", str(out),
                     "--name", name], check=True)
     if str(out) not in sys.path:
         sys.path.insert(0, str(out))
@@ -117,8 +102,7 @@ def main_saxpy_only(package_dir, reps):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--reps", type=int, default=10)
+    ap = parser(__doc__, reps=10)
     ap.add_argument("--before", metavar="KERNELC",
                     help="another kernelc, whose tiny op and saxpy are timed too")
     ap.add_argument("--saxpy-only", metavar="PACKAGES", help=argparse.SUPPRESS)

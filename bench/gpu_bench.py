@@ -13,21 +13,19 @@ out/gpu_packages or $KERNELC_GPU_PACKAGES) and nvcc for the floor handler.
     python3 bench/gpu_bench.py [--calls 1000] [--mib 256]
 """
 
-import argparse
 import ctypes
 import os
 import pathlib
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 import jax
-import jax.numpy as jnp
 import numpy as np
+from common import ROOT, parser, run_times
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGES = pathlib.Path(
     os.environ.get("KERNELC_GPU_PACKAGES", ROOT / "out" / "gpu_packages"))
 
@@ -43,20 +41,12 @@ def build_floor(work):
 
 
 def timed(fn, *args, reps=7):
-    jax.block_until_ready(fn(*args))  # compile and warm up
-    times = []
-    for _ in range(reps):
-        t = time.perf_counter()
-        jax.block_until_ready(fn(*args))
-        times.append(time.perf_counter() - t)
-    return float(np.median(times))
+    """The median of `reps` runs' wall times of `fn(*args)`."""
+    return statistics.median(run_times(fn, *args, reps=reps)[0])
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--calls", type=int, default=1000)
-    ap.add_argument("--mib", type=int, default=256)
-    a = ap.parse_args()
+    a = parser(__doc__, calls=1000, mib=256).parse_args()
     gpu = jax.devices("cuda")[0]
     sys.path.insert(0, str(PACKAGES))
     import gpu_bench as kc

@@ -10,23 +10,20 @@ figure.
     .venv/bin/python bench/load_inline_bench.py [--runs N]
 
 It uses bazel-bin/tools/kernelc (KERNELC_COMPILER) and the kernelc package
-of python/. "Cold" starts from an empty cache directory that holds only the
-precompiled preludes, which a kernelc makes once (made here by a build of
-another source before the runs), as bench/build_times.py does.
+of python/. "Cold" starts from a cache directory emptied of all but its
+precompiled preludes, which a kernelc makes once (made here by a first
+build, not timed), as bench/build_times.py does.
 """
 
-import argparse
 import json
 import os
 import pathlib
-import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-KERNELC = ROOT / "bazel-bin" / "tools" / "kernelc"
+from common import ROOT, keep_only_preludes, kernelc, median_ms, parser
+
 SOURCE = (ROOT / "examples" / "saxpy.cu").read_text()
 
 # Run in a child process: argv[1] is "cold" (time two load_inline calls,
@@ -51,7 +48,7 @@ else:
 
 
 def child(mode, cache, source_file):
-    env = dict(os.environ, KERNELC_COMPILER=str(KERNELC),
+    env = dict(os.environ, KERNELC_COMPILER=str(kernelc()),
                KERNELC_CACHE_DIR=str(cache),
                PYTHONPATH=os.pathsep.join(
                    [str(ROOT / "python"), os.environ.get("PYTHONPATH", "")]))
@@ -61,35 +58,27 @@ def child(mode, cache, source_file):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--runs", type=int, default=5)
-    args = ap.parse_args()
-    if not KERNELC.exists():
-        raise SystemExit(f"{KERNELC} is missing: run tools/setup.sh first")
+    args = parser(__doc__, runs=5).parse_args()
+    kernelc()
     samples = {"cold": [], "again": [], "new process": []}
     with tempfile.TemporaryDirectory(prefix="kernelc-bench-") as tmp:
         tmp = pathlib.Path(tmp)
-        source, other = tmp / "saxpy.cu", tmp / "other.cu"
+        source, cache = tmp / "saxpy.cu", tmp / "cache"
         source.write_text(SOURCE)
-        other.write_text(SOURCE + "\n// another source, the same preludes\n")
-        seeded = tmp / "seeded"
-        child("cold", seeded, other)
-        for i in range(args.runs):
-            cache = tmp / f"cache-{i}"
-            if (seeded / "prelude").is_dir():
-                shutil.copytree(seeded / "prelude", cache / "prelude")
+        child("cold", cache, source)  # makes the preludes
+        for _ in range(args.runs):
+            keep_only_preludes(cache)
             for key, value in child("cold", cache, source).items():
                 samples[key].append(value)
             samples["new process"].append(
                 child("hit", cache, source)["new process"])
-    cold = statistics.median(samples["cold"])
+    cold = median_ms(samples["cold"])
     print("| | median | spread | ratio to cold |")
     print("|---|---:|---:|---:|")
     for key, values in samples.items():
-        median = statistics.median(values)
+        median = median_ms(values)
         spread = f"{min(values) * 1e3:.0f}-{max(values) * 1e3:.0f} ms"
-        print(f"| {key} | {median * 1e3:.0f} ms | {spread} | "
-              f"{median / cold:.3f} |")
+        print(f"| {key} | {median:.0f} ms | {spread} | {median / cold:.3f} |")
 
 
 if __name__ == "__main__":

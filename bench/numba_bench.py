@@ -11,17 +11,12 @@ A benchmark, not a test: it never fails on a slow figure.
         .venv/bin/python bench/numba_bench.py [--reps N]
 """
 
-import argparse
-import pathlib
-import time
-
 import jax
 import numpy as np
+from common import ROOT, parser, run_times
 from numba import cuda
 
 import kernelc
-
-ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 @kernelc.numba(grid="out.size")
@@ -34,22 +29,12 @@ def saxpy(x: kernelc.In(np.float32, ("n",)), y: kernelc.In(np.float32, "x"),
 
 def fastest(fn, *args, reps, calls):
     """The fastest run's wall time per call, over `reps` runs of `calls`
-    calls."""
-    jax.block_until_ready(fn(*args))
-    best = float("inf")
-    for _ in range(reps):
-        start = time.perf_counter()
-        for _ in range(calls):
-            out = fn(*args)
-        jax.block_until_ready(out)
-        best = min(best, (time.perf_counter() - start) / calls)
-    return best
+    calls in a row."""
+    return min(run_times(fn, *args, reps=reps, calls=calls, eager=True)[0])
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--reps", type=int, default=20)
-    args = parser.parse_args()
+    args = parser(__doc__, reps=20).parse_args()
     cpp = kernelc.load(ROOT / "examples" / "saxpy.cu", name="saxpy_cpp")
     rng = np.random.default_rng(0)
     print(f"{'':<24}{'C++':>12}{'Numba':>12}{'ratio':>8}")

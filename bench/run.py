@@ -40,7 +40,6 @@ a check that the suite works, not figures. A benchmark, not a test: it
 never fails on a slow figure.
 """
 
-import argparse
 import ctypes
 import importlib.util
 import os
@@ -49,16 +48,12 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
-HERE = pathlib.Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+import build_times
+import cpu_bench
+import vmap_bench
+from common import ROOT, kernelc, parser, run_times
 
-import build_times  # noqa: E402
-import cpu_bench  # noqa: E402
-import vmap_bench  # noqa: E402
-
-ROOT = HERE.parent
 SOURCES = [ROOT / "examples" / "saxpy.cu", ROOT / "examples" / "matmul.cu",
            ROOT / "examples" / "softmax.cu", ROOT / "bench" / "kernels" / "bench_ops.cu"]
 PACKAGE = "bench_suite_ops"
@@ -99,23 +94,9 @@ class Section:
         self.rows.append((what, figures))
 
 
-def timed_runs(fn, *args, reps, calls=1):
-    return Figure(cpu_bench.runs(fn, *args, reps=reps, calls=calls)[0])
-
-
-def eager_runs(fn, *args, reps, calls):
-    """Per-call times of `calls` eager calls in a row, per run."""
-    import jax
-
-    jax.block_until_ready(fn(*args))  # compile and warm up
-    samples = []
-    for _ in range(reps):
-        start = time.perf_counter()
-        for _ in range(calls):
-            out = fn(*args)
-        jax.block_until_ready(out)
-        samples.append((time.perf_counter() - start) / calls)
-    return Figure(samples)
+def timed_runs(fn, *args, reps, calls=1, eager=False):
+    """The wall times per call of common.run_times, as a Figure."""
+    return Figure(run_times(fn, *args, reps=reps, calls=calls, eager=eager)[0])
 
 
 def build_floor(work):
@@ -265,7 +246,8 @@ def per_call(ops, quick, reps):
                     0, loop_calls, lambda i, u: step(u), v))
                 loops[name] = timed_runs(loop, x, reps=reps, calls=loop_calls)
                 eager = fn if name == "kernelc" else jax.jit(fn, static_argnums=static)
-                eagers[name] = eager_runs(eager, *args, reps=reps, calls=eager_calls)
+                eagers[name] = timed_runs(eager, *args, reps=reps, calls=eager_calls,
+                                          eager=True)
             section.add(f"{op} n={n}, jitted fori_loop of {loop_calls}", loops)
             section.add(f"{op} n={n}, eager", eagers)
     return section
@@ -456,18 +438,16 @@ def plot(sections, path, header):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = parser(__doc__)
     ap.add_argument("--quick", action="store_true",
                     help="one run, small sizes, no nvcc or cuda builds")
     ap.add_argument("--reps", type=int, help="runs per figure (default 15; 1 quick)")
-    ap.add_argument("--out", default=str(HERE),
+    ap.add_argument("--out", default=str(ROOT / "bench"),
                     help="where results.md and results.png go (default bench/)")
     ap.add_argument("--no-nvcc", action="store_true", help="skip nvcc's builds")
     args = ap.parse_args()
     reps = args.reps or (1 if args.quick else 15)
-    if not cpu_bench.KERNELC.exists():
-        raise SystemExit(f"{cpu_bench.KERNELC} is missing: run "
-                         "`bazel build //tools:kernelc`")
+    kernelc()
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     import jax

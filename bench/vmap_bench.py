@@ -17,24 +17,18 @@ the intra-op threads) and as one launch along the grid's z axis on a GPU;
 histogram is a host kernel (CPU only).
 """
 
-import argparse
 import importlib
 import sys
-import time
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from common import parser, run_times
 
 
 def best_of(fn, *args, reps=30):
-    jax.block_until_ready(fn(*args))  # compile and warm up
-    best = float("inf")
-    for _ in range(reps):
-        t = time.perf_counter()
-        jax.block_until_ready(fn(*args))
-        best = min(best, time.perf_counter() - t)
-    return best
+    """The fastest of `reps` runs' wall times of `fn(*args)`."""
+    return min(run_times(fn, *args, reps=reps)[0])
 
 
 def variants(op, args, batch=64):
@@ -61,10 +55,10 @@ def compare(name, op, args, batch=64):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("packages", nargs="?", default="out/bench")
-    parser.add_argument("--package", default="bench_ops")
-    args = parser.parse_args()
+    ap = parser(__doc__)
+    ap.add_argument("packages", nargs="?", default="out/bench")
+    ap.add_argument("--package", default="bench_ops")
+    args = ap.parse_args()
     sys.path.insert(0, args.packages)
     ops = importlib.import_module(args.package)
     rng = np.random.default_rng(0)
