@@ -513,6 +513,7 @@ void CudaShim::EmitRegistration(const EmitRequest& request,
            // and an execute stage that only launches, marked command-buffer compatible.
          )code");
   constexpr std::string_view stream =
+      "XLA_FFI_Error* kc_reply = nullptr;\n"
       "const CUstream kc_context = "
       "static_cast<CUstream>(::kc::ffi::Stream(call_frame, &kc_reply));\n"
       "if (kc_reply != nullptr) return kc_reply;";

@@ -131,7 +131,7 @@ TEST_CASE("a cpu build has the shim, the entry points and the package") {
   CHECK_THAT(shim, !Contains("kernelc/cuda.h"));
   CHECK_THAT(out.build["host_0_k.cc"],
              Contains("void kc_pkg_histogram_aaaaaaaaaaaa_cpu_entry(void* "
-                      "p_v, void* p_counts) {\n  histogram("));
+                      "p_v, void* __restrict p_counts) {\n  histogram("));
   CHECK_THAT(out.package["__init__.py"],
              Contains("_PACKAGE.register(_LIBRARY, \"pkg.scale.aaaaaaaaaaaa\", "
                       "\"kc_pkg_scale_aaaaaaaaaaaa_cpu\", \"cpu\")\n"));

@@ -227,8 +227,9 @@ void HandlerParts::EmitHandlerSymbol(Printer& p, std::string_view symbol,
              $attributes$
              static constexpr ::kc::ffi::Signature kc_signature = {
                  $stage$, $traits$, $arg_count$, $ret_count$, $attr_count$, $table$};
-             XLA_FFI_Error* kc_reply = nullptr;
-             if (!::kc::ffi::Accept(call_frame, kc_signature, &kc_reply)) return kc_reply;
+             if (!::kc::ffi::Accepts(call_frame, kc_signature)) {
+               return ::kc::ffi::Refuse(call_frame, kc_signature);
+             }
              $context$
              return $impl$(
                  $args$).Encode(call_frame->api);

@@ -35,11 +35,11 @@ class HandlerParts {
   // CPU's thread pool), then buffers and attributes in binding order.
   std::vector<std::string> ImplParams(std::string context) const;
   // The exported handler `symbol`, which checks a call frame against the
-  // handler's signature (kc::ffi::Accept: its buffers, and its attributes
+  // handler's signature (kc::ffi::Accepts: its buffers, and its attributes
   // in XLA's order, sorted by name) and calls `impl` with the operands read
   // from it. `stage` and `traits` are the signature's (XLA_FFI_... names);
   // `context` declares kc_context, the first argument of `impl`, and may
-  // return early with kc_reply set.
+  // return early.
   void EmitHandlerSymbol(Printer& p, std::string_view symbol,
                          std::string_view impl, std::string_view stage,
                          std::string_view traits,

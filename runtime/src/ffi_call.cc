@@ -1,7 +1,6 @@
-// The out-of-line part of kernelc/ffi.h: the check of a call frame against
-// a handler's signature, errors, the thread pool and the stream, over XLA's
-// C API. Compiled once into libkernelc_runtime.a; every handler of a
-// package calls the same Accept with its own table.
+// The out-of-line part of kernelc/ffi.h: the answer to a call frame that a
+// handler's signature does not accept, errors, the thread pool and the
+// stream, over XLA's C API. Compiled once into libkernelc_runtime.a.
 #include <stdlib.h>
 #include <string.h>
 
@@ -194,11 +193,6 @@ const char* DataTypeName(XLA_FFI_DataType type) {
   }
 }
 
-bool SameName(const XLA_FFI_ByteSpan* name, const Attribute& expected) {
-  return name->len == expected.size &&
-         memcmp(name->ptr, expected.name, expected.size) == 0;
-}
-
 // A ByteSpan, which is not NUL-terminated, appended in pieces.
 void AppendName(rt::Message& m, const XLA_FFI_ByteSpan* name) {
   char piece[128];
@@ -232,8 +226,8 @@ XLA_FFI_Error* Metadata(const XLA_FFI_Api* api,
   return nullptr;
 }
 
-// Why `frame` does not match `s`, which Accept found it does not.
-__attribute__((noinline, cold)) XLA_FFI_Error* Refusal(
+// Why `frame` does not match `s`, which Accepts found it does not.
+XLA_FFI_Error* Refusal(
     const XLA_FFI_CallFrame* frame, const Signature& s) {
   rt::Message why;
   if (frame->stage != s.stage) {
@@ -264,7 +258,8 @@ __attribute__((noinline, cold)) XLA_FFI_Error* Refusal(
                                                << i << " is not a buffer");
     for (int64_t i = 0; i < s.attrs; ++i) {
       const Attribute& a = s.attributes[i];
-      if (!SameName(frame->attrs.names[i], a)) {
+      if (frame->attrs.names[i]->len != a.size ||
+          memcmp(frame->attrs.names[i]->ptr, a.name, a.size) != 0) {
         why << "Attribute name mismatch: ";
         AppendName(why, frame->attrs.names[i]);
         return InvalidArgument(frame->api, why << " vs " << a.name);
@@ -287,45 +282,22 @@ __attribute__((noinline, cold)) XLA_FFI_Error* Refusal(
 
 }  // namespace
 
-bool Accept(XLA_FFI_CallFrame* frame, const Signature& s,
-            XLA_FFI_Error** reply) {
-  if (__builtin_expect(frame->struct_size != XLA_FFI_CallFrame_STRUCT_SIZE,
-                       0)) {
+XLA_FFI_Error* Refuse(XLA_FFI_CallFrame* frame, const Signature& s) {
+  if (frame->struct_size != XLA_FFI_CallFrame_STRUCT_SIZE) {
     rt::Message why;
     why << "Unexpected XLA_FFI_CallFrame size: expected "
         << static_cast<uint64_t>(XLA_FFI_CallFrame_STRUCT_SIZE) << " got "
         << static_cast<uint64_t>(frame->struct_size)
         << ". Check installed software versions.";
-    *reply = InvalidArgument(frame->api, why);
-    return false;
+    return InvalidArgument(frame->api, why);
   }
-  if (__builtin_expect(frame->extension_start != nullptr &&
-                           frame->extension_start->type ==
-                               XLA_FFI_Extension_Metadata,
-                       0)) {
-    *reply = Metadata(frame->api,
-                      reinterpret_cast<XLA_FFI_Metadata_Extension*>(
-                          frame->extension_start),
-                      s.traits);
-    return false;
-  }
-  bool ok = frame->stage == s.stage && frame->args.size == s.args &&
-            frame->rets.size == s.rets && frame->attrs.size == s.attrs;
-  for (int64_t i = 0; ok && i < s.args; ++i)
-    ok = frame->args.types[i] == XLA_FFI_ArgType_BUFFER;
-  for (int64_t i = 0; ok && i < s.rets; ++i)
-    ok = frame->rets.types[i] == XLA_FFI_RetType_BUFFER;
-  for (int64_t i = 0; ok && i < s.attrs; ++i) {
-    ok = frame->attrs.types[i] == XLA_FFI_AttrType_SCALAR &&
-         static_cast<const XLA_FFI_Scalar*>(frame->attrs.attrs[i])->dtype ==
-             s.attributes[i].type &&
-         SameName(frame->attrs.names[i], s.attributes[i]);
-  }
-  if (__builtin_expect(!ok, 0)) {
-    *reply = Refusal(frame, s);
-    return false;
-  }
-  return true;
+  if (frame->extension_start != nullptr &&
+      frame->extension_start->type == XLA_FFI_Extension_Metadata)
+    return Metadata(frame->api,
+                    reinterpret_cast<XLA_FFI_Metadata_Extension*>(
+                        frame->extension_start),
+                    s.traits);
+  return Refusal(frame, s);
 }
 
 }  // namespace kc::ffi

@@ -6,15 +6,16 @@
 // XLA's typed C++ API (xla/ffi/api/ffi.h) binds a handler through
 // templates instantiated per signature: every build of a package compiled
 // and optimized XLA's decoding once per handler, most of a shim's compile
-// time. Here a handler's signature is a table (Signature) that one function
-// of the prebuilt runtime (libkernelc_runtime.a) checks a call against
-// (Accept); the handler then reads its operands from the call frame by
-// index, each a load. What the typed API checks, Accept checks, with XLA's
-// messages: the call frame's size, the metadata query at registration
-// (Accept answers it: the FFI API version of these headers and the
-// handler's traits), the execution stage, the numbers of arguments, results
-// and attributes, each operand's kind (a buffer), each attribute's name and
-// scalar type.
+// time. Here a handler's signature is a table (Signature): Accepts, inline,
+// checks a call frame against it in a few compares that the constant table
+// unrolls into, and Refuse, in the prebuilt runtime (libkernelc_runtime.a),
+// answers the calls it does not take. The handler then reads its operands
+// from the call frame by index, each a load. What the typed API checks,
+// these check, with XLA's messages: the call frame's size, the metadata
+// query at registration (Refuse answers it: the FFI API version of these
+// headers and the handler's traits), the execution stage, the numbers of
+// arguments, results and attributes, each operand's kind (a buffer), each
+// attribute's name and scalar type.
 #ifndef KERNELC_FFI_H_
 #define KERNELC_FFI_H_
 
@@ -155,14 +156,46 @@ struct Signature {
   const Attribute* attributes;
 };
 
-// Checks `frame` against `signature`. True: run the handler, its operands
-// as the signature has them. False: return *reply to XLA (nullptr after
-// answering the metadata query of a registration, else the error that
-// says what does not match).
-bool Accept(XLA_FFI_CallFrame* frame, const Signature& signature,
-            XLA_FFI_Error** reply);
+// Whether `frame` is an ordinary call of a handler of `signature`: the call
+// frame's size, not the metadata query of a registration, the stage, the
+// numbers of arguments, results and attributes, each operand a buffer, each
+// attribute a scalar of its name and type. Inline, so that a handler's
+// constant signature unrolls it into a few compares; the names are
+// compared byte by byte, as XLA's binding does (they are short).
+__attribute__((always_inline)) inline bool Accepts(
+    const XLA_FFI_CallFrame* frame, const Signature& signature) {
+  const XLA_FFI_Extension_Base* extension = frame->extension_start;
+  if (frame->struct_size != XLA_FFI_CallFrame_STRUCT_SIZE ||
+      (extension != nullptr && extension->type == XLA_FFI_Extension_Metadata) ||
+      frame->stage != signature.stage || frame->args.size != signature.args ||
+      frame->rets.size != signature.rets ||
+      frame->attrs.size != signature.attrs)
+    return false;
+  for (int64_t i = 0; i < signature.args; ++i)
+    if (frame->args.types[i] != XLA_FFI_ArgType_BUFFER) return false;
+  for (int64_t i = 0; i < signature.rets; ++i)
+    if (frame->rets.types[i] != XLA_FFI_RetType_BUFFER) return false;
+  for (int64_t i = 0; i < signature.attrs; ++i) {
+    const Attribute& expected = signature.attributes[i];
+    const XLA_FFI_ByteSpan* name = frame->attrs.names[i];
+    if (frame->attrs.types[i] != XLA_FFI_AttrType_SCALAR ||
+        static_cast<const XLA_FFI_Scalar*>(frame->attrs.attrs[i])->dtype !=
+            expected.type ||
+        name->len != expected.size)
+      return false;
+    for (size_t c = 0; c < expected.size; ++c)
+      if (name->ptr[c] != expected.name[c]) return false;
+  }
+  return true;
+}
 
-// The operands of a call that Accept took, by index.
+// What a handler answers a call that Accepts did not take: nullptr after
+// answering the metadata query of a registration (the FFI API version of
+// these headers and the signature's traits), else the error that says
+// what does not match, with XLA's messages.
+XLA_FFI_Error* Refuse(XLA_FFI_CallFrame* frame, const Signature& signature);
+
+// The operands of a call that Accepts took, by index.
 inline AnyBuffer Arg(const XLA_FFI_CallFrame* frame, int64_t i) {
   return AnyBuffer(static_cast<const XLA_FFI_Buffer*>(frame->args.args[i]));
 }

@@ -22,7 +22,7 @@ KC_HOST_EXTERN_SHARED(::tiles::Cell, tile_smem);
 // block executor: each thread of a block is a fiber, so that barriers, warp
 // functions and shared memory work as on a GPU. Non-zero, with the reason in
 // *kc_error_, when the kernel misuses one of them.
-extern "C" int32_t kc_transpose_transpose_<hash>_cpu_entry(const kc_block_range* kc_range_, kc_error* kc_error_, void* p_in, int32_t p_rows, int32_t p_cols, void* p_out) {
+extern "C" int32_t kc_transpose_transpose_<hash>_cpu_entry(const kc_block_range* kc_range_, kc_error* kc_error_, void* p_in, int32_t p_rows, int32_t p_cols, void* __restrict p_out) {
   return ::kc::host::RunBlocks(*kc_range_, "transpose", kc_error_, [&] { transpose(::kc::host::AnyPtr{p_in}, p_rows, p_cols, ::kc::host::AnyPtr{p_out}); });
 }
 
@@ -31,7 +31,7 @@ extern "C" int32_t kc_transpose_transpose_<hash>_cpu_entry(const kc_block_range*
 // bounds the threads by exactly the grid's total, so only those below the
 // bound run, the guard known to hold. One clone per instruction set, chosen
 // when the library loads.
-extern "C" KC_HOST_CLONES_ int32_t kc_transpose_scale_<hash>_cpu_entry(const kc_block_range* kc_range_, kc_error*, void* p_x, float p_a, int64_t p_n, void* p_y) {
+extern "C" KC_HOST_CLONES_ int32_t kc_transpose_scale_<hash>_cpu_entry(const kc_block_range* kc_range_, kc_error*, void* p_x, float p_a, int64_t p_n, void* __restrict p_y) {
   auto kc_thread = [&]() KC_HOST_INLINE_ { scale(::kc::host::AnyPtr{p_x}, p_a, p_n, ::kc::host::AnyPtr{p_y}); };
   ::kc::host::RunFlatLoopBelow<int64_t, 8>(
       kc_range_->launch, kc_range_->block_begin, kc_range_->block_end,

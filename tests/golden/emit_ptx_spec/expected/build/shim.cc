@@ -297,8 +297,10 @@ extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_scale_ptx_sc
       {"s", 1, XLA_FFI_DataType_F32}};
   static constexpr ::kc::ffi::Signature kc_signature = {
       XLA_FFI_ExecutionStage_INITIALIZE, 0, 1, 1, 1, kc_attributes};
+  if (!::kc::ffi::Accepts(call_frame, kc_signature)) {
+    return ::kc::ffi::Refuse(call_frame, kc_signature);
+  }
   XLA_FFI_Error* kc_reply = nullptr;
-  if (!::kc::ffi::Accept(call_frame, kc_signature, &kc_reply)) return kc_reply;
   const CUstream kc_context = static_cast<CUstream>(::kc::ffi::Stream(call_frame, &kc_reply));
   if (kc_reply != nullptr) return kc_reply;
   return scale_cuda_init_impl(
@@ -313,8 +315,10 @@ extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_scale_ptx_sc
       {"s", 1, XLA_FFI_DataType_F32}};
   static constexpr ::kc::ffi::Signature kc_signature = {
       XLA_FFI_ExecutionStage_EXECUTE, XLA_FFI_HANDLER_TRAITS_COMMAND_BUFFER_COMPATIBLE, 1, 1, 1, kc_attributes};
+  if (!::kc::ffi::Accepts(call_frame, kc_signature)) {
+    return ::kc::ffi::Refuse(call_frame, kc_signature);
+  }
   XLA_FFI_Error* kc_reply = nullptr;
-  if (!::kc::ffi::Accept(call_frame, kc_signature, &kc_reply)) return kc_reply;
   const CUstream kc_context = static_cast<CUstream>(::kc::ffi::Stream(call_frame, &kc_reply));
   if (kc_reply != nullptr) return kc_reply;
   return scale_cuda_impl(
@@ -332,8 +336,10 @@ extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_scale_ptx_sc
       {"s", 1, XLA_FFI_DataType_F32}};
   static constexpr ::kc::ffi::Signature kc_signature = {
       XLA_FFI_ExecutionStage_INITIALIZE, 0, 1, 1, 1, kc_attributes};
+  if (!::kc::ffi::Accepts(call_frame, kc_signature)) {
+    return ::kc::ffi::Refuse(call_frame, kc_signature);
+  }
   XLA_FFI_Error* kc_reply = nullptr;
-  if (!::kc::ffi::Accept(call_frame, kc_signature, &kc_reply)) return kc_reply;
   const CUstream kc_context = static_cast<CUstream>(::kc::ffi::Stream(call_frame, &kc_reply));
   if (kc_reply != nullptr) return kc_reply;
   return scale_numba_cuda_init_impl(
@@ -348,8 +354,10 @@ extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_scale_ptx_sc
       {"s", 1, XLA_FFI_DataType_F32}};
   static constexpr ::kc::ffi::Signature kc_signature = {
       XLA_FFI_ExecutionStage_EXECUTE, XLA_FFI_HANDLER_TRAITS_COMMAND_BUFFER_COMPATIBLE, 1, 1, 1, kc_attributes};
+  if (!::kc::ffi::Accepts(call_frame, kc_signature)) {
+    return ::kc::ffi::Refuse(call_frame, kc_signature);
+  }
   XLA_FFI_Error* kc_reply = nullptr;
-  if (!::kc::ffi::Accept(call_frame, kc_signature, &kc_reply)) return kc_reply;
   const CUstream kc_context = static_cast<CUstream>(::kc::ffi::Stream(call_frame, &kc_reply));
   if (kc_reply != nullptr) return kc_reply;
   return scale_numba_cuda_impl(

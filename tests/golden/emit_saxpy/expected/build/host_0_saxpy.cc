@@ -17,7 +17,7 @@
 // bounds the threads by exactly the grid's total, so only those below the
 // bound run, the guard known to hold. One clone per instruction set, chosen
 // when the library loads.
-extern "C" KC_HOST_CLONES_ int32_t kc_saxpy_saxpy_<hash>_cpu_entry(const kc_block_range* kc_range_, kc_error*, void* p_x, void* p_y, float p_a, int64_t p_n, void* p_out) {
+extern "C" KC_HOST_CLONES_ int32_t kc_saxpy_saxpy_<hash>_cpu_entry(const kc_block_range* kc_range_, kc_error*, void* p_x, void* p_y, float p_a, int64_t p_n, void* __restrict p_out) {
   auto kc_thread = [&]() KC_HOST_INLINE_ { saxpy(::kc::host::AnyPtr{p_x}, ::kc::host::AnyPtr{p_y}, p_a, p_n, ::kc::host::AnyPtr{p_out}); };
   ::kc::host::RunFlatLoopBelow<int64_t, 8>(
       kc_range_->launch, kc_range_->block_begin, kc_range_->block_end,

@@ -347,8 +347,9 @@ extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_polar_polar_
     XLA_FFI_CallFrame* call_frame) {
   static constexpr ::kc::ffi::Signature kc_signature = {
       XLA_FFI_ExecutionStage_EXECUTE, 0, 2, 2, 0, nullptr};
-  XLA_FFI_Error* kc_reply = nullptr;
-  if (!::kc::ffi::Accept(call_frame, kc_signature, &kc_reply)) return kc_reply;
+  if (!::kc::ffi::Accepts(call_frame, kc_signature)) {
+    return ::kc::ffi::Refuse(call_frame, kc_signature);
+  }
   const ffi::ThreadPool kc_context(call_frame);
   return polar_cpu_impl(
       kc_context,
@@ -364,8 +365,9 @@ extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_polar_accumu
     XLA_FFI_CallFrame* call_frame) {
   static constexpr ::kc::ffi::Signature kc_signature = {
       XLA_FFI_ExecutionStage_EXECUTE, 0, 2, 1, 0, nullptr};
-  XLA_FFI_Error* kc_reply = nullptr;
-  if (!::kc::ffi::Accept(call_frame, kc_signature, &kc_reply)) return kc_reply;
+  if (!::kc::ffi::Accepts(call_frame, kc_signature)) {
+    return ::kc::ffi::Refuse(call_frame, kc_signature);
+  }
   const ffi::ThreadPool kc_context(call_frame);
   return accumulate_cpu_impl(
       kc_context,

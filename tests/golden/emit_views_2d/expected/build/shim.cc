@@ -187,8 +187,9 @@ extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_matmul_matmu
     XLA_FFI_CallFrame* call_frame) {
   static constexpr ::kc::ffi::Signature kc_signature = {
       XLA_FFI_ExecutionStage_EXECUTE, 0, 2, 1, 0, nullptr};
-  XLA_FFI_Error* kc_reply = nullptr;
-  if (!::kc::ffi::Accept(call_frame, kc_signature, &kc_reply)) return kc_reply;
+  if (!::kc::ffi::Accepts(call_frame, kc_signature)) {
+    return ::kc::ffi::Refuse(call_frame, kc_signature);
+  }
   const ffi::ThreadPool kc_context(call_frame);
   return matmul_cpu_impl(
       kc_context,

@@ -16,7 +16,7 @@
 // order, the threads of each block in order, the kernel inlined into the
 // innermost loop so that it vectorizes. One clone per instruction set, chosen
 // when the library loads.
-extern "C" KC_HOST_CLONES_ int32_t kc_k_square_<hash>_cpu_entry(const kc_block_range* kc_range_, kc_error*, void* p_x, int64_t p_n, void* p_y) {
+extern "C" KC_HOST_CLONES_ int32_t kc_k_square_<hash>_cpu_entry(const kc_block_range* kc_range_, kc_error*, void* p_x, int64_t p_n, void* __restrict p_y) {
   ::kc::host::RunThreadLoop(kc_range_->launch, kc_range_->block_begin, kc_range_->block_end,
                             [&]() KC_HOST_INLINE_ { square(::kc::host::AnyPtr{p_x}, p_n, ::kc::host::AnyPtr{p_y}); });
   return 0;
@@ -26,7 +26,7 @@ extern "C" KC_HOST_CLONES_ int32_t kc_k_square_<hash>_cpu_entry(const kc_block_r
 // order, the threads of each block in order, the kernel inlined into the
 // innermost loop so that it vectorizes. One clone per instruction set, chosen
 // when the library loads.
-extern "C" KC_HOST_CLONES_ int32_t kc_k_square_jvp_<hash>_cpu_entry(const kc_block_range* kc_range_, kc_error*, void* p_x, void* p_d_x, int64_t p_n, void* p_d_y) {
+extern "C" KC_HOST_CLONES_ int32_t kc_k_square_jvp_<hash>_cpu_entry(const kc_block_range* kc_range_, kc_error*, void* p_x, void* p_d_x, int64_t p_n, void* __restrict p_d_y) {
   ::kc::host::RunThreadLoop(kc_range_->launch, kc_range_->block_begin, kc_range_->block_end,
                             [&]() KC_HOST_INLINE_ { square_jvp(::kc::host::AnyPtr{p_x}, ::kc::host::AnyPtr{p_d_x}, p_n, ::kc::host::AnyPtr{p_d_y}); });
   return 0;
@@ -36,7 +36,7 @@ extern "C" KC_HOST_CLONES_ int32_t kc_k_square_jvp_<hash>_cpu_entry(const kc_blo
 // order, the threads of each block in order, the kernel inlined into the
 // innermost loop so that it vectorizes. One clone per instruction set, chosen
 // when the library loads.
-extern "C" KC_HOST_CLONES_ int32_t kc_k_square_bwd_<hash>_cpu_entry(const kc_block_range* kc_range_, kc_error*, void* p_x, void* p_d_y, int64_t p_n, void* p_d_x) {
+extern "C" KC_HOST_CLONES_ int32_t kc_k_square_bwd_<hash>_cpu_entry(const kc_block_range* kc_range_, kc_error*, void* p_x, void* p_d_y, int64_t p_n, void* __restrict p_d_x) {
   ::kc::host::RunThreadLoop(kc_range_->launch, kc_range_->block_begin, kc_range_->block_end,
                             [&]() KC_HOST_INLINE_ { square_bwd(::kc::host::AnyPtr{p_x}, ::kc::host::AnyPtr{p_d_y}, p_n, ::kc::host::AnyPtr{p_d_x}); });
   return 0;
@@ -46,7 +46,7 @@ extern "C" KC_HOST_CLONES_ int32_t kc_k_square_bwd_<hash>_cpu_entry(const kc_blo
 // order, the threads of each block in order, the kernel inlined into the
 // innermost loop so that it vectorizes. One clone per instruction set, chosen
 // when the library loads.
-extern "C" KC_HOST_CLONES_ int32_t kc_k_square_bwd_jvp_<hash>_cpu_entry(const kc_block_range* kc_range_, kc_error*, void* p_x, void* p_d_y, void* p_d_x, void* p_d_d_y, int64_t p_n, void* p_d_d_x) {
+extern "C" KC_HOST_CLONES_ int32_t kc_k_square_bwd_jvp_<hash>_cpu_entry(const kc_block_range* kc_range_, kc_error*, void* p_x, void* p_d_y, void* p_d_x, void* p_d_d_y, int64_t p_n, void* __restrict p_d_d_x) {
   ::kc::host::RunThreadLoop(kc_range_->launch, kc_range_->block_begin, kc_range_->block_end,
                             [&]() KC_HOST_INLINE_ { square_bwd_jvp(::kc::host::AnyPtr{p_x}, ::kc::host::AnyPtr{p_d_y}, ::kc::host::AnyPtr{p_d_x}, ::kc::host::AnyPtr{p_d_d_y}, p_n, ::kc::host::AnyPtr{p_d_d_x}); });
   return 0;

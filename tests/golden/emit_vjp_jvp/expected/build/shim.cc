@@ -643,8 +643,9 @@ extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_k_square_<ha
     XLA_FFI_CallFrame* call_frame) {
   static constexpr ::kc::ffi::Signature kc_signature = {
       XLA_FFI_ExecutionStage_EXECUTE, 0, 1, 1, 0, nullptr};
-  XLA_FFI_Error* kc_reply = nullptr;
-  if (!::kc::ffi::Accept(call_frame, kc_signature, &kc_reply)) return kc_reply;
+  if (!::kc::ffi::Accepts(call_frame, kc_signature)) {
+    return ::kc::ffi::Refuse(call_frame, kc_signature);
+  }
   const ffi::ThreadPool kc_context(call_frame);
   return square_cpu_impl(
       kc_context,
@@ -658,8 +659,9 @@ extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_k_square_jvp
     XLA_FFI_CallFrame* call_frame) {
   static constexpr ::kc::ffi::Signature kc_signature = {
       XLA_FFI_ExecutionStage_EXECUTE, 0, 2, 1, 0, nullptr};
-  XLA_FFI_Error* kc_reply = nullptr;
-  if (!::kc::ffi::Accept(call_frame, kc_signature, &kc_reply)) return kc_reply;
+  if (!::kc::ffi::Accepts(call_frame, kc_signature)) {
+    return ::kc::ffi::Refuse(call_frame, kc_signature);
+  }
   const ffi::ThreadPool kc_context(call_frame);
   return square_jvp_cpu_impl(
       kc_context,
@@ -674,8 +676,9 @@ extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_k_square_bwd
     XLA_FFI_CallFrame* call_frame) {
   static constexpr ::kc::ffi::Signature kc_signature = {
       XLA_FFI_ExecutionStage_EXECUTE, 0, 2, 1, 0, nullptr};
-  XLA_FFI_Error* kc_reply = nullptr;
-  if (!::kc::ffi::Accept(call_frame, kc_signature, &kc_reply)) return kc_reply;
+  if (!::kc::ffi::Accepts(call_frame, kc_signature)) {
+    return ::kc::ffi::Refuse(call_frame, kc_signature);
+  }
   const ffi::ThreadPool kc_context(call_frame);
   return square_bwd_cpu_impl(
       kc_context,
@@ -690,8 +693,9 @@ extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_k_square_bwd
     XLA_FFI_CallFrame* call_frame) {
   static constexpr ::kc::ffi::Signature kc_signature = {
       XLA_FFI_ExecutionStage_EXECUTE, 0, 4, 1, 0, nullptr};
-  XLA_FFI_Error* kc_reply = nullptr;
-  if (!::kc::ffi::Accept(call_frame, kc_signature, &kc_reply)) return kc_reply;
+  if (!::kc::ffi::Accepts(call_frame, kc_signature)) {
+    return ::kc::ffi::Refuse(call_frame, kc_signature);
+  }
   const ffi::ThreadPool kc_context(call_frame);
   return square_bwd_jvp_cpu_impl(
       kc_context,

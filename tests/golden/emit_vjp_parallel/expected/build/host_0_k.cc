@@ -16,7 +16,7 @@
 // order, the threads of each block in order, the kernel inlined into the
 // innermost loop so that it vectorizes. One clone per instruction set, chosen
 // when the library loads.
-extern "C" KC_HOST_CLONES_ int32_t kc_k_square_add_<hash>_cpu_entry(const kc_block_range* kc_range_, kc_error*, void* p_x, void* p_y, float p_a, void* p_out) {
+extern "C" KC_HOST_CLONES_ int32_t kc_k_square_add_<hash>_cpu_entry(const kc_block_range* kc_range_, kc_error*, void* p_x, void* p_y, float p_a, void* __restrict p_out) {
   ::kc::host::RunThreadLoop(kc_range_->launch, kc_range_->block_begin, kc_range_->block_end,
                             [&]() KC_HOST_INLINE_ { square_add(::kc::host::AnyPtr{p_x}, ::kc::host::AnyPtr{p_y}, p_a, ::kc::host::AnyPtr{p_out}); });
   return 0;

@@ -338,8 +338,9 @@ extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_k_square_add
       {"a", 1, XLA_FFI_DataType_F32}};
   static constexpr ::kc::ffi::Signature kc_signature = {
       XLA_FFI_ExecutionStage_EXECUTE, 0, 2, 1, 1, kc_attributes};
-  XLA_FFI_Error* kc_reply = nullptr;
-  if (!::kc::ffi::Accept(call_frame, kc_signature, &kc_reply)) return kc_reply;
+  if (!::kc::ffi::Accepts(call_frame, kc_signature)) {
+    return ::kc::ffi::Refuse(call_frame, kc_signature);
+  }
   const ffi::ThreadPool kc_context(call_frame);
   return square_add_cpu_impl(
       kc_context,
@@ -357,8 +358,9 @@ extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* kc_k_square_add
       {"a", 1, XLA_FFI_DataType_F32}};
   static constexpr ::kc::ffi::Signature kc_signature = {
       XLA_FFI_ExecutionStage_EXECUTE, 0, 2, 2, 1, kc_attributes};
-  XLA_FFI_Error* kc_reply = nullptr;
-  if (!::kc::ffi::Accept(call_frame, kc_signature, &kc_reply)) return kc_reply;
+  if (!::kc::ffi::Accepts(call_frame, kc_signature)) {
+    return ::kc::ffi::Refuse(call_frame, kc_signature);
+  }
   const ffi::ThreadPool kc_context(call_frame);
   return square_add_bwd_cpu_impl(
       kc_context,
