@@ -467,25 +467,38 @@ Result<Compiled> CompileProgram(const Nvrtc& nvrtc, const Headers& headers,
 }
 
 // The kernels of a source whose batch can fold into the grid's z axis
-// (kernelc/fold.h): __global__, with a grid of one or two dimensions and at
-// most kMaxTensors tensors, not elementwise (those fold into dimension 0),
-// and using neither blockIdx.z nor gridDim.z according to the PTX.
-std::vector<const model::Kernel*> FoldCandidates(const model::Module& module,
-                                                 const model::CudaBinary& bin) {
-  PtxFunctions ptx;
-  for (const model::CudaImage& im : bin.images)
-    if (im.is_ptx) ptx = ParsePtxFunctions(im.data);
+// (kernelc/fold.h) as the model shows them: __global__, with a grid of one
+// or two dimensions and at most kMaxTensors tensors, not elementwise (those
+// fold into dimension 0).
+std::vector<const model::Kernel*> FoldCandidates(
+    const model::Module& module, const std::vector<std::string>& kernels) {
   std::vector<const model::Kernel*> out;
-  for (size_t i = 0; i < bin.kernels.size(); ++i) {
-    const model::Kernel* k = module.FindKernel(bin.kernels[i]);
+  for (const std::string& name : kernels) {
+    const model::Kernel* k = module.FindKernel(name);
     if (k == nullptr || k->grid.size() >= 3 || k->FoldsElementwise()) continue;
     const auto tensors = std::count_if(
         k->params.begin(), k->params.end(), [](const model::Param& p) {
           return model::IsTensor(p.role) || p.traced;
         });
     if (tensors > ::kc::fold::kMaxTensors) continue;
-    if (UsesGridZ(ptx, bin.lowered[i])) continue;
     out.push_back(k);
+  }
+  return out;
+}
+
+// Of `candidates`, those that use neither blockIdx.z nor gridDim.z
+// according to the PTX of `bin`, the program that compiled them.
+std::vector<const model::Kernel*> WithoutGridZ(
+    const std::vector<const model::Kernel*>& candidates,
+    const model::CudaBinary& bin) {
+  PtxFunctions ptx;
+  for (const model::CudaImage& im : bin.images)
+    if (im.is_ptx) ptx = ParsePtxFunctions(im.data);
+  std::vector<const model::Kernel*> out;
+  for (const model::Kernel* k : candidates) {
+    const auto at = std::find(bin.kernels.begin(), bin.kernels.end(), k->name);
+    if (!UsesGridZ(ptx, bin.lowered[at - bin.kernels.begin()]))
+      out.push_back(k);
   }
   return out;
 }
@@ -577,57 +590,77 @@ Result<std::vector<model::CudaBinary>> CompileCuda(
     std::string program = fmt::format("#line 1 \"{}\"\n{}\n{}",
                                       EscapeForLiteral(src), *text,
                                       kFillKernel);
-    Result<Compiled> c = CompileProgram(nvrtc, source_headers, program, src,
-                                        bin.kernels, build, std::string(dir));
-    if (!c.ok()) return c.error();
-    if (!c.value().failed_log.empty()) {
-      // NVRTC's diagnostics say what failed; a log they cannot be read out
-      // of is shown whole.
-      if (!ParseNvrtcLog(c.value().failed_log, diags))
-        diags.Report<diag::Id::kNvrtcFailed>({}, nvrtc.version(), src,
-                                             c.value().failed_arch,
-                                             c.value().failed_log);
-      return Error::Reported();
-    }
-    // Warnings are the same for every architecture: reported once.
-    ParseNvrtcLog(c.value().log, diags);
-    bin.lowered = std::move(c.value().lowered);
-    bin.images = std::move(c.value().images);
-
-    // The batch fold: a program of its own, which needs the kernels' PTX
-    // (a kernel that uses the grid's z axis does not fold). Should NVRTC
-    // reject it (a kernel that launches kernels, say), the batch runs one
-    // launch per element instead, as without it. Kernels with traced
-    // scalars have their entries there, and need it.
-    std::vector<const model::Kernel*> fold, entries;
-    if (build.fold_program) fold = FoldCandidates(module, bin);
+    // The batch fold: a program of its own (kernelc/fold.h), for the
+    // kernels whose batch can fold into the grid's z axis and those with
+    // traced scalars, which have their entries there and need it. Whether a
+    // kernel folds depends on its PTX too (one that uses the grid's z axis
+    // does not), which only the kernels' own program gives; so the fold
+    // program is compiled at the same time as it, for the kernels the model
+    // allows, and again, after it, in the rare case that the PTX rules one
+    // out. Should NVRTC reject the fold program (a kernel that launches
+    // kernels, say), the batch runs one launch per element instead.
+    std::vector<const model::Kernel*> candidates, entries;
+    if (build.fold_program) candidates = FoldCandidates(module, bin.kernels);
     for (const std::string& name : bin.kernels)
       if (const model::Kernel* k = module.FindKernel(name); k && k->HasTraced())
         entries.push_back(k);
     if (!entries.empty() && !build.fold_program)
       return Error::Internal("kernels with traced scalars need a fold program");
-    if (!fold.empty() || !entries.empty()) {
+    auto compile_fold = [&](const std::vector<const model::Kernel*>& fold)
+        -> Result<Compiled> {
       Result<std::string> fold_program =
           build.fold_program(src, *text, fold, entries);
       if (!fold_program.ok()) return fold_program.error();
-      Result<Compiled> f =
-          CompileProgram(nvrtc, source_headers, fold_program.value(), src, {},
-                         build, std::string(dir));
-      if (!f.ok()) return f.error();
-      if (!f.value().failed_log.empty() && !entries.empty()) {
-        if (!ParseNvrtcLog(f.value().failed_log, diags))
+      return CompileProgram(nvrtc, source_headers, fold_program.value(), src,
+                            {}, build, std::string(dir));
+    };
+    const bool folds = !candidates.empty() || !entries.empty();
+    std::optional<Result<Compiled>> c, f;
+    ForEachConcurrently(folds ? 2 : 1, [&](size_t i) {
+      if (i == 0)
+        c = CompileProgram(nvrtc, source_headers, program, src, bin.kernels,
+                           build, std::string(dir));
+      else
+        f = compile_fold(candidates);
+    });
+    if (!c->ok()) return c->error();
+    if (!c->value().failed_log.empty()) {
+      // NVRTC's diagnostics say what failed; a log they cannot be read out
+      // of is shown whole.
+      if (!ParseNvrtcLog(c->value().failed_log, diags))
+        diags.Report<diag::Id::kNvrtcFailed>({}, nvrtc.version(), src,
+                                             c->value().failed_arch,
+                                             c->value().failed_log);
+      return Error::Reported();
+    }
+    // Warnings are the same for every architecture: reported once.
+    ParseNvrtcLog(c->value().log, diags);
+    bin.lowered = std::move(c->value().lowered);
+    bin.images = std::move(c->value().images);
+
+    if (folds) {
+      const std::vector<const model::Kernel*> fold =
+          WithoutGridZ(candidates, bin);
+      if (fold.empty() && entries.empty()) {
+        out.push_back(std::move(bin));
+        continue;
+      }
+      if (fold.size() != candidates.size()) f = compile_fold(fold);
+      if (!f->ok()) return f->error();
+      if (!f->value().failed_log.empty() && !entries.empty()) {
+        if (!ParseNvrtcLog(f->value().failed_log, diags))
           diags.Report<diag::Id::kNvrtcFailed>({}, nvrtc.version(), src,
-                                               f.value().failed_arch,
-                                               f.value().failed_log);
+                                               f->value().failed_arch,
+                                               f->value().failed_log);
         diags.Report<diag::Id::kTracedEntryProgram>(entries.front()->loc,
                                                     entries.front()->name);
         return Error::Reported();
       }
-      if (f.value().failed_log.empty()) {
+      if (f->value().failed_log.empty()) {
         for (const model::Kernel* k : fold) bin.fold_kernels.push_back(k->name);
         for (const model::Kernel* k : entries)
           bin.entry_kernels.push_back(k->name);
-        bin.fold_images = std::move(f.value().images);
+        bin.fold_images = std::move(f->value().images);
         bin.text = std::move(*text);
       }
     }

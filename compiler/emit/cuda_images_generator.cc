@@ -20,37 +20,58 @@ Status EmitModule(const EmitRequest& request, const CudaBinary& b,
                   const std::vector<CudaImage>& images,
                   const std::vector<std::string>& kernels, bool fold,
                   Printer& p, GeneratorContext& context) {
+  // Each image as one string literal: Clang reads a literal of a megabyte
+  // in milliseconds, where an initializer list of as many integers took it
+  // about a second. Printable characters stand for themselves, the rest
+  // (and '"', '\\', '?' and the printer's '$') are three-digit octal
+  // escapes, which no following digit can extend.
   auto arrays = [&] {
     for (size_t i = 0; i < images.size(); ++i) {
       const CudaImage& im = images[i];
-      std::string bytes = im.data;
-      if (im.is_ptx)
-        bytes.push_back('\0');  // cuModuleLoadData reads a C string
-      std::string hex;
-      for (size_t j = 0; j < bytes.size(); ++j)
-        hex += fmt::format("{}0x{:02x},", j % 16 == 0 ? "\n    " : " ",
-                           static_cast<unsigned char>(bytes[j]));
+      std::string text;
+      size_t column = 0;
+      for (unsigned char c : im.data) {
+        if (column == 0) text += "\n    \"";
+        if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\' && c != '?' &&
+            c != '$') {
+          text += static_cast<char>(c);
+          column += 1;
+        } else {
+          text += fmt::format("\\{:03o}", c);
+          column += 4;
+        }
+        if (column >= 76) {
+          text += '"';
+          column = 0;
+        }
+      }
+      if (column > 0 || im.data.empty()) {
+        if (im.data.empty()) text += "\n    \"";
+        text += '"';
+      }
       // Aligned beyond what ELF asks (8 bytes) for cuModuleLoadData, which
-      // reads the image in place.
+      // reads the image in place. The literal's terminating NUL ends PTX,
+      // which cuModuleLoadData reads as a C string.
       p.Emit({{"name", CudaImageName(b, im, fold)},
               {"size", im.data.size()},
               {"sha256", im.sha256},
               {"array", fmt::format("{}_image_{}", symbol, i)},
-              {"bytes", hex}},
+              {"bytes", text}},
              R"code(
                // $name$ ($size$ bytes, sha256 $sha256$)
-               alignas(64) static const unsigned char $array$[] = {$bytes$
-               };
+               alignas(64) static const unsigned char $array$[] =$bytes$;
              )code");
     }
   };
+  // The sizes: a cubin's bytes, without the literal's NUL; PTX's with it.
   auto entries = [&] {
     for (size_t i = 0; i < images.size(); ++i)
       p.Emit({{"sm", images[i].sm},
               {"ptx", images[i].is_ptx ? 1 : 0},
-              {"array", fmt::format("{}_image_{}", symbol, i)}},
+              {"array", fmt::format("{}_image_{}", symbol, i)},
+              {"nul", images[i].is_ptx ? "" : " - 1"}},
              R"code(
-               {$sm$, $ptx$, $array$, sizeof($array$)},
+               {$sm$, $ptx$, $array$, sizeof($array$)$nul$},
              )code");
   };
   auto names = [&] {

@@ -116,7 +116,7 @@ class Tree:
             (re.compile(r"\(\d+ bytes, sha256 [0-9a-f]{64}\)"),
              "(<size> bytes, sha256 <sha256>)"),
             # The bytes of an embedded image.
-            (re.compile(r"(\[\] = \{\n)(?:    0x[0-9a-f]{2},[^\n]*\n)+"),
+            (re.compile(r'(\[\] =\n)(?:    "[^\n]*\n)+'),
              r"\1    <NVRTC output>\n"),
         ]
         out = {}

@@ -575,6 +575,30 @@ def test_nvrtc_search_order(tmp_path, real_nvrtc):
         assert last.startswith("no usable NVRTC for the cuda target")
 
 
+def test_the_library_embeds_every_image_byte_for_byte(tmp_path):
+    """The CUDA binaries reach the library as string literals: every byte
+    of every cubin and PTX image (rms_norm's are hundreds of kilobytes, with
+    every byte value, quotes, backslashes and '$' among them) is in the
+    library as NVRTC wrote it, PTX followed by its terminating NUL."""
+    src = EXAMPLES / "rms_norm.cu"
+    args = ["--target", "cuda", "--cuda-arch", "sm_80,sm_90", "--name", "rms"]
+    r = run_kernelc("emit", src, "-o", tmp_path / "emit", *args)
+    assert r.returncode == 0, r.stderr
+    r = run_kernelc("build", src, "-o", tmp_path / "out", "--no-cache", *args)
+    assert r.returncode == 0, r.stderr
+    (library,) = (tmp_path / "out" / "rms").glob("_kernelc_*.so")
+    data = library.read_bytes()
+    images = sorted((tmp_path / "emit" / "build" / "cuda").glob("*.*[nx]"))
+    assert len(images) == 6, images  # a cubin per arch and PTX, twice
+    for image in images:
+        content = image.read_bytes()
+        if image.suffix == ".cubin":
+            assert all(c in content for c in (b'"', b"\\", b"?", b"$", b"\0", b"\xff"))
+        else:
+            content += b"\0"
+        assert content in data, image.name
+
+
 def test_only_kernels_that_leave_the_grid_z_axis_free_fold(tmp_path):
     """Under vmap, a kernel's batch runs as one launch along the grid's z
     axis only where the kernel leaves it free: a grid of one or two

@@ -16,20 +16,17 @@ static_assert(sizeof(kc_cuda_image) == 24 && sizeof(kc_cuda_module) == 40 &&
 
 // scale.ptx
 // 0_scale.sm_80.cubin (<size> bytes, sha256 <sha256>)
-alignas(64) static const unsigned char kc_scale_ptx_<hash>_cuda_module_0_image_0[] = {
+alignas(64) static const unsigned char kc_scale_ptx_<hash>_cuda_module_0_image_0[] =
     <NVRTC output>
-};
 // 0_scale.sm_90.cubin (<size> bytes, sha256 <sha256>)
-alignas(64) static const unsigned char kc_scale_ptx_<hash>_cuda_module_0_image_1[] = {
+alignas(64) static const unsigned char kc_scale_ptx_<hash>_cuda_module_0_image_1[] =
     <NVRTC output>
-};
 // 0_scale.compute_80.ptx (<size> bytes, sha256 <sha256>)
-alignas(64) static const unsigned char kc_scale_ptx_<hash>_cuda_module_0_image_2[] = {
+alignas(64) static const unsigned char kc_scale_ptx_<hash>_cuda_module_0_image_2[] =
     <NVRTC output>
-};
 static const kc_cuda_image kc_scale_ptx_<hash>_cuda_module_0_images[] = {
-    {80, 0, kc_scale_ptx_<hash>_cuda_module_0_image_0, sizeof(kc_scale_ptx_<hash>_cuda_module_0_image_0)},
-    {90, 0, kc_scale_ptx_<hash>_cuda_module_0_image_1, sizeof(kc_scale_ptx_<hash>_cuda_module_0_image_1)},
+    {80, 0, kc_scale_ptx_<hash>_cuda_module_0_image_0, sizeof(kc_scale_ptx_<hash>_cuda_module_0_image_0) - 1},
+    {90, 0, kc_scale_ptx_<hash>_cuda_module_0_image_1, sizeof(kc_scale_ptx_<hash>_cuda_module_0_image_1) - 1},
     {80, 1, kc_scale_ptx_<hash>_cuda_module_0_image_2, sizeof(kc_scale_ptx_<hash>_cuda_module_0_image_2)},
 };
 static const char* const kc_scale_ptx_<hash>_cuda_module_0_kernels[] = {
@@ -41,20 +38,17 @@ extern "C" const kc_cuda_module kc_scale_ptx_<hash>_cuda_module_0 = {
 
 // scale_numba.ptx
 // 1_scale_numba.sm_80.cubin (<size> bytes, sha256 <sha256>)
-alignas(64) static const unsigned char kc_scale_ptx_<hash>_cuda_module_1_image_0[] = {
+alignas(64) static const unsigned char kc_scale_ptx_<hash>_cuda_module_1_image_0[] =
     <NVRTC output>
-};
 // 1_scale_numba.sm_90.cubin (<size> bytes, sha256 <sha256>)
-alignas(64) static const unsigned char kc_scale_ptx_<hash>_cuda_module_1_image_1[] = {
+alignas(64) static const unsigned char kc_scale_ptx_<hash>_cuda_module_1_image_1[] =
     <NVRTC output>
-};
 // 1_scale_numba.compute_80.ptx (<size> bytes, sha256 <sha256>)
-alignas(64) static const unsigned char kc_scale_ptx_<hash>_cuda_module_1_image_2[] = {
+alignas(64) static const unsigned char kc_scale_ptx_<hash>_cuda_module_1_image_2[] =
     <NVRTC output>
-};
 static const kc_cuda_image kc_scale_ptx_<hash>_cuda_module_1_images[] = {
-    {80, 0, kc_scale_ptx_<hash>_cuda_module_1_image_0, sizeof(kc_scale_ptx_<hash>_cuda_module_1_image_0)},
-    {90, 0, kc_scale_ptx_<hash>_cuda_module_1_image_1, sizeof(kc_scale_ptx_<hash>_cuda_module_1_image_1)},
+    {80, 0, kc_scale_ptx_<hash>_cuda_module_1_image_0, sizeof(kc_scale_ptx_<hash>_cuda_module_1_image_0) - 1},
+    {90, 0, kc_scale_ptx_<hash>_cuda_module_1_image_1, sizeof(kc_scale_ptx_<hash>_cuda_module_1_image_1) - 1},
     {80, 1, kc_scale_ptx_<hash>_cuda_module_1_image_2, sizeof(kc_scale_ptx_<hash>_cuda_module_1_image_2)},
 };
 static const char* const kc_scale_ptx_<hash>_cuda_module_1_kernels[] = {
