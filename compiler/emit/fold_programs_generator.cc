@@ -31,10 +31,18 @@ void EmitEntry(const sema::KernelPlan& kp, bool fold, Printer& p) {
   auto shifts = [&] {
     if (!fold) return;
     int batched = 0;
+    for (const model::Param& param : k.params)
+      if (model::IsTensor(param.role) || param.traced) ++batched;
+    if (batched == 0) return;
+    p.Emit({{"n", batched}}, R"code(
+      long long kc_offset[$n$];
+      ::kc::fold::Offsets(kc_batch, kc_offset);
+    )code");
+    batched = 0;
     for (size_t i = 0; i < k.params.size(); ++i)
       if (model::IsTensor(k.params[i].role) || k.params[i].traced)
         p.Emit({{"i", i}, {"tensor", batched++}}, R"code(
-          ::kc::fold::Shift(a$i$, ::kc::fold::Offset(kc_batch, $tensor$));
+          ::kc::fold::Shift(a$i$, kc_offset[$tensor$]);
         )code");
   };
   p.Emit({{"kernel", k.name},

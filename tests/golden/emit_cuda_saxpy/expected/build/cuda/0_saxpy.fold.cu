@@ -35,8 +35,10 @@ extern "C" __attribute__((global)) __attribute__((launch_bounds(256))) void kc_f
     ::kc::fold::Param<decltype(saxpy), 3> a3,
     ::kc::fold::Param<decltype(saxpy), 4> a4,
     const ::kc::fold::Batch kc_batch) {
-  ::kc::fold::Shift(a0, ::kc::fold::Offset(kc_batch, 0));
-  ::kc::fold::Shift(a1, ::kc::fold::Offset(kc_batch, 1));
-  ::kc::fold::Shift(a4, ::kc::fold::Offset(kc_batch, 2));
+  long long kc_offset[3];
+  ::kc::fold::Offsets(kc_batch, kc_offset);
+  ::kc::fold::Shift(a0, kc_offset[0]);
+  ::kc::fold::Shift(a1, kc_offset[1]);
+  ::kc::fold::Shift(a4, kc_offset[2]);
   saxpy(a0, a1, a2, a3, a4);
 }
