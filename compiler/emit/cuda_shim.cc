@@ -77,8 +77,8 @@ std::string Impl(const model::Kernel& k, std::string_view stage) {
 // Fails the handler when a call of the CUDA runtime left an error in
 // kc_error.
 constexpr std::string_view kReturnError = R"code(
-  if (!kc_error.empty()) {
-    return ::kc::ffi_support::Internal(::kc::rt::Message() << "$kernel$: " << kc_error.c_str());
+  if (kc_failed != 0) {
+    return ::kc::ffi_support::Internal(::kc::rt::Message() << "$kernel$: " << kc_failure.message);
   }
 )code";
 
@@ -109,9 +109,9 @@ void EmitBody(const sema::KernelPlan& kp, const Slot& slot,
          {"param", param.name}},
         R"code(
              if ($result$.untyped_data() != $arg$.untyped_data() && $bytes$ > 0) {
-               const std::string kc_error = ::kc::cuda::CopyAsync($result$.untyped_data(), $arg$.untyped_data(), $bytes$, kc_stream);
-               if (!kc_error.empty()) {
-                 return ::kc::ffi_support::Internal(::kc::rt::Message() << "$kernel$: copying '$param$': " << kc_error.c_str());
+               kc_error kc_failure;
+               if (::kc::cuda::CopyAsync($result$.untyped_data(), $arg$.untyped_data(), $bytes$, kc_stream, &kc_failure) != 0) {
+                 return ::kc::ffi_support::Internal(::kc::rt::Message() << "$kernel$: copying '$param$': " << kc_failure.message);
                }
              }
            )code");
@@ -131,9 +131,9 @@ void EmitBody(const sema::KernelPlan& kp, const Slot& slot,
                                  buffer, slot.folds() ? " * kc_copies" : "")}},
           R"code(
                {
-                 const std::string kc_error = ::kc::cuda::Fill($buffer$.untyped_data(), $count$, static_cast<int>(sizeof($ctype$)), ::kc::cuda::Bits<$ctype$>($value$), kc_stream, kc_fill64);
-                 if (!kc_error.empty()) {
-                   return ::kc::ffi_support::Internal(::kc::rt::Message() << "$kernel$: filling '$param$': " << kc_error.c_str());
+                 kc_error kc_failure;
+                 if (::kc::cuda::Fill($buffer$.untyped_data(), $count$, static_cast<int>(sizeof($ctype$)), ::kc::cuda::Bits<$ctype$>($value$), kc_stream, kc_fill64, &kc_failure) != 0) {
+                   return ::kc::ffi_support::Internal(::kc::rt::Message() << "$kernel$: filling '$param$': " << kc_failure.message);
                  }
                }
              )code");
@@ -178,7 +178,8 @@ void EmitBody(const sema::KernelPlan& kp, const Slot& slot,
   const std::string shared_bytes = kp.shared_bytes ? "kc_shared_bytes" : "0";
   std::function<void()> launch = [&] {
     p.Emit({{"shared_bytes", shared_bytes}}, R"code(
-      const std::string kc_error = ::kc::cuda::Launch(kc_function, kc_grid_dims, kc_block_dims, $shared_bytes$, kc_stream, kc_params);
+      kc_error kc_failure;
+      const int32_t kc_failed = ::kc::cuda::Launch(kc_function, kc_grid_dims, kc_block_dims, $shared_bytes$, kc_stream, kc_params, &kc_failure);
     )code");
   };
   if (slot.folds()) {
@@ -186,10 +187,11 @@ void EmitBody(const sema::KernelPlan& kp, const Slot& slot,
     launch = [&, batch_param = refs.size()] {
       p.Emit({{"shared_bytes", shared_bytes}, {"batch_param", batch_param}},
              R"code(
-               const std::string kc_error =
+               kc_error kc_failure;
+               const int32_t kc_failed =
                    kc_fold == nullptr
-                       ? ::kc::cuda::Launch(kc_function, kc_grid_dims, kc_block_dims, $shared_bytes$, kc_stream, kc_params)
-                       : ::kc::cuda::LaunchFold(kc_fold_function, kc_grid_dims, kc_block_dims, $shared_bytes$, kc_stream, kc_params, $batch_param$, *kc_fold);
+                       ? ::kc::cuda::Launch(kc_function, kc_grid_dims, kc_block_dims, $shared_bytes$, kc_stream, kc_params, &kc_failure)
+                       : ::kc::cuda::LaunchFold(kc_fold_function, kc_grid_dims, kc_block_dims, $shared_bytes$, kc_stream, kc_params, $batch_param$, *kc_fold, &kc_failure);
              )code");
     };
     refs.push_back("nullptr");
@@ -227,7 +229,8 @@ void EmitInitHandler(const sema::KernelPlan& kp, const Slot& slot, Printer& p) {
              R"code(
                {
                  ::kc::cuda::Function* kc_function = nullptr;
-                 const std::string kc_error = $module$.Get(kc_stream, $slot$, &kc_function);
+                 kc_error kc_failure;
+                 const int32_t kc_failed = $module$.Get(kc_stream, $slot$, &kc_function, &kc_failure);
                  $check$
                }
              )code");
@@ -330,7 +333,8 @@ void EmitExecuteHandler(const sema::KernelPlan& kp, const Slot& slot,
                ::kc::cuda::Function* kc_functions[$count$] = {};
                {
                  static const int kc_slots[$count$] = {$slots$};
-                 const std::string kc_error = $module$.Get(kc_stream, kc_slots, $count$, kc_functions);
+                 kc_error kc_failure;
+                 const int32_t kc_failed = $module$.Get(kc_stream, kc_slots, $count$, kc_functions, &kc_failure);
                  $check$
                }
              )code");
@@ -345,7 +349,8 @@ void EmitExecuteHandler(const sema::KernelPlan& kp, const Slot& slot,
                // The kernels this call launches, looked up once for every batch element.
                ::kc::cuda::Function* kc_functions[$count$] = {};
                {
-                 const std::string kc_error = $module$.Get(kc_stream, $slot$, &kc_functions[0]);
+                 kc_error kc_failure;
+                 const int32_t kc_failed = $module$.Get(kc_stream, $slot$, &kc_functions[0], &kc_failure);
                  $check$
                }
              )code");
@@ -355,7 +360,8 @@ void EmitExecuteHandler(const sema::KernelPlan& kp, const Slot& slot,
                 {"check", check}},
                R"code(
                  {
-                   const std::string kc_error = $module$.Get(kc_stream, $slot$, &kc_functions[1]);
+                   kc_error kc_failure;
+                   const int32_t kc_failed = $module$.Get(kc_stream, $slot$, &kc_functions[1], &kc_failure);
                    $check$
                  }
                )code");
@@ -397,7 +403,8 @@ void EmitExecuteHandler(const sema::KernelPlan& kp, const Slot& slot,
                ::kc::cuda::FoldLaunch kc_fold;
                if (::kc::cuda::PlanFold(kc_batch, kc_tensors, $count$, kc_dense, $dense_count$, &kc_fold)) {
                  ::kc::cuda::Function* kc_fold_function = nullptr;
-                 const std::string kc_error = $module$.Get(kc_stream, $slot$, &kc_fold_function);
+                 kc_error kc_failure;
+                 const int32_t kc_failed = $module$.Get(kc_stream, $slot$, &kc_fold_function, &kc_failure);
                  $check$
                  return $impl$_element(
                      $args$);

@@ -15,6 +15,10 @@
 
 namespace kc::cuda {
 
+// Inside the runtime, an operation's failure is its message, empty on
+// success; handlers get 0 or non-zero with the message in a kc_error.
+namespace {
+
 // Loads libcuda and resolves the entry points, once per process. Returns
 // null and sets *error when there is no usable driver.
 const Driver* GetDriver(std::string* error) {
@@ -111,8 +115,26 @@ std::string CudaVersionString(int version) {
          std::to_string(version % 1000 / 10);
 }
 
-std::string ModuleCache::Get(CUstream stream, const int* slots, int count,
-                             Function** functions) {
+// 0 for an empty `error`, else non-zero with `error` in *why, cut to fit.
+int32_t Report(const std::string& error, kc_error* why) {
+  if (error.empty()) return 0;
+  const size_t n = error.size() < sizeof why->message - 1
+                       ? error.size()
+                       : sizeof why->message - 1;
+  memcpy(why->message, error.data(), n);
+  why->message[n] = '\0';
+  return 1;
+}
+
+}  // namespace
+
+int32_t ModuleCache::Get(CUstream stream, const int* slots, int count,
+                         Function** functions, kc_error* why) {
+  return Report(Lookup(stream, slots, count, functions), why);
+}
+
+std::string ModuleCache::Lookup(CUstream stream, const int* slots, int count,
+                                Function** functions) {
   std::string error;
   const Driver* d = GetDriver(&error);
   if (!d) return error;
@@ -263,6 +285,8 @@ std::string ModuleCache::LoadInCurrent(const Driver& d, Loaded* l) {
   return std::string();
 }
 
+namespace {
+
 // Raises the dynamic shared memory `fn` may use to `bytes`, unless a launch
 // before did. Serialized, so that the recorded value is the one last set.
 std::string AllowSharedBytes(const Driver& d, Function* fn, int bytes) {
@@ -280,9 +304,9 @@ std::string AllowSharedBytes(const Driver& d, Function* fn, int bytes) {
 }
 
 // Launches `fn` on `stream`. `params` points at each kernel argument.
-std::string Launch(Function* fn, const unsigned grid[3],
-                          const unsigned block[3], int64_t shared_bytes,
-                          CUstream stream, void** params) {
+std::string LaunchText(Function* fn, const unsigned grid[3],
+                       const unsigned block[3], int64_t shared_bytes,
+                       CUstream stream, void** params) {
   std::string error;
   const Driver* d = GetDriver(&error);
   if (!d) return error;
@@ -311,10 +335,10 @@ std::string Launch(Function* fn, const unsigned grid[3],
 // longer than CUDA allows). `params` points at each argument of the
 // kernel, and its slot `batch_param` (the entry's last parameter) is set to
 // each launch's Batch.
-std::string LaunchFold(Function* fn, const unsigned grid[3],
-                              const unsigned block[3], int64_t shared_bytes,
-                              CUstream stream, void** params, int batch_param,
-                              const FoldLaunch& fold) {
+std::string LaunchFoldText(Function* fn, const unsigned grid[3],
+                           const unsigned block[3], int64_t shared_bytes,
+                           CUstream stream, void** params, int batch_param,
+                           const FoldLaunch& fold) {
   ::kc::fold::Batch batch = fold.batch;
   params[batch_param] = &batch;
   for (int64_t base = 0; base < fold.count; base += ::kc::fold::kMaxGridZ) {
@@ -324,7 +348,8 @@ std::string LaunchFold(Function* fn, const unsigned grid[3],
                           : ::kc::fold::kMaxGridZ;
     const unsigned folded[3] = {grid[0], grid[1], static_cast<unsigned>(z)};
     // The driver copies the arguments when the launch is queued.
-    std::string error = Launch(fn, folded, block, shared_bytes, stream, params);
+    std::string error =
+        LaunchText(fn, folded, block, shared_bytes, stream, params);
     if (!error.empty()) return error;
   }
   return std::string();
@@ -333,8 +358,8 @@ std::string LaunchFold(Function* fn, const unsigned grid[3],
 // Fills `count` elements of `bytes` bytes each at `data` with the element
 // whose bit pattern is `bits`, asynchronously on `stream`. `fill64` is the
 // module's kc_fill_u64 kernel, used for 8-byte patterns whose halves differ.
-std::string Fill(void* data, int64_t count, int bytes, uint64_t bits,
-                        CUstream stream, Function* fill64) {
+std::string FillText(void* data, int64_t count, int bytes, uint64_t bits,
+                     CUstream stream, Function* fill64) {
   std::string error;
   const Driver* d = GetDriver(&error);
   if (!d) return error;
@@ -365,7 +390,7 @@ std::string Fill(void* data, int64_t count, int bytes, uint64_t bits,
       if (blocks > 2147483647) return "the output is too large to fill";
       const unsigned grid[3] = {static_cast<unsigned>(blocks), 1, 1};
       const unsigned block[3] = {256, 1, 1};
-      return Launch(fill64, grid, block, 0, stream, params);
+      return LaunchText(fill64, grid, block, 0, stream, params);
     }
   }
   if (r != kSuccess) return "cuMemsetAsync: " + Describe(*d, r);
@@ -373,8 +398,8 @@ std::string Fill(void* data, int64_t count, int bytes, uint64_t bits,
 }
 
 // Copies `bytes` bytes between device buffers, asynchronously on `stream`.
-std::string CopyAsync(void* dst, const void* src, size_t bytes,
-                             CUstream stream) {
+std::string CopyText(void* dst, const void* src, size_t bytes,
+                     CUstream stream) {
   std::string error;
   const Driver* d = GetDriver(&error);
   if (!d) return error;
@@ -383,6 +408,34 @@ std::string CopyAsync(void* dst, const void* src, size_t bytes,
                          reinterpret_cast<CUdeviceptr>(src), bytes, stream);
   if (r != kSuccess) return "cuMemcpyDtoDAsync: " + Describe(*d, r);
   return std::string();
+}
+
+}  // namespace
+
+int32_t Launch(Function* fn, const unsigned grid[3], const unsigned block[3],
+               int64_t shared_bytes, CUstream stream, void** params,
+               kc_error* why) {
+  return Report(LaunchText(fn, grid, block, shared_bytes, stream, params),
+                why);
+}
+
+int32_t LaunchFold(Function* fn, const unsigned grid[3],
+                   const unsigned block[3], int64_t shared_bytes,
+                   CUstream stream, void** params, int batch_param,
+                   const FoldLaunch& fold, kc_error* why) {
+  return Report(LaunchFoldText(fn, grid, block, shared_bytes, stream, params,
+                               batch_param, fold),
+                why);
+}
+
+int32_t Fill(void* data, int64_t count, int bytes, uint64_t bits,
+             CUstream stream, Function* fill64, kc_error* why) {
+  return Report(FillText(data, count, bytes, bits, stream, fill64), why);
+}
+
+int32_t CopyAsync(void* dst, const void* src, size_t bytes, CUstream stream,
+                  kc_error* why) {
+  return Report(CopyText(dst, src, bytes, stream), why);
 }
 
 }  // namespace kc::cuda

@@ -218,17 +218,16 @@ XLA_FFI_Error* Metadata(const XLA_FFI_Api* api,
            "versions.";
     return InvalidArgument(api, why);
   }
-  extension->metadata->api_version = XLA_FFI_Api_Version{
-      XLA_FFI_Api_Version_STRUCT_SIZE, nullptr, XLA_FFI_API_MAJOR,
-      XLA_FFI_API_MINOR};
+  extension->metadata->api_version =
+      XLA_FFI_Api_Version{XLA_FFI_Api_Version_STRUCT_SIZE, nullptr,
+                          XLA_FFI_API_MAJOR, XLA_FFI_API_MINOR};
   extension->metadata->traits = traits;
   extension->metadata->state_type_id = XLA_FFI_UNKNOWN_TYPE_ID;
   return nullptr;
 }
 
 // Why `frame` does not match `s`, which Accepts found it does not.
-XLA_FFI_Error* Refusal(
-    const XLA_FFI_CallFrame* frame, const Signature& s) {
+XLA_FFI_Error* Refusal(const XLA_FFI_CallFrame* frame, const Signature& s) {
   rt::Message why;
   if (frame->stage != s.stage) {
     why << "Wrong execution stage: expected `" << static_cast<int>(s.stage)
@@ -293,10 +292,10 @@ XLA_FFI_Error* Refuse(XLA_FFI_CallFrame* frame, const Signature& s) {
   }
   if (frame->extension_start != nullptr &&
       frame->extension_start->type == XLA_FFI_Extension_Metadata)
-    return Metadata(frame->api,
-                    reinterpret_cast<XLA_FFI_Metadata_Extension*>(
-                        frame->extension_start),
-                    s.traits);
+    return Metadata(
+        frame->api,
+        reinterpret_cast<XLA_FFI_Metadata_Extension*>(frame->extension_start),
+        s.traits);
   return Refusal(frame, s);
 }
 

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "kernelc/fold.h"
+#include "kernelc/launch.h"
 
 // --- Driver API declarations (cuda.h) --------------------------------------
 typedef int CUresult;
@@ -115,16 +116,6 @@ constexpr int kCaptureModeRelaxed = 2;    // CU_STREAM_CAPTURE_MODE_RELAXED
 constexpr int kDriverApiVersion = 12000;  // the ABI the signatures above have
 constexpr uint64_t kGetProcLegacyStream = 1;  // CU_GET_PROC_ADDRESS_LEGACY_...
 
-// Loads libcuda and resolves the entry points, once per process. Returns
-// null and sets *error when there is no usable driver.
-const Driver* GetDriver(std::string* error);
-
-// "CUDA_ERROR_INVALID_VALUE (invalid argument)" for a failed call.
-std::string Describe(const Driver& d, CUresult r);
-
-// "13.0" for the CUDA version 13000.
-std::string CudaVersionString(int version);
-
 // A kernel of a loaded module, as handlers launch it. It lives as long as
 // the ModuleCache that handed it out.
 struct Function {
@@ -146,14 +137,14 @@ class ModuleCache {
   // The kernels in `slots[0, count)` in the context of `stream`, into
   // `functions[0, count)`, loading the module when this context has not got
   // it yet. A handler looks its kernels up once per call with this. The
-  // Functions stay valid as long as the cache. Returns an empty string on
-  // success, else why not.
-  std::string Get(CUstream stream, const int* slots, int count,
-                  Function** functions);
+  // Functions stay valid as long as the cache. Returns 0, or non-zero with
+  // the reason in *why.
+  int32_t Get(CUstream stream, const int* slots, int count,
+              Function** functions, kc_error* why);
 
-  // One kernel: Get(stream, &slot, 1, function).
-  std::string Get(CUstream stream, int slot, Function** function) {
-    return Get(stream, &slot, 1, function);
+  // One kernel: Get(stream, &slot, 1, function, why).
+  int32_t Get(CUstream stream, int slot, Function** function, kc_error* why) {
+    return Get(stream, &slot, 1, function, why);
   }
 
  private:
@@ -170,6 +161,8 @@ class ModuleCache {
   // cubin, else a cubin of the same major version and a lower minor (binary
   // compatible), else the PTX when it is not newer than the device.
   const kc_cuda_image* Choose(int major, int minor) const;
+  std::string Lookup(CUstream stream, const int* slots, int count,
+                     Function** functions);
   std::string Load(const Driver& d, CUcontext ctx, Loaded* l);
   // What to do about a driver older than the NVRTC that compiled the
   // images.
@@ -181,14 +174,13 @@ class ModuleCache {
   std::vector<Loaded> loaded_;  // one per context; modules live as long as it
 };
 
-// Raises the dynamic shared memory `fn` may use to `bytes`, unless a launch
-// before did. Serialized, so that the recorded value is the one last set.
-std::string AllowSharedBytes(const Driver& d, Function* fn, int bytes);
+// The operations that handlers call return as kernelc's CPU entries do:
+// 0, or non-zero with the reason in *why.
 
 // Launches `fn` on `stream`. `params` points at each kernel argument.
-std::string Launch(Function* fn, const unsigned grid[3],
-                   const unsigned block[3], int64_t shared_bytes,
-                   CUstream stream, void** params);
+int32_t Launch(Function* fn, const unsigned grid[3], const unsigned block[3],
+               int64_t shared_bytes, CUstream stream, void** params,
+               kc_error* why);
 
 // A batch folded into the grid's z axis (kernelc/fold.h): what the fold
 // entry reads, and how many elements the batch has.
@@ -232,20 +224,20 @@ bool PlanFold(const Batch& batch, const Operand* const* tensors, int n,
 // longer than CUDA allows). `params` points at each argument of the
 // kernel, and its slot `batch_param` (the entry's last parameter) is set to
 // each launch's Batch.
-std::string LaunchFold(Function* fn, const unsigned grid[3],
-                       const unsigned block[3], int64_t shared_bytes,
-                       CUstream stream, void** params, int batch_param,
-                       const FoldLaunch& fold);
+int32_t LaunchFold(Function* fn, const unsigned grid[3],
+                   const unsigned block[3], int64_t shared_bytes,
+                   CUstream stream, void** params, int batch_param,
+                   const FoldLaunch& fold, kc_error* why);
 
 // Fills `count` elements of `bytes` bytes each at `data` with the element
 // whose bit pattern is `bits`, asynchronously on `stream`. `fill64` is the
 // module's kc_fill_u64 kernel, used for 8-byte patterns whose halves differ.
-std::string Fill(void* data, int64_t count, int bytes, uint64_t bits,
-                 CUstream stream, Function* fill64);
+int32_t Fill(void* data, int64_t count, int bytes, uint64_t bits,
+             CUstream stream, Function* fill64, kc_error* why);
 
 // Copies `bytes` bytes between device buffers, asynchronously on `stream`.
-std::string CopyAsync(void* dst, const void* src, size_t bytes,
-                      CUstream stream);
+int32_t CopyAsync(void* dst, const void* src, size_t bytes, CUstream stream,
+                  kc_error* why);
 
 // A kc::In / kc::InMut / kc::Out argument as the kernel receives it: the
 // layout of kc::detail::ViewData (a data pointer, then the shape).

@@ -219,16 +219,18 @@ ffi::Error saxpy_cuda_init_impl(
     ffi::Result<ffi::AnyBuffer> r_out) {
   {
     ::kc::cuda::Function* kc_function = nullptr;
-    const std::string kc_error = kc_cuda_cache_0().Get(kc_stream, 0, &kc_function);
-    if (!kc_error.empty()) {
-      return ::kc::ffi_support::Internal(::kc::rt::Message() << "saxpy: " << kc_error.c_str());
+    kc_error kc_failure;
+    const int32_t kc_failed = kc_cuda_cache_0().Get(kc_stream, 0, &kc_function, &kc_failure);
+    if (kc_failed != 0) {
+      return ::kc::ffi_support::Internal(::kc::rt::Message() << "saxpy: " << kc_failure.message);
     }
   }
   {
     ::kc::cuda::Function* kc_function = nullptr;
-    const std::string kc_error = kc_cuda_fold_cache_0().Get(kc_stream, 0, &kc_function);
-    if (!kc_error.empty()) {
-      return ::kc::ffi_support::Internal(::kc::rt::Message() << "saxpy: " << kc_error.c_str());
+    kc_error kc_failure;
+    const int32_t kc_failed = kc_cuda_fold_cache_0().Get(kc_stream, 0, &kc_function, &kc_failure);
+    if (kc_failed != 0) {
+      return ::kc::ffi_support::Internal(::kc::rt::Message() << "saxpy: " << kc_failure.message);
     }
   }
   return ffi::Error::Success();
@@ -305,12 +307,13 @@ ffi::Error saxpy_cuda_impl_element(
   void* kc_params[] = {&kc_arg_x, &kc_arg_y, &kc_arg_a, &kc_arg_n, &kc_arg_out, nullptr, nullptr};
   const unsigned kc_grid_dims[3] = {kc_launch_.grid.x, kc_launch_.grid.y, kc_launch_.grid.z};
   const unsigned kc_block_dims[3] = {kc_launch_.block.x, kc_launch_.block.y, kc_launch_.block.z};
-  const std::string kc_error =
+  kc_error kc_failure;
+  const int32_t kc_failed =
       kc_fold == nullptr
-          ? ::kc::cuda::Launch(kc_function, kc_grid_dims, kc_block_dims, 0, kc_stream, kc_params)
-          : ::kc::cuda::LaunchFold(kc_fold_function, kc_grid_dims, kc_block_dims, 0, kc_stream, kc_params, 5, *kc_fold);
-  if (!kc_error.empty()) {
-    return ::kc::ffi_support::Internal(::kc::rt::Message() << "saxpy: " << kc_error.c_str());
+          ? ::kc::cuda::Launch(kc_function, kc_grid_dims, kc_block_dims, 0, kc_stream, kc_params, &kc_failure)
+          : ::kc::cuda::LaunchFold(kc_fold_function, kc_grid_dims, kc_block_dims, 0, kc_stream, kc_params, 5, *kc_fold, &kc_failure);
+  if (kc_failed != 0) {
+    return ::kc::ffi_support::Internal(::kc::rt::Message() << "saxpy: " << kc_failure.message);
   }
   return ffi::Error::Success();
 }
@@ -340,9 +343,10 @@ ffi::Error saxpy_cuda_impl(
   ::kc::cuda::Function* kc_functions[1] = {};
   {
     static const int kc_slots[1] = {0};
-    const std::string kc_error = kc_cuda_cache_0().Get(kc_stream, kc_slots, 1, kc_functions);
-    if (!kc_error.empty()) {
-      return ::kc::ffi_support::Internal(::kc::rt::Message() << "saxpy: " << kc_error.c_str());
+    kc_error kc_failure;
+    const int32_t kc_failed = kc_cuda_cache_0().Get(kc_stream, kc_slots, 1, kc_functions, &kc_failure);
+    if (kc_failed != 0) {
+      return ::kc::ffi_support::Internal(::kc::rt::Message() << "saxpy: " << kc_failure.message);
     }
   }
   // A batch of several elements folds into the grid's z axis: one element's
@@ -353,9 +357,10 @@ ffi::Error saxpy_cuda_impl(
     ::kc::cuda::FoldLaunch kc_fold;
     if (::kc::cuda::PlanFold(kc_batch, kc_tensors, 3, kc_dense, 0, &kc_fold)) {
       ::kc::cuda::Function* kc_fold_function = nullptr;
-      const std::string kc_error = kc_cuda_fold_cache_0().Get(kc_stream, 0, &kc_fold_function);
-      if (!kc_error.empty()) {
-        return ::kc::ffi_support::Internal(::kc::rt::Message() << "saxpy: " << kc_error.c_str());
+      kc_error kc_failure;
+      const int32_t kc_failed = kc_cuda_fold_cache_0().Get(kc_stream, 0, &kc_fold_function, &kc_failure);
+      if (kc_failed != 0) {
+        return ::kc::ffi_support::Internal(::kc::rt::Message() << "saxpy: " << kc_failure.message);
       }
       return saxpy_cuda_impl_element(
           kc_stream,

@@ -61,9 +61,10 @@ ffi::Error scale_cuda_init_impl(
     ffi::Result<ffi::AnyBuffer> r_out) {
   {
     ::kc::cuda::Function* kc_function = nullptr;
-    const std::string kc_error = kc_cuda_cache_0().Get(kc_stream, 0, &kc_function);
-    if (!kc_error.empty()) {
-      return ::kc::ffi_support::Internal(::kc::rt::Message() << "scale: " << kc_error.c_str());
+    kc_error kc_failure;
+    const int32_t kc_failed = kc_cuda_cache_0().Get(kc_stream, 0, &kc_function, &kc_failure);
+    if (kc_failed != 0) {
+      return ::kc::ffi_support::Internal(::kc::rt::Message() << "scale: " << kc_failure.message);
     }
   }
   return ffi::Error::Success();
@@ -123,9 +124,10 @@ ffi::Error scale_cuda_impl_element(
   void* kc_params[] = {&kc_arg_x, &kc_arg_s, &kc_arg_n, &kc_arg_out, nullptr};
   const unsigned kc_grid_dims[3] = {kc_launch_.grid.x, kc_launch_.grid.y, kc_launch_.grid.z};
   const unsigned kc_block_dims[3] = {kc_launch_.block.x, kc_launch_.block.y, kc_launch_.block.z};
-  const std::string kc_error = ::kc::cuda::Launch(kc_function, kc_grid_dims, kc_block_dims, 0, kc_stream, kc_params);
-  if (!kc_error.empty()) {
-    return ::kc::ffi_support::Internal(::kc::rt::Message() << "scale: " << kc_error.c_str());
+  kc_error kc_failure;
+  const int32_t kc_failed = ::kc::cuda::Launch(kc_function, kc_grid_dims, kc_block_dims, 0, kc_stream, kc_params, &kc_failure);
+  if (kc_failed != 0) {
+    return ::kc::ffi_support::Internal(::kc::rt::Message() << "scale: " << kc_failure.message);
   }
   return ffi::Error::Success();
 }
@@ -153,9 +155,10 @@ ffi::Error scale_cuda_impl(
   ::kc::cuda::Function* kc_functions[1] = {};
   {
     static const int kc_slots[1] = {0};
-    const std::string kc_error = kc_cuda_cache_0().Get(kc_stream, kc_slots, 1, kc_functions);
-    if (!kc_error.empty()) {
-      return ::kc::ffi_support::Internal(::kc::rt::Message() << "scale: " << kc_error.c_str());
+    kc_error kc_failure;
+    const int32_t kc_failed = kc_cuda_cache_0().Get(kc_stream, kc_slots, 1, kc_functions, &kc_failure);
+    if (kc_failed != 0) {
+      return ::kc::ffi_support::Internal(::kc::rt::Message() << "scale: " << kc_failure.message);
     }
   }
   for (int64_t kc_i = 0; kc_i < kc_batch.count; ++kc_i) {
@@ -180,9 +183,10 @@ ffi::Error scale_numba_cuda_init_impl(
     ffi::Result<ffi::AnyBuffer> r_out) {
   {
     ::kc::cuda::Function* kc_function = nullptr;
-    const std::string kc_error = kc_cuda_cache_1().Get(kc_stream, 0, &kc_function);
-    if (!kc_error.empty()) {
-      return ::kc::ffi_support::Internal(::kc::rt::Message() << "scale_numba: " << kc_error.c_str());
+    kc_error kc_failure;
+    const int32_t kc_failed = kc_cuda_cache_1().Get(kc_stream, 0, &kc_function, &kc_failure);
+    if (kc_failed != 0) {
+      return ::kc::ffi_support::Internal(::kc::rt::Message() << "scale_numba: " << kc_failure.message);
     }
   }
   return ffi::Error::Success();
@@ -222,9 +226,9 @@ ffi::Error scale_numba_cuda_impl_element(
     return ::kc::ffi_support::InvalidArgument("scale_numba: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
   }
   {
-    const std::string kc_error = ::kc::cuda::Fill(o_out.untyped_data(), static_cast<int64_t>(o_out.element_count()), static_cast<int>(sizeof(float)), ::kc::cuda::Bits<float>(static_cast<float>(0.0)), kc_stream, kc_fill64);
-    if (!kc_error.empty()) {
-      return ::kc::ffi_support::Internal(::kc::rt::Message() << "scale_numba: filling 'out': " << kc_error.c_str());
+    kc_error kc_failure;
+    if (::kc::cuda::Fill(o_out.untyped_data(), static_cast<int64_t>(o_out.element_count()), static_cast<int>(sizeof(float)), ::kc::cuda::Bits<float>(static_cast<float>(0.0)), kc_stream, kc_fill64, &kc_failure) != 0) {
+      return ::kc::ffi_support::Internal(::kc::rt::Message() << "scale_numba: filling 'out': " << kc_failure.message);
     }
   }
   kc_launch kc_launch_;
@@ -239,9 +243,10 @@ ffi::Error scale_numba_cuda_impl_element(
   void* kc_params[] = {&kc_arg_x.meminfo, &kc_arg_x.parent, &kc_arg_x.nitems, &kc_arg_x.itemsize, &kc_arg_x.data, &kc_arg_x.shape[0], &kc_arg_x.strides[0], &kc_arg_s, &kc_arg_out.meminfo, &kc_arg_out.parent, &kc_arg_out.nitems, &kc_arg_out.itemsize, &kc_arg_out.data, &kc_arg_out.shape[0], &kc_arg_out.strides[0], nullptr};
   const unsigned kc_grid_dims[3] = {kc_launch_.grid.x, kc_launch_.grid.y, kc_launch_.grid.z};
   const unsigned kc_block_dims[3] = {kc_launch_.block.x, kc_launch_.block.y, kc_launch_.block.z};
-  const std::string kc_error = ::kc::cuda::Launch(kc_function, kc_grid_dims, kc_block_dims, 0, kc_stream, kc_params);
-  if (!kc_error.empty()) {
-    return ::kc::ffi_support::Internal(::kc::rt::Message() << "scale_numba: " << kc_error.c_str());
+  kc_error kc_failure;
+  const int32_t kc_failed = ::kc::cuda::Launch(kc_function, kc_grid_dims, kc_block_dims, 0, kc_stream, kc_params, &kc_failure);
+  if (kc_failed != 0) {
+    return ::kc::ffi_support::Internal(::kc::rt::Message() << "scale_numba: " << kc_failure.message);
   }
   return ffi::Error::Success();
 }
@@ -269,9 +274,10 @@ ffi::Error scale_numba_cuda_impl(
   ::kc::cuda::Function* kc_functions[2] = {};
   {
     static const int kc_slots[2] = {0, 1};
-    const std::string kc_error = kc_cuda_cache_1().Get(kc_stream, kc_slots, 2, kc_functions);
-    if (!kc_error.empty()) {
-      return ::kc::ffi_support::Internal(::kc::rt::Message() << "scale_numba: " << kc_error.c_str());
+    kc_error kc_failure;
+    const int32_t kc_failed = kc_cuda_cache_1().Get(kc_stream, kc_slots, 2, kc_functions, &kc_failure);
+    if (kc_failed != 0) {
+      return ::kc::ffi_support::Internal(::kc::rt::Message() << "scale_numba: " << kc_failure.message);
     }
   }
   for (int64_t kc_i = 0; kc_i < kc_batch.count; ++kc_i) {
