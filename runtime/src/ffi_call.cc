@@ -275,6 +275,9 @@ XLA_FFI_Error* Refusal(const XLA_FFI_CallFrame* frame, const Signature& s) {
                             << "' expects a " << DataTypeName(a.type)
                             << " scalar, got " << DataTypeName(scalar->dtype));
     }
+    // Accepts and this read the same rules; should they ever part, the
+    // call still fails with a message.
+    why << "the call does not match the handler's signature";
   }
   return InvalidArgument(frame->api, why);
 }
