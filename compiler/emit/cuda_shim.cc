@@ -74,13 +74,27 @@ std::string Impl(const model::Kernel& k, std::string_view stage) {
   return fmt::format("{}_cuda{}_impl", k.Id(), stage);
 }
 
-// Fails the handler when a call of the CUDA runtime left an error in
-// kc_error.
-constexpr std::string_view kReturnError = R"code(
-  if (kc_failed != 0) {
-    return ::kc::ffi_support::Internal(::kc::rt::Message() << "$kernel$: " << kc_failure.message);
-  }
-)code";
+// A call of the CUDA runtime (kernelc/cuda.h), `call` with &kc_failure as
+// its last argument, that fails the handler with the runtime's reason
+// after "<kernel>: <what>".
+void EmitRuntimeCall(Printer& p, std::string_view kernel, std::string_view what,
+                     const std::string& call) {
+  p.Emit({{"kernel", kernel}, {"what", what}, {"call", call}}, R"code(
+    kc_error kc_failure;
+    if ($call$ != 0) {
+      return ::kc::ffi_support::Internal(::kc::rt::Message() << "$kernel$: $what$" << kc_failure.message);
+    }
+  )code");
+}
+
+// Looks kernels up in `module` (a ModuleCache's accessor) for the stream's
+// context: ModuleCache::Get's arguments after the stream are `args`.
+void EmitGet(Printer& p, std::string_view kernel, const std::string& module,
+             const std::string& args) {
+  EmitRuntimeCall(
+      p, kernel, "",
+      fmt::format("{}.Get(kc_stream, {}, &kc_failure)", module, args));
+}
 
 // The element's statements after the checks: in-place copies and fills on
 // the stream, then the launch. A folded batch (kc_fold set) is one
@@ -99,20 +113,24 @@ void EmitBody(const sema::KernelPlan& kp, const Slot& slot,
   for (const Param& param : k.params) {
     if (param.role != Role::kInMut) continue;
     const std::string result = HandlerParts::BufferVar(param);
+    const std::string bytes =
+        fmt::format("{}.size_bytes(){}", result,
+                    slot.folds() ? " * static_cast<size_t>(kc_copies)" : "");
     p.Emit(
         {{"result", result},
          {"arg", Namer::CppLocal("b", param.name)},
-         {"bytes",
-          fmt::format("{}.size_bytes(){}", result,
-                      slot.folds() ? " * static_cast<size_t>(kc_copies)" : "")},
-         {"kernel", k.name},
-         {"param", param.name}},
+         {"bytes", bytes},
+         {"copy",
+          [&] {
+            EmitRuntimeCall(
+                p, k.name, fmt::format("copying '{}': ", param.name),
+                fmt::format("::kc::cuda::CopyAsync({}.untyped_data(), "
+                            "{}.untyped_data(), {}, kc_stream, &kc_failure)",
+                            result, Namer::CppLocal("b", param.name), bytes));
+          }}},
         R"code(
              if ($result$.untyped_data() != $arg$.untyped_data() && $bytes$ > 0) {
-               kc_error kc_failure;
-               if (::kc::cuda::CopyAsync($result$.untyped_data(), $arg$.untyped_data(), $bytes$, kc_stream, &kc_failure) != 0) {
-                 return ::kc::ffi_support::Internal(::kc::rt::Message() << "$kernel$: copying '$param$': " << kc_failure.message);
-               }
+               $copy$
              }
            )code");
   }
@@ -121,20 +139,23 @@ void EmitBody(const sema::KernelPlan& kp, const Slot& slot,
     const Param& param = k.params[i];
     const std::string buffer = HandlerParts::BufferVar(param);
     if (h.Fills(i))
-      p.Emit(
-          {{"ctype", model::DTypeCppName(param.dtype)},
-           {"buffer", buffer},
-           {"value", h.InitValue(i)},
-           {"kernel", k.name},
-           {"param", param.name},
-           {"count", fmt::format("static_cast<int64_t>({}.element_count()){}",
-                                 buffer, slot.folds() ? " * kc_copies" : "")}},
-          R"code(
+      p.Emit({{"fill",
+               [&] {
+                 const std::string ctype(model::DTypeCppName(param.dtype));
+                 EmitRuntimeCall(
+                     p, k.name, fmt::format("filling '{}': ", param.name),
+                     fmt::format(
+                         "::kc::cuda::Fill({0}.untyped_data(), "
+                         "static_cast<int64_t>({0}.element_count()){1}, "
+                         "static_cast<int>(sizeof({2})), "
+                         "::kc::cuda::Bits<{2}>({3}), kc_stream, kc_fill64, "
+                         "&kc_failure)",
+                         buffer, slot.folds() ? " * kc_copies" : "", ctype,
+                         h.InitValue(i)));
+               }}},
+             R"code(
                {
-                 kc_error kc_failure;
-                 if (::kc::cuda::Fill($buffer$.untyped_data(), $count$, static_cast<int>(sizeof($ctype$)), ::kc::cuda::Bits<$ctype$>($value$), kc_stream, kc_fill64, &kc_failure) != 0) {
-                   return ::kc::ffi_support::Internal(::kc::rt::Message() << "$kernel$: filling '$param$': " << kc_failure.message);
-                 }
+                 $fill$
                }
              )code");
     // Each argument in a local of the kernel parameter's type; the launch
@@ -176,41 +197,29 @@ void EmitBody(const sema::KernelPlan& kp, const Slot& slot,
   }
   h.EmitLaunchGrid(p);
   const std::string shared_bytes = kp.shared_bytes ? "kc_shared_bytes" : "0";
-  std::function<void()> launch = [&] {
-    p.Emit({{"shared_bytes", shared_bytes}}, R"code(
-      kc_error kc_failure;
-      const int32_t kc_failed = ::kc::cuda::Launch(kc_function, kc_grid_dims, kc_block_dims, $shared_bytes$, kc_stream, kc_params, &kc_failure);
-    )code");
-  };
+  std::string launch = fmt::format(
+      "::kc::cuda::Launch(kc_function, kc_grid_dims, kc_block_dims, {}, "
+      "kc_stream, kc_params, &kc_failure)",
+      shared_bytes);
   if (slot.folds()) {
     // The fold entry's last parameter, the batch, set by LaunchFold.
-    launch = [&, batch_param = refs.size()] {
-      p.Emit({{"shared_bytes", shared_bytes}, {"batch_param", batch_param}},
-             R"code(
-               kc_error kc_failure;
-               const int32_t kc_failed =
-                   kc_fold == nullptr
-                       ? ::kc::cuda::Launch(kc_function, kc_grid_dims, kc_block_dims, $shared_bytes$, kc_stream, kc_params, &kc_failure)
-                       : ::kc::cuda::LaunchFold(kc_fold_function, kc_grid_dims, kc_block_dims, $shared_bytes$, kc_stream, kc_params, $batch_param$, *kc_fold, &kc_failure);
-             )code");
-    };
+    launch = fmt::format(
+        "(kc_fold == nullptr ? {} : ::kc::cuda::LaunchFold(kc_fold_function, "
+        "kc_grid_dims, kc_block_dims, {}, kc_stream, kc_params, {}, *kc_fold, "
+        "&kc_failure))",
+        launch, shared_bytes, refs.size());
     refs.push_back("nullptr");
   }
   refs.push_back("nullptr");  // never an empty array
   p.Emit({{"arg_decls", fmt::format("{}", fmt::join(decls, "\n"))},
           {"arg_refs", fmt::format("{}", fmt::join(refs, ", "))},
-          {"launch", launch},
-          {"check",
-           [&] {
-             p.Emit({{"kernel", k.name}}, kReturnError);
-           }}},
+          {"launch", [&] { EmitRuntimeCall(p, k.name, "", launch); }}},
          R"code(
            $arg_decls$
            void* kc_params[] = {$arg_refs$};
            const unsigned kc_grid_dims[3] = {kc_launch_.grid.x, kc_launch_.grid.y, kc_launch_.grid.z};
            const unsigned kc_block_dims[3] = {kc_launch_.block.x, kc_launch_.block.y, kc_launch_.block.z};
            $launch$
-           $check$
          )code");
 }
 
@@ -220,18 +229,15 @@ void EmitInitHandler(const sema::KernelPlan& kp, const Slot& slot, Printer& p) {
   const model::Kernel& k = *kp.kernel;
   auto loads = [&] {
     auto load = [&](const std::string& cache, int index) {
-      p.Emit({{"module", cache + "()"},
-              {"slot", index},
-              {"check",
+      p.Emit({{"get",
                [&] {
-                 p.Emit({{"kernel", k.name}}, kReturnError);
+                 EmitGet(p, k.name, cache + "()",
+                         fmt::format("{}, &kc_function", index));
                }}},
              R"code(
                {
                  ::kc::cuda::Function* kc_function = nullptr;
-                 kc_error kc_failure;
-                 const int32_t kc_failed = $module$.Get(kc_stream, $slot$, &kc_function, &kc_failure);
-                 $check$
+                 $get$
                }
              )code");
     };
@@ -322,47 +328,44 @@ void EmitExecuteHandler(const sema::KernelPlan& kp, const Slot& slot,
     return fmt::format("{}", fmt::join(args, ",\n"));
   };
   auto functions = [&] {
-    auto check = [&] { p.Emit({{"kernel", k.name}}, kReturnError); };
+    auto get = [&](const std::string& module, const std::string& args) {
+      return [&, module, args] { EmitGet(p, k.name, module, args); };
+    };
     if (!slot.entry()) {
-      p.Emit({{"module", slot.cache + "()"},
-              {"count", slots.size()},
+      p.Emit({{"count", slots.size()},
               {"slots", fmt::format("{}", fmt::join(slots, ", "))},
-              {"check", check}},
+              {"get", get(slot.cache + "()",
+                          fmt::format("kc_slots, {}, kc_functions",
+                                      slots.size()))}},
              R"code(
                // The kernels this call launches, looked up once for every batch element.
                ::kc::cuda::Function* kc_functions[$count$] = {};
                {
                  static const int kc_slots[$count$] = {$slots$};
-                 kc_error kc_failure;
-                 const int32_t kc_failed = $module$.Get(kc_stream, kc_slots, $count$, kc_functions, &kc_failure);
-                 $check$
+                 $get$
                }
              )code");
     } else {
       // The kernel's entry, which reads the traced scalars on the device,
       // and the fill of the source's own module.
-      p.Emit({{"module", slot.entry_cache + "()"},
-              {"count", slots.size()},
-              {"slot", slot.entry_slot},
-              {"check", check}},
+      p.Emit({{"count", slots.size()},
+              {"get", get(slot.entry_cache + "()",
+                          fmt::format("{}, &kc_functions[0]",
+                                      slot.entry_slot))}},
              R"code(
                // The kernels this call launches, looked up once for every batch element.
                ::kc::cuda::Function* kc_functions[$count$] = {};
                {
-                 kc_error kc_failure;
-                 const int32_t kc_failed = $module$.Get(kc_stream, $slot$, &kc_functions[0], &kc_failure);
-                 $check$
+                 $get$
                }
              )code");
       if (h.HasFills())
-        p.Emit({{"module", slot.cache + "()"},
-                {"slot", slot.fill_slot},
-                {"check", check}},
+        p.Emit({{"get", get(slot.cache + "()",
+                            fmt::format("{}, &kc_functions[1]",
+                                        slot.fill_slot))}},
                R"code(
                  {
-                   kc_error kc_failure;
-                   const int32_t kc_failed = $module$.Get(kc_stream, $slot$, &kc_functions[1], &kc_failure);
-                   $check$
+                   $get$
                  }
                )code");
     }
@@ -386,14 +389,10 @@ void EmitExecuteHandler(const sema::KernelPlan& kp, const Slot& slot,
          {"dense", dense.empty() ? std::string("nullptr")
                                  : fmt::format("{}", fmt::join(dense, ", "))},
          {"dense_count", dense.size()},
-         {"module", slot.fold_cache + "()"},
-         {"slot", slot.fold_slot},
          {"impl", impl},
          {"args", element_args(fold_prefix, "0")},
-         {"check",
-          [&] {
-            p.Emit({{"kernel", k.name}}, kReturnError);
-          }}},
+         {"get", get(slot.fold_cache + "()",
+                     fmt::format("{}, &kc_fold_function", slot.fold_slot))}},
         R"code(
              // A batch of several elements folds into the grid's z axis: one element's
              // checks, one launch of the fold entry for all (kernelc/fold.h).
@@ -403,9 +402,7 @@ void EmitExecuteHandler(const sema::KernelPlan& kp, const Slot& slot,
                ::kc::cuda::FoldLaunch kc_fold;
                if (::kc::cuda::PlanFold(kc_batch, kc_tensors, $count$, kc_dense, $dense_count$, &kc_fold)) {
                  ::kc::cuda::Function* kc_fold_function = nullptr;
-                 kc_error kc_failure;
-                 const int32_t kc_failed = $module$.Get(kc_stream, $slot$, &kc_fold_function, &kc_failure);
-                 $check$
+                 $get$
                  return $impl$_element(
                      $args$);
                }

@@ -220,16 +220,14 @@ ffi::Error saxpy_cuda_init_impl(
   {
     ::kc::cuda::Function* kc_function = nullptr;
     kc_error kc_failure;
-    const int32_t kc_failed = kc_cuda_cache_0().Get(kc_stream, 0, &kc_function, &kc_failure);
-    if (kc_failed != 0) {
+    if (kc_cuda_cache_0().Get(kc_stream, 0, &kc_function, &kc_failure) != 0) {
       return ::kc::ffi_support::Internal(::kc::rt::Message() << "saxpy: " << kc_failure.message);
     }
   }
   {
     ::kc::cuda::Function* kc_function = nullptr;
     kc_error kc_failure;
-    const int32_t kc_failed = kc_cuda_fold_cache_0().Get(kc_stream, 0, &kc_function, &kc_failure);
-    if (kc_failed != 0) {
+    if (kc_cuda_fold_cache_0().Get(kc_stream, 0, &kc_function, &kc_failure) != 0) {
       return ::kc::ffi_support::Internal(::kc::rt::Message() << "saxpy: " << kc_failure.message);
     }
   }
@@ -308,11 +306,7 @@ ffi::Error saxpy_cuda_impl_element(
   const unsigned kc_grid_dims[3] = {kc_launch_.grid.x, kc_launch_.grid.y, kc_launch_.grid.z};
   const unsigned kc_block_dims[3] = {kc_launch_.block.x, kc_launch_.block.y, kc_launch_.block.z};
   kc_error kc_failure;
-  const int32_t kc_failed =
-      kc_fold == nullptr
-          ? ::kc::cuda::Launch(kc_function, kc_grid_dims, kc_block_dims, 0, kc_stream, kc_params, &kc_failure)
-          : ::kc::cuda::LaunchFold(kc_fold_function, kc_grid_dims, kc_block_dims, 0, kc_stream, kc_params, 5, *kc_fold, &kc_failure);
-  if (kc_failed != 0) {
+  if ((kc_fold == nullptr ? ::kc::cuda::Launch(kc_function, kc_grid_dims, kc_block_dims, 0, kc_stream, kc_params, &kc_failure) : ::kc::cuda::LaunchFold(kc_fold_function, kc_grid_dims, kc_block_dims, 0, kc_stream, kc_params, 5, *kc_fold, &kc_failure)) != 0) {
     return ::kc::ffi_support::Internal(::kc::rt::Message() << "saxpy: " << kc_failure.message);
   }
   return ffi::Error::Success();
@@ -344,8 +338,7 @@ ffi::Error saxpy_cuda_impl(
   {
     static const int kc_slots[1] = {0};
     kc_error kc_failure;
-    const int32_t kc_failed = kc_cuda_cache_0().Get(kc_stream, kc_slots, 1, kc_functions, &kc_failure);
-    if (kc_failed != 0) {
+    if (kc_cuda_cache_0().Get(kc_stream, kc_slots, 1, kc_functions, &kc_failure) != 0) {
       return ::kc::ffi_support::Internal(::kc::rt::Message() << "saxpy: " << kc_failure.message);
     }
   }
@@ -358,8 +351,7 @@ ffi::Error saxpy_cuda_impl(
     if (::kc::cuda::PlanFold(kc_batch, kc_tensors, 3, kc_dense, 0, &kc_fold)) {
       ::kc::cuda::Function* kc_fold_function = nullptr;
       kc_error kc_failure;
-      const int32_t kc_failed = kc_cuda_fold_cache_0().Get(kc_stream, 0, &kc_fold_function, &kc_failure);
-      if (kc_failed != 0) {
+      if (kc_cuda_fold_cache_0().Get(kc_stream, 0, &kc_fold_function, &kc_failure) != 0) {
         return ::kc::ffi_support::Internal(::kc::rt::Message() << "saxpy: " << kc_failure.message);
       }
       return saxpy_cuda_impl_element(

@@ -62,8 +62,7 @@ ffi::Error scale_cuda_init_impl(
   {
     ::kc::cuda::Function* kc_function = nullptr;
     kc_error kc_failure;
-    const int32_t kc_failed = kc_cuda_cache_0().Get(kc_stream, 0, &kc_function, &kc_failure);
-    if (kc_failed != 0) {
+    if (kc_cuda_cache_0().Get(kc_stream, 0, &kc_function, &kc_failure) != 0) {
       return ::kc::ffi_support::Internal(::kc::rt::Message() << "scale: " << kc_failure.message);
     }
   }
@@ -125,8 +124,7 @@ ffi::Error scale_cuda_impl_element(
   const unsigned kc_grid_dims[3] = {kc_launch_.grid.x, kc_launch_.grid.y, kc_launch_.grid.z};
   const unsigned kc_block_dims[3] = {kc_launch_.block.x, kc_launch_.block.y, kc_launch_.block.z};
   kc_error kc_failure;
-  const int32_t kc_failed = ::kc::cuda::Launch(kc_function, kc_grid_dims, kc_block_dims, 0, kc_stream, kc_params, &kc_failure);
-  if (kc_failed != 0) {
+  if (::kc::cuda::Launch(kc_function, kc_grid_dims, kc_block_dims, 0, kc_stream, kc_params, &kc_failure) != 0) {
     return ::kc::ffi_support::Internal(::kc::rt::Message() << "scale: " << kc_failure.message);
   }
   return ffi::Error::Success();
@@ -156,8 +154,7 @@ ffi::Error scale_cuda_impl(
   {
     static const int kc_slots[1] = {0};
     kc_error kc_failure;
-    const int32_t kc_failed = kc_cuda_cache_0().Get(kc_stream, kc_slots, 1, kc_functions, &kc_failure);
-    if (kc_failed != 0) {
+    if (kc_cuda_cache_0().Get(kc_stream, kc_slots, 1, kc_functions, &kc_failure) != 0) {
       return ::kc::ffi_support::Internal(::kc::rt::Message() << "scale: " << kc_failure.message);
     }
   }
@@ -184,8 +181,7 @@ ffi::Error scale_numba_cuda_init_impl(
   {
     ::kc::cuda::Function* kc_function = nullptr;
     kc_error kc_failure;
-    const int32_t kc_failed = kc_cuda_cache_1().Get(kc_stream, 0, &kc_function, &kc_failure);
-    if (kc_failed != 0) {
+    if (kc_cuda_cache_1().Get(kc_stream, 0, &kc_function, &kc_failure) != 0) {
       return ::kc::ffi_support::Internal(::kc::rt::Message() << "scale_numba: " << kc_failure.message);
     }
   }
@@ -244,8 +240,7 @@ ffi::Error scale_numba_cuda_impl_element(
   const unsigned kc_grid_dims[3] = {kc_launch_.grid.x, kc_launch_.grid.y, kc_launch_.grid.z};
   const unsigned kc_block_dims[3] = {kc_launch_.block.x, kc_launch_.block.y, kc_launch_.block.z};
   kc_error kc_failure;
-  const int32_t kc_failed = ::kc::cuda::Launch(kc_function, kc_grid_dims, kc_block_dims, 0, kc_stream, kc_params, &kc_failure);
-  if (kc_failed != 0) {
+  if (::kc::cuda::Launch(kc_function, kc_grid_dims, kc_block_dims, 0, kc_stream, kc_params, &kc_failure) != 0) {
     return ::kc::ffi_support::Internal(::kc::rt::Message() << "scale_numba: " << kc_failure.message);
   }
   return ffi::Error::Success();
@@ -275,8 +270,7 @@ ffi::Error scale_numba_cuda_impl(
   {
     static const int kc_slots[2] = {0, 1};
     kc_error kc_failure;
-    const int32_t kc_failed = kc_cuda_cache_1().Get(kc_stream, kc_slots, 2, kc_functions, &kc_failure);
-    if (kc_failed != 0) {
+    if (kc_cuda_cache_1().Get(kc_stream, kc_slots, 2, kc_functions, &kc_failure) != 0) {
       return ::kc::ffi_support::Internal(::kc::rt::Message() << "scale_numba: " << kc_failure.message);
     }
   }
