@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <optional>
 #include <set>
@@ -112,7 +113,8 @@ std::vector<std::string> CommonFlags(const std::string& dir) {
 // The flags of kernelc's generated sources, with kernelc's headers and
 // XLA's FFI headers under `dir` (the scratch directory, or a precompiled
 // prelude's directory).
-using GeneratedFlags = std::vector<std::string> (*)(const std::string& dir);
+using GeneratedFlags =
+    std::function<std::vector<std::string>(const std::string& dir)>;
 
 std::vector<std::string> ShimFlags(const std::string& dir) {
   return {"-O2", "-isystem", dir + "/include", "-isystem", dir + "/xla_ffi"};
@@ -150,11 +152,13 @@ Status WriteBundledHeaders(const std::string& dir) {
 // stage of the compile that needs it, which it makes longer once. A
 // prelude is much of its source's compile time: the shim's (XLA's FFI
 // API, kernelc's runtime headers and the standard library headers they
-// use) preprocesses to some 40,000 lines.
+// use) preprocesses to some 40,000 lines, and the CPU built-ins that an
+// entry file opens with (<math.h>, <memory>) take two thirds of a small
+// kernel's compile.
 std::optional<std::string> PrecompiledPrelude(const HostToolchain& tc,
                                               const HostBuild& build,
                                               const std::string& prelude,
-                                              GeneratedFlags flags) {
+                                              const GeneratedFlags& flags) {
   if (build.prelude_dir.empty() || !tc.cxx.empty() || prelude.empty())
     return std::nullopt;
   cache::KeyBuilder name;
@@ -230,13 +234,13 @@ Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build,
   struct Compile {
     std::string src;   // under work_dir
     std::string what;  // how the progress names it
-    std::vector<std::string> flags;
+    // The flags that its prelude (its opening #include lines) is read
+    // with, for kernelc's headers under a directory: the scratch
+    // directory, or that of the precompiled prelude.
+    GeneratedFlags prelude_flags;
+    std::vector<std::string> own_flags;  // those of the source alone
     bool user_code = false;  // its failures are the user's to fix
     std::string dep_file;    // -MMD's output, when asked for
-    // kernelc's generated sources: their flags, for kernelc's headers
-    // under a directory; their preludes are precompiled. Null for the
-    // user's units.
-    GeneratedFlags generated = nullptr;
   };
   std::vector<Compile> compiles;
   for (const HostBuild::UserUnit& unit : build.user_units) {
@@ -292,36 +296,43 @@ Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build,
     c.src = unit.file;
     c.what = unit.source_path;
     c.user_code = true;
-    c.flags = {"-O3", "-D__KERNELC_HOST__", "-x", "c++",
-               fmt::format("-DKC_USER_SOURCE=\"{}\"", include_path),
-               fmt::format("-ffile-prefix-map={}=.", src_dir.str().str()),
-               // kernelc's headers before the user's directories (-I comes
-               // before -isystem): <cuda_fp16.h> is kernelc's stand-in even
-               // when -I names the CUDA toolkit's include directory.
-               "-I" + include, "-I" + host_include};
-    c.flags.insert(c.flags.end(), link_flags.begin(), link_flags.end());
-    for (const std::string& d : build.include_dirs) c.flags.push_back("-I" + d);
-    for (const std::string& d : build.defines) c.flags.push_back("-D" + d);
+    // What the entry file's prelude, kernelc's headers, is read with: every
+    // flag that can change how a header reads, the user's among them.
+    std::vector<std::string> search = link_flags;
+    for (const std::string& d : build.include_dirs) search.push_back("-I" + d);
+    for (const std::string& d : build.defines) search.push_back("-D" + d);
     // CUDA code passes values that only some threads set through its own
     // functions (`int v; if (lane == 0) v = atomicAdd(...); v =
     // broadcast(v);`), which Clang would take for undefined behaviour and
     // compile into every thread doing the atomicAdd (seen with Clang 19,
     // through a __noinline__ function).
     if (IsClang(tc))
-      c.flags.insert(c.flags.end(),
-                     {"-Xclang", "-no-enable-noundef-analysis"});
+      search.insert(search.end(), {"-Xclang", "-no-enable-noundef-analysis"});
     // The kernels' built-ins are thread-local (kernelc/host.h), reached
     // through __tls_get_addr. TLS descriptors (-mtls-dialect=gnu2) would
     // save some 16 instructions per call, but glibc before 2.40 resolves
     // a descriptor of a module in dynamic TLS without preserving the vector
     // registers (glibc bug 31372): with Debian 12's glibc 2.36, a process
     // that loads several packages then read wrong scalars.
-    c.flags.insert(c.flags.end(), text_flags.begin(), text_flags.end());
+    search.insert(search.end(), text_flags.begin(), text_flags.end());
+    c.prelude_flags = [search](const std::string& dir) {
+      std::vector<std::string> flags = {
+          "-O3", "-D__KERNELC_HOST__", "-x", "c++",
+          // kernelc's headers before the user's directories (-I comes
+          // before -isystem): <cuda_fp16.h> is kernelc's stand-in even
+          // when -I names the CUDA toolkit's include directory.
+          "-I" + dir + "/include", "-I" + dir + "/host_include"};
+      flags.insert(flags.end(), search.begin(), search.end());
+      return flags;
+    };
+    c.own_flags = {fmt::format("-DKC_USER_SOURCE=\"{}\"", include_path),
+                   fmt::format("-ffile-prefix-map={}=.", src_dir.str().str())};
     // -MMD leaves out system headers, for which the compiler's identity
-    // stands; kernelc's own, in the scratch directory, are left out below.
+    // stands; kernelc's own, in the scratch directory or with a
+    // precompiled prelude, are left out below.
     if (build.dependencies) {
       c.dep_file = work + "/" + unit.file + ".d";
-      c.flags.insert(c.flags.end(), {"-MMD", "-MF", c.dep_file});
+      c.own_flags.insert(c.own_flags.end(), {"-MMD", "-MF", c.dep_file});
     }
     compiles.push_back(std::move(c));
   }
@@ -330,8 +341,7 @@ Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build,
     Compile c;
     c.src = std::move(src);
     c.what = std::move(what);
-    c.flags = flags(work);
-    c.generated = flags;
+    c.prelude_flags = std::move(flags);
     compiles.push_back(std::move(c));
   };
   add_generated("shim.cc", "XLA FFI shim", ShimFlags);
@@ -367,32 +377,31 @@ Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build,
     Progress::Stage stage(build.progress, "host compile", c.what);
     const std::vector<std::string> io = {"-c", work + "/" + c.src, "-o",
                                          objects[i]};
-    // A generated source with its prelude precompiled, the headers read
-    // where the precompiled header was made from them (so mapped to "." as
-    // well); compiled whole when that fails, as a header Clang will not
-    // load (a stale or damaged one) fails, and the header removed, so the
-    // next build makes it anew.
-    std::optional<std::string> pch;
-    if (c.generated)
-      pch = PrecompiledPrelude(tc, build, build.sources.at(c.src).prelude,
-                               c.generated);
-    RunResult r;
-    if (pch) {
-      const std::string dir(llvm::sys::path::parent_path(*pch));
+    // A source with its prelude precompiled, the headers read where the
+    // precompiled header was made from them (so mapped to "." as well);
+    // compiled whole when that fails, as a header Clang will not load (a
+    // stale or damaged one) fails. When the whole source then compiles,
+    // the header was at fault: it is removed, and the next build makes it
+    // anew. When it does not, the diagnostics are those of the whole
+    // source, as without a precompiled header.
+    std::optional<std::string> pch =
+        PrecompiledPrelude(tc, build, build.sources.at(c.src).prelude,
+                           c.prelude_flags);
+    auto compile = [&](const std::string& dir, bool with_pch) {
       std::vector<std::string> args = common;
-      std::vector<std::string> flags = c.generated(dir);
-      args.push_back(fmt::format("-ffile-prefix-map={}=.", dir));
+      std::vector<std::string> flags = c.prelude_flags(dir);
+      if (with_pch) args.push_back(fmt::format("-ffile-prefix-map={}=.", dir));
       args.insert(args.end(), flags.begin(), flags.end());
-      args.insert(args.end(), {"-include-pch", *pch});
+      args.insert(args.end(), c.own_flags.begin(), c.own_flags.end());
+      if (with_pch) args.insert(args.end(), {"-include-pch", *pch});
       args.insert(args.end(), io.begin(), io.end());
-      r = RunCompiler(tc, args, work + "/" + c.src + ".log");
-      if (r.code != 0) llvm::sys::fs::remove(*pch);
-    }
+      return RunCompiler(tc, args, work + "/" + c.src + ".log");
+    };
+    RunResult r;
+    if (pch) r = compile(std::string(llvm::sys::path::parent_path(*pch)), true);
     if (!pch || r.code != 0) {
-      std::vector<std::string> args = common;
-      args.insert(args.end(), c.flags.begin(), c.flags.end());
-      args.insert(args.end(), io.begin(), io.end());
-      r = RunCompiler(tc, args, work + "/" + c.src + ".log");
+      r = compile(work, false);
+      if (pch && r.code == 0) llvm::sys::fs::remove(*pch);
     }
     Outcome& out = outcomes[i];
     if (!r.error.empty() && r.code < 0) {
@@ -436,8 +445,11 @@ Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build,
         llvm::sys::fs::make_absolute(work, path);
         llvm::sys::path::remove_dots(path, /*remove_dot_dot=*/true);
         // The generated entry points and kernelc's headers live in the
-        // scratch directory.
-        if (!llvm::StringRef(path).starts_with(work + "/"))
+        // scratch directory, or in that of the precompiled preludes.
+        const llvm::StringRef p(path);
+        if (!p.starts_with(work + "/") &&
+            (build.prelude_dir.empty() ||
+             !p.starts_with(build.prelude_dir + "/")))
           dependencies.insert(std::string(path));
       }
     }

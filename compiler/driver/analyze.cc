@@ -107,7 +107,8 @@ bool UsableSpecSource(const std::string& source, const std::string& spec,
 Result<model::Module> ReadSpecs(const Options& o,
                                 const std::vector<std::string>& specs,
                                 diag::DiagnosticEngine& diags,
-                                std::vector<std::string>* dependencies) {
+                                std::vector<std::string>* dependencies,
+                                const std::string& prelude_dir) {
   model::Module m;
   const int errors_before = diags.error_count();
   // Where each kernel is in its spec; the places must stay where they are.
@@ -156,6 +157,7 @@ Result<model::Module> ReadSpecs(const Options& o,
   with_source.sources = m.sources;
   if (with_source.kernels.empty()) return m;
   frontend::Options fo = FrontendOptions(o);
+  fo.prelude_dir = prelude_dir;
   fo.dependencies = dependencies;
   Result<std::vector<model::DeclaredKernel>> declared =
       frontend::ReadDeclarations(with_source, fo, diags);
@@ -182,7 +184,8 @@ Result<model::Module> ReadSpecs(const Options& o,
 Result<model::Module> ReadModule(const Options& o,
                                  diag::DiagnosticEngine& diags,
                                  std::vector<std::string>* dependencies,
-                                 Progress* progress) {
+                                 Progress* progress,
+                                 const std::string& prelude_dir) {
   std::vector<std::string> json_specs, cpp_sources;
   for (const std::string& s : o.sources) {
     if (HasExtension(s, {".json"})) {
@@ -198,11 +201,12 @@ Result<model::Module> ReadModule(const Options& o,
     diags.Report<Id::kSourcesAndSpecs>({});
     return Error::Reported();
   }
-  if (cpp_sources.empty()) return ReadSpecs(o, json_specs, diags, dependencies);
+  if (cpp_sources.empty()) return ReadSpecs(o, json_specs, diags, dependencies, prelude_dir);
   for (const std::string& s : cpp_sources)
     if (!UsableInput(s, CheckInputFile(s), {}, diags))
       return Error::Reported();
   frontend::Options fo = FrontendOptions(o);
+  fo.prelude_dir = prelude_dir;
   fo.dependencies = dependencies;
   Progress::Stage stage(progress, "frontend",
                         fmt::format("{}", fmt::join(cpp_sources, ", ")));
@@ -217,9 +221,11 @@ Result<sema::ModulePlan> Analyze(const Options& o, const TargetUnits* units,
                                  model::Module* module,
                                  diag::DiagnosticEngine& diags,
                                  std::vector<std::string>* dependencies,
-                                 Progress* progress) {
+                                 Progress* progress,
+                                 const std::string& prelude_dir) {
   if (Status s = RequireUtf8(o.sources, diags); !s.ok()) return s.error();
-  Result<model::Module> m = ReadModule(o, diags, dependencies, progress);
+  Result<model::Module> m =
+      ReadModule(o, diags, dependencies, progress, prelude_dir);
   if (!m.ok()) return m.error();
   if (Status s = RequireUtf8(m.value(), diags); !s.ok()) return s.error();
   *module = std::move(m).value();

@@ -22,11 +22,14 @@ namespace kernelc::driver {
 // a target cannot build). What is wrong is reported to `diags`
 // (Error::Reported()). For C++ sources, `dependencies` (when set) receives
 // the files Clang read, and `progress` (when set) the frontend's stage.
+// `prelude_dir`: where the frontend keeps kernelc.h precompiled
+// (frontend::Options::prelude_dir); empty: nowhere.
 Result<sema::ModulePlan> Analyze(const Options& o, const TargetUnits* units,
                                  model::Module* module,
                                  diag::DiagnosticEngine& diags,
                                  std::vector<std::string>* dependencies,
-                                 Progress* progress = nullptr);
+                                 Progress* progress = nullptr,
+                                 const std::string& prelude_dir = "");
 
 }  // namespace kernelc::driver
 

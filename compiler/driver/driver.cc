@@ -159,9 +159,14 @@ Result<BuildResult> BuildPackage(const Options& options,
   // The files Clang's frontend read: the sources and their headers, which
   // the targets' compilers read too.
   std::vector<std::string> frontend_dependencies;
+  // The precompiled preludes depend on kernelc and its compiler only: kept
+  // in the cache directory, beside the build cache's entries, for every
+  // build with them.
+  const std::string prelude_dir =
+      toolchain.empty() ? "" : cache::PreludeDirectory(cache_dir, toolchain);
   Result<Generated> generated =
       Generate(o, units, diags, build_cache ? &frontend_dependencies : nullptr,
-               progress);
+               progress, prelude_dir);
   if (!generated.ok()) return generated.error();
   const Generated& g = generated.value();
   Result<backends::HostToolchain> tc = backends::FindHostToolchain();
@@ -203,11 +208,7 @@ Result<BuildResult> BuildPackage(const Options& options,
   std::vector<std::string> dependencies;
   if (build_cache) hb.dependencies = &dependencies;
   hb.progress = progress;
-  // The generated sources' precompiled preludes depend on kernelc and its
-  // compiler only: kept in the cache directory, beside the build cache's
-  // entries, for every build with them.
-  if (!toolchain.empty())
-    hb.prelude_dir = cache::PreludeDirectory(cache_dir, toolchain);
+  hb.prelude_dir = prelude_dir;
   if (Status s = backends::BuildHostLibrary(tc.value(), hb, diags); !s.ok())
     return s.error();
   cache::Files files = g.output.package;

@@ -96,13 +96,14 @@ targets::BuildSettings TargetSettings(const Options& o) {
 Result<Generated> Generate(const Options& o, TargetUnits& units,
                            diag::DiagnosticEngine& diags,
                            std::vector<std::string>* dependencies,
-                           Progress* progress) {
+                           Progress* progress,
+                           const std::string& prelude_dir) {
   Generated g;
   // The files the frontend read: the sources, and the headers that the
   // content hash holds too.
   std::vector<std::string> read;
   Result<sema::ModulePlan> plan =
-      Analyze(o, &units, &g.module, diags, &read, progress);
+      Analyze(o, &units, &g.module, diags, &read, progress, prelude_dir);
   if (!plan.ok()) return plan.error();
   if (Status s = CheckPythonNames(plan.value(), diags); !s.ok())
     return s.error();

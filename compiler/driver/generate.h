@@ -34,11 +34,13 @@ targets::BuildSettings TargetSettings(const Options& o);
 // of o.targets. What is wrong with the input is reported to `diags`
 // (Error::Reported()). For C++ sources, `dependencies` (when set) receives
 // the files Clang's frontend read. `progress` (when set) receives the
-// stages: the frontend, each target's compiles.
+// stages: the frontend, each target's compiles. `prelude_dir`: where the
+// frontend keeps kernelc.h precompiled (Analyze).
 Result<Generated> Generate(const Options& o, TargetUnits& units,
                            diag::DiagnosticEngine& diags,
                            std::vector<std::string>* dependencies = nullptr,
-                           Progress* progress = nullptr);
+                           Progress* progress = nullptr,
+                           const std::string& prelude_dir = "");
 
 }  // namespace kernelc::driver
 

@@ -188,7 +188,14 @@ TEST_CASE("a cuda build has no CPU entry points") {
 TEST_CASE("kernelc's own C++ sources carry the includes that open them") {
   Output out = Build({model::Target::kCpu, model::Target::kCuda}).Generated();
   CHECK(Paths(out.preludes) ==
-        std::vector<std::string>{"cuda_images.cc", "shim.cc"});
+        std::vector<std::string>{"cuda_images.cc", "host_0_k.cc", "shim.cc"});
+  // An entry file's: kernelc's headers, before the user's source.
+  CHECK(out.preludes["host_0_k.cc"] ==
+        "#include \"kernelc.h\"\n#include \"kernelc/cpu_exec.h\"\n"
+        "#include \"kernelc/launch.h\"\n");
+  CHECK_THAT(out.build["host_0_k.cc"],
+             Contains(out.preludes["host_0_k.cc"] +
+                      "\n#include KC_USER_SOURCE\n"));
   const std::string& shim = out.preludes["shim.cc"];
   CHECK_THAT(shim, StartsWith("#include <stdint.h>\n"));
   // Each platform's own includes end it, in target order: the CPU has none.

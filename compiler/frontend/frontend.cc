@@ -18,12 +18,16 @@
 #include <clang/Frontend/CompilerInstance.h>
 #include <clang/Frontend/CompilerInvocation.h>
 #include <clang/Frontend/FrontendAction.h>
+#include <clang/Frontend/FrontendActions.h>
 #include <clang/Frontend/Utils.h>
 #include <clang/Lex/PPCallbacks.h>
 #include <clang/Lex/Preprocessor.h>
 #include <clang/Tooling/Tooling.h>
 #include <fmt/format.h>
 #include <llvm/Support/FileSystem.h>
+#include <llvm/Support/SHA256.h>
+#include <llvm/ADT/StringExtras.h>
+#include <llvm/Support/Path.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/VirtualFileSystem.h>
 #include <llvm/Support/raw_ostream.h>
@@ -43,6 +47,7 @@
 #include "compiler/frontend/host_code.h"
 #include "compiler/frontend/kernel_reader.h"
 #include "compiler/frontend/locations.h"
+#include "compiler/util/file_io.h"
 #include "runtime/embedded_headers.h"
 
 // The LLVM installation whose clang driver and resource directory
@@ -105,6 +110,9 @@ struct Session {
   std::vector<std::string> toolkit_dirs;
   ToolkitInclude toolkit_include;  // of the source being parsed
   ConstantEvaluator evaluate;      // of the macros annotations name
+  // Where precompiled headers are kept (Options::prelude_dir): what is
+  // read from there is kernelc's, not a dependency of the sources.
+  std::string prelude_dir;
 
   // Whether a real path is under one of toolkit_dirs.
   bool InToolkit(llvm::StringRef path) const {
@@ -294,7 +302,9 @@ class QuietToolAction : public clang::tooling::ToolAction {
     // kernelc's own headers are on the path with -I, but are kernelc's
     // identity, not the user's files.
     for (const std::string& d : collector->getDependencies())
-      if (!llvm::StringRef(d).starts_with(kVirtualRoot))
+      if (!llvm::StringRef(d).starts_with(kVirtualRoot) &&
+          (session_.prelude_dir.empty() ||
+           !llvm::StringRef(d).starts_with(session_.prelude_dir + "/")))
         session_.dependencies.insert(d);
     files->clearStatCache();
     return ok;
@@ -304,6 +314,144 @@ class QuietToolAction : public clang::tooling::ToolAction {
   Session& session_;
   const std::string& source_;
 };
+
+// Whether `text`, a source, opens with #include <kernelc.h> (or
+// "kernelc.h" where the source's directory has no kernelc.h of its own),
+// after nothing but blank space and comments: read after kernelc.h's
+// precompiled header, it then reads as it would alone.
+bool OpensWithKernelcH(llvm::StringRef text, llvm::StringRef source,
+                       llvm::vfs::FileSystem& fs) {
+  for (;;) {
+    text = text.ltrim();
+    if (text.consume_front("//")) {
+      text = text.drop_until([](char c) { return c == '\n'; });
+    } else if (text.consume_front("/*")) {
+      size_t end = text.find("*/");
+      if (end == llvm::StringRef::npos) return false;
+      text = text.drop_front(end + 2);
+    } else {
+      break;
+    }
+  }
+  if (!text.consume_front("#")) return false;
+  text = text.ltrim(" \t");
+  if (!text.consume_front("include")) return false;
+  text = text.ltrim(" \t");
+  if (text.consume_front("<kernelc.h>")) return true;
+  if (!text.consume_front("\"kernelc.h\"")) return false;
+  llvm::SmallString<256> local(llvm::sys::path::parent_path(source));
+  llvm::sys::path::append(local, "kernelc.h");
+  return !fs.exists(local);
+}
+
+// The inputs of a precompiled header, one per line: "size mtime path"
+// (seconds), as Clang checks them when it loads the header.
+std::string DescribeInputs(const std::set<std::string>& paths) {
+  std::string text;
+  for (const std::string& path : paths) {
+    llvm::sys::fs::file_status st;
+    if (llvm::sys::fs::status(path, st)) return "";
+    text += fmt::format(
+        "{} {} {}\n", st.getSize(),
+        llvm::sys::toTimeT(st.getLastModificationTime()), path);
+  }
+  return text;
+}
+
+// Whether the inputs that `manifest` describes are all as they were.
+bool InputsUnchanged(const std::string& manifest) {
+  std::optional<std::string> text = ReadFile(manifest);
+  if (!text || text->empty()) return false;
+  std::set<std::string> paths;
+  for (llvm::StringRef line : llvm::split(llvm::StringRef(*text).rtrim('\n'), '\n')) {
+    llvm::StringRef path = line.split(' ').second.split(' ').second;
+    if (path.empty()) return false;
+    paths.insert(path.str());
+  }
+  return DescribeInputs(paths) == *text;
+}
+
+// Runs GeneratePCHAction over an invocation, recording every file it reads
+// outside kernelc's own in-memory headers, system headers among them.
+class PchToolAction : public clang::tooling::ToolAction {
+ public:
+  bool runInvocation(std::shared_ptr<clang::CompilerInvocation> invocation,
+                     clang::FileManager* files,
+                     std::shared_ptr<clang::PCHContainerOperations> pch,
+                     clang::DiagnosticConsumer* consumer) override {
+    clang::CompilerInstance ci(std::move(pch));
+    ci.setInvocation(std::move(invocation));
+    ci.setFileManager(files);
+    ci.setVerboseOutputStream(std::make_unique<llvm::raw_null_ostream>());
+    clang::GeneratePCHAction action;
+    ci.createDiagnostics(consumer, /*ShouldOwnClient=*/false);
+    if (!ci.hasDiagnostics()) return false;
+    ci.createSourceManager(*files);
+    auto collector = std::make_shared<AllFiles>();
+    ci.addDependencyCollector(collector);
+    const bool ok = ci.ExecuteAction(action);
+    for (const std::string& d : collector->getDependencies())
+      if (!llvm::StringRef(d).starts_with(kVirtualRoot)) inputs.insert(d);
+    return ok;
+  }
+
+  std::set<std::string> inputs;
+
+ private:
+  struct AllFiles : clang::DependencyCollector {
+    bool needSystemDependencies() override { return true; }
+  };
+};
+
+// kernelc.h precompiled for a parse with `flags` (the arguments between
+// the language and the source), under `dir`, made when missing or when a
+// file it read has changed since; nullopt when it cannot be made. The file
+// is named by the flags, which hold everything that shapes how kernelc.h
+// reads (the language, -D, -I, the dialect's macros); Clang checks the
+// rest when it loads it. kernelc.h, with the CPU's view of CUDA's
+// built-ins (<math.h>, <memory>), is most of a small source's parse.
+std::optional<std::string> KernelcHPrecompiled(
+    const std::string& clang_path, const std::vector<std::string>& flags,
+    const std::string& dir,
+    llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> fs) {
+  llvm::SHA256 hash;
+  for (const std::string& flag : flags) {
+    hash.update(flag);
+    hash.update(llvm::StringRef("\0", 1));
+  }
+  const std::string base =
+      fmt::format("{}/frontend-{}", dir, llvm::toHex(hash.final(), true));
+  const std::string pch = base + ".pch";
+  if (llvm::sys::fs::exists(pch) && InputsUnchanged(base + ".inputs"))
+    return pch;
+  if (!WriteFileIfChanged(base + ".h", "#include <kernelc.h>\n").ok())
+    return std::nullopt;
+  // Written beside it under names of their own and renamed into place, so
+  // builds at the same time never load half of one.
+  llvm::SmallString<256> temp;
+  if (llvm::sys::fs::createUniqueFile(dir + "/.frontend-%%%%%%%%.pch", temp))
+    return std::nullopt;
+  std::vector<std::string> args = {clang_path, "-x", "c++-header"};
+  args.insert(args.end(), flags.begin(), flags.end());
+  args.insert(args.end(), {"-o", std::string(temp), "--", base + ".h"});
+  auto files = llvm::makeIntrusiveRefCnt<clang::FileManager>(
+      clang::FileSystemOptions(), fs);
+  PchToolAction action;
+  clang::tooling::ToolInvocation invocation(
+      std::move(args), &action, files.get(),
+      std::make_shared<clang::PCHContainerOperations>());
+  clang::IgnoringDiagConsumer ignore;
+  invocation.setDiagnosticConsumer(&ignore);
+  const bool ok = invocation.run();
+  const std::string manifest = ok ? DescribeInputs(action.inputs) : "";
+  if (manifest.empty() ||
+      !WriteFileIfChanged(base + ".inputs", manifest).ok() ||
+      llvm::sys::fs::rename(temp, pch)) {
+    llvm::sys::fs::remove(temp);
+    return std::nullopt;
+  }
+  return pch;
+}
 
 // Clang's CUDA mode for the device side, made to read the CUDA toolkit that
 // NVRTC compiles with, which may be newer than Clang knows (Clang 19 knows
@@ -406,6 +554,7 @@ Result<model::Module> Parse(const std::vector<std::string>& sources,
   const bool cuda = options.dialect == Options::Dialect::kCudaDevice;
   Session session;
   session.module.sources = sources;
+  session.prelude_dir = options.prelude_dir;
   if (!read) {
     read = [&session](clang::ASTContext& ctx, clang::Preprocessor& pp,
                       const std::string& source) {
@@ -425,11 +574,13 @@ Result<model::Module> Parse(const std::vector<std::string>& sources,
 
   // One parse of `source`, in Clang's CUDA mode or as the CPU sees it, over
   // the file system `fs`, reporting to `target`; `reader` reads its
-  // translation unit, when set.
-  auto parse = [&](const std::string& source, bool cuda_mode,
-                   llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> fs,
-                   diag::DiagnosticEngine& target,
-                   const TuReader& reader) -> Status {
+  // translation unit, when set. With `pch` set, kernelc.h is read
+  // precompiled where the source allows it, and *pch names the header
+  // read (empty: none).
+  auto parse_once = [&](const std::string& source, bool cuda_mode,
+                        llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> fs,
+                        diag::DiagnosticEngine& target,
+                        const TuReader& reader, std::string* pch) -> Status {
     DiagnosticAdapter adapter(target);
     adapter.set_error_hook([&session](const clang::SourceManager& sm) {
       session.ReportToolkitInclude(sm);
@@ -441,6 +592,7 @@ Result<model::Module> Parse(const std::vector<std::string>& sources,
     session.host_code.clear();
     session.library_includes.clear();
     session.include_names.clear();
+    // The language, then the flags a precompiled kernelc.h is made with.
     std::vector<std::string> args = {clang_path, "-fsyntax-only"};
     if (cuda_mode) {
       std::vector<std::string> device = CudaDeviceArgs(options.cuda_arch);
@@ -448,6 +600,7 @@ Result<model::Module> Parse(const std::vector<std::string>& sources,
     } else {
       args.insert(args.end(), {"-x", "c++"});
     }
+    const size_t flags_begin = args.size();
     args.insert(args.end(),
                 {"-std=c++17", "-D__KERNELC_FRONTEND__", "-resource-dir",
                  resource_dir, "-fno-color-diagnostics",
@@ -488,6 +641,23 @@ Result<model::Module> Parse(const std::vector<std::string>& sources,
       args.insert(args.end(), {"-include", "kernelc.h"});
     for (const std::string& define : options.defines)
       args.push_back("-D" + define);
+    // Read as the CPU sees it, a source that opens with kernelc.h (or is
+    // read after it) reads it precompiled, when there is a place to keep
+    // it.
+    if (pch != nullptr && !cuda_mode && !options.prelude_dir.empty()) {
+      llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> text =
+          fs->getBufferForFile(source);
+      if (options.include_kernelc_h ||
+          (text && OpensWithKernelcH((*text)->getBuffer(), source, *fs))) {
+        std::optional<std::string> made = KernelcHPrecompiled(
+            clang_path, {args.begin() + flags_begin, args.end()},
+            options.prelude_dir, fs);
+        if (made) {
+          *pch = *made;
+          args.insert(args.end(), {"-include-pch", *made});
+        }
+      }
+    }
     args.push_back("--");
     args.push_back(source);
 
@@ -505,6 +675,34 @@ Result<model::Module> Parse(const std::vector<std::string>& sources,
       return Error::Internal(
           fmt::format("Clang failed on '{}' without a diagnostic", source));
     return Status();
+  };
+
+  // parse_once with kernelc.h precompiled where it can be. A parse with it
+  // that fails is done again whole, whose diagnostics are then the ones, as
+  // a header that Clang will not load (a damaged one) fails it; when the
+  // whole source then reads without an error, the header was at fault: it
+  // is removed, and the next parse makes it anew.
+  auto parse = [&](const std::string& source, bool cuda_mode,
+                   llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> fs,
+                   diag::DiagnosticEngine& target,
+                   const TuReader& reader) -> Status {
+    const size_t kernels_before = session.module.kernels.size();
+    diag::DiagnosticEngine with_pch;
+    std::string pch;
+    if (Status st = parse_once(source, cuda_mode, fs, with_pch, reader, &pch);
+        !st.ok())
+      return st;
+    if (pch.empty() || !with_pch.has_errors()) {
+      for (const diag::Diagnostic& d : with_pch.diagnostics()) target.Add(d);
+      session.diags = &target;
+      return Status();
+    }
+    session.module.kernels.resize(kernels_before);
+    const int errors_before = target.error_count();
+    Status st = parse_once(source, cuda_mode, fs, target, reader, nullptr);
+    if (st.ok() && target.error_count() == errors_before)
+      llvm::sys::fs::remove(pch);
+    return st;
   };
 
   // What the backends compile of source `index`, where that differs from

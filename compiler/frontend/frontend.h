@@ -62,6 +62,12 @@ struct Options {
   // them. Empty: LLVM 19's resource directory, and this machine's root.
   std::string resource_dir;
   std::string sysroot;
+  // Where kernelc.h is kept precompiled for sources read as the CPU sees
+  // them that open with it (a file per set of flags, made by the first
+  // parse that needs it, remade when a header it read changes): a
+  // directory of kernelc's (the build cache's prelude directory). Empty:
+  // every source is read whole. Either way the model is the same.
+  std::string prelude_dir;
   // When set, receives the files the sources read, sorted, without system
   // headers (kernelc's embedded headers among them): the sources and the
   // headers they include, named as Clang found them (relative paths stay

@@ -1,11 +1,13 @@
-"""kernelc's generated sources (the XLA FFI shim, for the cuda target the
-CUDA binaries) compile with their preludes precompiled, kept in the cache
-directory's prelude/: a build with them makes the same library, byte for
-byte, as one without, and a
-precompiled header that Clang will not load is compiled around, removed, and
-made anew by the next build. A build without the cache reads and writes no
-prelude, and a kernelc that makes its preludes keeps the newest three other
-kernelc executables' ones."""
+"""kernelc compiles with preludes precompiled, kept in the cache
+directory's prelude/: those of its generated sources (the XLA FFI shim, the
+CPU entry files' kernelc headers, for the cuda target the CUDA binaries),
+and kernelc.h as the frontend reads a source that opens with it. A build
+with them makes the same package, byte for byte, as one without, and
+reports the same diagnostics; a precompiled header that Clang will not
+load is compiled around, removed, and made anew by the next build, and
+the frontend's is made anew when a header it read has changed. A build
+without the cache reads and writes no prelude, and a kernelc that makes its
+preludes keeps the newest three other kernelc executables' ones."""
 
 import hashlib
 import os
@@ -14,32 +16,49 @@ import subprocess
 
 from conftest import EXAMPLES, KERNELC
 
-# A kernel under the block executor, which is prebuilt (in kernelc's
-# runtime archive): the shim's is the one prelude a CPU build has.
+# A kernel under the block executor (in kernelc's prebuilt runtime
+# archive). A CPU build of it has three preludes: the frontend's kernelc.h,
+# the entry file's and the shim's.
 SOURCE = EXAMPLES / "softmax.cu"
+PRELUDES = 3
 
 
-def build(tmp_path, out, *flags, env=None):
-    """Builds SOURCE for the CPU with `flags` (and `env` over the
+def run(source, out, *flags, env=None):
+    return subprocess.run([str(KERNELC), "build", str(source), "-o", str(out),
+                           "--target", "cpu", *flags],
+                          env=dict(os.environ, **(env or {})), capture_output=True, text=True)
+
+
+def package(out):
+    """Every file of the package in `out`, path -> bytes."""
+    return {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*"))
+            if p.is_file()}
+
+
+def build(tmp_path, out, *flags, env=None, source=SOURCE):
+    """Builds `source` for the CPU with `flags` (and `env` over the
     environment); returns the SHA-256 of the package's library."""
-    r = subprocess.run([str(KERNELC), "build", str(SOURCE), "-o", str(tmp_path / out),
-                        "--target", "cpu", *flags],
-                       env=dict(os.environ, **(env or {})), capture_output=True, text=True)
+    r = run(source, tmp_path / out, *flags, env=env)
     assert r.returncode == 0, r.stderr
     assert r.stderr == ""
-    (library,) = (tmp_path / out / "softmax").glob("*.so")
+    (library,) = (tmp_path / out / source.stem).glob("*.so")
     return hashlib.sha256(library.read_bytes()).hexdigest()
 
 
-def build_compiled(tmp_path, out, cache):
-    """Builds with the cache directory `cache` (as $KERNELC_CACHE_DIR) once
-    its build cache is emptied, so that the build compiles; its preludes
-    stay."""
+def empty_build_cache(cache):
+    """Empties the build cache in `cache`, so that a build compiles; its
+    preludes stay."""
     if cache.is_dir():
         for entry in cache.iterdir():
             if entry.name != "prelude":
                 shutil.rmtree(entry)
-    return build(tmp_path, out, env={"KERNELC_CACHE_DIR": str(cache)})
+
+
+def build_compiled(tmp_path, out, cache, source=SOURCE):
+    """Builds with the cache directory `cache` (as $KERNELC_CACHE_DIR) once
+    its build cache is emptied."""
+    empty_build_cache(cache)
+    return build(tmp_path, out, env={"KERNELC_CACHE_DIR": str(cache)}, source=source)
 
 
 def headers(cache):
@@ -50,9 +69,58 @@ def test_precompiled_preludes_change_no_byte(tmp_path):
     whole = build(tmp_path, "whole", "--no-cache")
     cache = tmp_path / "cache"
     first = build_compiled(tmp_path, "first", cache)
-    assert len(headers(cache)) == 1
+    assert len(headers(cache)) == PRELUDES
     again = build_compiled(tmp_path, "again", cache)
     assert whole == first == again
+    assert package(tmp_path / "whole") == package(tmp_path / "first")
+
+
+def test_the_frontend_reads_kernelc_h_precompiled_only_where_the_source_opens_with_it(
+        tmp_path):
+    body = SOURCE.read_text()
+    assert body.index("#include <kernelc.h>") < body.index("KC_GRID")
+    opening = tmp_path / "opening.cu"
+    opening.write_text("// A comment, then the include.\n/* and\n another */\n" + body)
+    # A macro defined first could change how kernelc.h (or a header it
+    # includes) reads: the source is read whole.
+    later = tmp_path / "later.cu"
+    later.write_text("#define KC_LATER 1\n" + body)
+    for source in (opening, later):
+        cache = tmp_path / f"cache_{source.stem}"
+        whole = build(tmp_path, f"whole_{source.stem}", "--no-cache", source=source)
+        cached = build_compiled(tmp_path, f"cached_{source.stem}", cache, source=source)
+        assert whole == cached
+        frontend = sorted(p.name for p in (cache / "prelude").glob("*/frontend-*.pch"))
+        assert len(frontend) == (1 if source is opening else 0)
+
+
+def test_the_frontends_header_is_made_anew_when_a_header_it_read_changed(tmp_path):
+    cache = tmp_path / "cache"
+    good = build_compiled(tmp_path, "good", cache)
+    (inputs,) = (cache / "prelude").glob("*/frontend-*.inputs")
+    pch = inputs.with_suffix(".pch")
+    lines = inputs.read_text().splitlines()
+    assert any(" /usr/include/" in line for line in lines)  # system headers too
+    size, mtime, path = lines[-1].split(" ", 2)
+    lines[-1] = f"{size} {int(mtime) - 1} {path}"
+    inputs.write_text("\n".join(lines) + "\n")
+    os.utime(pch, (0, 0))
+    assert build_compiled(tmp_path, "again", cache) == good
+    assert pch.stat().st_mtime > 0
+    assert inputs.read_text().splitlines()[-1] == f"{size} {mtime} {path}"
+
+
+def test_a_source_with_an_error_reports_the_same_with_preludes(tmp_path):
+    broken = tmp_path / "broken.cu"
+    broken.write_text(SOURCE.read_text().replace("expf(", "no_such_function(", 1))
+    cache = tmp_path / "cache"
+    build_compiled(tmp_path, "prime", cache)
+    whole = run(broken, tmp_path / "whole", "--no-cache")
+    cached = run(broken, tmp_path / "cached", env={"KERNELC_CACHE_DIR": str(cache)})
+    assert whole.returncode == cached.returncode == 1
+    assert "no_such_function" in whole.stderr
+    assert cached.stderr == whole.stderr
+    assert len(headers(cache)) == PRELUDES
 
 
 def test_a_damaged_precompiled_header_is_compiled_around(tmp_path):
@@ -78,7 +146,7 @@ def test_preludes_live_in_the_cache_directory_of_the_build(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["uncached"]
     # --cache-dir: under that directory, and nowhere else.
     build(tmp_path, "chosen", "--cache-dir", str(tmp_path / "chosen_cache"), env=defaults)
-    assert len(headers(tmp_path / "chosen_cache")) == 1
+    assert len(headers(tmp_path / "chosen_cache")) == PRELUDES
     assert sorted(p.name for p in tmp_path.iterdir()) == ["chosen", "chosen_cache",
                                                            "uncached"]
 
