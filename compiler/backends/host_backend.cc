@@ -477,6 +477,15 @@ Status BuildHostLibrary(const HostToolchain& tc, const HostBuild& build,
   }
   link.push_back("-Wl,--end-group");
   if (cuda) link.push_back("-ldl");
+  // The library exports its handlers only (-fvisibility=hidden), but an
+  // entry point compiled in clones has a resolver that compilers give
+  // default visibility, whatever the flags: kept local.
+  const std::string exports = work + "/exports.map";
+  if (Status s = WriteFileIfChanged(exports,
+                                    "{ global: *; local: *.resolver; };\n");
+      !s.ok())
+    return s;
+  link.push_back("-Wl,--version-script," + exports);
   RunResult r = RunCompiler(tc, link, work + "/link.log");
   if (r.code < 0)
     return Error::Internal(fmt::format("cannot run {}: {}", tc.cxx, r.error));
