@@ -11,7 +11,7 @@
 #include "kernelc/ffi.h"
 #include "kernelc/launch.h"
 
-static_assert(KC_RUNTIME_ABI_VERSION == 5, "update the layouts below");
+static_assert(KC_RUNTIME_ABI_VERSION == 6, "update the layouts below");
 
 // A handler's signature, as generated handlers hand it to kc::ffi::Accept.
 static_assert(sizeof(kc::ffi::Attribute) == 24 &&
@@ -35,6 +35,9 @@ static_assert(sizeof(kc_dim3) == 12 && alignof(kc_dim3) == 4, "kc_dim3");
 static_assert(offsetof(kc_dim3, x) == 0 && offsetof(kc_dim3, y) == 4 &&
                   offsetof(kc_dim3, z) == 8,
               "kc_dim3 fields");
+static_assert(sizeof(kc_span) == 16 && offsetof(kc_span, data) == 0 &&
+                  offsetof(kc_span, bytes) == 8,
+              "kc_span");
 static_assert(sizeof(kc_launch) == 24, "kc_launch");
 static_assert(offsetof(kc_launch, grid) == 0 &&
                   offsetof(kc_launch, block) == 12,

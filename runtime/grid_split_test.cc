@@ -4,6 +4,8 @@
 #include <stdint.h>
 
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <catch2/catch.hpp>
@@ -218,7 +220,7 @@ TEST_CASE("a launch splits over the pool when it is large enough", "[split]") {
   // Small: one range on the caller.
   Ranges small;
   CHECK(kc::rt::RunSplitLaunch({{255, 1, 1}, {256, 1, 1}}, false, 0, -1, p,
-                               Record, &small, &error) == 0);
+                               Record, &small, nullptr, 0, &error) == 0);
   CHECK(small.ranges ==
         std::vector<std::pair<uint64_t, uint64_t>>{{0, 255}});
   CHECK(pool.asked == 1);
@@ -226,13 +228,13 @@ TEST_CASE("a launch splits over the pool when it is large enough", "[split]") {
   // pool not asked.
   Ranges kept;
   CHECK(kc::rt::RunSplitLaunch({{1024, 1, 1}, {256, 1, 1}}, false, 0, 0, p,
-                               Record, &kept, &error) == 0);
+                               Record, &kept, nullptr, 0, &error) == 0);
   CHECK(kept.ranges.size() == 1);
   CHECK(pool.asked == 1);
   // Large: asked once, split into ranges that cover the grid.
   Ranges large;
   CHECK(kc::rt::RunSplitLaunch({{1024, 1, 1}, {256, 1, 1}}, false, 0, -1, p,
-                               Record, &large, &error) == 0);
+                               Record, &large, nullptr, 0, &error) == 0);
   CHECK(pool.asked == 2);
   CHECK(large.ranges.size() > 1);
   std::sort(large.ranges.begin(), large.ranges.end());
@@ -266,7 +268,7 @@ TEST_CASE("a failing range's message comes back, cut to fit", "[split]") {
           e->message[sizeof(e->message) - 1] = '\0';
           return 1;
         },
-        nullptr, &error);
+        nullptr, nullptr, 0, &error);
     CHECK(failed != 0);
     CHECK(std::string(error.message) ==
           std::string(sizeof(error.message) - 1, 'x'));
@@ -274,3 +276,43 @@ TEST_CASE("a failing range's message comes back, cut to fit", "[split]") {
 }
 
 }  // namespace
+
+TEST_CASE("a split launch maps its outputs' pages and changes none of their bytes",
+          "[split]") {
+  kc::testing::StdPool pool(2);
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t pages = 64;
+  // A fresh mapping, no page of it touched yet; and memory already written,
+  // an output that does not start or end on a page.
+  void* fresh = mmap(nullptr, pages * page, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  REQUIRE(fresh != MAP_FAILED);
+  std::vector<unsigned char> written(3 * page + 100);
+  for (size_t i = 0; i < written.size(); ++i)
+    written[i] = static_cast<unsigned char>(i * 7);
+  const std::vector<unsigned char> before = written;
+  const kc_span outputs[] = {{fresh, pages * page},
+                             {written.data() + 50, written.size() - 100}};
+  kc_error error;
+  Ranges ran;
+  CHECK(kc::rt::RunSplitLaunch({{1024, 1, 1}, {256, 1, 1}}, false, 0, -1,
+                               kc::testing::AsPool(&pool), Record, &ran,
+                               outputs, 2, &error) == 0);
+  CHECK(ran.ranges.size() > 1);
+  CHECK(written == before);
+  std::vector<unsigned char> resident(pages);
+  REQUIRE(mincore(fresh, pages * page, resident.data()) == 0);
+  // Where the kernel maps pages for writing on request (Linux 5.14 and
+  // newer), every page of the fresh mapping is there, and reads zero.
+  void* probe = mmap(nullptr, page, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  REQUIRE(probe != MAP_FAILED);
+  if (madvise(probe, page, 23 /* MADV_POPULATE_WRITE */) == 0)
+    CHECK(std::all_of(resident.begin(), resident.end(),
+                      [](unsigned char r) { return (r & 1) != 0; }));
+  const auto* bytes = static_cast<const unsigned char*>(fresh);
+  CHECK(std::all_of(bytes, bytes + pages * page,
+                    [](unsigned char b) { return b == 0; }));
+  munmap(probe, page);
+  munmap(fresh, pages * page);
+}

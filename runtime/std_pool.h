@@ -110,7 +110,8 @@ std::string RunLaunch(const kc_launch& launch, bool block_kernel, StdPool* pool,
     failed = entry(&range, &error, &args);
   } else {
     failed = kc::rt::RunSplitLaunch(launch, block_kernel, shared_bytes, -1,
-                                    AsPool(pool), entry, &args, &error);
+                                    AsPool(pool), entry, &args, nullptr, 0,
+                                    &error);
   }
   return failed != 0 ? std::string(error.message) : std::string();
 }

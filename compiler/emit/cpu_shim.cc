@@ -143,6 +143,22 @@ void EmitBody(const EmitRequest& request, const sema::KernelPlan& kp,
                   shared ? "static_cast<uint64_t>(kc_shared_bytes)" : "0"});
   subs.push_back({"args_type", ArgsType(k)});
   subs.push_back({"range", RangeFunction(k)});
+  // The outputs that nothing wrote before the kernel (not in place, not
+  // filled): a launch that splits maps their pages first
+  // (kc::rt::RunSplitLaunch).
+  std::vector<std::string> outputs;
+  for (size_t i = 0; i < k.params.size(); ++i) {
+    if (k.params[i].role != Role::kOut || h.Fills(i)) continue;
+    const std::string buffer = HandlerParts::BufferVar(k.params[i]);
+    outputs.push_back(fmt::format("{{{0}.untyped_data(), {0}.size_bytes()}}", buffer));
+  }
+  subs.push_back({"outputs", outputs.empty()
+                                 ? std::string()
+                                 : fmt::format("const kc_span kc_outputs[] = {{{}}};",
+                                               fmt::join(outputs, ", "))});
+  subs.push_back({"output_args", outputs.empty()
+                                     ? "nullptr, 0"
+                                     : fmt::format("kc_outputs, {}", outputs.size())});
   // The short way, a launch that stays on this thread, is the entry called
   // straight away with the arguments in registers; the record of them is
   // made only on the way that splits.
@@ -154,7 +170,8 @@ void EmitBody(const EmitRequest& request, const sema::KernelPlan& kp,
       kc_failed = $entry$(&kc_range, &kc_failure, $args$);
     } else {
       const $args_type$ kc_args = {$args$};
-      kc_failed = ::kc::rt::RunSplitLaunch(kc_launch_, $block_executor$, $shared_bytes$, kc_pool_threads, ::kc::ffi_support::Pool(kc_pool), $range$, &kc_args, &kc_failure);
+      $outputs$
+      kc_failed = ::kc::rt::RunSplitLaunch(kc_launch_, $block_executor$, $shared_bytes$, kc_pool_threads, ::kc::ffi_support::Pool(kc_pool), $range$, &kc_args, $output_args$, &kc_failure);
     }
     if (kc_failed != 0) {
       return ::kc::ffi_support::Internal(kc_failure);

@@ -10,7 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <memory>
@@ -160,12 +163,35 @@ void ParallelFor(int64_t count, int64_t helpers, const kc_pool& pool,
 
 namespace {
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23  // Linux 5.14
+#endif
+
+// Maps part `i` of `parts` of the whole pages inside `span` for writing,
+// as writes to them would (RunSplitLaunch). Where the kernel does not know
+// MADV_POPULATE_WRITE, or a page cannot be mapped, the writes map them.
+void PopulatePart(const kc_span& span, int64_t i, int64_t parts) {
+  static const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  const uint64_t data = reinterpret_cast<uintptr_t>(span.data);
+  const uint64_t first = (data + page - 1) / page * page;
+  const uint64_t end = (data + span.bytes) / page * page;
+  if (end <= first) return;
+  const uint64_t pages = (end - first) / page;
+  const uint64_t n = static_cast<uint64_t>(parts);
+  const uint64_t from = first + pages * static_cast<uint64_t>(i) / n * page;
+  const uint64_t to = first + pages * static_cast<uint64_t>(i + 1) / n * page;
+  if (to > from)
+    madvise(reinterpret_cast<void*>(from), to - from, MADV_POPULATE_WRITE);
+}
+
 // A launch split over the pool, as ParallelFor's context.
 struct SplitRun {
   const GridSplit* split;
   uint64_t shared_bytes;
   RangeEntry entry;
   const void* args;
+  const kc_span* outputs;
+  int32_t output_count;
   std::atomic<bool> failed{false};
   std::mutex mu;
   kc_error first;  // the first failure's, under mu
@@ -174,6 +200,8 @@ struct SplitRun {
 void RunRange(void* context, int64_t i) {
   SplitRun& run = *static_cast<SplitRun*>(context);
   if (run.failed.load(std::memory_order_relaxed)) return;
+  for (int32_t k = 0; k < run.output_count; ++k)
+    PopulatePart(run.outputs[k], i, run.split->ranges);
   const kc_block_range range = run.split->Range(i, run.shared_bytes);
   kc_error error;
   if (run.entry(&range, &error, run.args) == 0) return;
@@ -186,6 +214,7 @@ void RunRange(void* context, int64_t i) {
 int32_t RunSplitLaunch(const kc_launch& launch, bool block_kernel,
                        uint64_t shared_bytes, int64_t pool_threads,
                        const kc_pool& pool, RangeEntry entry, const void* args,
+                       const kc_span* outputs, int32_t output_count,
                        kc_error* error) {
   if (pool_threads < 0) pool_threads = pool.num_threads(pool.self);
   const GridSplit split = SplitGrid(launch, block_kernel, pool_threads);
@@ -198,6 +227,8 @@ int32_t RunSplitLaunch(const kc_launch& launch, bool block_kernel,
   run.shared_bytes = shared_bytes;
   run.entry = entry;
   run.args = args;
+  run.outputs = outputs;
+  run.output_count = output_count;
   ParallelFor(split.ranges, split.helpers, pool, RunRange, &run);
   if (!run.failed.load()) return 0;
   *error = run.first;

@@ -123,9 +123,19 @@ using RangeEntry = int32_t (*)(const kc_block_range* range, kc_error* error,
 // caller's. Prebuilt (libkernelc_runtime.a): a handler runs a launch that
 // stays on its thread itself (StaysOnCaller, WholeLaunch), and calls this
 // only for one large enough to split.
+//
+// `outputs` (`output_count` of them) are the buffers the kernel writes
+// that nothing wrote before it: freshly allocated memory, whose pages the
+// kernel's first writes would fault in one at a time. Each range first
+// has the operating system map its share of them in one call (Linux's
+// MADV_POPULATE_WRITE, from 5.14; elsewhere nothing), so the pages are
+// made on the threads that run the launch, several at a time, without a
+// fault each. It changes no byte: a page is mapped as a write would map
+// it, and only whole pages inside the buffers are asked for.
 int32_t RunSplitLaunch(const kc_launch& launch, bool block_kernel,
                        uint64_t shared_bytes, int64_t pool_threads,
                        const kc_pool& pool, RangeEntry entry, const void* args,
+                       const kc_span* outputs, int32_t output_count,
                        kc_error* error);
 
 }  // namespace kc::rt

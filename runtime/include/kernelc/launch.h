@@ -10,7 +10,7 @@
 // the surface of the prebuilt runtime (libkernelc_runtime.a, declared in
 // kernelc/batch.h, ffi.h, grid_split.h and runtime.h) changes. Generated
 // code checks it with #error.
-#define KC_RUNTIME_ABI_VERSION 5
+#define KC_RUNTIME_ABI_VERSION 6
 
 #ifdef __cplusplus
 extern "C" {
@@ -43,6 +43,12 @@ typedef struct kc_block_range {
 typedef struct kc_error {
   char message[1024];
 } kc_error;
+
+// Memory that a launch writes: an output buffer, `bytes` long from `data`.
+typedef struct kc_span {
+  void* data;
+  uint64_t bytes;
+} kc_span;
 
 // A thread pool that a launch or a batch spreads over (XLA's intra-op pool
 // in generated code): how many threads it has, and how to hand it a task,

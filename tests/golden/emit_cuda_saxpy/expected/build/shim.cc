@@ -39,12 +39,12 @@ namespace {
 }
 }  // namespace
 
-#if KC_RUNTIME_ABI_VERSION != 5
-#error "generated for kernelc runtime ABI 5: rebuild with the kernelc that ships this runtime"
+#if KC_RUNTIME_ABI_VERSION != 6
+#error "generated for kernelc runtime ABI 6: rebuild with the kernelc that ships this runtime"
 #endif
 static_assert(sizeof(kc_dim3) == 12 && sizeof(kc_launch) == 24 &&
                   sizeof(kc_block_range) == 48 && sizeof(kc_error) == 1024 &&
-                  sizeof(kc_pool) == 24,
+                  sizeof(kc_pool) == 24 && sizeof(kc_span) == 16,
               "kc_launch layout differs from the one this code was generated for");
 
 namespace ffi = ::kc::ffi;
@@ -138,7 +138,8 @@ __attribute__((always_inline)) inline ffi::Error saxpy_cpu_impl_element(
     kc_failed = kc_saxpy_saxpy_<hash>_cpu_entry(&kc_range, &kc_failure, b_x.untyped_data(), b_y.untyped_data(), a_a, static_cast<int64_t>(d_n), o_out.untyped_data());
   } else {
     const saxpy_cpu_args kc_args = {b_x.untyped_data(), b_y.untyped_data(), a_a, static_cast<int64_t>(d_n), o_out.untyped_data()};
-    kc_failed = ::kc::rt::RunSplitLaunch(kc_launch_, false, 0, kc_pool_threads, ::kc::ffi_support::Pool(kc_pool), saxpy_cpu_range, &kc_args, &kc_failure);
+    const kc_span kc_outputs[] = {{o_out.untyped_data(), o_out.size_bytes()}};
+    kc_failed = ::kc::rt::RunSplitLaunch(kc_launch_, false, 0, kc_pool_threads, ::kc::ffi_support::Pool(kc_pool), saxpy_cpu_range, &kc_args, kc_outputs, 1, &kc_failure);
   }
   if (kc_failed != 0) {
     return ::kc::ffi_support::Internal(kc_failure);

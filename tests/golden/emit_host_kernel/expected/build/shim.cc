@@ -16,12 +16,12 @@
 #include "kernelc/launch.h"
 #include "kernelc/runtime.h"
 
-#if KC_RUNTIME_ABI_VERSION != 5
-#error "generated for kernelc runtime ABI 5: rebuild with the kernelc that ships this runtime"
+#if KC_RUNTIME_ABI_VERSION != 6
+#error "generated for kernelc runtime ABI 6: rebuild with the kernelc that ships this runtime"
 #endif
 static_assert(sizeof(kc_dim3) == 12 && sizeof(kc_launch) == 24 &&
                   sizeof(kc_block_range) == 48 && sizeof(kc_error) == 1024 &&
-                  sizeof(kc_pool) == 24,
+                  sizeof(kc_pool) == 24 && sizeof(kc_span) == 16,
               "kc_launch layout differs from the one this code was generated for");
 
 namespace ffi = ::kc::ffi;

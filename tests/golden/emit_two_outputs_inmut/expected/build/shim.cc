@@ -16,12 +16,12 @@
 #include "kernelc/launch.h"
 #include "kernelc/runtime.h"
 
-#if KC_RUNTIME_ABI_VERSION != 5
-#error "generated for kernelc runtime ABI 5: rebuild with the kernelc that ships this runtime"
+#if KC_RUNTIME_ABI_VERSION != 6
+#error "generated for kernelc runtime ABI 6: rebuild with the kernelc that ships this runtime"
 #endif
 static_assert(sizeof(kc_dim3) == 12 && sizeof(kc_launch) == 24 &&
                   sizeof(kc_block_range) == 48 && sizeof(kc_error) == 1024 &&
-                  sizeof(kc_pool) == 24,
+                  sizeof(kc_pool) == 24 && sizeof(kc_span) == 16,
               "kc_launch layout differs from the one this code was generated for");
 
 namespace ffi = ::kc::ffi;
@@ -128,7 +128,8 @@ __attribute__((always_inline)) inline ffi::Error polar_cpu_impl_element(
     kc_failed = kc_polar_polar_<hash>_cpu_entry(&kc_range, &kc_failure, b_x.untyped_data(), b_y.untyped_data(), static_cast<int64_t>(d_n), o_radius.untyped_data(), o_angle.untyped_data());
   } else {
     const polar_cpu_args kc_args = {b_x.untyped_data(), b_y.untyped_data(), static_cast<int64_t>(d_n), o_radius.untyped_data(), o_angle.untyped_data()};
-    kc_failed = ::kc::rt::RunSplitLaunch(kc_launch_, false, 0, kc_pool_threads, ::kc::ffi_support::Pool(kc_pool), polar_cpu_range, &kc_args, &kc_failure);
+    const kc_span kc_outputs[] = {{o_radius.untyped_data(), o_radius.size_bytes()}, {o_angle.untyped_data(), o_angle.size_bytes()}};
+    kc_failed = ::kc::rt::RunSplitLaunch(kc_launch_, false, 0, kc_pool_threads, ::kc::ffi_support::Pool(kc_pool), polar_cpu_range, &kc_args, kc_outputs, 2, &kc_failure);
   }
   if (kc_failed != 0) {
     return ::kc::ffi_support::Internal(kc_failure);
@@ -274,7 +275,7 @@ __attribute__((always_inline)) inline ffi::Error accumulate_cpu_impl_element(
     kc_failed = kc_polar_accumulate_<hash>_cpu_entry(&kc_range, &kc_failure, o_total.untyped_data(), b_delta.untyped_data(), static_cast<int64_t>(d_n));
   } else {
     const accumulate_cpu_args kc_args = {o_total.untyped_data(), b_delta.untyped_data(), static_cast<int64_t>(d_n)};
-    kc_failed = ::kc::rt::RunSplitLaunch(kc_launch_, false, 0, kc_pool_threads, ::kc::ffi_support::Pool(kc_pool), accumulate_cpu_range, &kc_args, &kc_failure);
+    kc_failed = ::kc::rt::RunSplitLaunch(kc_launch_, false, 0, kc_pool_threads, ::kc::ffi_support::Pool(kc_pool), accumulate_cpu_range, &kc_args, nullptr, 0, &kc_failure);
   }
   if (kc_failed != 0) {
     return ::kc::ffi_support::Internal(kc_failure);

@@ -16,12 +16,12 @@
 #include "kernelc/launch.h"
 #include "kernelc/runtime.h"
 
-#if KC_RUNTIME_ABI_VERSION != 5
-#error "generated for kernelc runtime ABI 5: rebuild with the kernelc that ships this runtime"
+#if KC_RUNTIME_ABI_VERSION != 6
+#error "generated for kernelc runtime ABI 6: rebuild with the kernelc that ships this runtime"
 #endif
 static_assert(sizeof(kc_dim3) == 12 && sizeof(kc_launch) == 24 &&
                   sizeof(kc_block_range) == 48 && sizeof(kc_error) == 1024 &&
-                  sizeof(kc_pool) == 24,
+                  sizeof(kc_pool) == 24 && sizeof(kc_span) == 16,
               "kc_launch layout differs from the one this code was generated for");
 
 namespace ffi = ::kc::ffi;
@@ -114,7 +114,8 @@ __attribute__((always_inline)) inline ffi::Error matmul_cpu_impl_element(
     kc_failed = kc_matmul_matmul_<hash>_cpu_entry(&kc_range, &kc_failure, b_a.untyped_data(), b_a.dimensions().begin(), b_b.untyped_data(), b_b.dimensions().begin(), o_c.untyped_data(), o_c.dimensions().begin());
   } else {
     const matmul_cpu_args kc_args = {b_a.untyped_data(), b_a.dimensions().begin(), b_b.untyped_data(), b_b.dimensions().begin(), o_c.untyped_data(), o_c.dimensions().begin()};
-    kc_failed = ::kc::rt::RunSplitLaunch(kc_launch_, false, 0, kc_pool_threads, ::kc::ffi_support::Pool(kc_pool), matmul_cpu_range, &kc_args, &kc_failure);
+    const kc_span kc_outputs[] = {{o_c.untyped_data(), o_c.size_bytes()}};
+    kc_failed = ::kc::rt::RunSplitLaunch(kc_launch_, false, 0, kc_pool_threads, ::kc::ffi_support::Pool(kc_pool), matmul_cpu_range, &kc_args, kc_outputs, 1, &kc_failure);
   }
   if (kc_failed != 0) {
     return ::kc::ffi_support::Internal(kc_failure);

@@ -16,12 +16,12 @@
 #include "kernelc/launch.h"
 #include "kernelc/runtime.h"
 
-#if KC_RUNTIME_ABI_VERSION != 5
-#error "generated for kernelc runtime ABI 5: rebuild with the kernelc that ships this runtime"
+#if KC_RUNTIME_ABI_VERSION != 6
+#error "generated for kernelc runtime ABI 6: rebuild with the kernelc that ships this runtime"
 #endif
 static_assert(sizeof(kc_dim3) == 12 && sizeof(kc_launch) == 24 &&
                   sizeof(kc_block_range) == 48 && sizeof(kc_error) == 1024 &&
-                  sizeof(kc_pool) == 24,
+                  sizeof(kc_pool) == 24 && sizeof(kc_span) == 16,
               "kc_launch layout differs from the one this code was generated for");
 
 namespace ffi = ::kc::ffi;
@@ -102,7 +102,8 @@ __attribute__((always_inline)) inline ffi::Error square_cpu_impl_element(
     kc_failed = kc_k_square_<hash>_cpu_entry(&kc_range, &kc_failure, b_x.untyped_data(), static_cast<int64_t>(d_n), o_y.untyped_data());
   } else {
     const square_cpu_args kc_args = {b_x.untyped_data(), static_cast<int64_t>(d_n), o_y.untyped_data()};
-    kc_failed = ::kc::rt::RunSplitLaunch(kc_launch_, false, 0, kc_pool_threads, ::kc::ffi_support::Pool(kc_pool), square_cpu_range, &kc_args, &kc_failure);
+    const kc_span kc_outputs[] = {{o_y.untyped_data(), o_y.size_bytes()}};
+    kc_failed = ::kc::rt::RunSplitLaunch(kc_launch_, false, 0, kc_pool_threads, ::kc::ffi_support::Pool(kc_pool), square_cpu_range, &kc_args, kc_outputs, 1, &kc_failure);
   }
   if (kc_failed != 0) {
     return ::kc::ffi_support::Internal(kc_failure);
@@ -242,7 +243,8 @@ __attribute__((always_inline)) inline ffi::Error square_jvp_cpu_impl_element(
     kc_failed = kc_k_square_jvp_<hash>_cpu_entry(&kc_range, &kc_failure, b_x.untyped_data(), b_d_x.untyped_data(), static_cast<int64_t>(d_n), o_d_y.untyped_data());
   } else {
     const square_jvp_cpu_args kc_args = {b_x.untyped_data(), b_d_x.untyped_data(), static_cast<int64_t>(d_n), o_d_y.untyped_data()};
-    kc_failed = ::kc::rt::RunSplitLaunch(kc_launch_, false, 0, kc_pool_threads, ::kc::ffi_support::Pool(kc_pool), square_jvp_cpu_range, &kc_args, &kc_failure);
+    const kc_span kc_outputs[] = {{o_d_y.untyped_data(), o_d_y.size_bytes()}};
+    kc_failed = ::kc::rt::RunSplitLaunch(kc_launch_, false, 0, kc_pool_threads, ::kc::ffi_support::Pool(kc_pool), square_jvp_cpu_range, &kc_args, kc_outputs, 1, &kc_failure);
   }
   if (kc_failed != 0) {
     return ::kc::ffi_support::Internal(kc_failure);
@@ -387,7 +389,8 @@ __attribute__((always_inline)) inline ffi::Error square_bwd_cpu_impl_element(
     kc_failed = kc_k_square_bwd_<hash>_cpu_entry(&kc_range, &kc_failure, b_x.untyped_data(), b_d_y.untyped_data(), static_cast<int64_t>(d_n), o_d_x.untyped_data());
   } else {
     const square_bwd_cpu_args kc_args = {b_x.untyped_data(), b_d_y.untyped_data(), static_cast<int64_t>(d_n), o_d_x.untyped_data()};
-    kc_failed = ::kc::rt::RunSplitLaunch(kc_launch_, false, 0, kc_pool_threads, ::kc::ffi_support::Pool(kc_pool), square_bwd_cpu_range, &kc_args, &kc_failure);
+    const kc_span kc_outputs[] = {{o_d_x.untyped_data(), o_d_x.size_bytes()}};
+    kc_failed = ::kc::rt::RunSplitLaunch(kc_launch_, false, 0, kc_pool_threads, ::kc::ffi_support::Pool(kc_pool), square_bwd_cpu_range, &kc_args, kc_outputs, 1, &kc_failure);
   }
   if (kc_failed != 0) {
     return ::kc::ffi_support::Internal(kc_failure);
@@ -560,7 +563,8 @@ __attribute__((always_inline)) inline ffi::Error square_bwd_jvp_cpu_impl_element
     kc_failed = kc_k_square_bwd_jvp_<hash>_cpu_entry(&kc_range, &kc_failure, b_x.untyped_data(), b_d_y.untyped_data(), b_d_x.untyped_data(), b_d_d_y.untyped_data(), static_cast<int64_t>(d_n), o_d_d_x.untyped_data());
   } else {
     const square_bwd_jvp_cpu_args kc_args = {b_x.untyped_data(), b_d_y.untyped_data(), b_d_x.untyped_data(), b_d_d_y.untyped_data(), static_cast<int64_t>(d_n), o_d_d_x.untyped_data()};
-    kc_failed = ::kc::rt::RunSplitLaunch(kc_launch_, false, 0, kc_pool_threads, ::kc::ffi_support::Pool(kc_pool), square_bwd_jvp_cpu_range, &kc_args, &kc_failure);
+    const kc_span kc_outputs[] = {{o_d_d_x.untyped_data(), o_d_d_x.size_bytes()}};
+    kc_failed = ::kc::rt::RunSplitLaunch(kc_launch_, false, 0, kc_pool_threads, ::kc::ffi_support::Pool(kc_pool), square_bwd_jvp_cpu_range, &kc_args, kc_outputs, 1, &kc_failure);
   }
   if (kc_failed != 0) {
     return ::kc::ffi_support::Internal(kc_failure);
