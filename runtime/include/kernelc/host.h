@@ -508,9 +508,9 @@ inline long long clock64() {
 // with external linkage: Clang 19 does not emit the inline functions that
 // only a multiversioned function of internal linkage calls (the kernel's
 // helpers, dim3's constructor), so a static one fails to link. Clang gives
-// the resolver default visibility whatever -fvisibility says, so the
-// library exports a weak "<entry>.resolver" beside the FFI handlers; its
-// ifunc and clones stay hidden.
+// the resolver ("<entry>.resolver") default visibility whatever
+// -fvisibility says: the library's link keeps it local (a version script),
+// so that only the FFI handlers are exported.
 #if defined(__x86_64__) && defined(__clang__)
 #define KC_HOST_CLONES_ \
   __attribute__((target_clones("arch=x86-64-v3", "default")))
