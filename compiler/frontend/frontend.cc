@@ -271,10 +271,24 @@ class KernelAction : public clang::ASTFrontendAction {
   const std::string& source_;
 };
 
-// Runs KernelAction like tooling's FrontendActionFactory does, except that
-// the compiler instance's own summary line ("1 error generated.") goes
-// nowhere instead of to stderr: this library never prints, and the
-// diagnostics engine counts the errors.
+// Sets `ci` up for `invocation` as tooling's FrontendActionFactory does,
+// except that the compiler instance's own summary line ("1 error
+// generated.") goes nowhere instead of to stderr: this library never
+// prints, and the diagnostics engine counts the errors.
+bool SetUpQuietly(clang::CompilerInstance& ci,
+                  std::shared_ptr<clang::CompilerInvocation> invocation,
+                  clang::FileManager* files,
+                  clang::DiagnosticConsumer* consumer) {
+  ci.setInvocation(std::move(invocation));
+  ci.setFileManager(files);
+  ci.setVerboseOutputStream(std::make_unique<llvm::raw_null_ostream>());
+  ci.createDiagnostics(consumer, /*ShouldOwnClient=*/false);
+  if (!ci.hasDiagnostics()) return false;
+  ci.createSourceManager(*files);
+  return true;
+}
+
+// Runs KernelAction, quietly (SetUpQuietly).
 class QuietToolAction : public clang::tooling::ToolAction {
  public:
   QuietToolAction(Session& session, const std::string& source)
@@ -285,14 +299,10 @@ class QuietToolAction : public clang::tooling::ToolAction {
                      std::shared_ptr<clang::PCHContainerOperations> pch,
                      clang::DiagnosticConsumer* consumer) override {
     clang::CompilerInstance ci(std::move(pch));
-    ci.setInvocation(std::move(invocation));
-    ci.setFileManager(files);
-    ci.setVerboseOutputStream(std::make_unique<llvm::raw_null_ostream>());
     // Declared after `ci`, so that it is destroyed first.
     KernelAction action(session_, source_);
-    ci.createDiagnostics(consumer, /*ShouldOwnClient=*/false);
-    if (!ci.hasDiagnostics()) return false;
-    ci.createSourceManager(*files);
+    if (!SetUpQuietly(ci, std::move(invocation), files, consumer))
+      return false;
     session_.toolkit_include = {};
     // Without system headers (kernelc's own are on the system path): what a
     // build cache must re-check besides the toolchain's identity.
@@ -380,13 +390,9 @@ class PchToolAction : public clang::tooling::ToolAction {
                      std::shared_ptr<clang::PCHContainerOperations> pch,
                      clang::DiagnosticConsumer* consumer) override {
     clang::CompilerInstance ci(std::move(pch));
-    ci.setInvocation(std::move(invocation));
-    ci.setFileManager(files);
-    ci.setVerboseOutputStream(std::make_unique<llvm::raw_null_ostream>());
     clang::GeneratePCHAction action;
-    ci.createDiagnostics(consumer, /*ShouldOwnClient=*/false);
-    if (!ci.hasDiagnostics()) return false;
-    ci.createSourceManager(*files);
+    if (!SetUpQuietly(ci, std::move(invocation), files, consumer))
+      return false;
     auto collector = std::make_shared<AllFiles>();
     ci.addDependencyCollector(collector);
     const bool ok = ci.ExecuteAction(action);
