@@ -1,11 +1,14 @@
 #include "compiler/frontend/frontend.h"
 
 #include <catch2/catch.hpp>
+#include <llvm/ADT/SmallString.h>
+#include <llvm/Support/FileSystem.h>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "compiler/frontend/frontend_test_util.h"
+#include "compiler/model/json.h"
 
 namespace kernelc::frontend {
 namespace {
@@ -502,6 +505,48 @@ void f_bwd(KC_IN("n") const float* d_y, KC_OUT("n") float* d_x) {}
   CHECK(Loc(b.jvp->loc) == "f.cu:6:36");
   CHECK(!b.elementwise);
   REQUIRE(b.parallel.size() == 1);
+}
+
+TEST_CASE("a source that opens with kernelc.h reads the same with it precompiled") {
+  llvm::SmallString<128> dir;
+  REQUIRE_FALSE(llvm::sys::fs::createUniqueDirectory("kernelc-prelude", dir));
+  const std::string source = R"(// saxpy
+#include <kernelc.h>
+
+KC_GRID("n")
+KC_BLOCK(256)
+__global__ void saxpy(KC_IN("n") const float* x, float a,
+                      KC_OUT("x") float* y, int64_t n) {
+  const int64_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = a * x[i] + sinf(y[i]);
+}
+)";
+  std::vector<std::string> whole_deps;
+  Options whole = DefaultOptions();
+  whole.dependencies = &whole_deps;
+  Parsed expected = Parse({{"saxpy.cu", source}}, whole);
+  REQUIRE(expected.result.ok());
+  for (int round = 0; round < 2; ++round) {  // made, then read
+    INFO("round " << round);
+    std::vector<std::string> deps;
+    Options precompiled = DefaultOptions();
+    precompiled.prelude_dir = std::string(dir);
+    precompiled.dependencies = &deps;
+    Parsed p = Parse({{"saxpy.cu", source}}, precompiled);
+    REQUIRE(p.result.ok());
+    CHECK(p.diagnostics == expected.diagnostics);
+    CHECK(model::ToCanonicalJson(p.result.value()) ==
+          model::ToCanonicalJson(expected.result.value()));
+    // Nothing of the precompiled header is the source's.
+    CHECK(deps == whole_deps);
+    std::error_code ec;
+    int headers = 0;
+    for (llvm::sys::fs::directory_iterator it(dir, ec), end; !ec && it != end;
+         it.increment(ec))
+      headers += llvm::StringRef(it->path()).ends_with(".pch");
+    CHECK(headers == 1);
+  }
+  llvm::sys::fs::remove_directories(dir);
 }
 
 }  // namespace
