@@ -166,3 +166,17 @@ def test_new_preludes_keep_the_newest_of_other_kernelc_executables(tmp_path):
     kept = sorted(p.name for p in (cache / "prelude").iterdir())
     (ours,) = {p.parent.name for p in headers(cache)} - {d.name for d in others}
     assert kept == sorted([ours, "mine"] + [d.name for d in others[:3]])
+
+
+def test_user_flags_that_could_change_kernelc_h_get_preludes_of_their_own(tmp_path):
+    cache = tmp_path / "cache"
+    plain = build_compiled(tmp_path, "plain", cache)
+    assert len(headers(cache)) == PRELUDES
+    # -D and -I reach the frontend's kernelc.h and the entry file's prelude,
+    # not the shim's.
+    flags = ("-D", "KC_SOME_FLAG=1", "-I", str(tmp_path))
+    empty_build_cache(cache)
+    defined = build(tmp_path, "defined", *flags, env={"KERNELC_CACHE_DIR": str(cache)})
+    assert len(headers(cache)) == PRELUDES + 2
+    assert defined == build(tmp_path, "defined_whole", *flags, "--no-cache")
+    assert plain == build(tmp_path, "plain_whole", "--no-cache")
