@@ -193,19 +193,6 @@ const char* DataTypeName(XLA_FFI_DataType type) {
   }
 }
 
-// A ByteSpan, which is not NUL-terminated, appended in pieces.
-void AppendName(rt::Message& m, const XLA_FFI_ByteSpan* name) {
-  char piece[128];
-  for (size_t at = 0; at < name->len;) {
-    size_t n = name->len - at;
-    if (n > sizeof piece - 1) n = sizeof piece - 1;
-    memcpy(piece, name->ptr + at, n);
-    piece[n] = '\0';
-    m << piece;
-    at += n;
-  }
-}
-
 // Answers the metadata query with which XLA registers a handler.
 XLA_FFI_Error* Metadata(const XLA_FFI_Api* api,
                         XLA_FFI_Metadata_Extension* extension,
@@ -243,7 +230,7 @@ XLA_FFI_Error* Refusal(const XLA_FFI_CallFrame* frame, const Signature& s) {
         << frame->attrs.size;
     for (int64_t i = 0; i < frame->attrs.size; ++i) {
       why << (i == 0 ? " with name(s): " : ", ");
-      AppendName(why, frame->attrs.names[i]);
+      why.Append(frame->attrs.names[i]->ptr, frame->attrs.names[i]->len);
     }
   } else {
     for (int64_t i = 0; i < s.args; ++i)
@@ -260,7 +247,7 @@ XLA_FFI_Error* Refusal(const XLA_FFI_CallFrame* frame, const Signature& s) {
       if (frame->attrs.names[i]->len != a.size ||
           memcmp(frame->attrs.names[i]->ptr, a.name, a.size) != 0) {
         why << "Attribute name mismatch: ";
-        AppendName(why, frame->attrs.names[i]);
+        why.Append(frame->attrs.names[i]->ptr, frame->attrs.names[i]->len);
         return InvalidArgument(frame->api, why << " vs " << a.name);
       }
       const auto* scalar =

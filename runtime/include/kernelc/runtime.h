@@ -87,12 +87,14 @@ class Message {
   // Why SizeGrid refused `threads` in blocks of `block` (`rank` entries).
   Message& Grid(const int64_t* threads, const int64_t* block, int rank);
 
+  // `n` bytes of `text`, which need not be NUL-terminated.
+  void Append(const char* text, size_t n);
+
   // The text, NUL-terminated; valid until the next append.
   const char* c_str() const { return data_ != nullptr ? data_ : ""; }
   size_t size() const { return size_; }
 
  private:
-  void Append(const char* text, size_t n);
 
   char* data_ = nullptr;
   size_t size_ = 0;
