@@ -135,7 +135,7 @@ void EmitBody(const EmitRequest& request, const sema::KernelPlan& kp,
   if (shared)
     p.Emit({{"kernel", k.name}}, R"code(
       if (kc_shared_bytes < 0) {
-        return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "$kernel$: dynamic shared memory of " << kc_shared_bytes << " bytes is out of range");
+        return ffi::Error::InvalidArgument(::kc::rt::Message() << "$kernel$: dynamic shared memory of " << kc_shared_bytes << " bytes is out of range");
       }
     )code");
   subs.push_back({"block_executor", kp.block_executor ? "true" : "false"});
@@ -174,7 +174,7 @@ void EmitBody(const EmitRequest& request, const sema::KernelPlan& kp,
       kc_failed = ::kc::rt::RunSplitLaunch(kc_launch_, $block_executor$, $shared_bytes$, kc_pool_threads, ::kc::ffi_support::Pool(kc_pool), $range$, &kc_args, $output_args$, &kc_failure);
     }
     if (kc_failed != 0) {
-      return ::kc::ffi_support::Internal(kc_failure);
+      return ffi::Error::Internal(kc_failure.message);
     }
   )code");
 }
@@ -295,7 +295,7 @@ void CpuShim::EmitHandlers(const EmitRequest& request,
                       $impl$_batch_context kc_context{$context$};
                       ::kc::rt::Message kc_why;
                       if (!::kc::rt::RunBatch($kernel$, kc_buffers, $count$, $first$, $fold$, ::kc::ffi_support::Pool(kc_pool), $impl$_batch_element, &kc_context, &kc_why)) {
-                        return ::kc::ffi_support::InvalidArgument(kc_why);
+                        return ffi::Error::InvalidArgument(kc_why);
                       }
                       return kc_context.kc_error.Take();
                     )code");

@@ -82,7 +82,7 @@ void EmitRuntimeCall(Printer& p, std::string_view kernel, std::string_view what,
   p.Emit({{"kernel", kernel}, {"what", what}, {"call", call}}, R"code(
     kc_error kc_failure;
     if ($call$ != 0) {
-      return ::kc::ffi_support::Internal(::kc::rt::Message() << "$kernel$: $what$" << kc_failure.message);
+      return ffi::Error::Internal(::kc::rt::Message() << "$kernel$: $what$" << kc_failure.message);
     }
   )code");
 }

@@ -370,7 +370,7 @@ void HandlerParts::EmitBatchPlan(Printer& p) const {
            {
              ::kc::rt::Message kc_why;
              if (!::kc::rt::PlanBatch($kernel$, kc_buffers, $count$, $first$, &kc_batch, kc_operands, &kc_why)) {
-               return ::kc::ffi_support::InvalidArgument(kc_why);
+               return ffi::Error::InvalidArgument(kc_why);
              }
            }
          )code");
@@ -403,10 +403,10 @@ void HandlerParts::EmitChecks(Printer& p) const {
                    : buffer + ".dimensions().size()"}},
              R"code(
                if ($buffer$.element_type() != ffi::DataType::$ffi_dtype$) {
-                 return ::kc::ffi_support::InvalidArgument("$kernel$: parameter '$param$' expects $dtype$ elements");
+                 return ffi::Error::InvalidArgument("$kernel$: parameter '$param$' expects $dtype$ elements");
                }
                if ($size$ != $rank$) {
-                 return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "$kernel$: parameter '$param$' expects rank $rank_text$, got rank " << $buffer$.dimensions().size());
+                 return ffi::Error::InvalidArgument(::kc::rt::Message() << "$kernel$: parameter '$param$' expects rank $rank_text$, got rank " << $buffer$.dimensions().size());
                }
              )code");
   }
@@ -426,7 +426,7 @@ void HandlerParts::EmitChecks(Printer& p) const {
            R"code(
              for (int64_t kc_d = 0; kc_d < $leading$; ++kc_d) {
                if ($present$$buffer$.dimensions()[kc_d] != $ref$.dimensions()[kc_d]) {
-                 return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "$kernel$: parameter '$param$' has shape " << ::kc::rt::ShapeOf($buffer$.dimensions()) << ", but its leading dimensions ('...') must be those of '$ref_param$', which has shape " << ::kc::rt::ShapeOf($ref$.dimensions()));
+                 return ffi::Error::InvalidArgument(::kc::rt::Message() << "$kernel$: parameter '$param$' has shape " << ::kc::rt::ShapeOf($buffer$.dimensions()) << ", but its leading dimensions ('...') must be those of '$ref_param$', which has shape " << ::kc::rt::ShapeOf($ref$.dimensions()));
                }
              }
            )code");
@@ -448,7 +448,7 @@ void HandlerParts::EmitChecks(Printer& p) const {
            R"code(
              const int64_t $var$ = $expr$;
              if (!ev.failed() && !::kc::rt::Fits<$ctype$>($var$)) {
-               return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "$kernel$: derived value '$param$' = " << $var$ << " does not fit $dtype$");
+               return ffi::Error::InvalidArgument(::kc::rt::Message() << "$kernel$: derived value '$param$' = " << $var$ << " does not fit $dtype$");
              }
            )code");
   }
@@ -467,7 +467,7 @@ void HandlerParts::EmitChecks(Printer& p) const {
              {
                const int64_t expected = $expr$;
                if ($present$!ev.failed() && $dim_ref$ != expected) {
-                 return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "$kernel$: parameter '$param$' has shape " << ::kc::rt::ShapeOf($buffer$.dimensions()) << ", but dimension $dim$ must be $text$ = " << expected);
+                 return ffi::Error::InvalidArgument(::kc::rt::Message() << "$kernel$: parameter '$param$' has shape " << ::kc::rt::ShapeOf($buffer$.dimensions()) << ", but dimension $dim$ must be $text$ = " << expected);
                }
              }
            )code");
@@ -506,7 +506,7 @@ void HandlerParts::EmitSharedBytes(Printer& p) const {
 void HandlerParts::EmitExpressionsOk(Printer& p) const {
   p.Emit({{"kernel", k_.name}}, R"code(
     if (ev.failed()) {
-      return ::kc::ffi_support::InvalidArgument("$kernel$: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
+      return ffi::Error::InvalidArgument("$kernel$: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
     }
   )code");
 }
@@ -517,7 +517,7 @@ void HandlerParts::EmitLaunchGrid(Printer& p) const {
     kc_launch kc_launch_;
     bool kc_empty = false;
     if (!::kc::rt::SizeGrid(kc_threads, kc_block, $rank$, &kc_launch_, &kc_empty)) {
-      return ::kc::ffi_support::InvalidArgument((::kc::rt::Message() << "$kernel$: ").Grid(kc_threads, kc_block, $rank$));
+      return ffi::Error::InvalidArgument((::kc::rt::Message() << "$kernel$: ").Grid(kc_threads, kc_block, $rank$));
     }
     if (kc_empty) return ffi::Error::Success();  // no thread to run
   )code");

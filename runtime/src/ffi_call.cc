@@ -77,6 +77,14 @@ Error Error::Internal(const char* message) {
   return e;
 }
 
+Error Error::InvalidArgument(const rt::Message& message) {
+  return InvalidArgument(message.c_str());
+}
+
+Error Error::Internal(const rt::Message& message) {
+  return Internal(message.c_str());
+}
+
 void Error::Free(Failure* failure) {
   if (failure == &out_of_memory) return;
   free(failure->message);

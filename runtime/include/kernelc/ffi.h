@@ -26,6 +26,10 @@
 #include "kernelc/launch.h"
 #include "xla/ffi/api/c_api.h"
 
+namespace kc::rt {
+class Message;  // kernelc/runtime.h
+}  // namespace kc::rt
+
 namespace kc::ffi {
 
 // XLA's element types that kernels take, with XLA's codes.
@@ -98,9 +102,13 @@ class Error {
     if (failure_ != nullptr) Free(failure_);
   }
 
+  // The errors, out of line and cold: a handler's error paths stay out of
+  // its way, the message built only on them.
   static Error Success() { return Error(); }
-  static Error InvalidArgument(const char* message);
-  static Error Internal(const char* message);
+  __attribute__((cold)) static Error InvalidArgument(const char* message);
+  __attribute__((cold)) static Error InvalidArgument(const rt::Message& message);
+  __attribute__((cold)) static Error Internal(const char* message);
+  __attribute__((cold)) static Error Internal(const rt::Message& message);
 
   bool success() const { return failure_ == nullptr; }
   bool failure() const { return failure_ != nullptr; }

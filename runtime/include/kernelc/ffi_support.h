@@ -1,8 +1,8 @@
 // What generated XLA FFI handlers share beyond kernelc/ffi.h: XLA's thread
 // pool as the runtime takes it (kc_pool), buffers described for the
-// batch's planning, and errors made from the runtime's messages. Error
-// paths are out of line, so that the checks of a handler stay a compare
-// and a branch.
+// batch's planning, and the first error of a batch's elements. Errors are
+// kc::ffi::Error's, out of line and cold, so that the checks of a handler
+// stay a compare and a branch.
 #ifndef KERNELC_FFI_SUPPORT_H_
 #define KERNELC_FFI_SUPPORT_H_
 
@@ -60,26 +60,6 @@ inline rt::BatchBuffer Buffer(const ffi::AnyBuffer& buffer,
                          ByteWidth(buffer.element_type()),
                          static_cast<int32_t>(buffer.element_type()),
                          name};
-}
-
-__attribute__((noinline, cold)) inline ffi::Error InvalidArgument(
-    const char* message) {
-  return ffi::Error::InvalidArgument(message);
-}
-
-__attribute__((noinline, cold)) inline ffi::Error InvalidArgument(
-    const rt::Message& message) {
-  return ffi::Error::InvalidArgument(message.c_str());
-}
-
-__attribute__((noinline, cold)) inline ffi::Error Internal(
-    const rt::Message& message) {
-  return ffi::Error::Internal(message.c_str());
-}
-
-__attribute__((noinline, cold)) inline ffi::Error Internal(
-    const kc_error& error) {
-  return ffi::Error::Internal(error.message);
 }
 
 // The first error of the elements of a batch, which run on several threads

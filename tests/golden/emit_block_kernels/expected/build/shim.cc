@@ -56,63 +56,63 @@ __attribute__((always_inline)) inline ffi::Error transpose_cpu_impl_element(
     const ::kc::rt::Tensor<ffi::DataType>& o_out) {
   ::kc::rt::Evaluator ev;
   if (b_in.element_type() != ffi::DataType::F32) {
-    return ::kc::ffi_support::InvalidArgument("transpose: parameter 'in' expects float32 elements");
+    return ffi::Error::InvalidArgument("transpose: parameter 'in' expects float32 elements");
   }
   if (b_in.dimensions().size() != 2) {
-    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "transpose: parameter 'in' expects rank 2, got rank " << b_in.dimensions().size());
+    return ffi::Error::InvalidArgument(::kc::rt::Message() << "transpose: parameter 'in' expects rank 2, got rank " << b_in.dimensions().size());
   }
   if (o_out.element_type() != ffi::DataType::F32) {
-    return ::kc::ffi_support::InvalidArgument("transpose: parameter 'out' expects float32 elements");
+    return ffi::Error::InvalidArgument("transpose: parameter 'out' expects float32 elements");
   }
   if (o_out.dimensions().size() != 2) {
-    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "transpose: parameter 'out' expects rank 2, got rank " << o_out.dimensions().size());
+    return ffi::Error::InvalidArgument(::kc::rt::Message() << "transpose: parameter 'out' expects rank 2, got rank " << o_out.dimensions().size());
   }
   const int64_t d_rows = b_in.dimensions()[0];
   if (!ev.failed() && !::kc::rt::Fits<int32_t>(d_rows)) {
-    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "transpose: derived value 'rows' = " << d_rows << " does not fit int32");
+    return ffi::Error::InvalidArgument(::kc::rt::Message() << "transpose: derived value 'rows' = " << d_rows << " does not fit int32");
   }
   const int64_t d_cols = b_in.dimensions()[1];
   if (!ev.failed() && !::kc::rt::Fits<int32_t>(d_cols)) {
-    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "transpose: derived value 'cols' = " << d_cols << " does not fit int32");
+    return ffi::Error::InvalidArgument(::kc::rt::Message() << "transpose: derived value 'cols' = " << d_cols << " does not fit int32");
   }
   {
     const int64_t expected = d_rows;
     if (!ev.failed() && b_in.dimensions()[0] != expected) {
-      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "transpose: parameter 'in' has shape " << ::kc::rt::ShapeOf(b_in.dimensions()) << ", but dimension 0 must be rows = " << expected);
+      return ffi::Error::InvalidArgument(::kc::rt::Message() << "transpose: parameter 'in' has shape " << ::kc::rt::ShapeOf(b_in.dimensions()) << ", but dimension 0 must be rows = " << expected);
     }
   }
   {
     const int64_t expected = d_cols;
     if (!ev.failed() && b_in.dimensions()[1] != expected) {
-      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "transpose: parameter 'in' has shape " << ::kc::rt::ShapeOf(b_in.dimensions()) << ", but dimension 1 must be cols = " << expected);
+      return ffi::Error::InvalidArgument(::kc::rt::Message() << "transpose: parameter 'in' has shape " << ::kc::rt::ShapeOf(b_in.dimensions()) << ", but dimension 1 must be cols = " << expected);
     }
   }
   {
     const int64_t expected = d_cols;
     if (!ev.failed() && o_out.dimensions()[0] != expected) {
-      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "transpose: parameter 'out' has shape " << ::kc::rt::ShapeOf(o_out.dimensions()) << ", but dimension 0 must be cols = " << expected);
+      return ffi::Error::InvalidArgument(::kc::rt::Message() << "transpose: parameter 'out' has shape " << ::kc::rt::ShapeOf(o_out.dimensions()) << ", but dimension 0 must be cols = " << expected);
     }
   }
   {
     const int64_t expected = d_rows;
     if (!ev.failed() && o_out.dimensions()[1] != expected) {
-      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "transpose: parameter 'out' has shape " << ::kc::rt::ShapeOf(o_out.dimensions()) << ", but dimension 1 must be rows = " << expected);
+      return ffi::Error::InvalidArgument(::kc::rt::Message() << "transpose: parameter 'out' has shape " << ::kc::rt::ShapeOf(o_out.dimensions()) << ", but dimension 1 must be rows = " << expected);
     }
   }
   const int64_t kc_threads[3] = {d_cols, d_rows, 1};
   const int64_t kc_block[3] = {16, 16, 1};
   const int64_t kc_shared_bytes = ev.Mul(ev.Mul(int64_t{16}, int64_t{17}), int64_t{4});
   if (ev.failed()) {
-    return ::kc::ffi_support::InvalidArgument("transpose: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
+    return ffi::Error::InvalidArgument("transpose: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
   }
   kc_launch kc_launch_;
   bool kc_empty = false;
   if (!::kc::rt::SizeGrid(kc_threads, kc_block, 2, &kc_launch_, &kc_empty)) {
-    return ::kc::ffi_support::InvalidArgument((::kc::rt::Message() << "transpose: ").Grid(kc_threads, kc_block, 2));
+    return ffi::Error::InvalidArgument((::kc::rt::Message() << "transpose: ").Grid(kc_threads, kc_block, 2));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
   if (kc_shared_bytes < 0) {
-    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "transpose: dynamic shared memory of " << kc_shared_bytes << " bytes is out of range");
+    return ffi::Error::InvalidArgument(::kc::rt::Message() << "transpose: dynamic shared memory of " << kc_shared_bytes << " bytes is out of range");
   }
   kc_error kc_failure;
   int32_t kc_failed;
@@ -125,7 +125,7 @@ __attribute__((always_inline)) inline ffi::Error transpose_cpu_impl_element(
     kc_failed = ::kc::rt::RunSplitLaunch(kc_launch_, true, static_cast<uint64_t>(kc_shared_bytes), kc_pool_threads, ::kc::ffi_support::Pool(kc_pool), transpose_cpu_range, &kc_args, kc_outputs, 1, &kc_failure);
   }
   if (kc_failed != 0) {
-    return ::kc::ffi_support::Internal(kc_failure);
+    return ffi::Error::Internal(kc_failure.message);
   }
   return ffi::Error::Success();
 }
@@ -160,7 +160,7 @@ __attribute__((noinline)) ffi::Error transpose_cpu_impl_batch(
   transpose_cpu_impl_batch_context kc_context{&kc_pool};
   ::kc::rt::Message kc_why;
   if (!::kc::rt::RunBatch("transpose", kc_buffers, 2, 1, false, ::kc::ffi_support::Pool(kc_pool), transpose_cpu_impl_batch_element, &kc_context, &kc_why)) {
-    return ::kc::ffi_support::InvalidArgument(kc_why);
+    return ffi::Error::InvalidArgument(kc_why);
   }
   return kc_context.kc_error.Take();
 }
@@ -205,42 +205,42 @@ __attribute__((always_inline)) inline ffi::Error scale_cpu_impl_element(
     const ::kc::rt::Tensor<ffi::DataType>& o_y) {
   ::kc::rt::Evaluator ev;
   if (b_x.element_type() != ffi::DataType::F32) {
-    return ::kc::ffi_support::InvalidArgument("scale: parameter 'x' expects float32 elements");
+    return ffi::Error::InvalidArgument("scale: parameter 'x' expects float32 elements");
   }
   if (b_x.dimensions().size() != 1) {
-    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "scale: parameter 'x' expects rank 1, got rank " << b_x.dimensions().size());
+    return ffi::Error::InvalidArgument(::kc::rt::Message() << "scale: parameter 'x' expects rank 1, got rank " << b_x.dimensions().size());
   }
   if (o_y.element_type() != ffi::DataType::F32) {
-    return ::kc::ffi_support::InvalidArgument("scale: parameter 'y' expects float32 elements");
+    return ffi::Error::InvalidArgument("scale: parameter 'y' expects float32 elements");
   }
   if (o_y.dimensions().size() != 1) {
-    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "scale: parameter 'y' expects rank 1, got rank " << o_y.dimensions().size());
+    return ffi::Error::InvalidArgument(::kc::rt::Message() << "scale: parameter 'y' expects rank 1, got rank " << o_y.dimensions().size());
   }
   const int64_t d_n = static_cast<int64_t>(b_x.element_count());
   if (!ev.failed() && !::kc::rt::Fits<int64_t>(d_n)) {
-    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "scale: derived value 'n' = " << d_n << " does not fit int64");
+    return ffi::Error::InvalidArgument(::kc::rt::Message() << "scale: derived value 'n' = " << d_n << " does not fit int64");
   }
   {
     const int64_t expected = d_n;
     if (!ev.failed() && b_x.dimensions()[0] != expected) {
-      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "scale: parameter 'x' has shape " << ::kc::rt::ShapeOf(b_x.dimensions()) << ", but dimension 0 must be n = " << expected);
+      return ffi::Error::InvalidArgument(::kc::rt::Message() << "scale: parameter 'x' has shape " << ::kc::rt::ShapeOf(b_x.dimensions()) << ", but dimension 0 must be n = " << expected);
     }
   }
   {
     const int64_t expected = b_x.dimensions()[0];
     if (!ev.failed() && o_y.dimensions()[0] != expected) {
-      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "scale: parameter 'y' has shape " << ::kc::rt::ShapeOf(o_y.dimensions()) << ", but dimension 0 must be x.shape[0] = " << expected);
+      return ffi::Error::InvalidArgument(::kc::rt::Message() << "scale: parameter 'y' has shape " << ::kc::rt::ShapeOf(o_y.dimensions()) << ", but dimension 0 must be x.shape[0] = " << expected);
     }
   }
   const int64_t kc_threads[3] = {d_n, 1, 1};
   const int64_t kc_block[3] = {256, 1, 1};
   if (ev.failed()) {
-    return ::kc::ffi_support::InvalidArgument("scale: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
+    return ffi::Error::InvalidArgument("scale: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
   }
   kc_launch kc_launch_;
   bool kc_empty = false;
   if (!::kc::rt::SizeGrid(kc_threads, kc_block, 1, &kc_launch_, &kc_empty)) {
-    return ::kc::ffi_support::InvalidArgument((::kc::rt::Message() << "scale: ").Grid(kc_threads, kc_block, 1));
+    return ffi::Error::InvalidArgument((::kc::rt::Message() << "scale: ").Grid(kc_threads, kc_block, 1));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
   kc_error kc_failure;
@@ -254,7 +254,7 @@ __attribute__((always_inline)) inline ffi::Error scale_cpu_impl_element(
     kc_failed = ::kc::rt::RunSplitLaunch(kc_launch_, false, 0, kc_pool_threads, ::kc::ffi_support::Pool(kc_pool), scale_cpu_range, &kc_args, kc_outputs, 1, &kc_failure);
   }
   if (kc_failed != 0) {
-    return ::kc::ffi_support::Internal(kc_failure);
+    return ffi::Error::Internal(kc_failure.message);
   }
   return ffi::Error::Success();
 }
@@ -292,7 +292,7 @@ __attribute__((noinline)) ffi::Error scale_cpu_impl_batch(
   scale_cpu_impl_batch_context kc_context{&kc_pool, a_a};
   ::kc::rt::Message kc_why;
   if (!::kc::rt::RunBatch("scale", kc_buffers, 2, 1, false, ::kc::ffi_support::Pool(kc_pool), scale_cpu_impl_batch_element, &kc_context, &kc_why)) {
-    return ::kc::ffi_support::InvalidArgument(kc_why);
+    return ffi::Error::InvalidArgument(kc_why);
   }
   return kc_context.kc_error.Take();
 }

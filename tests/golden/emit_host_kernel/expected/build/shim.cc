@@ -42,33 +42,33 @@ __attribute__((always_inline)) inline ffi::Error histogram_cpu_impl_element(
     const ::kc::rt::Tensor<ffi::DataType>& o_counts) {
   ::kc::rt::Evaluator ev;
   if (b_values.element_type() != ffi::DataType::F32) {
-    return ::kc::ffi_support::InvalidArgument("histogram: parameter 'values' expects float32 elements");
+    return ffi::Error::InvalidArgument("histogram: parameter 'values' expects float32 elements");
   }
   if (b_values.dimensions().size() != 2) {
-    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "histogram: parameter 'values' expects rank 2, got rank " << b_values.dimensions().size());
+    return ffi::Error::InvalidArgument(::kc::rt::Message() << "histogram: parameter 'values' expects rank 2, got rank " << b_values.dimensions().size());
   }
   if (o_counts.element_type() != ffi::DataType::S32) {
-    return ::kc::ffi_support::InvalidArgument("histogram: parameter 'counts' expects int32 elements");
+    return ffi::Error::InvalidArgument("histogram: parameter 'counts' expects int32 elements");
   }
   if (o_counts.dimensions().size() != 2) {
-    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "histogram: parameter 'counts' expects rank 2, got rank " << o_counts.dimensions().size());
+    return ffi::Error::InvalidArgument(::kc::rt::Message() << "histogram: parameter 'counts' expects rank 2, got rank " << o_counts.dimensions().size());
   }
   const int64_t s_rows = b_values.dimensions()[0];
   const int64_t s_cols = b_values.dimensions()[1];
   {
     const int64_t expected = s_rows;
     if (!ev.failed() && o_counts.dimensions()[0] != expected) {
-      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "histogram: parameter 'counts' has shape " << ::kc::rt::ShapeOf(o_counts.dimensions()) << ", but dimension 0 must be rows = " << expected);
+      return ffi::Error::InvalidArgument(::kc::rt::Message() << "histogram: parameter 'counts' has shape " << ::kc::rt::ShapeOf(o_counts.dimensions()) << ", but dimension 0 must be rows = " << expected);
     }
   }
   {
     const int64_t expected = static_cast<int64_t>(a_bins);
     if (!ev.failed() && o_counts.dimensions()[1] != expected) {
-      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "histogram: parameter 'counts' has shape " << ::kc::rt::ShapeOf(o_counts.dimensions()) << ", but dimension 1 must be bins = " << expected);
+      return ffi::Error::InvalidArgument(::kc::rt::Message() << "histogram: parameter 'counts' has shape " << ::kc::rt::ShapeOf(o_counts.dimensions()) << ", but dimension 1 must be bins = " << expected);
     }
   }
   if (ev.failed()) {
-    return ::kc::ffi_support::InvalidArgument("histogram: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
+    return ffi::Error::InvalidArgument("histogram: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
   }
   ::kc::rt::Fill<int32_t>(o_counts.untyped_data(), static_cast<int64_t>(o_counts.element_count()), static_cast<int32_t>(INT64_C(0)));
   kc_histogram_histogram_<hash>_cpu_entry(b_values.untyped_data(), b_values.dimensions().begin(), a_lo, a_hi, a_bins, o_counts.untyped_data(), o_counts.dimensions().begin());
@@ -111,7 +111,7 @@ __attribute__((noinline)) ffi::Error histogram_cpu_impl_batch(
   histogram_cpu_impl_batch_context kc_context{a_lo, a_hi, a_bins};
   ::kc::rt::Message kc_why;
   if (!::kc::rt::RunBatch("histogram", kc_buffers, 2, 1, false, ::kc::ffi_support::Pool(kc_pool), histogram_cpu_impl_batch_element, &kc_context, &kc_why)) {
-    return ::kc::ffi_support::InvalidArgument(kc_why);
+    return ffi::Error::InvalidArgument(kc_why);
   }
   return kc_context.kc_error.Take();
 }

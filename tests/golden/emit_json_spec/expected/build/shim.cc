@@ -56,42 +56,42 @@ __attribute__((always_inline)) inline ffi::Error scale_cpu_impl_element(
     const ::kc::rt::Tensor<ffi::DataType>& o_out) {
   ::kc::rt::Evaluator ev;
   if (b_x.element_type() != ffi::DataType::F32) {
-    return ::kc::ffi_support::InvalidArgument("scale: parameter 'x' expects float32 elements");
+    return ffi::Error::InvalidArgument("scale: parameter 'x' expects float32 elements");
   }
   if (b_x.dimensions().size() != 1) {
-    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "scale: parameter 'x' expects rank 1, got rank " << b_x.dimensions().size());
+    return ffi::Error::InvalidArgument(::kc::rt::Message() << "scale: parameter 'x' expects rank 1, got rank " << b_x.dimensions().size());
   }
   if (o_out.element_type() != ffi::DataType::F32) {
-    return ::kc::ffi_support::InvalidArgument("scale: parameter 'out' expects float32 elements");
+    return ffi::Error::InvalidArgument("scale: parameter 'out' expects float32 elements");
   }
   if (o_out.dimensions().size() != 1) {
-    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "scale: parameter 'out' expects rank 1, got rank " << o_out.dimensions().size());
+    return ffi::Error::InvalidArgument(::kc::rt::Message() << "scale: parameter 'out' expects rank 1, got rank " << o_out.dimensions().size());
   }
   const int64_t d_n = static_cast<int64_t>(b_x.element_count());
   if (!ev.failed() && !::kc::rt::Fits<int64_t>(d_n)) {
-    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "scale: derived value 'n' = " << d_n << " does not fit int64");
+    return ffi::Error::InvalidArgument(::kc::rt::Message() << "scale: derived value 'n' = " << d_n << " does not fit int64");
   }
   {
     const int64_t expected = d_n;
     if (!ev.failed() && b_x.dimensions()[0] != expected) {
-      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "scale: parameter 'x' has shape " << ::kc::rt::ShapeOf(b_x.dimensions()) << ", but dimension 0 must be n = " << expected);
+      return ffi::Error::InvalidArgument(::kc::rt::Message() << "scale: parameter 'x' has shape " << ::kc::rt::ShapeOf(b_x.dimensions()) << ", but dimension 0 must be n = " << expected);
     }
   }
   {
     const int64_t expected = b_x.dimensions()[0];
     if (!ev.failed() && o_out.dimensions()[0] != expected) {
-      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "scale: parameter 'out' has shape " << ::kc::rt::ShapeOf(o_out.dimensions()) << ", but dimension 0 must be x.shape[0] = " << expected);
+      return ffi::Error::InvalidArgument(::kc::rt::Message() << "scale: parameter 'out' has shape " << ::kc::rt::ShapeOf(o_out.dimensions()) << ", but dimension 0 must be x.shape[0] = " << expected);
     }
   }
   const int64_t kc_threads[3] = {d_n, 1, 1};
   const int64_t kc_block[3] = {256, 1, 1};
   if (ev.failed()) {
-    return ::kc::ffi_support::InvalidArgument("scale: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
+    return ffi::Error::InvalidArgument("scale: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
   }
   kc_launch kc_launch_;
   bool kc_empty = false;
   if (!::kc::rt::SizeGrid(kc_threads, kc_block, 1, &kc_launch_, &kc_empty)) {
-    return ::kc::ffi_support::InvalidArgument((::kc::rt::Message() << "scale: ").Grid(kc_threads, kc_block, 1));
+    return ffi::Error::InvalidArgument((::kc::rt::Message() << "scale: ").Grid(kc_threads, kc_block, 1));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
   kc_error kc_failure;
@@ -105,7 +105,7 @@ __attribute__((always_inline)) inline ffi::Error scale_cpu_impl_element(
     kc_failed = ::kc::rt::RunSplitLaunch(kc_launch_, false, 0, kc_pool_threads, ::kc::ffi_support::Pool(kc_pool), scale_cpu_range, &kc_args, kc_outputs, 1, &kc_failure);
   }
   if (kc_failed != 0) {
-    return ::kc::ffi_support::Internal(kc_failure);
+    return ffi::Error::Internal(kc_failure.message);
   }
   return ffi::Error::Success();
 }
@@ -143,7 +143,7 @@ __attribute__((noinline)) ffi::Error scale_cpu_impl_batch(
   scale_cpu_impl_batch_context kc_context{&kc_pool, a_s};
   ::kc::rt::Message kc_why;
   if (!::kc::rt::RunBatch("scale", kc_buffers, 2, 1, false, ::kc::ffi_support::Pool(kc_pool), scale_cpu_impl_batch_element, &kc_context, &kc_why)) {
-    return ::kc::ffi_support::InvalidArgument(kc_why);
+    return ffi::Error::InvalidArgument(kc_why);
   }
   return kc_context.kc_error.Take();
 }

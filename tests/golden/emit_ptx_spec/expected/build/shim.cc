@@ -63,7 +63,7 @@ ffi::Error scale_cuda_init_impl(
     ::kc::cuda::Function* kc_function = nullptr;
     kc_error kc_failure;
     if (kc_cuda_cache_0().Get(kc_stream, 0, &kc_function, &kc_failure) != 0) {
-      return ::kc::ffi_support::Internal(::kc::rt::Message() << "scale: " << kc_failure.message);
+      return ffi::Error::Internal(::kc::rt::Message() << "scale: " << kc_failure.message);
     }
   }
   return ffi::Error::Success();
@@ -78,42 +78,42 @@ ffi::Error scale_cuda_impl_element(
     const ::kc::rt::Tensor<ffi::DataType>& o_out) {
   ::kc::rt::Evaluator ev;
   if (b_x.element_type() != ffi::DataType::F32) {
-    return ::kc::ffi_support::InvalidArgument("scale: parameter 'x' expects float32 elements");
+    return ffi::Error::InvalidArgument("scale: parameter 'x' expects float32 elements");
   }
   if (b_x.dimensions().size() != 1) {
-    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "scale: parameter 'x' expects rank 1, got rank " << b_x.dimensions().size());
+    return ffi::Error::InvalidArgument(::kc::rt::Message() << "scale: parameter 'x' expects rank 1, got rank " << b_x.dimensions().size());
   }
   if (o_out.element_type() != ffi::DataType::F32) {
-    return ::kc::ffi_support::InvalidArgument("scale: parameter 'out' expects float32 elements");
+    return ffi::Error::InvalidArgument("scale: parameter 'out' expects float32 elements");
   }
   if (o_out.dimensions().size() != 1) {
-    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "scale: parameter 'out' expects rank 1, got rank " << o_out.dimensions().size());
+    return ffi::Error::InvalidArgument(::kc::rt::Message() << "scale: parameter 'out' expects rank 1, got rank " << o_out.dimensions().size());
   }
   const int64_t d_n = static_cast<int64_t>(b_x.element_count());
   if (!ev.failed() && !::kc::rt::Fits<int64_t>(d_n)) {
-    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "scale: derived value 'n' = " << d_n << " does not fit int64");
+    return ffi::Error::InvalidArgument(::kc::rt::Message() << "scale: derived value 'n' = " << d_n << " does not fit int64");
   }
   {
     const int64_t expected = d_n;
     if (!ev.failed() && b_x.dimensions()[0] != expected) {
-      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "scale: parameter 'x' has shape " << ::kc::rt::ShapeOf(b_x.dimensions()) << ", but dimension 0 must be n = " << expected);
+      return ffi::Error::InvalidArgument(::kc::rt::Message() << "scale: parameter 'x' has shape " << ::kc::rt::ShapeOf(b_x.dimensions()) << ", but dimension 0 must be n = " << expected);
     }
   }
   {
     const int64_t expected = b_x.dimensions()[0];
     if (!ev.failed() && o_out.dimensions()[0] != expected) {
-      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "scale: parameter 'out' has shape " << ::kc::rt::ShapeOf(o_out.dimensions()) << ", but dimension 0 must be x.shape[0] = " << expected);
+      return ffi::Error::InvalidArgument(::kc::rt::Message() << "scale: parameter 'out' has shape " << ::kc::rt::ShapeOf(o_out.dimensions()) << ", but dimension 0 must be x.shape[0] = " << expected);
     }
   }
   const int64_t kc_threads[3] = {d_n, 1, 1};
   const int64_t kc_block[3] = {256, 1, 1};
   if (ev.failed()) {
-    return ::kc::ffi_support::InvalidArgument("scale: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
+    return ffi::Error::InvalidArgument("scale: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
   }
   kc_launch kc_launch_;
   bool kc_empty = false;
   if (!::kc::rt::SizeGrid(kc_threads, kc_block, 1, &kc_launch_, &kc_empty)) {
-    return ::kc::ffi_support::InvalidArgument((::kc::rt::Message() << "scale: ").Grid(kc_threads, kc_block, 1));
+    return ffi::Error::InvalidArgument((::kc::rt::Message() << "scale: ").Grid(kc_threads, kc_block, 1));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
   void* kc_arg_x = b_x.untyped_data();
@@ -125,7 +125,7 @@ ffi::Error scale_cuda_impl_element(
   const unsigned kc_block_dims[3] = {kc_launch_.block.x, kc_launch_.block.y, kc_launch_.block.z};
   kc_error kc_failure;
   if (::kc::cuda::Launch(kc_function, kc_grid_dims, kc_block_dims, 0, kc_stream, kc_params, &kc_failure) != 0) {
-    return ::kc::ffi_support::Internal(::kc::rt::Message() << "scale: " << kc_failure.message);
+    return ffi::Error::Internal(::kc::rt::Message() << "scale: " << kc_failure.message);
   }
   return ffi::Error::Success();
 }
@@ -146,7 +146,7 @@ ffi::Error scale_cuda_impl(
   {
     ::kc::rt::Message kc_why;
     if (!::kc::rt::PlanBatch("scale", kc_buffers, 2, 1, &kc_batch, kc_operands, &kc_why)) {
-      return ::kc::ffi_support::InvalidArgument(kc_why);
+      return ffi::Error::InvalidArgument(kc_why);
     }
   }
   // The kernels this call launches, looked up once for every batch element.
@@ -155,7 +155,7 @@ ffi::Error scale_cuda_impl(
     static const int kc_slots[1] = {0};
     kc_error kc_failure;
     if (kc_cuda_cache_0().Get(kc_stream, kc_slots, 1, kc_functions, &kc_failure) != 0) {
-      return ::kc::ffi_support::Internal(::kc::rt::Message() << "scale: " << kc_failure.message);
+      return ffi::Error::Internal(::kc::rt::Message() << "scale: " << kc_failure.message);
     }
   }
   for (int64_t kc_i = 0; kc_i < kc_batch.count; ++kc_i) {
@@ -182,7 +182,7 @@ ffi::Error scale_numba_cuda_init_impl(
     ::kc::cuda::Function* kc_function = nullptr;
     kc_error kc_failure;
     if (kc_cuda_cache_1().Get(kc_stream, 0, &kc_function, &kc_failure) != 0) {
-      return ::kc::ffi_support::Internal(::kc::rt::Message() << "scale_numba: " << kc_failure.message);
+      return ffi::Error::Internal(::kc::rt::Message() << "scale_numba: " << kc_failure.message);
     }
   }
   return ffi::Error::Success();
@@ -198,39 +198,39 @@ ffi::Error scale_numba_cuda_impl_element(
     const ::kc::rt::Tensor<ffi::DataType>& o_out) {
   ::kc::rt::Evaluator ev;
   if (b_x.element_type() != ffi::DataType::F32) {
-    return ::kc::ffi_support::InvalidArgument("scale_numba: parameter 'x' expects float32 elements");
+    return ffi::Error::InvalidArgument("scale_numba: parameter 'x' expects float32 elements");
   }
   if (b_x.dimensions().size() != 1) {
-    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "scale_numba: parameter 'x' expects rank 1, got rank " << b_x.dimensions().size());
+    return ffi::Error::InvalidArgument(::kc::rt::Message() << "scale_numba: parameter 'x' expects rank 1, got rank " << b_x.dimensions().size());
   }
   if (o_out.element_type() != ffi::DataType::F32) {
-    return ::kc::ffi_support::InvalidArgument("scale_numba: parameter 'out' expects float32 elements");
+    return ffi::Error::InvalidArgument("scale_numba: parameter 'out' expects float32 elements");
   }
   if (o_out.dimensions().size() != 1) {
-    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "scale_numba: parameter 'out' expects rank 1, got rank " << o_out.dimensions().size());
+    return ffi::Error::InvalidArgument(::kc::rt::Message() << "scale_numba: parameter 'out' expects rank 1, got rank " << o_out.dimensions().size());
   }
   const int64_t s_n = b_x.dimensions()[0];
   {
     const int64_t expected = b_x.dimensions()[0];
     if (!ev.failed() && o_out.dimensions()[0] != expected) {
-      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "scale_numba: parameter 'out' has shape " << ::kc::rt::ShapeOf(o_out.dimensions()) << ", but dimension 0 must be x.shape[0] = " << expected);
+      return ffi::Error::InvalidArgument(::kc::rt::Message() << "scale_numba: parameter 'out' has shape " << ::kc::rt::ShapeOf(o_out.dimensions()) << ", but dimension 0 must be x.shape[0] = " << expected);
     }
   }
   const int64_t kc_threads[3] = {b_x.dimensions()[0], 1, 1};
   const int64_t kc_block[3] = {256, 1, 1};
   if (ev.failed()) {
-    return ::kc::ffi_support::InvalidArgument("scale_numba: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
+    return ffi::Error::InvalidArgument("scale_numba: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
   }
   {
     kc_error kc_failure;
     if (::kc::cuda::Fill(o_out.untyped_data(), static_cast<int64_t>(o_out.element_count()), static_cast<int>(sizeof(float)), ::kc::cuda::Bits<float>(static_cast<float>(0.0)), kc_stream, kc_fill64, &kc_failure) != 0) {
-      return ::kc::ffi_support::Internal(::kc::rt::Message() << "scale_numba: filling 'out': " << kc_failure.message);
+      return ffi::Error::Internal(::kc::rt::Message() << "scale_numba: filling 'out': " << kc_failure.message);
     }
   }
   kc_launch kc_launch_;
   bool kc_empty = false;
   if (!::kc::rt::SizeGrid(kc_threads, kc_block, 1, &kc_launch_, &kc_empty)) {
-    return ::kc::ffi_support::InvalidArgument((::kc::rt::Message() << "scale_numba: ").Grid(kc_threads, kc_block, 1));
+    return ffi::Error::InvalidArgument((::kc::rt::Message() << "scale_numba: ").Grid(kc_threads, kc_block, 1));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
   ::kc::cuda::NumbaArray<1> kc_arg_x = ::kc::cuda::MakeNumbaArray<1>(b_x.untyped_data(), b_x.dimensions(), sizeof(float));
@@ -241,7 +241,7 @@ ffi::Error scale_numba_cuda_impl_element(
   const unsigned kc_block_dims[3] = {kc_launch_.block.x, kc_launch_.block.y, kc_launch_.block.z};
   kc_error kc_failure;
   if (::kc::cuda::Launch(kc_function, kc_grid_dims, kc_block_dims, 0, kc_stream, kc_params, &kc_failure) != 0) {
-    return ::kc::ffi_support::Internal(::kc::rt::Message() << "scale_numba: " << kc_failure.message);
+    return ffi::Error::Internal(::kc::rt::Message() << "scale_numba: " << kc_failure.message);
   }
   return ffi::Error::Success();
 }
@@ -262,7 +262,7 @@ ffi::Error scale_numba_cuda_impl(
   {
     ::kc::rt::Message kc_why;
     if (!::kc::rt::PlanBatch("scale_numba", kc_buffers, 2, 1, &kc_batch, kc_operands, &kc_why)) {
-      return ::kc::ffi_support::InvalidArgument(kc_why);
+      return ffi::Error::InvalidArgument(kc_why);
     }
   }
   // The kernels this call launches, looked up once for every batch element.
@@ -271,7 +271,7 @@ ffi::Error scale_numba_cuda_impl(
     static const int kc_slots[2] = {0, 1};
     kc_error kc_failure;
     if (kc_cuda_cache_1().Get(kc_stream, kc_slots, 2, kc_functions, &kc_failure) != 0) {
-      return ::kc::ffi_support::Internal(::kc::rt::Message() << "scale_numba: " << kc_failure.message);
+      return ffi::Error::Internal(::kc::rt::Message() << "scale_numba: " << kc_failure.message);
     }
   }
   for (int64_t kc_i = 0; kc_i < kc_batch.count; ++kc_i) {

@@ -58,54 +58,54 @@ __attribute__((always_inline)) inline ffi::Error saxpy_cpu_impl_element(
     const ::kc::rt::Tensor<ffi::DataType>& o_out) {
   ::kc::rt::Evaluator ev;
   if (b_x.element_type() != ffi::DataType::F32) {
-    return ::kc::ffi_support::InvalidArgument("saxpy: parameter 'x' expects float32 elements");
+    return ffi::Error::InvalidArgument("saxpy: parameter 'x' expects float32 elements");
   }
   if (b_x.dimensions().size() != 1) {
-    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "saxpy: parameter 'x' expects rank 1, got rank " << b_x.dimensions().size());
+    return ffi::Error::InvalidArgument(::kc::rt::Message() << "saxpy: parameter 'x' expects rank 1, got rank " << b_x.dimensions().size());
   }
   if (b_y.element_type() != ffi::DataType::F32) {
-    return ::kc::ffi_support::InvalidArgument("saxpy: parameter 'y' expects float32 elements");
+    return ffi::Error::InvalidArgument("saxpy: parameter 'y' expects float32 elements");
   }
   if (b_y.dimensions().size() != 1) {
-    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "saxpy: parameter 'y' expects rank 1, got rank " << b_y.dimensions().size());
+    return ffi::Error::InvalidArgument(::kc::rt::Message() << "saxpy: parameter 'y' expects rank 1, got rank " << b_y.dimensions().size());
   }
   if (o_out.element_type() != ffi::DataType::F32) {
-    return ::kc::ffi_support::InvalidArgument("saxpy: parameter 'out' expects float32 elements");
+    return ffi::Error::InvalidArgument("saxpy: parameter 'out' expects float32 elements");
   }
   if (o_out.dimensions().size() != 1) {
-    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "saxpy: parameter 'out' expects rank 1, got rank " << o_out.dimensions().size());
+    return ffi::Error::InvalidArgument(::kc::rt::Message() << "saxpy: parameter 'out' expects rank 1, got rank " << o_out.dimensions().size());
   }
   const int64_t d_n = static_cast<int64_t>(b_x.element_count());
   if (!ev.failed() && !::kc::rt::Fits<int64_t>(d_n)) {
-    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "saxpy: derived value 'n' = " << d_n << " does not fit int64");
+    return ffi::Error::InvalidArgument(::kc::rt::Message() << "saxpy: derived value 'n' = " << d_n << " does not fit int64");
   }
   {
     const int64_t expected = d_n;
     if (!ev.failed() && b_x.dimensions()[0] != expected) {
-      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "saxpy: parameter 'x' has shape " << ::kc::rt::ShapeOf(b_x.dimensions()) << ", but dimension 0 must be n = " << expected);
+      return ffi::Error::InvalidArgument(::kc::rt::Message() << "saxpy: parameter 'x' has shape " << ::kc::rt::ShapeOf(b_x.dimensions()) << ", but dimension 0 must be n = " << expected);
     }
   }
   {
     const int64_t expected = d_n;
     if (!ev.failed() && b_y.dimensions()[0] != expected) {
-      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "saxpy: parameter 'y' has shape " << ::kc::rt::ShapeOf(b_y.dimensions()) << ", but dimension 0 must be n = " << expected);
+      return ffi::Error::InvalidArgument(::kc::rt::Message() << "saxpy: parameter 'y' has shape " << ::kc::rt::ShapeOf(b_y.dimensions()) << ", but dimension 0 must be n = " << expected);
     }
   }
   {
     const int64_t expected = b_x.dimensions()[0];
     if (!ev.failed() && o_out.dimensions()[0] != expected) {
-      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "saxpy: parameter 'out' has shape " << ::kc::rt::ShapeOf(o_out.dimensions()) << ", but dimension 0 must be x.shape[0] = " << expected);
+      return ffi::Error::InvalidArgument(::kc::rt::Message() << "saxpy: parameter 'out' has shape " << ::kc::rt::ShapeOf(o_out.dimensions()) << ", but dimension 0 must be x.shape[0] = " << expected);
     }
   }
   const int64_t kc_threads[3] = {static_cast<int64_t>(o_out.element_count()), 1, 1};
   const int64_t kc_block[3] = {256, 1, 1};
   if (ev.failed()) {
-    return ::kc::ffi_support::InvalidArgument("saxpy: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
+    return ffi::Error::InvalidArgument("saxpy: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
   }
   kc_launch kc_launch_;
   bool kc_empty = false;
   if (!::kc::rt::SizeGrid(kc_threads, kc_block, 1, &kc_launch_, &kc_empty)) {
-    return ::kc::ffi_support::InvalidArgument((::kc::rt::Message() << "saxpy: ").Grid(kc_threads, kc_block, 1));
+    return ffi::Error::InvalidArgument((::kc::rt::Message() << "saxpy: ").Grid(kc_threads, kc_block, 1));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
   kc_error kc_failure;
@@ -119,7 +119,7 @@ __attribute__((always_inline)) inline ffi::Error saxpy_cpu_impl_element(
     kc_failed = ::kc::rt::RunSplitLaunch(kc_launch_, false, 0, kc_pool_threads, ::kc::ffi_support::Pool(kc_pool), saxpy_cpu_range, &kc_args, kc_outputs, 1, &kc_failure);
   }
   if (kc_failed != 0) {
-    return ::kc::ffi_support::Internal(kc_failure);
+    return ffi::Error::Internal(kc_failure.message);
   }
   return ffi::Error::Success();
 }
@@ -160,7 +160,7 @@ __attribute__((noinline)) ffi::Error saxpy_cpu_impl_batch(
   saxpy_cpu_impl_batch_context kc_context{&kc_pool, a_a};
   ::kc::rt::Message kc_why;
   if (!::kc::rt::RunBatch("saxpy", kc_buffers, 3, 2, false, ::kc::ffi_support::Pool(kc_pool), saxpy_cpu_impl_batch_element, &kc_context, &kc_why)) {
-    return ::kc::ffi_support::InvalidArgument(kc_why);
+    return ffi::Error::InvalidArgument(kc_why);
   }
   return kc_context.kc_error.Take();
 }

@@ -59,66 +59,66 @@ __attribute__((always_inline)) inline ffi::Error polar_cpu_impl_element(
     const ::kc::rt::Tensor<ffi::DataType>& o_angle) {
   ::kc::rt::Evaluator ev;
   if (b_x.element_type() != ffi::DataType::F32) {
-    return ::kc::ffi_support::InvalidArgument("polar: parameter 'x' expects float32 elements");
+    return ffi::Error::InvalidArgument("polar: parameter 'x' expects float32 elements");
   }
   if (b_x.dimensions().size() != 1) {
-    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "polar: parameter 'x' expects rank 1, got rank " << b_x.dimensions().size());
+    return ffi::Error::InvalidArgument(::kc::rt::Message() << "polar: parameter 'x' expects rank 1, got rank " << b_x.dimensions().size());
   }
   if (b_y.element_type() != ffi::DataType::F32) {
-    return ::kc::ffi_support::InvalidArgument("polar: parameter 'y' expects float32 elements");
+    return ffi::Error::InvalidArgument("polar: parameter 'y' expects float32 elements");
   }
   if (b_y.dimensions().size() != 1) {
-    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "polar: parameter 'y' expects rank 1, got rank " << b_y.dimensions().size());
+    return ffi::Error::InvalidArgument(::kc::rt::Message() << "polar: parameter 'y' expects rank 1, got rank " << b_y.dimensions().size());
   }
   if (o_radius.element_type() != ffi::DataType::F32) {
-    return ::kc::ffi_support::InvalidArgument("polar: parameter 'radius' expects float32 elements");
+    return ffi::Error::InvalidArgument("polar: parameter 'radius' expects float32 elements");
   }
   if (o_radius.dimensions().size() != 1) {
-    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "polar: parameter 'radius' expects rank 1, got rank " << o_radius.dimensions().size());
+    return ffi::Error::InvalidArgument(::kc::rt::Message() << "polar: parameter 'radius' expects rank 1, got rank " << o_radius.dimensions().size());
   }
   if (o_angle.element_type() != ffi::DataType::F32) {
-    return ::kc::ffi_support::InvalidArgument("polar: parameter 'angle' expects float32 elements");
+    return ffi::Error::InvalidArgument("polar: parameter 'angle' expects float32 elements");
   }
   if (o_angle.dimensions().size() != 1) {
-    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "polar: parameter 'angle' expects rank 1, got rank " << o_angle.dimensions().size());
+    return ffi::Error::InvalidArgument(::kc::rt::Message() << "polar: parameter 'angle' expects rank 1, got rank " << o_angle.dimensions().size());
   }
   const int64_t d_n = static_cast<int64_t>(b_x.element_count());
   if (!ev.failed() && !::kc::rt::Fits<int64_t>(d_n)) {
-    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "polar: derived value 'n' = " << d_n << " does not fit int64");
+    return ffi::Error::InvalidArgument(::kc::rt::Message() << "polar: derived value 'n' = " << d_n << " does not fit int64");
   }
   {
     const int64_t expected = d_n;
     if (!ev.failed() && b_x.dimensions()[0] != expected) {
-      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "polar: parameter 'x' has shape " << ::kc::rt::ShapeOf(b_x.dimensions()) << ", but dimension 0 must be n = " << expected);
+      return ffi::Error::InvalidArgument(::kc::rt::Message() << "polar: parameter 'x' has shape " << ::kc::rt::ShapeOf(b_x.dimensions()) << ", but dimension 0 must be n = " << expected);
     }
   }
   {
     const int64_t expected = d_n;
     if (!ev.failed() && b_y.dimensions()[0] != expected) {
-      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "polar: parameter 'y' has shape " << ::kc::rt::ShapeOf(b_y.dimensions()) << ", but dimension 0 must be n = " << expected);
+      return ffi::Error::InvalidArgument(::kc::rt::Message() << "polar: parameter 'y' has shape " << ::kc::rt::ShapeOf(b_y.dimensions()) << ", but dimension 0 must be n = " << expected);
     }
   }
   {
     const int64_t expected = d_n;
     if (!ev.failed() && o_radius.dimensions()[0] != expected) {
-      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "polar: parameter 'radius' has shape " << ::kc::rt::ShapeOf(o_radius.dimensions()) << ", but dimension 0 must be n = " << expected);
+      return ffi::Error::InvalidArgument(::kc::rt::Message() << "polar: parameter 'radius' has shape " << ::kc::rt::ShapeOf(o_radius.dimensions()) << ", but dimension 0 must be n = " << expected);
     }
   }
   {
     const int64_t expected = d_n;
     if (!ev.failed() && o_angle.dimensions()[0] != expected) {
-      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "polar: parameter 'angle' has shape " << ::kc::rt::ShapeOf(o_angle.dimensions()) << ", but dimension 0 must be n = " << expected);
+      return ffi::Error::InvalidArgument(::kc::rt::Message() << "polar: parameter 'angle' has shape " << ::kc::rt::ShapeOf(o_angle.dimensions()) << ", but dimension 0 must be n = " << expected);
     }
   }
   const int64_t kc_threads[3] = {d_n, 1, 1};
   const int64_t kc_block[3] = {256, 1, 1};
   if (ev.failed()) {
-    return ::kc::ffi_support::InvalidArgument("polar: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
+    return ffi::Error::InvalidArgument("polar: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
   }
   kc_launch kc_launch_;
   bool kc_empty = false;
   if (!::kc::rt::SizeGrid(kc_threads, kc_block, 1, &kc_launch_, &kc_empty)) {
-    return ::kc::ffi_support::InvalidArgument((::kc::rt::Message() << "polar: ").Grid(kc_threads, kc_block, 1));
+    return ffi::Error::InvalidArgument((::kc::rt::Message() << "polar: ").Grid(kc_threads, kc_block, 1));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
   kc_error kc_failure;
@@ -132,7 +132,7 @@ __attribute__((always_inline)) inline ffi::Error polar_cpu_impl_element(
     kc_failed = ::kc::rt::RunSplitLaunch(kc_launch_, false, 0, kc_pool_threads, ::kc::ffi_support::Pool(kc_pool), polar_cpu_range, &kc_args, kc_outputs, 2, &kc_failure);
   }
   if (kc_failed != 0) {
-    return ::kc::ffi_support::Internal(kc_failure);
+    return ffi::Error::Internal(kc_failure.message);
   }
   return ffi::Error::Success();
 }
@@ -173,7 +173,7 @@ __attribute__((noinline)) ffi::Error polar_cpu_impl_batch(
   polar_cpu_impl_batch_context kc_context{&kc_pool};
   ::kc::rt::Message kc_why;
   if (!::kc::rt::RunBatch("polar", kc_buffers, 4, 2, false, ::kc::ffi_support::Pool(kc_pool), polar_cpu_impl_batch_element, &kc_context, &kc_why)) {
-    return ::kc::ffi_support::InvalidArgument(kc_why);
+    return ffi::Error::InvalidArgument(kc_why);
   }
   return kc_context.kc_error.Take();
 }
@@ -221,43 +221,43 @@ __attribute__((always_inline)) inline ffi::Error accumulate_cpu_impl_element(
     const ::kc::rt::Tensor<ffi::DataType>& o_total) {
   ::kc::rt::Evaluator ev;
   if (o_total.element_type() != ffi::DataType::F32) {
-    return ::kc::ffi_support::InvalidArgument("accumulate: parameter 'total' expects float32 elements");
+    return ffi::Error::InvalidArgument("accumulate: parameter 'total' expects float32 elements");
   }
   if (o_total.dimensions().size() != 1) {
-    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "accumulate: parameter 'total' expects rank 1, got rank " << o_total.dimensions().size());
+    return ffi::Error::InvalidArgument(::kc::rt::Message() << "accumulate: parameter 'total' expects rank 1, got rank " << o_total.dimensions().size());
   }
   if (b_total.element_type() != ffi::DataType::F32) {
-    return ::kc::ffi_support::InvalidArgument("accumulate: parameter 'total' expects float32 elements");
+    return ffi::Error::InvalidArgument("accumulate: parameter 'total' expects float32 elements");
   }
   if (b_total.dimensions().size() != 1) {
-    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "accumulate: parameter 'total' expects rank 1, got rank " << b_total.dimensions().size());
+    return ffi::Error::InvalidArgument(::kc::rt::Message() << "accumulate: parameter 'total' expects rank 1, got rank " << b_total.dimensions().size());
   }
   if (b_delta.element_type() != ffi::DataType::F32) {
-    return ::kc::ffi_support::InvalidArgument("accumulate: parameter 'delta' expects float32 elements");
+    return ffi::Error::InvalidArgument("accumulate: parameter 'delta' expects float32 elements");
   }
   if (b_delta.dimensions().size() != 1) {
-    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "accumulate: parameter 'delta' expects rank 1, got rank " << b_delta.dimensions().size());
+    return ffi::Error::InvalidArgument(::kc::rt::Message() << "accumulate: parameter 'delta' expects rank 1, got rank " << b_delta.dimensions().size());
   }
   const int64_t d_n = static_cast<int64_t>(o_total.element_count());
   if (!ev.failed() && !::kc::rt::Fits<int64_t>(d_n)) {
-    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "accumulate: derived value 'n' = " << d_n << " does not fit int64");
+    return ffi::Error::InvalidArgument(::kc::rt::Message() << "accumulate: derived value 'n' = " << d_n << " does not fit int64");
   }
   {
     const int64_t expected = d_n;
     if (!ev.failed() && o_total.dimensions()[0] != expected) {
-      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "accumulate: parameter 'total' has shape " << ::kc::rt::ShapeOf(o_total.dimensions()) << ", but dimension 0 must be n = " << expected);
+      return ffi::Error::InvalidArgument(::kc::rt::Message() << "accumulate: parameter 'total' has shape " << ::kc::rt::ShapeOf(o_total.dimensions()) << ", but dimension 0 must be n = " << expected);
     }
   }
   {
     const int64_t expected = d_n;
     if (!ev.failed() && b_delta.dimensions()[0] != expected) {
-      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "accumulate: parameter 'delta' has shape " << ::kc::rt::ShapeOf(b_delta.dimensions()) << ", but dimension 0 must be n = " << expected);
+      return ffi::Error::InvalidArgument(::kc::rt::Message() << "accumulate: parameter 'delta' has shape " << ::kc::rt::ShapeOf(b_delta.dimensions()) << ", but dimension 0 must be n = " << expected);
     }
   }
   const int64_t kc_threads[3] = {static_cast<int64_t>(o_total.element_count()), 1, 1};
   const int64_t kc_block[3] = {256, 1, 1};
   if (ev.failed()) {
-    return ::kc::ffi_support::InvalidArgument("accumulate: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
+    return ffi::Error::InvalidArgument("accumulate: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
   }
   if (o_total.untyped_data() != b_total.untyped_data() && o_total.size_bytes() > 0) {
     memcpy(o_total.untyped_data(), b_total.untyped_data(), o_total.size_bytes());
@@ -265,7 +265,7 @@ __attribute__((always_inline)) inline ffi::Error accumulate_cpu_impl_element(
   kc_launch kc_launch_;
   bool kc_empty = false;
   if (!::kc::rt::SizeGrid(kc_threads, kc_block, 1, &kc_launch_, &kc_empty)) {
-    return ::kc::ffi_support::InvalidArgument((::kc::rt::Message() << "accumulate: ").Grid(kc_threads, kc_block, 1));
+    return ffi::Error::InvalidArgument((::kc::rt::Message() << "accumulate: ").Grid(kc_threads, kc_block, 1));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
   kc_error kc_failure;
@@ -278,7 +278,7 @@ __attribute__((always_inline)) inline ffi::Error accumulate_cpu_impl_element(
     kc_failed = ::kc::rt::RunSplitLaunch(kc_launch_, false, 0, kc_pool_threads, ::kc::ffi_support::Pool(kc_pool), accumulate_cpu_range, &kc_args, nullptr, 0, &kc_failure);
   }
   if (kc_failed != 0) {
-    return ::kc::ffi_support::Internal(kc_failure);
+    return ffi::Error::Internal(kc_failure.message);
   }
   return ffi::Error::Success();
 }
@@ -316,7 +316,7 @@ __attribute__((noinline)) ffi::Error accumulate_cpu_impl_batch(
   accumulate_cpu_impl_batch_context kc_context{&kc_pool};
   ::kc::rt::Message kc_why;
   if (!::kc::rt::RunBatch("accumulate", kc_buffers, 3, 2, false, ::kc::ffi_support::Pool(kc_pool), accumulate_cpu_impl_batch_element, &kc_context, &kc_why)) {
-    return ::kc::ffi_support::InvalidArgument(kc_why);
+    return ffi::Error::InvalidArgument(kc_why);
   }
   return kc_context.kc_error.Take();
 }

@@ -58,22 +58,22 @@ __attribute__((always_inline)) inline ffi::Error matmul_cpu_impl_element(
     const ::kc::rt::Tensor<ffi::DataType>& o_c) {
   ::kc::rt::Evaluator ev;
   if (b_a.element_type() != ffi::DataType::F32) {
-    return ::kc::ffi_support::InvalidArgument("matmul: parameter 'a' expects float32 elements");
+    return ffi::Error::InvalidArgument("matmul: parameter 'a' expects float32 elements");
   }
   if (b_a.dimensions().size() != 2) {
-    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "matmul: parameter 'a' expects rank 2, got rank " << b_a.dimensions().size());
+    return ffi::Error::InvalidArgument(::kc::rt::Message() << "matmul: parameter 'a' expects rank 2, got rank " << b_a.dimensions().size());
   }
   if (b_b.element_type() != ffi::DataType::F32) {
-    return ::kc::ffi_support::InvalidArgument("matmul: parameter 'b' expects float32 elements");
+    return ffi::Error::InvalidArgument("matmul: parameter 'b' expects float32 elements");
   }
   if (b_b.dimensions().size() != 2) {
-    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "matmul: parameter 'b' expects rank 2, got rank " << b_b.dimensions().size());
+    return ffi::Error::InvalidArgument(::kc::rt::Message() << "matmul: parameter 'b' expects rank 2, got rank " << b_b.dimensions().size());
   }
   if (o_c.element_type() != ffi::DataType::F32) {
-    return ::kc::ffi_support::InvalidArgument("matmul: parameter 'c' expects float32 elements");
+    return ffi::Error::InvalidArgument("matmul: parameter 'c' expects float32 elements");
   }
   if (o_c.dimensions().size() != 2) {
-    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "matmul: parameter 'c' expects rank 2, got rank " << o_c.dimensions().size());
+    return ffi::Error::InvalidArgument(::kc::rt::Message() << "matmul: parameter 'c' expects rank 2, got rank " << o_c.dimensions().size());
   }
   const int64_t s_m = b_a.dimensions()[0];
   const int64_t s_k = b_a.dimensions()[1];
@@ -81,30 +81,30 @@ __attribute__((always_inline)) inline ffi::Error matmul_cpu_impl_element(
   {
     const int64_t expected = s_k;
     if (!ev.failed() && b_b.dimensions()[0] != expected) {
-      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "matmul: parameter 'b' has shape " << ::kc::rt::ShapeOf(b_b.dimensions()) << ", but dimension 0 must be k = " << expected);
+      return ffi::Error::InvalidArgument(::kc::rt::Message() << "matmul: parameter 'b' has shape " << ::kc::rt::ShapeOf(b_b.dimensions()) << ", but dimension 0 must be k = " << expected);
     }
   }
   {
     const int64_t expected = s_m;
     if (!ev.failed() && o_c.dimensions()[0] != expected) {
-      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "matmul: parameter 'c' has shape " << ::kc::rt::ShapeOf(o_c.dimensions()) << ", but dimension 0 must be m = " << expected);
+      return ffi::Error::InvalidArgument(::kc::rt::Message() << "matmul: parameter 'c' has shape " << ::kc::rt::ShapeOf(o_c.dimensions()) << ", but dimension 0 must be m = " << expected);
     }
   }
   {
     const int64_t expected = s_n;
     if (!ev.failed() && o_c.dimensions()[1] != expected) {
-      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "matmul: parameter 'c' has shape " << ::kc::rt::ShapeOf(o_c.dimensions()) << ", but dimension 1 must be n = " << expected);
+      return ffi::Error::InvalidArgument(::kc::rt::Message() << "matmul: parameter 'c' has shape " << ::kc::rt::ShapeOf(o_c.dimensions()) << ", but dimension 1 must be n = " << expected);
     }
   }
   const int64_t kc_threads[3] = {o_c.dimensions()[1], o_c.dimensions()[0], 1};
   const int64_t kc_block[3] = {16, 16, 1};
   if (ev.failed()) {
-    return ::kc::ffi_support::InvalidArgument("matmul: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
+    return ffi::Error::InvalidArgument("matmul: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
   }
   kc_launch kc_launch_;
   bool kc_empty = false;
   if (!::kc::rt::SizeGrid(kc_threads, kc_block, 2, &kc_launch_, &kc_empty)) {
-    return ::kc::ffi_support::InvalidArgument((::kc::rt::Message() << "matmul: ").Grid(kc_threads, kc_block, 2));
+    return ffi::Error::InvalidArgument((::kc::rt::Message() << "matmul: ").Grid(kc_threads, kc_block, 2));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
   kc_error kc_failure;
@@ -118,7 +118,7 @@ __attribute__((always_inline)) inline ffi::Error matmul_cpu_impl_element(
     kc_failed = ::kc::rt::RunSplitLaunch(kc_launch_, false, 0, kc_pool_threads, ::kc::ffi_support::Pool(kc_pool), matmul_cpu_range, &kc_args, kc_outputs, 1, &kc_failure);
   }
   if (kc_failed != 0) {
-    return ::kc::ffi_support::Internal(kc_failure);
+    return ffi::Error::Internal(kc_failure.message);
   }
   return ffi::Error::Success();
 }
@@ -156,7 +156,7 @@ __attribute__((noinline)) ffi::Error matmul_cpu_impl_batch(
   matmul_cpu_impl_batch_context kc_context{&kc_pool};
   ::kc::rt::Message kc_why;
   if (!::kc::rt::RunBatch("matmul", kc_buffers, 3, 2, false, ::kc::ffi_support::Pool(kc_pool), matmul_cpu_impl_batch_element, &kc_context, &kc_why)) {
-    return ::kc::ffi_support::InvalidArgument(kc_why);
+    return ffi::Error::InvalidArgument(kc_why);
   }
   return kc_context.kc_error.Take();
 }

@@ -57,42 +57,42 @@ __attribute__((always_inline)) inline ffi::Error square_cpu_impl_element(
     const ::kc::rt::Tensor<ffi::DataType>& o_y) {
   ::kc::rt::Evaluator ev;
   if (b_x.element_type() != ffi::DataType::F32) {
-    return ::kc::ffi_support::InvalidArgument("square: parameter 'x' expects float32 elements");
+    return ffi::Error::InvalidArgument("square: parameter 'x' expects float32 elements");
   }
   if (b_x.dimensions().size() != 1) {
-    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square: parameter 'x' expects rank 1, got rank " << b_x.dimensions().size());
+    return ffi::Error::InvalidArgument(::kc::rt::Message() << "square: parameter 'x' expects rank 1, got rank " << b_x.dimensions().size());
   }
   if (o_y.element_type() != ffi::DataType::F32) {
-    return ::kc::ffi_support::InvalidArgument("square: parameter 'y' expects float32 elements");
+    return ffi::Error::InvalidArgument("square: parameter 'y' expects float32 elements");
   }
   if (o_y.dimensions().size() != 1) {
-    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square: parameter 'y' expects rank 1, got rank " << o_y.dimensions().size());
+    return ffi::Error::InvalidArgument(::kc::rt::Message() << "square: parameter 'y' expects rank 1, got rank " << o_y.dimensions().size());
   }
   const int64_t d_n = static_cast<int64_t>(b_x.element_count());
   if (!ev.failed() && !::kc::rt::Fits<int64_t>(d_n)) {
-    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square: derived value 'n' = " << d_n << " does not fit int64");
+    return ffi::Error::InvalidArgument(::kc::rt::Message() << "square: derived value 'n' = " << d_n << " does not fit int64");
   }
   {
     const int64_t expected = d_n;
     if (!ev.failed() && b_x.dimensions()[0] != expected) {
-      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square: parameter 'x' has shape " << ::kc::rt::ShapeOf(b_x.dimensions()) << ", but dimension 0 must be n = " << expected);
+      return ffi::Error::InvalidArgument(::kc::rt::Message() << "square: parameter 'x' has shape " << ::kc::rt::ShapeOf(b_x.dimensions()) << ", but dimension 0 must be n = " << expected);
     }
   }
   {
     const int64_t expected = d_n;
     if (!ev.failed() && o_y.dimensions()[0] != expected) {
-      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square: parameter 'y' has shape " << ::kc::rt::ShapeOf(o_y.dimensions()) << ", but dimension 0 must be n = " << expected);
+      return ffi::Error::InvalidArgument(::kc::rt::Message() << "square: parameter 'y' has shape " << ::kc::rt::ShapeOf(o_y.dimensions()) << ", but dimension 0 must be n = " << expected);
     }
   }
   const int64_t kc_threads[3] = {d_n, 1, 1};
   const int64_t kc_block[3] = {256, 1, 1};
   if (ev.failed()) {
-    return ::kc::ffi_support::InvalidArgument("square: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
+    return ffi::Error::InvalidArgument("square: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
   }
   kc_launch kc_launch_;
   bool kc_empty = false;
   if (!::kc::rt::SizeGrid(kc_threads, kc_block, 1, &kc_launch_, &kc_empty)) {
-    return ::kc::ffi_support::InvalidArgument((::kc::rt::Message() << "square: ").Grid(kc_threads, kc_block, 1));
+    return ffi::Error::InvalidArgument((::kc::rt::Message() << "square: ").Grid(kc_threads, kc_block, 1));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
   kc_error kc_failure;
@@ -106,7 +106,7 @@ __attribute__((always_inline)) inline ffi::Error square_cpu_impl_element(
     kc_failed = ::kc::rt::RunSplitLaunch(kc_launch_, false, 0, kc_pool_threads, ::kc::ffi_support::Pool(kc_pool), square_cpu_range, &kc_args, kc_outputs, 1, &kc_failure);
   }
   if (kc_failed != 0) {
-    return ::kc::ffi_support::Internal(kc_failure);
+    return ffi::Error::Internal(kc_failure.message);
   }
   return ffi::Error::Success();
 }
@@ -141,7 +141,7 @@ __attribute__((noinline)) ffi::Error square_cpu_impl_batch(
   square_cpu_impl_batch_context kc_context{&kc_pool};
   ::kc::rt::Message kc_why;
   if (!::kc::rt::RunBatch("square", kc_buffers, 2, 1, false, ::kc::ffi_support::Pool(kc_pool), square_cpu_impl_batch_element, &kc_context, &kc_why)) {
-    return ::kc::ffi_support::InvalidArgument(kc_why);
+    return ffi::Error::InvalidArgument(kc_why);
   }
   return kc_context.kc_error.Take();
 }
@@ -186,54 +186,54 @@ __attribute__((always_inline)) inline ffi::Error square_jvp_cpu_impl_element(
     const ::kc::rt::Tensor<ffi::DataType>& o_d_y) {
   ::kc::rt::Evaluator ev;
   if (b_x.element_type() != ffi::DataType::F32) {
-    return ::kc::ffi_support::InvalidArgument("square_jvp: parameter 'x' expects float32 elements");
+    return ffi::Error::InvalidArgument("square_jvp: parameter 'x' expects float32 elements");
   }
   if (b_x.dimensions().size() != 1) {
-    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_jvp: parameter 'x' expects rank 1, got rank " << b_x.dimensions().size());
+    return ffi::Error::InvalidArgument(::kc::rt::Message() << "square_jvp: parameter 'x' expects rank 1, got rank " << b_x.dimensions().size());
   }
   if (b_d_x.element_type() != ffi::DataType::F32) {
-    return ::kc::ffi_support::InvalidArgument("square_jvp: parameter 'd_x' expects float32 elements");
+    return ffi::Error::InvalidArgument("square_jvp: parameter 'd_x' expects float32 elements");
   }
   if (b_d_x.dimensions().size() != 1) {
-    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_jvp: parameter 'd_x' expects rank 1, got rank " << b_d_x.dimensions().size());
+    return ffi::Error::InvalidArgument(::kc::rt::Message() << "square_jvp: parameter 'd_x' expects rank 1, got rank " << b_d_x.dimensions().size());
   }
   if (o_d_y.element_type() != ffi::DataType::F32) {
-    return ::kc::ffi_support::InvalidArgument("square_jvp: parameter 'd_y' expects float32 elements");
+    return ffi::Error::InvalidArgument("square_jvp: parameter 'd_y' expects float32 elements");
   }
   if (o_d_y.dimensions().size() != 1) {
-    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_jvp: parameter 'd_y' expects rank 1, got rank " << o_d_y.dimensions().size());
+    return ffi::Error::InvalidArgument(::kc::rt::Message() << "square_jvp: parameter 'd_y' expects rank 1, got rank " << o_d_y.dimensions().size());
   }
   const int64_t d_n = static_cast<int64_t>(b_x.element_count());
   if (!ev.failed() && !::kc::rt::Fits<int64_t>(d_n)) {
-    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_jvp: derived value 'n' = " << d_n << " does not fit int64");
+    return ffi::Error::InvalidArgument(::kc::rt::Message() << "square_jvp: derived value 'n' = " << d_n << " does not fit int64");
   }
   {
     const int64_t expected = d_n;
     if (!ev.failed() && b_x.dimensions()[0] != expected) {
-      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_jvp: parameter 'x' has shape " << ::kc::rt::ShapeOf(b_x.dimensions()) << ", but dimension 0 must be n = " << expected);
+      return ffi::Error::InvalidArgument(::kc::rt::Message() << "square_jvp: parameter 'x' has shape " << ::kc::rt::ShapeOf(b_x.dimensions()) << ", but dimension 0 must be n = " << expected);
     }
   }
   {
     const int64_t expected = d_n;
     if (!ev.failed() && b_d_x.dimensions()[0] != expected) {
-      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_jvp: parameter 'd_x' has shape " << ::kc::rt::ShapeOf(b_d_x.dimensions()) << ", but dimension 0 must be n = " << expected);
+      return ffi::Error::InvalidArgument(::kc::rt::Message() << "square_jvp: parameter 'd_x' has shape " << ::kc::rt::ShapeOf(b_d_x.dimensions()) << ", but dimension 0 must be n = " << expected);
     }
   }
   {
     const int64_t expected = d_n;
     if (!ev.failed() && o_d_y.dimensions()[0] != expected) {
-      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_jvp: parameter 'd_y' has shape " << ::kc::rt::ShapeOf(o_d_y.dimensions()) << ", but dimension 0 must be n = " << expected);
+      return ffi::Error::InvalidArgument(::kc::rt::Message() << "square_jvp: parameter 'd_y' has shape " << ::kc::rt::ShapeOf(o_d_y.dimensions()) << ", but dimension 0 must be n = " << expected);
     }
   }
   const int64_t kc_threads[3] = {d_n, 1, 1};
   const int64_t kc_block[3] = {256, 1, 1};
   if (ev.failed()) {
-    return ::kc::ffi_support::InvalidArgument("square_jvp: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
+    return ffi::Error::InvalidArgument("square_jvp: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
   }
   kc_launch kc_launch_;
   bool kc_empty = false;
   if (!::kc::rt::SizeGrid(kc_threads, kc_block, 1, &kc_launch_, &kc_empty)) {
-    return ::kc::ffi_support::InvalidArgument((::kc::rt::Message() << "square_jvp: ").Grid(kc_threads, kc_block, 1));
+    return ffi::Error::InvalidArgument((::kc::rt::Message() << "square_jvp: ").Grid(kc_threads, kc_block, 1));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
   kc_error kc_failure;
@@ -247,7 +247,7 @@ __attribute__((always_inline)) inline ffi::Error square_jvp_cpu_impl_element(
     kc_failed = ::kc::rt::RunSplitLaunch(kc_launch_, false, 0, kc_pool_threads, ::kc::ffi_support::Pool(kc_pool), square_jvp_cpu_range, &kc_args, kc_outputs, 1, &kc_failure);
   }
   if (kc_failed != 0) {
-    return ::kc::ffi_support::Internal(kc_failure);
+    return ffi::Error::Internal(kc_failure.message);
   }
   return ffi::Error::Success();
 }
@@ -285,7 +285,7 @@ __attribute__((noinline)) ffi::Error square_jvp_cpu_impl_batch(
   square_jvp_cpu_impl_batch_context kc_context{&kc_pool};
   ::kc::rt::Message kc_why;
   if (!::kc::rt::RunBatch("square_jvp", kc_buffers, 3, 2, false, ::kc::ffi_support::Pool(kc_pool), square_jvp_cpu_impl_batch_element, &kc_context, &kc_why)) {
-    return ::kc::ffi_support::InvalidArgument(kc_why);
+    return ffi::Error::InvalidArgument(kc_why);
   }
   return kc_context.kc_error.Take();
 }
@@ -332,54 +332,54 @@ __attribute__((always_inline)) inline ffi::Error square_bwd_cpu_impl_element(
     const ::kc::rt::Tensor<ffi::DataType>& o_d_x) {
   ::kc::rt::Evaluator ev;
   if (b_x.element_type() != ffi::DataType::F32) {
-    return ::kc::ffi_support::InvalidArgument("square_bwd: parameter 'x' expects float32 elements");
+    return ffi::Error::InvalidArgument("square_bwd: parameter 'x' expects float32 elements");
   }
   if (b_x.dimensions().size() != 1) {
-    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_bwd: parameter 'x' expects rank 1, got rank " << b_x.dimensions().size());
+    return ffi::Error::InvalidArgument(::kc::rt::Message() << "square_bwd: parameter 'x' expects rank 1, got rank " << b_x.dimensions().size());
   }
   if (b_d_y.element_type() != ffi::DataType::F32) {
-    return ::kc::ffi_support::InvalidArgument("square_bwd: parameter 'd_y' expects float32 elements");
+    return ffi::Error::InvalidArgument("square_bwd: parameter 'd_y' expects float32 elements");
   }
   if (b_d_y.dimensions().size() != 1) {
-    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_bwd: parameter 'd_y' expects rank 1, got rank " << b_d_y.dimensions().size());
+    return ffi::Error::InvalidArgument(::kc::rt::Message() << "square_bwd: parameter 'd_y' expects rank 1, got rank " << b_d_y.dimensions().size());
   }
   if (o_d_x.element_type() != ffi::DataType::F32) {
-    return ::kc::ffi_support::InvalidArgument("square_bwd: parameter 'd_x' expects float32 elements");
+    return ffi::Error::InvalidArgument("square_bwd: parameter 'd_x' expects float32 elements");
   }
   if (o_d_x.dimensions().size() != 1) {
-    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_bwd: parameter 'd_x' expects rank 1, got rank " << o_d_x.dimensions().size());
+    return ffi::Error::InvalidArgument(::kc::rt::Message() << "square_bwd: parameter 'd_x' expects rank 1, got rank " << o_d_x.dimensions().size());
   }
   const int64_t d_n = static_cast<int64_t>(b_x.element_count());
   if (!ev.failed() && !::kc::rt::Fits<int64_t>(d_n)) {
-    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_bwd: derived value 'n' = " << d_n << " does not fit int64");
+    return ffi::Error::InvalidArgument(::kc::rt::Message() << "square_bwd: derived value 'n' = " << d_n << " does not fit int64");
   }
   {
     const int64_t expected = d_n;
     if (!ev.failed() && b_x.dimensions()[0] != expected) {
-      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_bwd: parameter 'x' has shape " << ::kc::rt::ShapeOf(b_x.dimensions()) << ", but dimension 0 must be n = " << expected);
+      return ffi::Error::InvalidArgument(::kc::rt::Message() << "square_bwd: parameter 'x' has shape " << ::kc::rt::ShapeOf(b_x.dimensions()) << ", but dimension 0 must be n = " << expected);
     }
   }
   {
     const int64_t expected = d_n;
     if (!ev.failed() && b_d_y.dimensions()[0] != expected) {
-      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_bwd: parameter 'd_y' has shape " << ::kc::rt::ShapeOf(b_d_y.dimensions()) << ", but dimension 0 must be n = " << expected);
+      return ffi::Error::InvalidArgument(::kc::rt::Message() << "square_bwd: parameter 'd_y' has shape " << ::kc::rt::ShapeOf(b_d_y.dimensions()) << ", but dimension 0 must be n = " << expected);
     }
   }
   {
     const int64_t expected = d_n;
     if (!ev.failed() && o_d_x.dimensions()[0] != expected) {
-      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_bwd: parameter 'd_x' has shape " << ::kc::rt::ShapeOf(o_d_x.dimensions()) << ", but dimension 0 must be n = " << expected);
+      return ffi::Error::InvalidArgument(::kc::rt::Message() << "square_bwd: parameter 'd_x' has shape " << ::kc::rt::ShapeOf(o_d_x.dimensions()) << ", but dimension 0 must be n = " << expected);
     }
   }
   const int64_t kc_threads[3] = {d_n, 1, 1};
   const int64_t kc_block[3] = {256, 1, 1};
   if (ev.failed()) {
-    return ::kc::ffi_support::InvalidArgument("square_bwd: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
+    return ffi::Error::InvalidArgument("square_bwd: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
   }
   kc_launch kc_launch_;
   bool kc_empty = false;
   if (!::kc::rt::SizeGrid(kc_threads, kc_block, 1, &kc_launch_, &kc_empty)) {
-    return ::kc::ffi_support::InvalidArgument((::kc::rt::Message() << "square_bwd: ").Grid(kc_threads, kc_block, 1));
+    return ffi::Error::InvalidArgument((::kc::rt::Message() << "square_bwd: ").Grid(kc_threads, kc_block, 1));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
   kc_error kc_failure;
@@ -393,7 +393,7 @@ __attribute__((always_inline)) inline ffi::Error square_bwd_cpu_impl_element(
     kc_failed = ::kc::rt::RunSplitLaunch(kc_launch_, false, 0, kc_pool_threads, ::kc::ffi_support::Pool(kc_pool), square_bwd_cpu_range, &kc_args, kc_outputs, 1, &kc_failure);
   }
   if (kc_failed != 0) {
-    return ::kc::ffi_support::Internal(kc_failure);
+    return ffi::Error::Internal(kc_failure.message);
   }
   return ffi::Error::Success();
 }
@@ -431,7 +431,7 @@ __attribute__((noinline)) ffi::Error square_bwd_cpu_impl_batch(
   square_bwd_cpu_impl_batch_context kc_context{&kc_pool};
   ::kc::rt::Message kc_why;
   if (!::kc::rt::RunBatch("square_bwd", kc_buffers, 3, 2, false, ::kc::ffi_support::Pool(kc_pool), square_bwd_cpu_impl_batch_element, &kc_context, &kc_why)) {
-    return ::kc::ffi_support::InvalidArgument(kc_why);
+    return ffi::Error::InvalidArgument(kc_why);
   }
   return kc_context.kc_error.Take();
 }
@@ -482,78 +482,78 @@ __attribute__((always_inline)) inline ffi::Error square_bwd_jvp_cpu_impl_element
     const ::kc::rt::Tensor<ffi::DataType>& o_d_d_x) {
   ::kc::rt::Evaluator ev;
   if (b_x.element_type() != ffi::DataType::F32) {
-    return ::kc::ffi_support::InvalidArgument("square_bwd_jvp: parameter 'x' expects float32 elements");
+    return ffi::Error::InvalidArgument("square_bwd_jvp: parameter 'x' expects float32 elements");
   }
   if (b_x.dimensions().size() != 1) {
-    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_bwd_jvp: parameter 'x' expects rank 1, got rank " << b_x.dimensions().size());
+    return ffi::Error::InvalidArgument(::kc::rt::Message() << "square_bwd_jvp: parameter 'x' expects rank 1, got rank " << b_x.dimensions().size());
   }
   if (b_d_y.element_type() != ffi::DataType::F32) {
-    return ::kc::ffi_support::InvalidArgument("square_bwd_jvp: parameter 'd_y' expects float32 elements");
+    return ffi::Error::InvalidArgument("square_bwd_jvp: parameter 'd_y' expects float32 elements");
   }
   if (b_d_y.dimensions().size() != 1) {
-    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_bwd_jvp: parameter 'd_y' expects rank 1, got rank " << b_d_y.dimensions().size());
+    return ffi::Error::InvalidArgument(::kc::rt::Message() << "square_bwd_jvp: parameter 'd_y' expects rank 1, got rank " << b_d_y.dimensions().size());
   }
   if (b_d_x.element_type() != ffi::DataType::F32) {
-    return ::kc::ffi_support::InvalidArgument("square_bwd_jvp: parameter 'd_x' expects float32 elements");
+    return ffi::Error::InvalidArgument("square_bwd_jvp: parameter 'd_x' expects float32 elements");
   }
   if (b_d_x.dimensions().size() != 1) {
-    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_bwd_jvp: parameter 'd_x' expects rank 1, got rank " << b_d_x.dimensions().size());
+    return ffi::Error::InvalidArgument(::kc::rt::Message() << "square_bwd_jvp: parameter 'd_x' expects rank 1, got rank " << b_d_x.dimensions().size());
   }
   if (b_d_d_y.element_type() != ffi::DataType::F32) {
-    return ::kc::ffi_support::InvalidArgument("square_bwd_jvp: parameter 'd_d_y' expects float32 elements");
+    return ffi::Error::InvalidArgument("square_bwd_jvp: parameter 'd_d_y' expects float32 elements");
   }
   if (b_d_d_y.dimensions().size() != 1) {
-    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_bwd_jvp: parameter 'd_d_y' expects rank 1, got rank " << b_d_d_y.dimensions().size());
+    return ffi::Error::InvalidArgument(::kc::rt::Message() << "square_bwd_jvp: parameter 'd_d_y' expects rank 1, got rank " << b_d_d_y.dimensions().size());
   }
   if (o_d_d_x.element_type() != ffi::DataType::F32) {
-    return ::kc::ffi_support::InvalidArgument("square_bwd_jvp: parameter 'd_d_x' expects float32 elements");
+    return ffi::Error::InvalidArgument("square_bwd_jvp: parameter 'd_d_x' expects float32 elements");
   }
   if (o_d_d_x.dimensions().size() != 1) {
-    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_bwd_jvp: parameter 'd_d_x' expects rank 1, got rank " << o_d_d_x.dimensions().size());
+    return ffi::Error::InvalidArgument(::kc::rt::Message() << "square_bwd_jvp: parameter 'd_d_x' expects rank 1, got rank " << o_d_d_x.dimensions().size());
   }
   const int64_t d_n = static_cast<int64_t>(b_x.element_count());
   if (!ev.failed() && !::kc::rt::Fits<int64_t>(d_n)) {
-    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_bwd_jvp: derived value 'n' = " << d_n << " does not fit int64");
+    return ffi::Error::InvalidArgument(::kc::rt::Message() << "square_bwd_jvp: derived value 'n' = " << d_n << " does not fit int64");
   }
   {
     const int64_t expected = d_n;
     if (!ev.failed() && b_x.dimensions()[0] != expected) {
-      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_bwd_jvp: parameter 'x' has shape " << ::kc::rt::ShapeOf(b_x.dimensions()) << ", but dimension 0 must be n = " << expected);
+      return ffi::Error::InvalidArgument(::kc::rt::Message() << "square_bwd_jvp: parameter 'x' has shape " << ::kc::rt::ShapeOf(b_x.dimensions()) << ", but dimension 0 must be n = " << expected);
     }
   }
   {
     const int64_t expected = d_n;
     if (!ev.failed() && b_d_y.dimensions()[0] != expected) {
-      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_bwd_jvp: parameter 'd_y' has shape " << ::kc::rt::ShapeOf(b_d_y.dimensions()) << ", but dimension 0 must be n = " << expected);
+      return ffi::Error::InvalidArgument(::kc::rt::Message() << "square_bwd_jvp: parameter 'd_y' has shape " << ::kc::rt::ShapeOf(b_d_y.dimensions()) << ", but dimension 0 must be n = " << expected);
     }
   }
   {
     const int64_t expected = d_n;
     if (!ev.failed() && b_d_x.dimensions()[0] != expected) {
-      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_bwd_jvp: parameter 'd_x' has shape " << ::kc::rt::ShapeOf(b_d_x.dimensions()) << ", but dimension 0 must be n = " << expected);
+      return ffi::Error::InvalidArgument(::kc::rt::Message() << "square_bwd_jvp: parameter 'd_x' has shape " << ::kc::rt::ShapeOf(b_d_x.dimensions()) << ", but dimension 0 must be n = " << expected);
     }
   }
   {
     const int64_t expected = d_n;
     if (!ev.failed() && b_d_d_y.dimensions()[0] != expected) {
-      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_bwd_jvp: parameter 'd_d_y' has shape " << ::kc::rt::ShapeOf(b_d_d_y.dimensions()) << ", but dimension 0 must be n = " << expected);
+      return ffi::Error::InvalidArgument(::kc::rt::Message() << "square_bwd_jvp: parameter 'd_d_y' has shape " << ::kc::rt::ShapeOf(b_d_d_y.dimensions()) << ", but dimension 0 must be n = " << expected);
     }
   }
   {
     const int64_t expected = d_n;
     if (!ev.failed() && o_d_d_x.dimensions()[0] != expected) {
-      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_bwd_jvp: parameter 'd_d_x' has shape " << ::kc::rt::ShapeOf(o_d_d_x.dimensions()) << ", but dimension 0 must be n = " << expected);
+      return ffi::Error::InvalidArgument(::kc::rt::Message() << "square_bwd_jvp: parameter 'd_d_x' has shape " << ::kc::rt::ShapeOf(o_d_d_x.dimensions()) << ", but dimension 0 must be n = " << expected);
     }
   }
   const int64_t kc_threads[3] = {d_n, 1, 1};
   const int64_t kc_block[3] = {256, 1, 1};
   if (ev.failed()) {
-    return ::kc::ffi_support::InvalidArgument("square_bwd_jvp: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
+    return ffi::Error::InvalidArgument("square_bwd_jvp: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
   }
   kc_launch kc_launch_;
   bool kc_empty = false;
   if (!::kc::rt::SizeGrid(kc_threads, kc_block, 1, &kc_launch_, &kc_empty)) {
-    return ::kc::ffi_support::InvalidArgument((::kc::rt::Message() << "square_bwd_jvp: ").Grid(kc_threads, kc_block, 1));
+    return ffi::Error::InvalidArgument((::kc::rt::Message() << "square_bwd_jvp: ").Grid(kc_threads, kc_block, 1));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
   kc_error kc_failure;
@@ -567,7 +567,7 @@ __attribute__((always_inline)) inline ffi::Error square_bwd_jvp_cpu_impl_element
     kc_failed = ::kc::rt::RunSplitLaunch(kc_launch_, false, 0, kc_pool_threads, ::kc::ffi_support::Pool(kc_pool), square_bwd_jvp_cpu_range, &kc_args, kc_outputs, 1, &kc_failure);
   }
   if (kc_failed != 0) {
-    return ::kc::ffi_support::Internal(kc_failure);
+    return ffi::Error::Internal(kc_failure.message);
   }
   return ffi::Error::Success();
 }
@@ -611,7 +611,7 @@ __attribute__((noinline)) ffi::Error square_bwd_jvp_cpu_impl_batch(
   square_bwd_jvp_cpu_impl_batch_context kc_context{&kc_pool};
   ::kc::rt::Message kc_why;
   if (!::kc::rt::RunBatch("square_bwd_jvp", kc_buffers, 5, 4, false, ::kc::ffi_support::Pool(kc_pool), square_bwd_jvp_cpu_impl_batch_element, &kc_context, &kc_why)) {
-    return ::kc::ffi_support::InvalidArgument(kc_why);
+    return ffi::Error::InvalidArgument(kc_why);
   }
   return kc_context.kc_error.Take();
 }

@@ -58,58 +58,58 @@ __attribute__((always_inline)) inline ffi::Error square_add_cpu_impl_element(
     const ::kc::rt::Tensor<ffi::DataType>& o_out) {
   ::kc::rt::Evaluator ev;
   if (b_x.element_type() != ffi::DataType::F32) {
-    return ::kc::ffi_support::InvalidArgument("square_add: parameter 'x' expects float32 elements");
+    return ffi::Error::InvalidArgument("square_add: parameter 'x' expects float32 elements");
   }
   if (b_x.dimensions().size() != 2) {
-    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_add: parameter 'x' expects rank 2, got rank " << b_x.dimensions().size());
+    return ffi::Error::InvalidArgument(::kc::rt::Message() << "square_add: parameter 'x' expects rank 2, got rank " << b_x.dimensions().size());
   }
   if (b_y.element_type() != ffi::DataType::F32) {
-    return ::kc::ffi_support::InvalidArgument("square_add: parameter 'y' expects float32 elements");
+    return ffi::Error::InvalidArgument("square_add: parameter 'y' expects float32 elements");
   }
   if (b_y.dimensions().size() != 2) {
-    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_add: parameter 'y' expects rank 2, got rank " << b_y.dimensions().size());
+    return ffi::Error::InvalidArgument(::kc::rt::Message() << "square_add: parameter 'y' expects rank 2, got rank " << b_y.dimensions().size());
   }
   if (o_out.element_type() != ffi::DataType::F32) {
-    return ::kc::ffi_support::InvalidArgument("square_add: parameter 'out' expects float32 elements");
+    return ffi::Error::InvalidArgument("square_add: parameter 'out' expects float32 elements");
   }
   if (o_out.dimensions().size() != 2) {
-    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_add: parameter 'out' expects rank 2, got rank " << o_out.dimensions().size());
+    return ffi::Error::InvalidArgument(::kc::rt::Message() << "square_add: parameter 'out' expects rank 2, got rank " << o_out.dimensions().size());
   }
   const int64_t s_m = b_x.dimensions()[0];
   const int64_t s_n = b_x.dimensions()[1];
   {
     const int64_t expected = b_x.dimensions()[0];
     if (!ev.failed() && b_y.dimensions()[0] != expected) {
-      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_add: parameter 'y' has shape " << ::kc::rt::ShapeOf(b_y.dimensions()) << ", but dimension 0 must be x.shape[0] = " << expected);
+      return ffi::Error::InvalidArgument(::kc::rt::Message() << "square_add: parameter 'y' has shape " << ::kc::rt::ShapeOf(b_y.dimensions()) << ", but dimension 0 must be x.shape[0] = " << expected);
     }
   }
   {
     const int64_t expected = b_x.dimensions()[1];
     if (!ev.failed() && b_y.dimensions()[1] != expected) {
-      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_add: parameter 'y' has shape " << ::kc::rt::ShapeOf(b_y.dimensions()) << ", but dimension 1 must be x.shape[1] = " << expected);
+      return ffi::Error::InvalidArgument(::kc::rt::Message() << "square_add: parameter 'y' has shape " << ::kc::rt::ShapeOf(b_y.dimensions()) << ", but dimension 1 must be x.shape[1] = " << expected);
     }
   }
   {
     const int64_t expected = b_x.dimensions()[0];
     if (!ev.failed() && o_out.dimensions()[0] != expected) {
-      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_add: parameter 'out' has shape " << ::kc::rt::ShapeOf(o_out.dimensions()) << ", but dimension 0 must be x.shape[0] = " << expected);
+      return ffi::Error::InvalidArgument(::kc::rt::Message() << "square_add: parameter 'out' has shape " << ::kc::rt::ShapeOf(o_out.dimensions()) << ", but dimension 0 must be x.shape[0] = " << expected);
     }
   }
   {
     const int64_t expected = b_x.dimensions()[1];
     if (!ev.failed() && o_out.dimensions()[1] != expected) {
-      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_add: parameter 'out' has shape " << ::kc::rt::ShapeOf(o_out.dimensions()) << ", but dimension 1 must be x.shape[1] = " << expected);
+      return ffi::Error::InvalidArgument(::kc::rt::Message() << "square_add: parameter 'out' has shape " << ::kc::rt::ShapeOf(o_out.dimensions()) << ", but dimension 1 must be x.shape[1] = " << expected);
     }
   }
   const int64_t kc_threads[3] = {static_cast<int64_t>(b_x.element_count()), 1, 1};
   const int64_t kc_block[3] = {256, 1, 1};
   if (ev.failed()) {
-    return ::kc::ffi_support::InvalidArgument("square_add: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
+    return ffi::Error::InvalidArgument("square_add: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
   }
   kc_launch kc_launch_;
   bool kc_empty = false;
   if (!::kc::rt::SizeGrid(kc_threads, kc_block, 1, &kc_launch_, &kc_empty)) {
-    return ::kc::ffi_support::InvalidArgument((::kc::rt::Message() << "square_add: ").Grid(kc_threads, kc_block, 1));
+    return ffi::Error::InvalidArgument((::kc::rt::Message() << "square_add: ").Grid(kc_threads, kc_block, 1));
   }
   if (kc_empty) return ffi::Error::Success();  // no thread to run
   kc_error kc_failure;
@@ -123,7 +123,7 @@ __attribute__((always_inline)) inline ffi::Error square_add_cpu_impl_element(
     kc_failed = ::kc::rt::RunSplitLaunch(kc_launch_, false, 0, kc_pool_threads, ::kc::ffi_support::Pool(kc_pool), square_add_cpu_range, &kc_args, kc_outputs, 1, &kc_failure);
   }
   if (kc_failed != 0) {
-    return ::kc::ffi_support::Internal(kc_failure);
+    return ffi::Error::Internal(kc_failure.message);
   }
   return ffi::Error::Success();
 }
@@ -164,7 +164,7 @@ __attribute__((noinline)) ffi::Error square_add_cpu_impl_batch(
   square_add_cpu_impl_batch_context kc_context{&kc_pool, a_a};
   ::kc::rt::Message kc_why;
   if (!::kc::rt::RunBatch("square_add", kc_buffers, 3, 2, true, ::kc::ffi_support::Pool(kc_pool), square_add_cpu_impl_batch_element, &kc_context, &kc_why)) {
-    return ::kc::ffi_support::InvalidArgument(kc_why);
+    return ffi::Error::InvalidArgument(kc_why);
   }
   return kc_context.kc_error.Take();
 }
@@ -199,69 +199,69 @@ __attribute__((always_inline)) inline ffi::Error square_add_bwd_cpu_impl_element
     const ::kc::rt::Tensor<ffi::DataType>& o_d_y) {
   ::kc::rt::Evaluator ev;
   if (b_x.element_type() != ffi::DataType::F32) {
-    return ::kc::ffi_support::InvalidArgument("square_add_bwd: parameter 'x' expects float32 elements");
+    return ffi::Error::InvalidArgument("square_add_bwd: parameter 'x' expects float32 elements");
   }
   if (b_x.dimensions().size() != 2) {
-    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_add_bwd: parameter 'x' expects rank 2, got rank " << b_x.dimensions().size());
+    return ffi::Error::InvalidArgument(::kc::rt::Message() << "square_add_bwd: parameter 'x' expects rank 2, got rank " << b_x.dimensions().size());
   }
   if (b_d_out.element_type() != ffi::DataType::F32) {
-    return ::kc::ffi_support::InvalidArgument("square_add_bwd: parameter 'd_out' expects float32 elements");
+    return ffi::Error::InvalidArgument("square_add_bwd: parameter 'd_out' expects float32 elements");
   }
   if (b_d_out.dimensions().size() != 2) {
-    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_add_bwd: parameter 'd_out' expects rank 2, got rank " << b_d_out.dimensions().size());
+    return ffi::Error::InvalidArgument(::kc::rt::Message() << "square_add_bwd: parameter 'd_out' expects rank 2, got rank " << b_d_out.dimensions().size());
   }
   if (o_d_x.element_type() != ffi::DataType::F32) {
-    return ::kc::ffi_support::InvalidArgument("square_add_bwd: parameter 'd_x' expects float32 elements");
+    return ffi::Error::InvalidArgument("square_add_bwd: parameter 'd_x' expects float32 elements");
   }
   if (o_d_x.dimensions().size() != 2) {
-    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_add_bwd: parameter 'd_x' expects rank 2, got rank " << o_d_x.dimensions().size());
+    return ffi::Error::InvalidArgument(::kc::rt::Message() << "square_add_bwd: parameter 'd_x' expects rank 2, got rank " << o_d_x.dimensions().size());
   }
   if (o_d_y.element_type() != ffi::DataType::F32) {
-    return ::kc::ffi_support::InvalidArgument("square_add_bwd: parameter 'd_y' expects float32 elements");
+    return ffi::Error::InvalidArgument("square_add_bwd: parameter 'd_y' expects float32 elements");
   }
   if (o_d_y.dimensions().size() != 2) {
-    return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_add_bwd: parameter 'd_y' expects rank 2, got rank " << o_d_y.dimensions().size());
+    return ffi::Error::InvalidArgument(::kc::rt::Message() << "square_add_bwd: parameter 'd_y' expects rank 2, got rank " << o_d_y.dimensions().size());
   }
   const int64_t s_m = b_x.dimensions()[0];
   const int64_t s_n = b_x.dimensions()[1];
   {
     const int64_t expected = s_m;
     if (!ev.failed() && b_d_out.dimensions()[0] != expected) {
-      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_add_bwd: parameter 'd_out' has shape " << ::kc::rt::ShapeOf(b_d_out.dimensions()) << ", but dimension 0 must be m = " << expected);
+      return ffi::Error::InvalidArgument(::kc::rt::Message() << "square_add_bwd: parameter 'd_out' has shape " << ::kc::rt::ShapeOf(b_d_out.dimensions()) << ", but dimension 0 must be m = " << expected);
     }
   }
   {
     const int64_t expected = s_n;
     if (!ev.failed() && b_d_out.dimensions()[1] != expected) {
-      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_add_bwd: parameter 'd_out' has shape " << ::kc::rt::ShapeOf(b_d_out.dimensions()) << ", but dimension 1 must be n = " << expected);
+      return ffi::Error::InvalidArgument(::kc::rt::Message() << "square_add_bwd: parameter 'd_out' has shape " << ::kc::rt::ShapeOf(b_d_out.dimensions()) << ", but dimension 1 must be n = " << expected);
     }
   }
   {
     const int64_t expected = s_m;
     if (!ev.failed() && o_d_x.dimensions()[0] != expected) {
-      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_add_bwd: parameter 'd_x' has shape " << ::kc::rt::ShapeOf(o_d_x.dimensions()) << ", but dimension 0 must be m = " << expected);
+      return ffi::Error::InvalidArgument(::kc::rt::Message() << "square_add_bwd: parameter 'd_x' has shape " << ::kc::rt::ShapeOf(o_d_x.dimensions()) << ", but dimension 0 must be m = " << expected);
     }
   }
   {
     const int64_t expected = s_n;
     if (!ev.failed() && o_d_x.dimensions()[1] != expected) {
-      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_add_bwd: parameter 'd_x' has shape " << ::kc::rt::ShapeOf(o_d_x.dimensions()) << ", but dimension 1 must be n = " << expected);
+      return ffi::Error::InvalidArgument(::kc::rt::Message() << "square_add_bwd: parameter 'd_x' has shape " << ::kc::rt::ShapeOf(o_d_x.dimensions()) << ", but dimension 1 must be n = " << expected);
     }
   }
   {
     const int64_t expected = s_m;
     if (!ev.failed() && o_d_y.dimensions()[0] != expected) {
-      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_add_bwd: parameter 'd_y' has shape " << ::kc::rt::ShapeOf(o_d_y.dimensions()) << ", but dimension 0 must be m = " << expected);
+      return ffi::Error::InvalidArgument(::kc::rt::Message() << "square_add_bwd: parameter 'd_y' has shape " << ::kc::rt::ShapeOf(o_d_y.dimensions()) << ", but dimension 0 must be m = " << expected);
     }
   }
   {
     const int64_t expected = s_n;
     if (!ev.failed() && o_d_y.dimensions()[1] != expected) {
-      return ::kc::ffi_support::InvalidArgument(::kc::rt::Message() << "square_add_bwd: parameter 'd_y' has shape " << ::kc::rt::ShapeOf(o_d_y.dimensions()) << ", but dimension 1 must be n = " << expected);
+      return ffi::Error::InvalidArgument(::kc::rt::Message() << "square_add_bwd: parameter 'd_y' has shape " << ::kc::rt::ShapeOf(o_d_y.dimensions()) << ", but dimension 1 must be n = " << expected);
     }
   }
   if (ev.failed()) {
-    return ::kc::ffi_support::InvalidArgument("square_add_bwd: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
+    return ffi::Error::InvalidArgument("square_add_bwd: a shape or grid expression divides by zero, overflows or shifts by a count outside 0..63");
   }
   kc_k_square_add_bwd_<hash>_cpu_entry(b_x.untyped_data(), b_x.dimensions().begin(), a_a, b_d_out.untyped_data(), b_d_out.dimensions().begin(), o_d_x.untyped_data(), o_d_x.dimensions().begin(), o_d_y.untyped_data(), o_d_y.dimensions().begin());
   return ffi::Error::Success();
@@ -303,7 +303,7 @@ __attribute__((noinline)) ffi::Error square_add_bwd_cpu_impl_batch(
   square_add_bwd_cpu_impl_batch_context kc_context{a_a};
   ::kc::rt::Message kc_why;
   if (!::kc::rt::RunBatch("square_add_bwd", kc_buffers, 4, 2, false, ::kc::ffi_support::Pool(kc_pool), square_add_bwd_cpu_impl_batch_element, &kc_context, &kc_why)) {
-    return ::kc::ffi_support::InvalidArgument(kc_why);
+    return ffi::Error::InvalidArgument(kc_why);
   }
   return kc_context.kc_error.Take();
 }
