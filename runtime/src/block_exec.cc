@@ -168,17 +168,22 @@ IndexText Text(const Index3& i) {
 
 constexpr int32_t kScheduler = -1;  // the worker's own context
 
+// A resumable thread's step (kc_host_run_resumable_blocks).
+using StepFunction = int32_t (*)(const void* context, void** frame);
+
 class Worker {
  public:
   ~Worker() { Release(); }
 
-  // Makes room for blocks of `threads` threads. On failure, says why in
-  // `message` and returns false.
-  bool Reserve(uint32_t threads, char* message, size_t size);
+  // Makes room for blocks of `threads` threads, with a stack each if
+  // `stacks` (fibers). On failure, says why in `message` and returns
+  // false.
+  bool Reserve(uint32_t threads, bool stacks, char* message, size_t size);
 
-  // Prepares blocks of `block` threads that run `thread(context)`.
+  // Prepares blocks of `block` threads that run `thread(context)` as
+  // fibers, or, with `step` instead, as resumable functions.
   void Begin(GridState* state, const kc_dim3& block, ThreadFunction thread,
-             const void* context);
+             StepFunction step, const void* context);
   // Runs one block; grid_state.block is already set. False when it failed,
   // with message() saying why.
   bool RunBlock();
@@ -188,13 +193,31 @@ class Worker {
   void Collective(const WarpRequest& request, void* out, uint32_t out_size);
   uint32_t ActiveMask(const char* file, uint32_t line, uint32_t column);
   void Yield();
-  [[noreturn]] void Fail(const char* format, ...)
-      __attribute__((format(printf, 2, 3)));
+  // Ends the block with an error. A fiber does not come back; a resumable
+  // thread does, and suspends for good.
+  void Fail(const char* format, ...) __attribute__((format(printf, 2, 3)));
+
+  // The arrivals of a resumable thread at a wait: true when it must
+  // suspend. The result of a barrier or warp collective is then
+  // barrier_result() or WarpResult.
+  bool ArriveBarrier(const char* name, int predicate);
+  bool ArriveCollective(const WarpRequest& request);
+  void WarpResult(void* out, uint32_t out_size) const;
+  void ArriveActiveMask(const char* file, uint32_t line, uint32_t column);
+  uint32_t active_mask() const { return waits_[current_].active_mask; }
+  bool ArriveYield();
+  int barrier_result() const { return barrier_result_; }
+  // The frame of the resumable thread that starts; null without memory.
+  void* Frame(uint64_t size);
 
  private:
   static void FiberMain(fc::transfer_t from);
   [[noreturn]] void Start();
   void Exit();
+  // A thread has returned: the barrier and warp collectives that waited for
+  // it only complete.
+  void Retire();
+  bool RunResumableBlock();
   void CompleteBarrier();
   bool CompleteCollective(Warp& warp, int lane);
   // Every switch is Boost.Context's ontop_fcontext with OnArrival, not
@@ -226,7 +249,7 @@ class Worker {
   __attribute__((always_inline)) int32_t NextReady();
   // Out of line, so that the common path of a switch saves few registers.
   __attribute__((noinline)) bool ReleaseActiveMasks();
-  [[noreturn]] __attribute__((noinline)) void Deadlock();
+  __attribute__((noinline)) void Deadlock();
   void Describe(int32_t f, char* out, size_t size) const;
   void Release();
   // Each fiber's stack starts below the top of its mapping by a different
@@ -240,21 +263,28 @@ class Worker {
   }
   static constexpr size_t kStackColors = 64 * 64;
 
-  // Storage, sized for `capacity_` threads.
+  // Storage, sized for `capacity_` threads; stacks for `stack_capacity_`.
   uint32_t capacity_ = 0;
   std::unique_ptr<Fiber[]> fibers_;
   std::unique_ptr<FiberWait[]> waits_;
   std::unique_ptr<Warp[]> warps_;
   ReadyQueue ready_;
+  uint32_t stack_capacity_ = 0;
   char* stacks_ = nullptr;
   size_t stride_ = 0;  // a stack and its guard page
   size_t mapped_ = 0;
+  // The resumable threads' frames: frame_[f] is thread f's, in a slot of
+  // frame_bytes_ in frames_, which holds capacity_ of them.
+  std::unique_ptr<void*[]> frame_;
+  std::unique_ptr<unsigned char[]> frames_;
+  size_t frame_bytes_ = 0;
 
   // The launch.
   // This OS thread's grid_state: the worker, like a fiber, never moves to
   // another thread.
   GridState* state_ = nullptr;
   ThreadFunction thread_ = nullptr;
+  StepFunction step_ = nullptr;  // set for resumable threads
   const void* thread_context_ = nullptr;
   uint32_t threads_ = 0;  // per block
 
@@ -276,21 +306,31 @@ class Worker {
   char message_[sizeof(kc_error::message)] = {};
 };
 
-bool Worker::Reserve(uint32_t threads, char* message, size_t size) {
-  if (threads <= capacity_) return true;
-  Release();
+bool Worker::Reserve(uint32_t threads, bool stacks, char* message,
+                     size_t size) {
+  if (threads <= capacity_ && (!stacks || threads <= stack_capacity_))
+    return true;
   const uint32_t capacity = (threads + kWarpSize - 1) / kWarpSize * kWarpSize;
-  const uint32_t warps = capacity / kWarpSize;
-  fibers_.reset(new (std::nothrow) Fiber[capacity]);
-  waits_.reset(new (std::nothrow) FiberWait[capacity]);
-  warps_.reset(new (std::nothrow) Warp[warps]);
-  if (fibers_ == nullptr || waits_ == nullptr || warps_ == nullptr ||
-      !ready_.Reset(capacity)) {
-    snprintf(message, size, "cannot allocate the state of %u threads",
-             capacity);
+  if (capacity > capacity_) {
     Release();
-    return false;
+    const uint32_t warps = capacity / kWarpSize;
+    fibers_.reset(new (std::nothrow) Fiber[capacity]);
+    waits_.reset(new (std::nothrow) FiberWait[capacity]);
+    warps_.reset(new (std::nothrow) Warp[warps]);
+    frame_.reset(new (std::nothrow) void*[capacity]);
+    frames_.reset();
+    frame_bytes_ = 0;
+    if (fibers_ == nullptr || waits_ == nullptr || warps_ == nullptr ||
+        frame_ == nullptr || !ready_.Reset(capacity)) {
+      snprintf(message, size, "cannot allocate the state of %u threads",
+               capacity);
+      capacity_ = 0;
+      return false;
+    }
+    capacity_ = capacity;
   }
+  if (!stacks) return true;
+  Release();
   // One mapping for all stacks, each with a guard page below it. Only the
   // pages a fiber touches are committed.
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
@@ -308,6 +348,7 @@ bool Worker::Reserve(uint32_t threads, char* message, size_t size) {
   stacks_ = static_cast<char*>(p);
   mapped_ = bytes;
   for (uint32_t f = 0; f < capacity; ++f) {
+    fibers_[f].parked = false;
     if (mprotect(stacks_ + f * stride_, page, PROT_NONE) != 0) {
       snprintf(message, size,
                "cannot place the guard pages of %u fiber stacks (each stack "
@@ -317,25 +358,44 @@ bool Worker::Reserve(uint32_t threads, char* message, size_t size) {
       return false;
     }
   }
-  capacity_ = capacity;
+  stack_capacity_ = capacity;
   return true;
 }
 
+// Unmaps the stacks (each fiber then starts afresh).
 void Worker::Release() {
 #if defined(KC_TSAN_)
-  for (uint32_t f = 0; f < capacity_; ++f)
+  for (uint32_t f = 0; f < stack_capacity_; ++f) {
     if (waits_[f].tsan != nullptr) __tsan_destroy_fiber(waits_[f].tsan);
+    waits_[f].tsan = nullptr;
+  }
 #endif
   if (stacks_ != nullptr) munmap(stacks_, mapped_);
   stacks_ = nullptr;
   mapped_ = 0;
-  capacity_ = 0;
+  stack_capacity_ = 0;
+}
+
+void* Worker::Frame(uint64_t size) {
+  const size_t bytes = (size + 63) / 64 * 64;
+  if (bytes > frame_bytes_) {
+    // Before the block's first thread starts (its threads' frames are all
+    // of one size): no frame of it lives yet.
+    frames_.reset(new (std::nothrow) unsigned char[bytes * capacity_ + 64]);
+    frame_bytes_ = frames_ == nullptr ? 0 : bytes;
+    if (frames_ == nullptr) return nullptr;
+  }
+  const uintptr_t base = reinterpret_cast<uintptr_t>(frames_.get());
+  const uintptr_t aligned = (base + 63) & ~uintptr_t{63};
+  return reinterpret_cast<void*>(aligned + frame_bytes_ * current_);
 }
 
 void Worker::Begin(GridState* state, const kc_dim3& block,
-                   ThreadFunction thread, const void* context) {
+                   ThreadFunction thread, StepFunction step,
+                   const void* context) {
   state_ = state;
   thread_ = thread;
+  step_ = step;
   thread_context_ = context;
   threads_ = block.x * block.y * block.z;
   uint32_t f = 0;
@@ -363,6 +423,7 @@ bool Worker::RunBlock() {
     warp.exited = warp.waiting = warp.active_mask = 0;
   }
   ready_.Clear();
+  if (step_ != nullptr) return RunResumableBlock();
 #if defined(KC_TSAN_)
   scheduler_tsan_ = __tsan_get_current_fiber();
 #endif
@@ -394,6 +455,41 @@ bool Worker::RunBlock() {
   // Returns when the last thread has returned (parked, to be resumed by the
   // next block), or one has failed.
   Jump(fibers_[current_].context);
+  state_->executor = nullptr;
+  return !failed_;
+}
+
+// The threads of a block as resumable functions: each step of one runs it
+// to its next wait, or to its end.
+bool Worker::RunResumableBlock() {
+  for (uint32_t f = 0; f < threads_; ++f) {
+    fibers_[f].wait = Wait::kNone;
+    frame_[f] = nullptr;
+    ready_.PushBack(static_cast<int32_t>(f));
+  }
+  state_->executor = this;
+  while (!failed_) {
+    if (ready_.empty()) {
+      if (live_ == 0) break;
+      if (!ReleaseActiveMasks()) {
+        Deadlock();
+        break;
+      }
+    }
+    const int32_t f = ready_.PopFront();
+    current_ = f;
+    state_->thread = fibers_[f].index;
+    const int32_t status = step_(thread_context_, &frame_[f]);
+    if (failed_) break;
+    if (status == 2) {
+      Fail("cannot allocate the frames of %u threads", threads_);
+      break;
+    }
+    if (status == 1) {
+      fibers_[f].wait = Wait::kDone;
+      Retire();
+    }
+  }
   state_->executor = nullptr;
   return !failed_;
 }
@@ -493,8 +589,16 @@ bool Worker::ReleaseActiveMasks() {
 // complete now.
 void Worker::Exit() {
   const int32_t self = current_;
-  Warp& warp = warps_[self / kWarpSize];
   fibers_[self].wait = Wait::kDone;
+  Retire();
+  const int32_t next = live_ == 0 ? kScheduler : NextReady();
+  fibers_[self].parked = true;
+  SwitchTo(next);
+}
+
+void Worker::Retire() {
+  const int32_t self = current_;
+  Warp& warp = warps_[self / kWarpSize];
   warp.exited |= 1u << (self % kWarpSize);
   --live_;
   if (arrived_ > 0 && arrived_ == live_) CompleteBarrier();
@@ -503,9 +607,6 @@ void Worker::Exit() {
     left &= left - 1;
     if (CompleteCollective(warp, lane)) left &= warp.waiting;
   }
-  const int32_t next = live_ == 0 ? kScheduler : NextReady();
-  fibers_[self].parked = true;
-  SwitchTo(next);
 }
 
 // Every thread that has not returned has arrived: the barrier's waiters
@@ -525,19 +626,23 @@ void Worker::CompleteBarrier() {
   }
 }
 
-int Worker::Barrier(const char* name, int predicate) {
+bool Worker::ArriveBarrier(const char* name, int predicate) {
   ++arrived_;
   barrier_count_ += predicate;
   if (arrived_ == live_) {
     // The last one: release the others, and go on.
     CompleteBarrier();
-    return barrier_result_;
+    return false;
   }
   const int32_t self = current_;
   fibers_[self].wait = Wait::kBarrier;
   fibers_[self].barrier = name;
   at_barrier_[self / 64] |= uint64_t{1} << (self % 64);
-  Suspend();
+  return true;
+}
+
+int Worker::Barrier(const char* name, int predicate) {
+  if (ArriveBarrier(name, predicate)) Suspend();
   // No other barrier completes before this thread arrives at it.
   return barrier_result_;
 }
@@ -575,16 +680,17 @@ bool Worker::CompleteCollective(Warp& warp, int lane) {
   return true;
 }
 
-void Worker::Collective(const WarpRequest& request, void* out,
-                        uint32_t out_size) {
+bool Worker::ArriveCollective(const WarpRequest& request) {
   const int32_t self = current_;
   const int lane = self % kWarpSize;
   Warp& warp = warps_[self / kWarpSize];
-  if (((request.mask >> lane) & 1u) == 0)
+  if (((request.mask >> lane) & 1u) == 0) {
     Fail(
         "thread %s calls %s with mask 0x%08x, which does not name its own "
         "lane %d",
         Text(fibers_[self].index).text, request.op->name, request.mask, lane);
+    return true;
+  }
   warp.op[lane] = request.op;
   warp.mask[lane] = request.mask & warp.present;
   warp.size[lane] = request.size;
@@ -599,13 +705,26 @@ void Worker::Collective(const WarpRequest& request, void* out,
   if ((warp.waiting & taking_part) != taking_part ||
       !CompleteCollective(warp, lane)) {
     fibers_[self].wait = Wait::kWarp;
-    Suspend();
+    return true;
   }
-  // The lane's result stays until it calls the next collective.
-  detail::CopyValue(out, slot.out, out_size);
+  return false;
 }
 
-uint32_t Worker::ActiveMask(const char* file, uint32_t line, uint32_t column) {
+// The lane's result stays until it calls the next collective.
+void Worker::WarpResult(void* out, uint32_t out_size) const {
+  const int32_t self = current_;
+  detail::CopyValue(out, warps_[self / kWarpSize].lanes[self % kWarpSize].out,
+                    out_size);
+}
+
+void Worker::Collective(const WarpRequest& request, void* out,
+                        uint32_t out_size) {
+  if (ArriveCollective(request)) Suspend();
+  WarpResult(out, out_size);
+}
+
+void Worker::ArriveActiveMask(const char* file, uint32_t line,
+                              uint32_t column) {
   const int32_t self = current_;
   FiberWait& wait = waits_[self];
   wait.file = file;
@@ -613,14 +732,22 @@ uint32_t Worker::ActiveMask(const char* file, uint32_t line, uint32_t column) {
   wait.column = column;
   fibers_[self].wait = Wait::kActiveMask;
   warps_[self / kWarpSize].active_mask |= 1u << (self % kWarpSize);
+}
+
+uint32_t Worker::ActiveMask(const char* file, uint32_t line, uint32_t column) {
+  ArriveActiveMask(file, line, column);
   Suspend();
-  return wait.active_mask;
+  return active_mask();
+}
+
+bool Worker::ArriveYield() {
+  if (ready_.empty()) return false;
+  ready_.PushBack(current_);
+  return true;
 }
 
 void Worker::Yield() {
-  if (ready_.empty()) return;
-  ready_.PushBack(current_);
-  SwitchTo(ready_.PopFront());
+  if (ArriveYield()) SwitchTo(ready_.PopFront());
 }
 
 void Worker::Fail(const char* format, ...) {
@@ -629,6 +756,7 @@ void Worker::Fail(const char* format, ...) {
   vsnprintf(message_, sizeof message_, format, args);
   va_end(args);
   failed_ = true;
+  if (step_ != nullptr) return;
   // Back to the worker for good: this fiber, and every other one that has
   // not returned, is abandoned where it is (and started afresh later).
   from_ = current_;
@@ -708,10 +836,11 @@ Worker* ThisThreadsWorker() {
   return worker.get();
 }
 
-}  // namespace
-
-int32_t RunBlocks(const kc_block_range& range, const char* kernel,
-                  kc_error* error, ThreadFunction thread, const void* context) {
+// The blocks of `range`, each thread a fiber that calls `thread`, or, with
+// `step` instead, a resumable function.
+int32_t RunRange(const kc_block_range& range, const char* kernel,
+                 kc_error* error, ThreadFunction thread, StepFunction step,
+                 const void* context) {
   const kc_dim3 grid = range.launch.grid;
   const kc_dim3 block = range.launch.block;
   const uint64_t threads = static_cast<uint64_t>(block.x) * block.y * block.z;
@@ -742,11 +871,12 @@ int32_t RunBlocks(const kc_block_range& range, const char* kernel,
   if (worker == nullptr)
     return Failure(error, kernel, "%s", "cannot allocate a block executor");
   char why[256];
-  if (!worker->Reserve(static_cast<uint32_t>(threads), why, sizeof why))
+  if (!worker->Reserve(static_cast<uint32_t>(threads), step == nullptr, why,
+                       sizeof why))
     return Failure(error, kernel, "%s", why);
   state.grid_dim = {Index(grid.x), Index(grid.y), Index(grid.z)};
   state.block_dim = {Index(block.x), Index(block.y), Index(block.z)};
-  worker->Begin(&state, block, thread, context);
+  worker->Begin(&state, block, thread, step, context);
   const uint64_t plane = static_cast<uint64_t>(grid.x) * grid.y;
   for (uint64_t b = range.block_begin; b < range.block_end; ++b) {
     const uint32_t x = static_cast<uint32_t>(b % grid.x);
@@ -758,6 +888,13 @@ int32_t RunBlocks(const kc_block_range& range, const char* kernel,
                      worker->message());
   }
   return 0;
+}
+
+}  // namespace
+
+int32_t RunBlocks(const kc_block_range& range, const char* kernel,
+                  kc_error* error, ThreadFunction thread, const void* context) {
+  return RunRange(range, kernel, error, thread, nullptr, context);
 }
 
 // The calls of kernelc/block.h. Outside a block (no executor on this
@@ -809,3 +946,57 @@ void BlockFail(void* executor, const char* message) {
 }
 
 }  // namespace kc::host
+
+// A resumable thread's side (kernelc/cpu_exec.h). Each runs under the
+// executor, on the worker that runs the thread.
+using kc::host::Worker;
+
+extern "C" {
+
+int32_t kc_host_run_resumable_blocks(const kc_block_range* range,
+                                     const char* kernel, kc_error* error,
+                                     kc::host::StepFunction step,
+                                     const void* context) {
+  return kc::host::RunRange(*range, kernel, error, nullptr, step, context);
+}
+
+void* kc_host_thread_frame(uint64_t size) {
+  return static_cast<Worker*>(kc::host::grid_state.executor)->Frame(size);
+}
+
+bool kc_host_barrier_arrive(void* executor, const char* name, int predicate) {
+  return static_cast<Worker*>(executor)->ArriveBarrier(name, predicate != 0);
+}
+
+int kc_host_barrier_result(void* executor) {
+  return static_cast<Worker*>(executor)->barrier_result();
+}
+
+bool kc_host_warp_arrive(void* executor, const kc::host::WarpRequest* request) {
+  return static_cast<Worker*>(executor)->ArriveCollective(*request);
+}
+
+void kc_host_warp_result(void* executor, void* out, uint32_t out_size) {
+  static_cast<Worker*>(executor)->WarpResult(out, out_size);
+}
+
+bool kc_host_active_mask_arrive(void* executor, const char* file, uint32_t line,
+                                uint32_t column) {
+  static_cast<Worker*>(executor)->ArriveActiveMask(file, line, column);
+  return true;
+}
+
+uint32_t kc_host_active_mask_result(void* executor) {
+  return static_cast<Worker*>(executor)->active_mask();
+}
+
+bool kc_host_yield_arrive(void* executor) {
+  return static_cast<Worker*>(executor)->ArriveYield();
+}
+
+bool kc_host_fail_arrive(void* executor, const char* message) {
+  static_cast<Worker*>(executor)->Fail("%s", message);
+  return true;
+}
+
+}  // extern "C"

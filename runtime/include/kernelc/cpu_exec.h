@@ -18,7 +18,10 @@
 //    groups runs under the block executor (RunBlocks). Each thread of a
 //    block is a fiber: a stack of its own and a saved set of registers
 //    (Boost.Context's make_fcontext/ontop_fcontext, whose switch saves the
-//    callee-saved registers and the stack pointer). A block's fibers run on
+//    callee-saved registers and the stack pointer). Where kernelc compiles
+//    the kernel with Clang, it makes the thread a resumable function
+//    instead wherever it can (kc_host_run_resumable_blocks, below): the
+//    rules are the same, only a switch is cheaper. A block's threads run on
 //    the OS thread that runs the block, one at a time, starting in thread
 //    order. A thread runs until it calls a barrier or a warp function, or
 //    returns; then the next thread that can go on runs. A barrier completes
@@ -58,7 +61,9 @@
 // thread's stack, and about 3 KiB of state per warp. The stacks are
 // reserved address space: only the pages a thread touches are committed, so
 // a 1024-thread block reserves 72 MiB and, for a kernel with small frames,
-// commits about 4 MiB (bench/cpu_blocks). Each stack is two memory
+// commits about 4 MiB (bench/cpu_blocks). Resumable threads have no stacks:
+// a frame each, of the size LLVM lays out (a few hundred bytes), side by
+// side, for the largest block the OS thread has run. Each stack is two memory
 // mappings: with Linux's default vm.max_map_count of 65530, some 30 OS
 // threads can run 1024-thread blocks at once, 120 can run 256-thread
 // blocks; past that RunBlocks reports that it cannot map the stacks. Shared
@@ -388,5 +393,32 @@ int32_t RunBlocks(const kc_block_range& range, const char* kernel,
 }
 
 }  // namespace kc::host
+
+// The same executor for a thread compiled as a resumable function
+// (kernelc's compiler/backends/resumable_threads.cc, which rewrites the
+// calls of RunBlocks whose thread function it can make resumable, and the
+// calls of kernelc/block.h in that function, into calls of these). A
+// thread is then a coroutine whose frame the executor keeps, one per
+// thread of the block, rather than a fiber with a stack: `step(context,
+// &frame)` starts it (frame null) or resumes it, and returns 1 once it has
+// returned, 2 when kc_host_thread_frame had no memory for it, else 0 (it
+// waits). A wait is an arrival, which says whether the thread must suspend,
+// then, once it goes on, the collection of its result.
+extern "C" {
+int32_t kc_host_run_resumable_blocks(
+    const kc_block_range* range, const char* kernel, kc_error* error,
+    int32_t (*step)(const void* context, void** frame), const void* context);
+// The frame of the thread that starts, `size` bytes; null without memory.
+void* kc_host_thread_frame(uint64_t size);
+bool kc_host_barrier_arrive(void* executor, const char* name, int predicate);
+int kc_host_barrier_result(void* executor);
+bool kc_host_warp_arrive(void* executor, const kc::host::WarpRequest* request);
+void kc_host_warp_result(void* executor, void* out, uint32_t out_size);
+bool kc_host_active_mask_arrive(void* executor, const char* file, uint32_t line,
+                                uint32_t column);
+uint32_t kc_host_active_mask_result(void* executor);
+bool kc_host_yield_arrive(void* executor);
+bool kc_host_fail_arrive(void* executor, const char* message);
+}
 
 #endif  // KERNELC_CPU_EXEC_H_
