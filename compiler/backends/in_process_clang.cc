@@ -29,6 +29,8 @@
 #include <mutex>
 #include <set>
 
+#include "compiler/backends/resumable_threads.h"
+
 LLD_HAS_DRIVER(elf)
 
 // The LLVM installation whose resource directory a build from source
@@ -119,6 +121,9 @@ bool RunCompile(const llvm::opt::ArgStringList& cc1_args,
   switch (invocation->getFrontendOpts().ProgramAction) {
     case clang::frontend::EmitObj:
       action = std::make_unique<clang::EmitObjAction>();
+      // Block kernels' threads as resumable functions, where they can be.
+      invocation->getCodeGenOpts().PassBuilderCallbacks.push_back(
+          AddResumableThreads);
       break;
     case clang::frontend::GeneratePCH:
       action = std::make_unique<clang::GeneratePCHAction>();

@@ -1,0 +1,28 @@
+#ifndef KERNELC_COMPILER_BACKENDS_RESUMABLE_THREADS_H_
+#define KERNELC_COMPILER_BACKENDS_RESUMABLE_THREADS_H_
+
+namespace llvm {
+class PassBuilder;
+}  // namespace llvm
+
+namespace kernelc::backends {
+
+// Adds to `pb`'s pipeline the passes that compile the threads of block
+// kernels for the CPU as resumable functions (LLVM's switched-resume
+// coroutines) instead of fibers:
+//
+//  - at the start, every function that reaches a barrier or warp function
+//    of kernelc/block.h is marked always_inline, so that each kernel's
+//    thread function holds them all;
+//  - before the optimizer's last passes, each thread function handed to
+//    kc::host::RunBlocks whose barriers all lie in itself becomes a
+//    coroutine that suspends where it would wait, and the call becomes one
+//    of kc::host::RunResumableBlocks (kernelc/cpu_exec.h).
+//
+// A thread function it cannot prove (a barrier in a function left out of
+// line, an indirect call) keeps its fibers.
+void AddResumableThreads(llvm::PassBuilder& pb);
+
+}  // namespace kernelc::backends
+
+#endif  // KERNELC_COMPILER_BACKENDS_RESUMABLE_THREADS_H_
