@@ -11,6 +11,7 @@ numeric_checks.py); JAX's GPU tutorial's RMS norm is examples/rms_norm.cu
 import concurrent.futures
 import importlib
 import shutil
+import subprocess
 
 import jax
 import numpy as np
@@ -273,3 +274,59 @@ def test_block_kernels_built_by_gxx(tmp_path, monkeypatch):
 def _re(text):
     import re
     return re.escape(text)
+
+
+RESUMABLE = """#include <kernelc.h>
+
+// Its barriers are its own once its helper is inlined: a resumable thread.
+__device__ float block_total(float v, float* slots) {
+  slots[threadIdx.x] = v;
+  __syncthreads();
+  float total = 0.0f;
+  for (int i = 0; i < 64; ++i) total += slots[i];
+  __syncthreads();
+  return total;
+}
+
+// Its barrier is in a function kept out of line: a fiber.
+__device__ __noinline__ float apart(float v, float* slots) {
+  return block_total(v, slots);
+}
+
+KC_GRID("n") KC_BLOCK(64)
+__global__ void inlined(KC_IN("n") const float* x, KC_OUT("x") float* y) {
+  __shared__ float slots[64];
+  const int i = blockIdx.x * 64 + threadIdx.x;
+  y[i] = x[i] / block_total(x[i], slots);
+}
+
+KC_GRID("n") KC_BLOCK(64)
+__global__ void out_of_line(KC_IN("n") const float* x, KC_OUT("x") float* y) {
+  __shared__ float slots[64];
+  const int i = blockIdx.x * 64 + threadIdx.x;
+  y[i] = x[i] / apart(x[i], slots);
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("nm") is None, reason="no nm on PATH")
+def test_threads_are_resumable_where_their_waits_are_their_own(tmp_path, monkeypatch):
+    src = tmp_path / "resumable.cu"
+    src.write_text(RESUMABLE)
+    r = run_kernelc("build", src, "-o", tmp_path / "out", "--name", "resumable_ops",
+                    "--no-cache")
+    assert r.returncode == 0, r.stderr
+    monkeypatch.syspath_prepend(str(tmp_path / "out"))
+    ops = importlib.import_module("resumable_ops")
+    x = np.arange(1, 257, dtype=np.float32)
+    want = x / np.repeat(x.reshape(4, 64).sum(axis=1), 64)
+    for kernel in (ops.inlined, ops.out_of_line):
+        np.testing.assert_allclose(np.asarray(jax.jit(kernel)(x)), want, rtol=1e-6)
+    library, = (tmp_path / "out" / "resumable_ops").glob("*.so")
+    symbols = subprocess.run(["nm", library], capture_output=True, text=True,
+                             check=True).stdout
+    # Each resumable thread's step function, named after its entry.
+    steps = {name for name in ("inlined", "out_of_line")
+             if any(f"kc_resumable_ops_{name}_" in line and line.endswith(".step")
+                    for line in symbols.splitlines())}
+    assert steps == {"inlined"}
