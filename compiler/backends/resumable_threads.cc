@@ -37,7 +37,7 @@
 // the collection of the result:
 //
 //   BlockBarrier(e, name, p)      -> BarrierArrive, suspend?, BarrierResult
-//   WarpCall(e, request, out, n)  -> WarpArrive, suspend?, WarpResult
+//   WarpCall(e, request, out, n)  -> WarpArrive, suspend?, a copy to out
 //   WarpActiveMask(e, f, l, c)    -> ActiveMaskArrive, suspend,
 //   ActiveMaskResult BlockYield(e)                 -> YieldArrive, suspend?
 //   BlockFail(e, message)         -> FailArrive, suspend (never resumed)
@@ -78,7 +78,6 @@ constexpr const char* kThreadFrame = "kc_host_thread_frame";
 constexpr const char* kBarrierArrive = "kc_host_barrier_arrive";
 constexpr const char* kBarrierResult = "kc_host_barrier_result";
 constexpr const char* kWarpArrive = "kc_host_warp_arrive";
-constexpr const char* kWarpResult = "kc_host_warp_result";
 constexpr const char* kActiveMaskArrive = "kc_host_active_mask_arrive";
 constexpr const char* kActiveMaskResult = "kc_host_active_mask_result";
 constexpr const char* kYieldArrive = "kc_host_yield_arrive";
@@ -211,12 +210,13 @@ class Resumer {
     return m_.getOrInsertFunction(name,
                                   FunctionType::get(result, params, false));
   }
-  // Replaces `wait` with `arrive` (whose i1 result, or true when `always`,
-  // says whether to suspend), the suspension and `result`, which the wait's
-  // value becomes.
+  // Calls `arrive` before `wait`, and suspends there if its i1 result (or,
+  // when `always`, unconditionally) says so. `wait` is left where the
+  // thread goes on, for the caller to replace.
   void Suspend(CallBase* wait, FunctionCallee arrive,
-               ArrayRef<Value*> arrive_args, bool always, FunctionCallee result,
-               ArrayRef<Value*> result_args);
+               ArrayRef<Value*> arrive_args, bool always);
+  // Replaces `wait` with `value` (if any).
+  static void Replace(CallBase* wait, Value* value);
   // The suspension at `at` (a final one if `final`), whose resumption goes
   // to `resume`.
   void EmitSuspend(IRBuilder<>& b, bool final, BasicBlock* resume);
@@ -225,6 +225,7 @@ class Resumer {
   LLVMContext& c_;
   PointerType* ptr_;
   Function* coro_ = nullptr;
+  BasicBlock* start_ = nullptr;    // the allocas and the frame's allocation
   BasicBlock* end_ = nullptr;      // coro.end and the return of the handle
   BasicBlock* cleanup_ = nullptr;  // destruction: nothing to free
 };
@@ -239,8 +240,7 @@ void Resumer::EmitSuspend(IRBuilder<>& b, bool final, BasicBlock* resume) {
 }
 
 void Resumer::Suspend(CallBase* wait, FunctionCallee arrive,
-                      ArrayRef<Value*> arrive_args, bool always,
-                      FunctionCallee result, ArrayRef<Value*> result_args) {
+                      ArrayRef<Value*> arrive_args, bool always) {
   BasicBlock* head = wait->getParent();
   BasicBlock* tail = head->splitBasicBlock(wait, "kc.resumed");
   head->getTerminator()->eraseFromParent();
@@ -253,9 +253,9 @@ void Resumer::Suspend(CallBase* wait, FunctionCallee arrive,
     b.CreateCondBr(must, wait_bb, tail);
   b.SetInsertPoint(wait_bb);
   EmitSuspend(b, false, tail);
-  b.SetInsertPoint(wait);
-  Value* value = nullptr;
-  if (result) value = b.CreateCall(result, result_args);
+}
+
+void Resumer::Replace(CallBase* wait, Value* value) {
   if (!wait->getType()->isVoidTy()) wait->replaceAllUsesWith(value);
   wait->eraseFromParent();
 }
@@ -264,7 +264,6 @@ Function* Resumer::Make(Function& thread) {
   Type* i1 = Type::getInt1Ty(c_);
   Type* i32 = Type::getInt32Ty(c_);
   Type* i64 = Type::getInt64Ty(c_);
-  Type* void_ = Type::getVoidTy(c_);
 
   // The coroutine: the thread's body, returning its frame.
   coro_ = Function::Create(FunctionType::get(ptr_, {ptr_}, false),
@@ -285,6 +284,7 @@ Function* Resumer::Make(Function& thread) {
 
   // Its start: the allocas, and the frame from the executor.
   BasicBlock* entry = BasicBlock::Create(c_, "kc.start", coro_, body);
+  start_ = entry;
   BasicBlock* begin = BasicBlock::Create(c_, "kc.begin", coro_, body);
   BasicBlock* no_memory = BasicBlock::Create(c_, "kc.no_memory", coro_, body);
   for (AllocaInst* a : allocas) a->moveBefore(*entry, entry->end());
@@ -330,23 +330,34 @@ Function* Resumer::Make(Function& thread) {
     Value* e = w->getArgOperand(0);
     if (name == kBlockBarrier) {
       Suspend(w, Runtime(kBarrierArrive, i1, {ptr_, ptr_, i32}),
-              {e, w->getArgOperand(1), w->getArgOperand(2)}, false,
-              Runtime(kBarrierResult, i32, {ptr_}), {e});
+              {e, w->getArgOperand(1), w->getArgOperand(2)}, false);
+      b.SetInsertPoint(w);
+      Replace(w, b.CreateCall(Runtime(kBarrierResult, i32, {ptr_}), {e}));
     } else if (name == kWarpCall) {
-      Suspend(w, Runtime(kWarpArrive, i1, {ptr_, ptr_}),
-              {e, w->getArgOperand(1)}, false,
-              Runtime(kWarpResult, void_, {ptr_, ptr_, i32}),
-              {e, w->getArgOperand(2), w->getArgOperand(3)});
+      // The arrival says where the lane's result will be; the thread
+      // copies it from there once the collective is complete.
+      auto* result = new AllocaInst(ptr_, 0, "kc.result", start_->begin());
+      Suspend(w, Runtime(kWarpArrive, i1, {ptr_, ptr_, ptr_}),
+              {e, w->getArgOperand(1), result}, false);
+      b.SetInsertPoint(w);
+      b.CreateMemCpy(w->getArgOperand(2), MaybeAlign(),
+                     b.CreateLoad(ptr_, result), MaybeAlign(16),
+                     b.CreateZExt(w->getArgOperand(3), i64));
+      Replace(w, nullptr);
     } else if (name == kWarpActiveMask) {
       Suspend(
           w, Runtime(kActiveMaskArrive, i1, {ptr_, ptr_, i32, i32}),
           {e, w->getArgOperand(1), w->getArgOperand(2), w->getArgOperand(3)},
-          true, Runtime(kActiveMaskResult, i32, {ptr_}), {e});
+          true);
+      b.SetInsertPoint(w);
+      Replace(w, b.CreateCall(Runtime(kActiveMaskResult, i32, {ptr_}), {e}));
     } else if (name == kBlockYield) {
-      Suspend(w, Runtime(kYieldArrive, i1, {ptr_}), {e}, false, {}, {});
+      Suspend(w, Runtime(kYieldArrive, i1, {ptr_}), {e}, false);
+      Replace(w, nullptr);
     } else {
       Suspend(w, Runtime(kFailArrive, i1, {ptr_, ptr_}),
-              {e, w->getArgOperand(1)}, true, {}, {});
+              {e, w->getArgOperand(1)}, true);
+      Replace(w, nullptr);
     }
   }
   BasicBlock* never = BasicBlock::Create(c_, "kc.after_return", coro_);

@@ -199,10 +199,14 @@ class Worker {
 
   // The arrivals of a resumable thread at a wait: true when it must
   // suspend. The result of a barrier or warp collective is then
-  // barrier_result() or WarpResult.
+  // barrier_result(), or at ResultSlot().
   bool ArriveBarrier(const char* name, int predicate);
   bool ArriveCollective(const WarpRequest& request);
   void WarpResult(void* out, uint32_t out_size) const;
+  // Where the running thread's result of a warp collective will be.
+  const void* ResultSlot() const {
+    return warps_[current_ / kWarpSize].lanes[current_ % kWarpSize].out;
+  }
   void ArriveActiveMask(const char* file, uint32_t line, uint32_t column);
   uint32_t active_mask() const { return waits_[current_].active_mask; }
   bool ArriveYield();
@@ -972,12 +976,11 @@ int kc_host_barrier_result(void* executor) {
   return static_cast<Worker*>(executor)->barrier_result();
 }
 
-bool kc_host_warp_arrive(void* executor, const kc::host::WarpRequest* request) {
-  return static_cast<Worker*>(executor)->ArriveCollective(*request);
-}
-
-void kc_host_warp_result(void* executor, void* out, uint32_t out_size) {
-  static_cast<Worker*>(executor)->WarpResult(out, out_size);
+bool kc_host_warp_arrive(void* executor, const kc::host::WarpRequest* request,
+                         const void** result) {
+  Worker* worker = static_cast<Worker*>(executor);
+  *result = worker->ResultSlot();
+  return worker->ArriveCollective(*request);
 }
 
 bool kc_host_active_mask_arrive(void* executor, const char* file, uint32_t line,

@@ -412,8 +412,9 @@ int32_t kc_host_run_resumable_blocks(
 void* kc_host_thread_frame(uint64_t size);
 bool kc_host_barrier_arrive(void* executor, const char* name, int predicate);
 int kc_host_barrier_result(void* executor);
-bool kc_host_warp_arrive(void* executor, const kc::host::WarpRequest* request);
-void kc_host_warp_result(void* executor, void* out, uint32_t out_size);
+// Sets *result to where the lane's result will be (16-byte aligned).
+bool kc_host_warp_arrive(void* executor, const kc::host::WarpRequest* request,
+                         const void** result);
 bool kc_host_active_mask_arrive(void* executor, const char* file, uint32_t line,
                                 uint32_t column);
 uint32_t kc_host_active_mask_result(void* executor);
