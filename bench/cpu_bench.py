@@ -104,7 +104,7 @@ def main_saxpy_only(package_dir, reps):
 def main():
     ap = parser(__doc__, reps=10)
     ap.add_argument("--before", metavar="KERNELC",
-                    help="another kernelc, whose tiny op and saxpy are timed too")
+                    help="another kernelc, whose ops are timed too")
     ap.add_argument("--saxpy-only", metavar="PACKAGES", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.saxpy_only:
@@ -118,8 +118,8 @@ def main():
     from jax import lax
     jax.config.update("jax_enable_x64", True)
     ops = build_package(SOURCES, out, "cpu_bench_ops")
-    before = (build_package([SOURCES[0], SOURCES[2]], out, "cpu_bench_before",
-                            args.before) if args.before else None)
+    before = (build_package(SOURCES, out, "cpu_bench_before", args.before)
+              if args.before else None)
 
     print(f"jax {jax.__version__}, {os.cpu_count()} CPUs, {args.reps} runs; kernelc / jnp "
           f"(wall: the fastest run; cpu: the mean CPU time of all threads)")
@@ -150,9 +150,6 @@ def main():
     print("\n== block-level kernels (the block executor) against jnp")
     f32 = np.float32
     x = rng.standard_normal((1024, 1024)).astype(f32)
-    row("softmax 1024 x 1024 (256 threads/row)",
-        measure(jax.jit(ops.softmax), x, reps=args.reps),
-        measure(jax.jit(lambda v: jax.nn.softmax(v, axis=-1)), x, reps=args.reps))
     w, b = rng.standard_normal(1024).astype(f32), rng.standard_normal(1024).astype(f32)
 
     def layernorm(v, w, b):
@@ -161,20 +158,27 @@ def main():
         rstd = lax.rsqrt(var + 1e-5)
         return (v - mean) * rstd * w + b, mean[:, 0], rstd[:, 0]
 
-    row("layernorm 1024 x 1024 (a warp/row)",
-        measure(jax.jit(lambda v, w, b: ops.layernorm_f32(v, w, b, 1e-5)), x, w, b,
-                reps=args.reps),
-        measure(jax.jit(layernorm), x, w, b, reps=args.reps))
     v = jax.device_put(rng.standard_normal(16 << 20).astype(f32))
-    row("sum of 16M (shuffles, 256 blocks)",
-        measure(jax.jit(lambda t: ops.reduce_shuffle_f32(t, 256).sum()), v,
-                reps=args.reps),
-        measure(jax.jit(jnp.sum), v, reps=args.reps))
     a = rng.standard_normal((512, 512)).astype(f32)
     c = rng.standard_normal((512, 512)).astype(f32)
-    row("matmul 512^3 (16 x 16 shared tiles)",
-        measure(jax.jit(ops.matmul_f32), a, c, reps=args.reps),
-        measure(jax.jit(jnp.matmul), a, c, reps=args.reps))
+    # (name, kernelc's op of a package, the jnp program, its arguments)
+    kernels = [
+        ("softmax 1024 x 1024 (256 threads/row)", lambda p: p.softmax,
+         lambda v: jax.nn.softmax(v, axis=-1), (x,)),
+        ("layernorm 1024 x 1024 (a warp/row)",
+         lambda p: lambda v, w, b: p.layernorm_f32(v, w, b, 1e-5), layernorm,
+         (x, w, b)),
+        ("sum of 16M (shuffles, 256 blocks)",
+         lambda p: lambda t: p.reduce_shuffle_f32(t, 256).sum(), jnp.sum, (v,)),
+        ("matmul 512^3 (16 x 16 shared tiles)", lambda p: p.matmul_f32, jnp.matmul,
+         (a, c)),
+    ]
+    for name, op, program, inputs in kernels:
+        xla = measure(jax.jit(program), *inputs, reps=args.reps)
+        row(name, measure(jax.jit(op(ops)), *inputs, reps=args.reps), xla)
+        if before:
+            old = measure(jax.jit(op(before)), *inputs, reps=args.reps)
+            row(f"{name}, --before", old, xla)
 
 
 if __name__ == "__main__":
