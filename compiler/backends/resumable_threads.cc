@@ -6,6 +6,7 @@
 #include <llvm/Analysis/TargetLibraryInfo.h>
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/InstIterator.h>
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/IntrinsicInst.h>
@@ -37,7 +38,7 @@
 // the collection of the result:
 //
 //   BlockBarrier(e, name, p)      -> BarrierArrive, suspend?, BarrierResult
-//   WarpCall(e, request, out, n)  -> WarpArrive, suspend?, a copy to out
+//   WarpCall(e, request, c, out, n) -> WarpArrive, suspend?, a copy to out
 //   WarpActiveMask(e, f, l, c)    -> ActiveMaskArrive, suspend,
 //   ActiveMaskResult BlockYield(e)                 -> YieldArrive, suspend?
 //   BlockFail(e, message)         -> FailArrive, suspend (never resumed)
@@ -64,7 +65,7 @@ constexpr const char* kRunBlocks =
     "_ZN2kc4host9RunBlocksERK14kc_block_rangePKcP8kc_errorPFvPKvES9_";
 constexpr const char* kBlockBarrier = "_ZN2kc4host12BlockBarrierEPvPKci";
 constexpr const char* kWarpCall =
-    "_ZN2kc4host8WarpCallEPvRKNS0_11WarpRequestES1_j";
+    "_ZN2kc4host8WarpCallEPvRKNS0_11WarpRequestEPKvS1_j";
 constexpr const char* kWarpActiveMask = "_ZN2kc4host14WarpActiveMaskEPvPKcjj";
 constexpr const char* kBlockYield = "_ZN2kc4host10BlockYieldEPv";
 constexpr const char* kBlockFail = "_ZN2kc4host9BlockFailEPvPKc";
@@ -337,12 +338,22 @@ Function* Resumer::Make(Function& thread) {
       // The arrival says where the lane's result will be; the thread
       // copies it from there once the collective is complete.
       auto* result = new AllocaInst(ptr_, 0, "kc.result", start_->begin());
-      Suspend(w, Runtime(kWarpArrive, i1, {ptr_, ptr_, ptr_}),
-              {e, w->getArgOperand(1), result}, false);
+      Value* context = w->getArgOperand(2);
+      Suspend(w, Runtime(kWarpArrive, i1, {ptr_, ptr_, ptr_, ptr_}),
+              {e, w->getArgOperand(1), context, result}, false);
       b.SetInsertPoint(w);
-      b.CreateMemCpy(w->getArgOperand(2), MaybeAlign(),
+      b.CreateMemCpy(w->getArgOperand(3), MaybeAlign(),
                      b.CreateLoad(ptr_, result), MaybeAlign(16),
-                     b.CreateZExt(w->getArgOperand(3), i64));
+                     b.CreateZExt(w->getArgOperand(4), i64));
+      // The context (a reduction's operator) must outlive the suspension:
+      // another lane may complete the collective with it. A use after it
+      // keeps it in the frame, where a local would otherwise be left on
+      // the stack of the call that suspends.
+      if (!isa<Constant>(context))
+        b.CreateCall(
+            InlineAsm::get(FunctionType::get(b.getVoidTy(), {ptr_}, false), "",
+                           "r", /*hasSideEffects=*/true),
+            {context});
       Replace(w, nullptr);
     } else if (name == kWarpActiveMask) {
       Suspend(

@@ -111,8 +111,8 @@ struct Warp {
   const WarpCollective* op[kWarpSize] = {};
   uint32_t mask[kWarpSize] = {};
   uint32_t size[kWarpSize] = {};
-  // Its WarpRequest::context (a reduction's operator, on the lane's stack,
-  // which lives while the lane waits).
+  // The context its WarpCall named (a reduction's operator, on the lane's
+  // stack or in its frame, which lives while the lane waits).
   const void* context[kWarpSize] = {};
   WarpLane lanes[kWarpSize];
 };
@@ -190,7 +190,8 @@ class Worker {
   const char* message() const { return message_; }
 
   int Barrier(const char* name, int predicate);
-  void Collective(const WarpRequest& request, void* out, uint32_t out_size);
+  void Collective(const WarpRequest& request, const void* context, void* out,
+                  uint32_t out_size);
   uint32_t ActiveMask(const char* file, uint32_t line, uint32_t column);
   void Yield();
   // Ends the block with an error. A fiber does not come back; a resumable
@@ -201,7 +202,7 @@ class Worker {
   // suspend. The result of a barrier or warp collective is then
   // barrier_result(), or at ResultSlot().
   bool ArriveBarrier(const char* name, int predicate);
-  bool ArriveCollective(const WarpRequest& request);
+  bool ArriveCollective(const WarpRequest& request, const void* context);
   void WarpResult(void* out, uint32_t out_size) const;
   // Where the running thread's result of a warp collective will be.
   const void* ResultSlot() const {
@@ -684,7 +685,7 @@ bool Worker::CompleteCollective(Warp& warp, int lane) {
   return true;
 }
 
-bool Worker::ArriveCollective(const WarpRequest& request) {
+bool Worker::ArriveCollective(const WarpRequest& request, const void* context) {
   const int32_t self = current_;
   const int lane = self % kWarpSize;
   Warp& warp = warps_[self / kWarpSize];
@@ -702,7 +703,7 @@ bool Worker::ArriveCollective(const WarpRequest& request) {
   detail::CopyValue(slot.in, request.in, request.size);
   slot.a = request.a;
   slot.b = request.b;
-  warp.context[lane] = request.context;
+  warp.context[lane] = context;
   warp.waiting |= 1u << lane;
   // Most lanes are not the last to arrive: they only wait.
   const uint32_t taking_part = warp.mask[lane] & ~warp.exited;
@@ -721,9 +722,9 @@ void Worker::WarpResult(void* out, uint32_t out_size) const {
                     out_size);
 }
 
-void Worker::Collective(const WarpRequest& request, void* out,
-                        uint32_t out_size) {
-  if (ArriveCollective(request)) Suspend();
+void Worker::Collective(const WarpRequest& request, const void* context,
+                        void* out, uint32_t out_size) {
+  if (ArriveCollective(request, context)) Suspend();
   WarpResult(out, out_size);
 }
 
@@ -914,24 +915,25 @@ namespace {
 // A warp collective of a thread alone. Out of line: its lanes would
 // otherwise make every call's frame, on every fiber's stack, 2.5 KiB deep.
 __attribute__((noinline)) void WarpCallAlone(const WarpRequest& request,
-                                             void* out, uint32_t out_size) {
+                                             const void* context, void* out,
+                                             uint32_t out_size) {
   WarpLane lanes[kWarpSize];
   memcpy(lanes[0].in, request.in, request.size);
   lanes[0].a = request.a;
   lanes[0].b = request.b;
-  request.op->compute(1u, request.size, lanes, request.context);
+  request.op->compute(1u, request.size, lanes, context);
   memcpy(out, lanes[0].out, out_size);
 }
 
 }  // namespace
 
-void WarpCall(void* executor, const WarpRequest& request, void* out,
-              uint32_t out_size) {
+void WarpCall(void* executor, const WarpRequest& request, const void* context,
+              void* out, uint32_t out_size) {
   if (executor == nullptr) {
-    WarpCallAlone(request, out, out_size);
+    WarpCallAlone(request, context, out, out_size);
     return;
   }
-  static_cast<Worker*>(executor)->Collective(request, out, out_size);
+  static_cast<Worker*>(executor)->Collective(request, context, out, out_size);
 }
 
 uint32_t WarpActiveMask(void* executor, const char* file, uint32_t line,
@@ -977,10 +979,10 @@ int kc_host_barrier_result(void* executor) {
 }
 
 bool kc_host_warp_arrive(void* executor, const kc::host::WarpRequest* request,
-                         const void** result) {
+                         const void* context, const void** result) {
   Worker* worker = static_cast<Worker*>(executor);
   *result = worker->ResultSlot();
-  return worker->ArriveCollective(*request);
+  return worker->ArriveCollective(*request, context);
 }
 
 bool kc_host_active_mask_arrive(void* executor, const char* file, uint32_t line,

@@ -276,7 +276,11 @@ def _re(text):
     return re.escape(text)
 
 
-RESUMABLE = """#include <kernelc.h>
+RESUMABLE = """#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+#include <kernelc.h>
+
+namespace cg = cooperative_groups;
 
 // Its barriers are its own once its helper is inlined: a resumable thread.
 __device__ float block_total(float v, float* slots) {
@@ -298,6 +302,19 @@ __global__ void inlined(KC_IN("n") const float* x, KC_OUT("x") float* y) {
   __shared__ float slots[64];
   const int i = blockIdx.x * 64 + threadIdx.x;
   y[i] = x[i] / block_total(x[i], slots);
+}
+
+// Half the warp returns before the other half's reduce completes, which the
+// last lane to return then completes, with a waiting lane's operator: an
+// object in that lane's frame, which must outlive its suspension.
+KC_GRID("n") KC_BLOCK(32)
+__global__ void half_reduce(KC_IN("n") const float* x, float scale,
+                            KC_OUT("x") float* y) {
+  const int i = blockIdx.x * 32 + threadIdx.x;
+  y[i] = 0.0f;
+  if (threadIdx.x >= 16) return;
+  auto warp = cg::tiled_partition<32>(cg::this_thread_block());
+  y[i] = cg::reduce(warp, x[i], [scale](float a, float b) { return a + scale * b; });
 }
 
 KC_GRID("n") KC_BLOCK(64)
@@ -322,11 +339,20 @@ def test_threads_are_resumable_where_their_waits_are_their_own(tmp_path, monkeyp
     want = x / np.repeat(x.reshape(4, 64).sum(axis=1), 64)
     for kernel in (ops.inlined, ops.out_of_line):
         np.testing.assert_allclose(np.asarray(jax.jit(kernel)(x)), want, rtol=1e-6)
+    # Lanes 0 to 15 fold in lane order; the others return 0.
+    warps = x.reshape(-1, 32)
+    folded = warps[:, 0].copy()
+    for lane in range(1, 16):
+        folded = folded + np.float32(0.5) * warps[:, lane]
+    want = np.zeros_like(warps)
+    want[:, :16] = folded[:, None]
+    np.testing.assert_allclose(np.asarray(jax.jit(lambda v: ops.half_reduce(v, 0.5))(x)),
+                               want.reshape(-1), rtol=1e-6)
     library, = (tmp_path / "out" / "resumable_ops").glob("*.so")
     symbols = subprocess.run(["nm", library], capture_output=True, text=True,
                              check=True).stdout
     # Each resumable thread's step function, named after its entry.
-    steps = {name for name in ("inlined", "out_of_line")
+    steps = {name for name in ("inlined", "half_reduce", "out_of_line")
              if any(f"kc_resumable_ops_{name}_" in line and line.endswith(".step")
                     for line in symbols.splitlines())}
-    assert steps == {"inlined"}
+    assert steps == {"inlined", "half_reduce"}

@@ -72,7 +72,7 @@ struct WarpLane {
 // A kind of warp collective: its CUDA name (for error messages) and the
 // function that computes the `out` of every lane of `mask` from their
 // inputs once all have arrived. `size` is the bytes of `in` per lane;
-// `context` is the completing lane's WarpRequest::context. Lanes of `mask`
+// `context` is what the completing lane's WarpCall named. Lanes of `mask`
 // are the warp's lanes that exist (a block whose size is not a multiple of
 // 32 has a partial last warp) among those the caller named.
 struct WarpCollective {
@@ -90,7 +90,6 @@ struct WarpRequest {
   int32_t a;      // operands the collective defines (shuffle lanes...)
   int32_t b;
   const void* in;
-  const void* context;  // passed to `compute` (a reduction's operator)
 };
 
 // The executor's side, defined in block_exec.cc. `executor` is
@@ -103,9 +102,11 @@ struct WarpRequest {
 int BlockBarrier(void* executor, const char* name, int predicate);
 // Waits until every lane of `request.mask` that has not returned has made
 // the same request, then copies this lane's `out_size` bytes of result to
-// `out`. The collective computes over those lanes only.
-void WarpCall(void* executor, const WarpRequest& request, void* out,
-              uint32_t out_size);
+// `out`. The collective computes over those lanes only, with the
+// `context` of the lane that completes it, which may be any of them: each
+// lane's must live until the collective is complete.
+void WarpCall(void* executor, const WarpRequest& request, const void* context,
+              void* out, uint32_t out_size);
 // The lanes of this warp that reach the same source location while the
 // others are blocked or have returned: __activemask's convergence.
 uint32_t WarpActiveMask(void* executor, const char* file, uint32_t line,
@@ -354,8 +355,8 @@ __attribute__((always_inline)) inline R Collective(
                 "most 32 bytes");
   constexpr uint32_t kSize = sizeof(T);
   R out;
-  const WarpRequest request{&op, mask, kSize, a, b, &in, context};
-  WarpCall(grid_state.executor, request, &out, sizeof out);
+  const WarpRequest request{&op, mask, kSize, a, b, &in};
+  WarpCall(grid_state.executor, request, context, &out, sizeof out);
   return out;
 }
 

@@ -414,7 +414,7 @@ bool kc_host_barrier_arrive(void* executor, const char* name, int predicate);
 int kc_host_barrier_result(void* executor);
 // Sets *result to where the lane's result will be (16-byte aligned).
 bool kc_host_warp_arrive(void* executor, const kc::host::WarpRequest* request,
-                         const void** result);
+                         const void* context, const void** result);
 bool kc_host_active_mask_arrive(void* executor, const char* file, uint32_t line,
                                 uint32_t column);
 uint32_t kc_host_active_mask_result(void* executor);
