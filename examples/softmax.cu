@@ -2,7 +2,8 @@
 // that needs its block: every thread takes a strided part of the row, warps
 // reduce with shuffles, and the warps' results meet in shared memory after
 // a barrier. On the CPU it runs under kernelc's block executor, each thread
-// of a block a fiber; the rows spread over XLA's thread pool.
+// of a block a function that returns at each barrier and shuffle and is
+// called again to go on; the rows spread over XLA's thread pool.
 #include <kernelc.h>
 
 #include <math.h>
