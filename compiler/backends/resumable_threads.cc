@@ -177,12 +177,17 @@ SmallPtrSet<Function*, 16> MayWaitInside(Module& m,
 }
 
 // Whether every wait of thread function `f` is its own call of the
-// executor, none in a function it calls.
+// executor, none in a function it calls, and its frame can be laid out:
+// every alloca is of a fixed size in the entry block (a switched-resume
+// coroutine cannot keep one of a size known only as it runs).
 bool WaitsInItself(Function& f, const SmallPtrSet<Function*, 16>& may,
                    FunctionAnalysisManager& fam) {
   if (f.isDeclaration() || f.arg_size() != 1 || !f.getReturnType()->isVoidTy())
     return false;
   for (Instruction& i : instructions(f)) {
+    if (auto* a = dyn_cast<AllocaInst>(&i);
+        a != nullptr && !a->isStaticAlloca())
+      return false;
     auto* call = dyn_cast<CallBase>(&i);
     if (call == nullptr || call->isInlineAsm()) continue;
     if (isa<InvokeInst>(call) || isa<CallBrInst>(call)) return false;

@@ -30,6 +30,7 @@ target triple = "x86_64-pc-linux-gnu"
 declare i32 @_ZN2kc4host9RunBlocksERK14kc_block_rangePKcP8kc_errorPFvPKvES9_(ptr, ptr, ptr, ptr, ptr)
 declare i32 @_ZN2kc4host12BlockBarrierEPvPKci(ptr, ptr, i32)
 declare float @expf(float)
+declare i32 @puts(ptr)
 declare void @numba_thread(ptr)
 
 define internal i32 @barrier(ptr %e, i32 %v) {
@@ -70,6 +71,17 @@ define internal void @foreign(ptr %ctx) {
   ret void
 }
 
+; Its array's size is known only as it runs.
+define internal void @sized(ptr %ctx) {
+  %e = load ptr, ptr %ctx
+  %n = load i64, ptr %e
+  %a = alloca i8, i64 %n
+  store i8 0, ptr %a
+  %r = call i32 @barrier(ptr %e, i32 1)
+  %p = call i32 @puts(ptr %a)
+  ret void
+}
+
 ; It calls through a pointer.
 define internal void @indirect(ptr %ctx) {
   %e = load ptr, ptr %ctx
@@ -90,6 +102,10 @@ define i32 @entry_apart(ptr %r, ptr %err, ptr %ctx) {
 }
 define i32 @entry_foreign(ptr %r, ptr %err, ptr %ctx) {
   %s = call i32 @_ZN2kc4host9RunBlocksERK14kc_block_rangePKcP8kc_errorPFvPKvES9_(ptr %r, ptr @name, ptr %err, ptr @foreign, ptr %ctx)
+  ret i32 %s
+}
+define i32 @entry_sized(ptr %r, ptr %err, ptr %ctx) {
+  %s = call i32 @_ZN2kc4host9RunBlocksERK14kc_block_rangePKcP8kc_errorPFvPKvES9_(ptr %r, ptr @name, ptr %err, ptr @sized, ptr %ctx)
   ret i32 %s
 }
 define i32 @entry_indirect(ptr %r, ptr %err, ptr %ctx) {
@@ -143,6 +159,7 @@ TEST_CASE("threads whose waits are their own become resumable") {
   CHECK(Executor(*m, "entry_apart") == fibers);
   CHECK(Executor(*m, "entry_foreign") == fibers);
   CHECK(Executor(*m, "entry_indirect") == fibers);
+  CHECK(Executor(*m, "entry_sized") == fibers);
   // The resumable thread arrives at the barrier and suspends there; it
   // calls the fibers' barrier no more, and LLVM has split it.
   CHECK(m->getFunction("kc_host_barrier_arrive") != nullptr);
@@ -150,7 +167,7 @@ TEST_CASE("threads whose waits are their own become resumable") {
   CHECK(m->getFunction("kc_host_thread_frame") != nullptr);
   CHECK(m->getFunction("inlined.resumable.resume") != nullptr);
   CHECK(m->getFunction("inlined") == nullptr);
-  for (const char* thread : {"apart", "foreign", "indirect"})
+  for (const char* thread : {"apart", "foreign", "indirect", "sized"})
     CHECK(m->getFunction(thread) != nullptr);
 }
 
