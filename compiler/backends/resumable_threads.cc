@@ -1,6 +1,5 @@
 #include "compiler/backends/resumable_threads.h"
 
-#include <llvm/ADT/SetVector.h>
 #include <llvm/ADT/SmallVector.h>
 #include <llvm/Analysis/CGSCCPassManager.h>
 #include <llvm/Analysis/TargetLibraryInfo.h>
@@ -9,7 +8,6 @@
 #include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/InstIterator.h>
 #include <llvm/IR/Instructions.h>
-#include <llvm/IR/IntrinsicInst.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/PassManager.h>
@@ -37,11 +35,11 @@
 // becomes an arrival, a suspension if the arrival says so, and, after it,
 // the collection of the result:
 //
-//   BlockBarrier(e, name, p)      -> BarrierArrive, suspend?, BarrierResult
-//   WarpCall(e, request, c, out, n) -> WarpArrive, suspend?, a copy to out
-//   WarpActiveMask(e, f, l, c)    -> ActiveMaskArrive, suspend,
-//   ActiveMaskResult BlockYield(e)                 -> YieldArrive, suspend?
-//   BlockFail(e, message)         -> FailArrive, suspend (never resumed)
+//   BlockBarrier:   BarrierArrive, suspend if it says so, BarrierResult
+//   WarpCall:       WarpArrive, suspend if it says so, a copy of the result
+//   WarpActiveMask: ActiveMaskArrive, suspend, ActiveMaskResult
+//   BlockYield:     YieldArrive, suspend if it says so
+//   BlockFail:      FailArrive, suspend (never to be resumed)
 //
 // and each return of the thread a final suspension, after which the
 // frame's resume pointer is null (the switched-resume ABI): the executor
@@ -90,22 +88,34 @@ bool Waits(const Function* f) {
   return false;
 }
 
-// The functions of `m` that call, directly or through others, a function
-// that waits.
-SmallPtrSet<Function*, 16> ReachWaits(Module& m) {
-  SmallPtrSet<Function*, 16> reach;
-  SmallVector<Function*, 16> work;
-  for (const char* name : kWaits)
-    if (Function* f = m.getFunction(name)) work.push_back(f);
+// Adds to `set` the functions that call one of `work`, directly or through
+// others.
+void AddCallers(SmallVector<Function*, 16> work,
+                SmallPtrSet<Function*, 16>& set) {
   while (!work.empty()) {
     Function* f = work.pop_back_val();
     for (User* u : f->users()) {
       auto* call = dyn_cast<CallBase>(u);
       if (call == nullptr || call->getCalledFunction() != f) continue;
       Function* caller = call->getFunction();
-      if (reach.insert(caller).second) work.push_back(caller);
+      if (set.insert(caller).second) work.push_back(caller);
     }
   }
+}
+
+// The functions of `m` that wait: the executor's.
+SmallVector<Function*, 16> WaitFunctions(Module& m) {
+  SmallVector<Function*, 16> waits;
+  for (const char* name : kWaits)
+    if (Function* f = m.getFunction(name)) waits.push_back(f);
+  return waits;
+}
+
+// The functions of `m` that call, directly or through others, a function
+// that waits.
+SmallPtrSet<Function*, 16> ReachWaits(Module& m) {
+  SmallPtrSet<Function*, 16> reach;
+  AddCallers(WaitFunctions(m), reach);
   return reach;
 }
 
@@ -137,10 +147,21 @@ bool CannotWait(Function& callee, FunctionAnalysisManager& fam) {
          fam.getResult<TargetLibraryAnalysis>(callee).getLibFunc(callee, known);
 }
 
+// Whether `call` may wait where this file cannot see: an indirect call, an
+// invoke, a call of a function that returns twice or of one defined
+// elsewhere that CannotWait does not know.
+bool MayWaitUnseen(CallBase& call, FunctionAnalysisManager& fam) {
+  if (call.isInlineAsm()) return false;
+  if (isa<InvokeInst>(call) || isa<CallBrInst>(call)) return true;
+  Function* callee = call.getCalledFunction();
+  if (callee == nullptr || callee->hasFnAttribute(Attribute::ReturnsTwice))
+    return true;
+  return callee->isDeclaration() && !Waits(callee) && !CannotWait(*callee, fam);
+}
+
 // The functions of `m` that may wait other than by their own calls of the
-// executor: those that call a function that waits or may, make an indirect
-// call or an invoke, or call a function defined elsewhere that CannotWait
-// does not know.
+// executor: those that call a function that waits or may, or make a call
+// that MayWaitUnseen.
 SmallPtrSet<Function*, 16> MayWaitInside(Module& m,
                                          FunctionAnalysisManager& fam) {
   SmallPtrSet<Function*, 16> may;
@@ -149,30 +170,15 @@ SmallPtrSet<Function*, 16> MayWaitInside(Module& m,
     if (f.isDeclaration()) continue;
     for (Instruction& i : instructions(f)) {
       auto* call = dyn_cast<CallBase>(&i);
-      if (call == nullptr || call->isInlineAsm()) continue;
-      Function* callee = call->getCalledFunction();
-      const bool opaque = isa<InvokeInst>(call) || isa<CallBrInst>(call) ||
-                          callee == nullptr ||
-                          callee->hasFnAttribute(Attribute::ReturnsTwice) ||
-                          (callee->isDeclaration() && !Waits(callee) &&
-                           !CannotWait(*callee, fam));
-      if (opaque) {
-        if (may.insert(&f).second) work.push_back(&f);
+      if (call != nullptr && MayWaitUnseen(*call, fam)) {
+        may.insert(&f);
+        work.push_back(&f);
         break;
       }
     }
   }
-  for (const char* name : kWaits)
-    if (Function* f = m.getFunction(name)) work.push_back(f);
-  while (!work.empty()) {
-    Function* f = work.pop_back_val();
-    for (User* u : f->users()) {
-      auto* call = dyn_cast<CallBase>(u);
-      if (call == nullptr || call->getCalledFunction() != f) continue;
-      Function* caller = call->getFunction();
-      if (may.insert(caller).second) work.push_back(caller);
-    }
-  }
+  work.append(WaitFunctions(m));
+  AddCallers(std::move(work), may);
   return may;
 }
 
@@ -189,14 +195,10 @@ bool WaitsInItself(Function& f, const SmallPtrSet<Function*, 16>& may,
         a != nullptr && !a->isStaticAlloca())
       return false;
     auto* call = dyn_cast<CallBase>(&i);
-    if (call == nullptr || call->isInlineAsm()) continue;
-    if (isa<InvokeInst>(call) || isa<CallBrInst>(call)) return false;
-    Function* callee = call->getCalledFunction();
-    if (callee == nullptr) return false;
-    if (callee->hasFnAttribute(Attribute::ReturnsTwice)) return false;
-    if (Waits(callee)) continue;
-    if (callee->isDeclaration() ? !CannotWait(*callee, fam)
-                                : may.contains(callee))
+    if (call == nullptr) continue;
+    if (MayWaitUnseen(*call, fam)) return false;
+    if (Function* callee = call->getCalledFunction();
+        callee != nullptr && !Waits(callee) && may.contains(callee))
       return false;
   }
   return true;
