@@ -18,8 +18,9 @@
 namespace kernelc::backends {
 namespace {
 
-// Entries that hand RunBlocks a thread function each, as kernelc/cpu_exec.h
-// does; the threads wait at a barrier (BlockBarrier) in various ways.
+// Thread functions that wait at a barrier (BlockBarrier), each in its way;
+// Optimized adds an entry per thread that hands it to RunBlocks, as
+// kernelc/cpu_exec.h does.
 constexpr const char* kModule = R"(
 target triple = "x86_64-pc-linux-gnu"
 
@@ -91,34 +92,25 @@ define internal void @indirect(ptr %ctx) {
   store i32 %r, ptr @out
   ret void
 }
-
-define i32 @entry_inlined(ptr %r, ptr %err, ptr %ctx) {
-  %s = call i32 @_ZN2kc4host9RunBlocksERK14kc_block_rangePKcP8kc_errorPFvPKvES9_(ptr %r, ptr @name, ptr %err, ptr @inlined, ptr %ctx)
-  ret i32 %s
-}
-define i32 @entry_apart(ptr %r, ptr %err, ptr %ctx) {
-  %s = call i32 @_ZN2kc4host9RunBlocksERK14kc_block_rangePKcP8kc_errorPFvPKvES9_(ptr %r, ptr @name, ptr %err, ptr @apart, ptr %ctx)
-  ret i32 %s
-}
-define i32 @entry_foreign(ptr %r, ptr %err, ptr %ctx) {
-  %s = call i32 @_ZN2kc4host9RunBlocksERK14kc_block_rangePKcP8kc_errorPFvPKvES9_(ptr %r, ptr @name, ptr %err, ptr @foreign, ptr %ctx)
-  ret i32 %s
-}
-define i32 @entry_sized(ptr %r, ptr %err, ptr %ctx) {
-  %s = call i32 @_ZN2kc4host9RunBlocksERK14kc_block_rangePKcP8kc_errorPFvPKvES9_(ptr %r, ptr @name, ptr %err, ptr @sized, ptr %ctx)
-  ret i32 %s
-}
-define i32 @entry_indirect(ptr %r, ptr %err, ptr %ctx) {
-  %s = call i32 @_ZN2kc4host9RunBlocksERK14kc_block_rangePKcP8kc_errorPFvPKvES9_(ptr %r, ptr @name, ptr %err, ptr @indirect, ptr %ctx)
-  ret i32 %s
-}
 )";
+
+// The threads of kModule; entry_<thread> runs each.
+constexpr const char* kThreads[] = {"inlined", "apart", "foreign", "sized",
+                                    "indirect"};
 
 // The module after Clang's -O3 pipeline with the resumable threads' passes.
 std::unique_ptr<llvm::Module> Optimized(llvm::LLVMContext& context) {
+  std::string text = kModule;
+  for (const char* thread : kThreads)
+    text += std::string("define i32 @entry_") + thread +
+            "(ptr %r, ptr %err, ptr %ctx) {\n"
+            "  %s = call i32 "
+            "@_ZN2kc4host9RunBlocksERK14kc_block_rangePKcP8kc_errorPFvPKvES9_("
+            "ptr %r, ptr @name, ptr %err, ptr @" +
+            thread + ", ptr %ctx)\n  ret i32 %s\n}\n";
   llvm::SMDiagnostic error;
   std::unique_ptr<llvm::Module> m =
-      llvm::parseAssemblyString(kModule, error, context);
+      llvm::parseAssemblyString(text, error, context);
   REQUIRE(m != nullptr);
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;

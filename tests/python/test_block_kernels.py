@@ -260,15 +260,19 @@ def test_block_kernels_built_by_gxx(tmp_path, monkeypatch):
     # A $KERNELC_CXX that is not Clang compiles the kernels and the executor
     # without Clang's own flags.
     monkeypatch.setenv("KERNELC_CXX", "g++")
-    src = tmp_path / "gxx_blocks.cu"
-    src.write_text(LIMITS)
-    r = run_kernelc("build", src, "-o", tmp_path / "out", "--name", "gxx_blocks",
-                    "--no-cache")
-    assert r.returncode == 0, r.stderr
-    monkeypatch.syspath_prepend(str(tmp_path / "out"))
-    ops = importlib.import_module("gxx_blocks")
+    ops = _build(tmp_path, monkeypatch, LIMITS, "gxx_blocks")
     x = np.arange(1024, dtype=np.int32)
     assert int(jax.jit(ops.sum1024)(x)) == x.sum()
+
+
+def _build(tmp_path, monkeypatch, source, name):
+    """Builds `source` into package `name` without the cache; imports it."""
+    src = tmp_path / f"{name}.cu"
+    src.write_text(source)
+    r = run_kernelc("build", src, "-o", tmp_path / "out", "--name", name, "--no-cache")
+    assert r.returncode == 0, r.stderr
+    monkeypatch.syspath_prepend(str(tmp_path / "out"))
+    return importlib.import_module(name)
 
 
 def _re(text):
@@ -328,13 +332,7 @@ __global__ void out_of_line(KC_IN("n") const float* x, KC_OUT("x") float* y) {
 
 @pytest.mark.skipif(shutil.which("nm") is None, reason="no nm on PATH")
 def test_threads_are_resumable_where_their_waits_are_their_own(tmp_path, monkeypatch):
-    src = tmp_path / "resumable.cu"
-    src.write_text(RESUMABLE)
-    r = run_kernelc("build", src, "-o", tmp_path / "out", "--name", "resumable_ops",
-                    "--no-cache")
-    assert r.returncode == 0, r.stderr
-    monkeypatch.syspath_prepend(str(tmp_path / "out"))
-    ops = importlib.import_module("resumable_ops")
+    ops = _build(tmp_path, monkeypatch, RESUMABLE, "resumable_ops")
     x = np.arange(1, 257, dtype=np.float32)
     want = x / np.repeat(x.reshape(4, 64).sum(axis=1), 64)
     for kernel in (ops.inlined, ops.out_of_line):
