@@ -172,23 +172,18 @@ std::optional<std::string> PrecompiledPrelude(const HostToolchain& tc,
   if (!WriteBundledHeaders(dir).ok() ||
       !WriteFileIfChanged(base + ".h", prelude).ok())
     return std::nullopt;
-  // Written beside it under a name of its own and renamed into place, so
-  // builds at the same time never load half of one.
-  llvm::SmallString<256> temp;
-  if (llvm::sys::fs::createUniqueFile(dir + "/.prelude-%%%%%%%%.pch", temp))
-    return std::nullopt;
   std::vector<std::string> args = CommonFlags(dir);
   std::vector<std::string> own = flags(dir);
   args.insert(args.end(), own.begin(), own.end());
   // The templates the prelude instantiates for itself are instantiated
   // once, here, rather than in every source.
-  args.insert(args.end(), {"-fpch-instantiate-templates", "-x", "c++-header",
-                           base + ".h", "-o", std::string(temp)});
-  ToolRun run = RunClangInProcess(tc.root, args);
-  if (run.code != 0 || llvm::sys::fs::rename(temp, pch)) {
-    llvm::sys::fs::remove(temp);
-    return std::nullopt;
-  }
+  args.insert(args.end(),
+              {"-fpch-instantiate-templates", "-x", "c++-header", base + ".h"});
+  const bool made = MakeFileInPlace(pch, [&](const std::string& temp) {
+    args.insert(args.end(), {"-o", temp});
+    return RunClangInProcess(tc.root, args).code == 0;
+  });
+  if (!made) return std::nullopt;
   return pch;
 }
 

@@ -28,7 +28,6 @@
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/Path.h>
-#include <llvm/Support/SHA256.h>
 #include <llvm/Support/VirtualFileSystem.h>
 #include <llvm/Support/raw_ostream.h>
 
@@ -42,6 +41,7 @@
 #include <utility>
 #include <vector>
 
+#include "compiler/cache/build_cache.h"
 #include "compiler/diag/engine.h"
 #include "compiler/frontend/declarations.h"
 #include "compiler/frontend/diagnostic_adapter.h"
@@ -421,42 +421,32 @@ std::optional<std::string> KernelcHPrecompiled(
     const std::string& clang_path, const std::vector<std::string>& flags,
     const std::string& dir,
     llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> fs) {
-  llvm::SHA256 hash;
-  for (const std::string& flag : flags) {
-    hash.update(flag);
-    hash.update(llvm::StringRef("\0", 1));
-  }
-  const std::string base =
-      fmt::format("{}/frontend-{}", dir, llvm::toHex(hash.final(), true));
+  cache::KeyBuilder name;
+  for (const std::string& flag : flags) name.Add("flag", flag);
+  const std::string base = fmt::format("{}/frontend-{}", dir, name.Finish());
   const std::string pch = base + ".pch";
   if (llvm::sys::fs::exists(pch) && InputsUnchanged(base + ".inputs"))
     return pch;
   if (!WriteFileIfChanged(base + ".h", "#include <kernelc.h>\n").ok())
     return std::nullopt;
-  // Written beside it under names of their own and renamed into place, so
-  // builds at the same time never load half of one.
-  llvm::SmallString<256> temp;
-  if (llvm::sys::fs::createUniqueFile(dir + "/.frontend-%%%%%%%%.pch", temp))
-    return std::nullopt;
-  std::vector<std::string> args = {clang_path, "-x", "c++-header"};
-  args.insert(args.end(), flags.begin(), flags.end());
-  args.insert(args.end(), {"-o", std::string(temp), "--", base + ".h"});
-  auto files = llvm::makeIntrusiveRefCnt<clang::FileManager>(
-      clang::FileSystemOptions(), fs);
-  PchToolAction action;
-  clang::tooling::ToolInvocation invocation(
-      std::move(args), &action, files.get(),
-      std::make_shared<clang::PCHContainerOperations>());
-  clang::IgnoringDiagConsumer ignore;
-  invocation.setDiagnosticConsumer(&ignore);
-  const bool ok = invocation.run();
-  const std::string manifest = ok ? DescribeInputs(action.inputs) : "";
-  if (manifest.empty() ||
-      !WriteFileIfChanged(base + ".inputs", manifest).ok() ||
-      llvm::sys::fs::rename(temp, pch)) {
-    llvm::sys::fs::remove(temp);
-    return std::nullopt;
-  }
+  const bool made = MakeFileInPlace(pch, [&](const std::string& temp) {
+    std::vector<std::string> args = {clang_path, "-x", "c++-header"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    args.insert(args.end(), {"-o", temp, "--", base + ".h"});
+    auto files = llvm::makeIntrusiveRefCnt<clang::FileManager>(
+        clang::FileSystemOptions(), fs);
+    PchToolAction action;
+    clang::tooling::ToolInvocation invocation(
+        std::move(args), &action, files.get(),
+        std::make_shared<clang::PCHContainerOperations>());
+    clang::IgnoringDiagConsumer ignore;
+    invocation.setDiagnosticConsumer(&ignore);
+    if (!invocation.run()) return false;
+    const std::string manifest = DescribeInputs(action.inputs);
+    return !manifest.empty() &&
+           WriteFileIfChanged(base + ".inputs", manifest).ok();
+  });
+  if (!made) return std::nullopt;
   return pch;
 }
 

@@ -15,6 +15,19 @@
 
 namespace kernelc {
 
+bool MakeFileInPlace(const std::string& path,
+                     const std::function<bool(const std::string& temp)>& make) {
+  llvm::SmallString<256> model(llvm::sys::path::parent_path(path));
+  llvm::sys::path::append(
+      model, "." + llvm::sys::path::filename(path) + ".kernelc-tmp-%%%%%%%%");
+  llvm::SmallString<256> temp;
+  if (llvm::sys::fs::createUniqueFile(model, temp)) return false;
+  if (make(std::string(temp)) && !llvm::sys::fs::rename(temp, path))
+    return true;
+  llvm::sys::fs::remove(temp);
+  return false;
+}
+
 std::optional<std::string> ReadFile(const std::string& path) {
   // Not std::ifstream: libstdc++ throws from a failing read (a directory)
   // even with exceptions off. Volatile: read, not mapped, so a file that

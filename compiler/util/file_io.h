@@ -3,6 +3,7 @@
 #ifndef KERNELC_COMPILER_UTIL_FILE_IO_H_
 #define KERNELC_COMPILER_UTIL_FILE_IO_H_
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -35,6 +36,15 @@ Status WriteFileIfChanged(const std::string& path, std::string_view contents);
 Status WriteFilesIfChanged(const std::string& dir,
                            const std::map<std::string, std::string>& files,
                            std::vector<std::string>* written = nullptr);
+
+// Makes `path` by `make`, which writes a file at the path it is given: a
+// temporary one of a unique name beside `path` (".NAME.kernelc-tmp-
+// XXXXXXXX"), renamed into place once `make` succeeds, so that a reader
+// never sees half a file and writers at the same time do not collide. For
+// files that a tool writes (a precompiled header). False, with no
+// temporary file left, when `make` fails or the rename does.
+bool MakeFileInPlace(const std::string& path,
+                     const std::function<bool(const std::string& temp)>& make);
 
 }  // namespace kernelc
 

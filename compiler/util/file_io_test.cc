@@ -25,6 +25,31 @@ std::set<std::string> Entries(const std::string& dir) {
   return out;
 }
 
+TEST_CASE(
+    "MakeFileInPlace renames what it made into place, or leaves nothing") {
+  std::string dir = TempDir();
+  const std::string path = dir + "/made.pch";
+  std::string seen;
+  REQUIRE(MakeFileInPlace(path, [&](const std::string& temp) {
+    seen = temp;
+    return WriteFileIfChanged(temp, "one").ok();
+  }));
+  CHECK(seen.rfind(dir + "/.made.pch.kernelc-tmp-", 0) == 0);
+  CHECK(*ReadFile(path) == "one");
+  CHECK(Entries(dir) == std::set<std::string>{"made.pch"});
+  // A failed make leaves the file as it was, and no temporary.
+  CHECK_FALSE(MakeFileInPlace(path, [&](const std::string& temp) {
+    REQUIRE(WriteFileIfChanged(temp, "half").ok());
+    return false;
+  }));
+  CHECK(*ReadFile(path) == "one");
+  CHECK(Entries(dir) == std::set<std::string>{"made.pch"});
+  REQUIRE(MakeFileInPlace(path, [&](const std::string& temp) {
+    return WriteFileIfChanged(temp, "two").ok();
+  }));
+  CHECK(*ReadFile(path) == "two");
+}
+
 TEST_CASE("WriteFilesIfChanged says which files it wrote") {
   std::string dir = TempDir();
   std::vector<std::string> written;
