@@ -11,7 +11,7 @@
 #include "kernelc/ffi.h"
 #include "kernelc/launch.h"
 
-static_assert(KC_RUNTIME_ABI_VERSION == 6, "update the layouts below");
+static_assert(KC_RUNTIME_ABI_VERSION == 7, "update the layouts below");
 
 // A handler's signature, as generated handlers hand it to kc::ffi::Accept.
 static_assert(sizeof(kc::ffi::Attribute) == 24 &&

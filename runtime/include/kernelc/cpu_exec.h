@@ -76,7 +76,7 @@
 // The entry file of each source (templates/cpp/host_kernels.cc.tmpl,
 // compiled with -D__KERNELC_HOST__ and kernelc's include directories)
 // defines, after `#include KC_USER_SOURCE`, one entry per kernel (runtime
-// ABI 3):
+// ABI 7):
 //
 //   // a kernel that uses block-level features (sema's block_executor)
 //   extern "C" int32_t SYMBOL(const kc_block_range* r, kc_error* e, PARAMS) {

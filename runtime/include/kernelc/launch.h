@@ -8,9 +8,10 @@
 
 // Bumped whenever a struct here, a generated entry point's signature or
 // the surface of the prebuilt runtime (libkernelc_runtime.a, declared in
-// kernelc/batch.h, ffi.h, grid_split.h and runtime.h) changes. Generated
-// code checks it with #error.
-#define KC_RUNTIME_ABI_VERSION 6
+// kernelc/batch.h, ffi.h, grid_split.h and runtime.h, and the block
+// executor's in kernelc/block.h and cpu_exec.h) changes. Generated code
+// checks it with #error.
+#define KC_RUNTIME_ABI_VERSION 7
 
 #ifdef __cplusplus
 extern "C" {

@@ -16,8 +16,8 @@
 #include "kernelc/launch.h"
 #include "kernelc/runtime.h"
 
-#if KC_RUNTIME_ABI_VERSION != 6
-#error "generated for kernelc runtime ABI 6: rebuild with the kernelc that ships this runtime"
+#if KC_RUNTIME_ABI_VERSION != 7
+#error "generated for kernelc runtime ABI 7: rebuild with the kernelc that ships this runtime"
 #endif
 static_assert(sizeof(kc_dim3) == 12 && sizeof(kc_launch) == 24 &&
                   sizeof(kc_block_range) == 48 && sizeof(kc_error) == 1024 &&

@@ -7,8 +7,8 @@
 #include "kernelc/cuda.h"
 #include "kernelc/launch.h"
 
-#if KC_RUNTIME_ABI_VERSION != 6
-#error "generated for kernelc runtime ABI 6: rebuild with the kernelc that ships this runtime"
+#if KC_RUNTIME_ABI_VERSION != 7
+#error "generated for kernelc runtime ABI 7: rebuild with the kernelc that ships this runtime"
 #endif
 static_assert(sizeof(kc_cuda_image) == 24 && sizeof(kc_cuda_module) == 40 &&
                   offsetof(kc_cuda_module, cuda_version) == 36,

@@ -8,8 +8,8 @@
 
 #include KC_USER_SOURCE
 
-#if KC_RUNTIME_ABI_VERSION != 6
-#error "generated for kernelc runtime ABI 6: rebuild with the kernelc that ships this runtime"
+#if KC_RUNTIME_ABI_VERSION != 7
+#error "generated for kernelc runtime ABI 7: rebuild with the kernelc that ships this runtime"
 #endif
 
 // Calls host kernel 'histogram' once with whole tensors.
