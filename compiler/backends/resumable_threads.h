@@ -19,8 +19,10 @@ namespace kernelc::backends {
 //    coroutine that suspends where it would wait, and the call becomes one
 //    of kc::host::RunResumableBlocks (kernelc/cpu_exec.h).
 //
-// A thread function it cannot prove (a barrier in a function left out of
-// line, an indirect call) keeps its fibers.
+// A thread function where a wait may lie out of sight (in a function left
+// out of line, behind an indirect call, in a function defined elsewhere
+// that is not the C library's) or with an alloca of a size known only as
+// it runs keeps its fibers.
 void AddResumableThreads(llvm::PassBuilder& pb);
 
 }  // namespace kernelc::backends

@@ -19,7 +19,7 @@
 //    block is a fiber: a stack of its own and a saved set of registers
 //    (Boost.Context's make_fcontext/ontop_fcontext, whose switch saves the
 //    callee-saved registers and the stack pointer). Where kernelc compiles
-//    the kernel with Clang, it makes the thread a resumable function
+//    the kernel with its own Clang, it makes the thread a resumable function
 //    instead wherever it can (kc_host_run_resumable_blocks, below): the
 //    rules are the same, only a switch is cheaper. A block's threads run on
 //    the OS thread that runs the block, one at a time, starting in thread
