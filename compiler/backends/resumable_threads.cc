@@ -19,6 +19,8 @@
 
 #include <map>
 
+#include "kernelc/launch.h"
+
 // How a thread of a block kernel runs on the CPU
 // ----------------------------------------------
 // kernelc/cpu_exec.h runs the threads of a block under an executor that
@@ -47,9 +49,8 @@
 // function made here with the C calling convention (the resume functions
 // have LLVM's fastcc), `int32_t step(const void* context, void** frame)`:
 // with *frame null it starts the thread, whose frame comes from the
-// executor (kc_host_thread_frame), else it resumes it; it returns 1 when
-// the thread has returned, 2 when there was no memory for its frame, else
-// 0.
+// executor (kc_host_thread_frame), else it resumes it; it returns a
+// KC_STEP_ status (kernelc/launch.h).
 
 namespace kernelc::backends {
 
@@ -213,6 +214,8 @@ class Resumer {
   Function* Make(Function& thread);
 
  private:
+  // The step function of coro_, made of `thread`, that the executor calls.
+  Function* MakeStep(Function& thread);
   FunctionCallee Runtime(const char* name, Type* result,
                          ArrayRef<Type*> params) {
     return m_.getOrInsertFunction(name,
@@ -386,7 +389,12 @@ Function* Resumer::Make(Function& thread) {
     r->eraseFromParent();
   }
 
-  // The step function that the executor calls.
+  return MakeStep(thread);
+}
+
+Function* Resumer::MakeStep(Function& thread) {
+  Type* i32 = Type::getInt32Ty(c_);
+  IRBuilder<> b(c_);
   Function* step = Function::Create(FunctionType::get(i32, {ptr_, ptr_}, false),
                                     GlobalValue::InternalLinkage,
                                     thread.getName() + ".step", m_);
@@ -409,7 +417,7 @@ Function* Resumer::Make(Function& thread) {
   b.CreateStore(started, slot);
   b.CreateCondBr(b.CreateIsNull(started), s_no_memory, s_started);
   b.SetInsertPoint(s_no_memory);
-  b.CreateRet(b.getInt32(2));
+  b.CreateRet(b.getInt32(KC_STEP_NO_FRAME));
   b.SetInsertPoint(s_started);
   b.CreateBr(s_done);
   b.SetInsertPoint(s_resume);
@@ -421,7 +429,8 @@ Function* Resumer::Make(Function& thread) {
   h->addIncoming(frame, s_resume);
   Value* done =
       b.CreateCall(Intrinsic::getDeclaration(&m_, Intrinsic::coro_done), {h});
-  b.CreateRet(b.CreateZExt(done, i32));
+  b.CreateRet(b.CreateSelect(done, b.getInt32(KC_STEP_RETURNED),
+                             b.getInt32(KC_STEP_WAITS)));
   return step;
 }
 

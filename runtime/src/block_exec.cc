@@ -486,11 +486,11 @@ bool Worker::RunResumableBlock() {
     state_->thread = fibers_[f].index;
     const int32_t status = step_(thread_context_, &frame_[f]);
     if (failed_) break;
-    if (status == 2) {
+    if (status == KC_STEP_NO_FRAME) {
       Fail("cannot allocate the frames of %u threads", threads_);
       break;
     }
-    if (status == 1) {
+    if (status == KC_STEP_RETURNED) {
       fibers_[f].wait = Wait::kDone;
       Retire();
     }
@@ -717,9 +717,7 @@ bool Worker::ArriveCollective(const WarpRequest& request, const void* context) {
 
 // The lane's result stays until it calls the next collective.
 void Worker::WarpResult(void* out, uint32_t out_size) const {
-  const int32_t self = current_;
-  detail::CopyValue(out, warps_[self / kWarpSize].lanes[self % kWarpSize].out,
-                    out_size);
+  detail::CopyValue(out, ResultSlot(), out_size);
 }
 
 void Worker::Collective(const WarpRequest& request, const void* context,

@@ -400,9 +400,8 @@ int32_t RunBlocks(const kc_block_range& range, const char* kernel,
 // calls of kernelc/block.h in that function, into calls of these). A
 // thread is then a coroutine whose frame the executor keeps, one per
 // thread of the block, rather than a fiber with a stack: `step(context,
-// &frame)` starts it (frame null) or resumes it, and returns 1 once it has
-// returned, 2 when kc_host_thread_frame had no memory for it, else 0 (it
-// waits). A wait is an arrival, which says whether the thread must suspend,
+// &frame)` starts it (frame null) or resumes it, and returns a KC_STEP_
+// status (kernelc/launch.h). A wait is an arrival, which says whether the thread must suspend,
 // then, once it goes on, the collection of its result.
 extern "C" {
 int32_t kc_host_run_resumable_blocks(

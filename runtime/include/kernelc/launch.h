@@ -45,6 +45,15 @@ typedef struct kc_error {
   char message[1024];
 } kc_error;
 
+// What a step of a resumable thread of the CPU's block executor returns
+// (kernelc/cpu_exec.h): kernelc's compiler makes the step functions, the
+// prebuilt runtime calls them.
+enum {
+  KC_STEP_WAITS = 0,     // the thread waits (at a barrier, in a warp function)
+  KC_STEP_RETURNED = 1,  // the thread has returned
+  KC_STEP_NO_FRAME = 2,  // there was no memory for the thread's frame
+};
+
 // Memory that a launch writes: an output buffer, `bytes` long from `data`.
 typedef struct kc_span {
   void* data;
