@@ -407,10 +407,10 @@ KC_HOST_INTRINSIC_ int __syncthreads_count(int predicate) {
                                   "__syncthreads_count", predicate != 0);
 }
 KC_BLOCK_FEATURE_(__syncthreads_and)
+// Whether no thread that has not returned passed a zero predicate.
 KC_HOST_INTRINSIC_ int __syncthreads_and(int predicate) {
-  const int n = ::kc::host::BlockBarrier(::kc::host::grid_state.executor,
-                                         "__syncthreads_and", predicate != 0);
-  return static_cast<unsigned>(n) == blockDim.x * blockDim.y * blockDim.z;
+  return ::kc::host::BlockBarrier(::kc::host::grid_state.executor,
+                                  "__syncthreads_and", predicate == 0) == 0;
 }
 KC_BLOCK_FEATURE_(__syncthreads_or)
 KC_HOST_INTRINSIC_ int __syncthreads_or(int predicate) {
