@@ -17,7 +17,10 @@ namespace kernelc::backends {
 //  - before the optimizer's last passes, each thread function handed to
 //    kc::host::RunBlocks whose barriers all lie in itself becomes a
 //    coroutine that suspends where it would wait, and the call becomes one
-//    of kc::host::RunResumableBlocks (kernelc/cpu_exec.h).
+//    of kc_host_run_resumable_blocks, or of kc_host_run_barrier_blocks where
+//    it waits at barriers only (kernelc/cpu_exec.h);
+//  - after CoroSplit, each step function calls its thread's resume
+//    function directly rather than through the frame.
 //
 // A thread function where a wait may lie out of sight (in a function left
 // out of line, behind an indirect call, in a function defined elsewhere

@@ -3,6 +3,7 @@
 #include <llvm/Analysis/CGSCCPassManager.h>
 #include <llvm/Analysis/LoopAnalysisManager.h>
 #include <llvm/AsmParser/Parser.h>
+#include <llvm/IR/InstIterator.h>
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
@@ -30,6 +31,7 @@ target triple = "x86_64-pc-linux-gnu"
 
 declare i32 @_ZN2kc4host9RunBlocksERK14kc_block_rangePKcP8kc_errorPFvPKvES9_(ptr, ptr, ptr, ptr, ptr)
 declare i32 @_ZN2kc4host12BlockBarrierEPvPKci(ptr, ptr, i32)
+declare void @_ZN2kc4host8WarpCallEPvRKNS0_11WarpRequestEPKvS1_j(ptr, ptr, ptr, ptr, i32)
 declare float @expf(float)
 declare i32 @puts(ptr)
 declare void @numba_thread(ptr)
@@ -51,6 +53,17 @@ define internal void @inlined(ptr %ctx) {
   %y = call float @expf(float %x)
   %i = fptosi float %y to i32
   %r = call i32 @barrier(ptr %e, i32 %i)
+  store i32 %r, ptr @out
+  ret void
+}
+
+; It calls a warp function too.
+define internal void @warp(ptr %ctx) {
+  %e = load ptr, ptr %ctx
+  %out = alloca i32
+  call void @_ZN2kc4host8WarpCallEPvRKNS0_11WarpRequestEPKvS1_j(ptr %e, ptr %ctx, ptr null, ptr %out, i32 4)
+  %v = load i32, ptr %out
+  %r = call i32 @barrier(ptr %e, i32 %v)
   store i32 %r, ptr @out
   ret void
 }
@@ -95,8 +108,8 @@ define internal void @indirect(ptr %ctx) {
 )";
 
 // The threads of kModule; entry_<thread> runs each.
-constexpr const char* kThreads[] = {"inlined", "apart", "foreign", "sized",
-                                    "indirect"};
+constexpr const char* kThreads[] = {"inlined", "warp",  "apart",
+                                    "foreign", "sized", "indirect"};
 
 // The module after Clang's -O3 pipeline with the resumable threads' passes.
 std::unique_ptr<llvm::Module> Optimized(llvm::LLVMContext& context) {
@@ -147,7 +160,9 @@ TEST_CASE("threads whose waits are their own become resumable") {
   std::unique_ptr<llvm::Module> m = Optimized(context);
   const std::string fibers =
       "_ZN2kc4host9RunBlocksERK14kc_block_rangePKcP8kc_errorPFvPKvES9_";
-  CHECK(Executor(*m, "entry_inlined") == "kc_host_run_resumable_blocks");
+  // One that waits at barriers only runs in rounds.
+  CHECK(Executor(*m, "entry_inlined") == "kc_host_run_barrier_blocks");
+  CHECK(Executor(*m, "entry_warp") == "kc_host_run_resumable_blocks");
   CHECK(Executor(*m, "entry_apart") == fibers);
   CHECK(Executor(*m, "entry_foreign") == fibers);
   CHECK(Executor(*m, "entry_indirect") == fibers);
@@ -159,6 +174,15 @@ TEST_CASE("threads whose waits are their own become resumable") {
   CHECK(m->getFunction("kc_host_thread_frame") != nullptr);
   CHECK(m->getFunction("inlined.resumable.resume") != nullptr);
   CHECK(m->getFunction("inlined") == nullptr);
+  // Each step resumes its thread by a direct call: it calls
+  // nothing through a pointer.
+  for (const char* step : {"inlined.step", "warp.step"}) {
+    const llvm::Function* f = m->getFunction(step);
+    REQUIRE(f != nullptr);
+    for (const llvm::Instruction& i : llvm::instructions(*f))
+      if (const auto* call = llvm::dyn_cast<llvm::CallBase>(&i))
+        CHECK_FALSE(call->isIndirectCall());
+  }
   for (const char* thread : {"apart", "foreign", "indirect", "sized"})
     CHECK(m->getFunction(thread) != nullptr);
 }

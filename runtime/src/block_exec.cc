@@ -107,6 +107,13 @@ struct Warp {
   uint32_t exited = 0;       // lanes that returned
   uint32_t waiting = 0;      // lanes in a collective
   uint32_t active_mask = 0;  // lanes in __activemask
+  // The request of the first lane to wait, and whether a lane that waits
+  // made another: while none did, every waiting lane made the same, and a
+  // completion need not compare them.
+  const WarpCollective* first_op = nullptr;
+  uint32_t first_mask = 0;
+  uint32_t first_size = 0;
+  bool mixed = false;
   // The collective each waiting lane called, with the lanes it waits for.
   const WarpCollective* op[kWarpSize] = {};
   uint32_t mask[kWarpSize] = {};
@@ -181,9 +188,10 @@ class Worker {
   bool Reserve(uint32_t threads, bool stacks, char* message, size_t size);
 
   // Prepares blocks of `block` threads that run `thread(context)` as
-  // fibers, or, with `step` instead, as resumable functions.
+  // fibers, or, with `step` instead, as resumable functions; in `rounds`
+  // where they wait at barriers only.
   void Begin(GridState* state, const kc_dim3& block, ThreadFunction thread,
-             StepFunction step, const void* context);
+             StepFunction step, bool rounds, const void* context);
   // Runs one block; grid_state.block is already set. False when it failed,
   // with message() saying why.
   bool RunBlock();
@@ -223,6 +231,18 @@ class Worker {
   // it only complete.
   void Retire();
   bool RunResumableBlock();
+  void RunSweeps();
+  void RunRounds();
+  // Steps thread f, a resumable one, to its next wait or its end.
+  __attribute__((always_inline)) void Step(uint32_t f);
+  // Makes thread f ready to run: on the queue (fibers), or among its
+  // warp's ready lanes (resumable threads).
+  void MakeReady(int32_t f) {
+    if (step_ != nullptr)
+      ready_lanes_[f / kWarpSize] |= 1u << (f % kWarpSize);
+    else
+      ready_.PushBack(f);
+  }
   void CompleteBarrier();
   bool CompleteCollective(Warp& warp, int lane);
   // Every switch is Boost.Context's ontop_fcontext with OnArrival, not
@@ -255,6 +275,8 @@ class Worker {
   // Out of line, so that the common path of a switch saves few registers.
   __attribute__((noinline)) bool ReleaseActiveMasks();
   __attribute__((noinline)) void Deadlock();
+  // A warp function called with a mask without the caller's lane.
+  __attribute__((noinline, cold)) void NotOwnLane(const WarpRequest& request);
   void Describe(int32_t f, char* out, size_t size) const;
   void Release();
   // Each fiber's stack starts below the top of its mapping by a different
@@ -273,7 +295,11 @@ class Worker {
   std::unique_ptr<Fiber[]> fibers_;
   std::unique_ptr<FiberWait[]> waits_;
   std::unique_ptr<Warp[]> warps_;
-  ReadyQueue ready_;
+  ReadyQueue ready_;  // fibers
+  // Resumable threads: the lanes of each warp that are ready to run, and
+  // those that yielded, ready once every other warp has run.
+  uint32_t ready_lanes_[kMaxBlockThreads / kWarpSize] = {};
+  uint32_t yielded_[kMaxBlockThreads / kWarpSize] = {};
   uint32_t stack_capacity_ = 0;
   char* stacks_ = nullptr;
   size_t stride_ = 0;  // a stack and its guard page
@@ -290,6 +316,7 @@ class Worker {
   GridState* state_ = nullptr;
   ThreadFunction thread_ = nullptr;
   StepFunction step_ = nullptr;  // set for resumable threads
+  bool rounds_ = false;          // which wait at barriers only
   const void* thread_context_ = nullptr;
   uint32_t threads_ = 0;  // per block
 
@@ -396,11 +423,12 @@ void* Worker::Frame(uint64_t size) {
 }
 
 void Worker::Begin(GridState* state, const kc_dim3& block,
-                   ThreadFunction thread, StepFunction step,
+                   ThreadFunction thread, StepFunction step, bool rounds,
                    const void* context) {
   state_ = state;
   thread_ = thread;
   step_ = step;
+  rounds_ = rounds;
   thread_context_ = context;
   threads_ = block.x * block.y * block.z;
   uint32_t f = 0;
@@ -464,39 +492,86 @@ bool Worker::RunBlock() {
   return !failed_;
 }
 
+void Worker::Step(uint32_t f) {
+  current_ = static_cast<int32_t>(f);
+  state_->thread = fibers_[f].index;
+  const int32_t status = step_(thread_context_, &frame_[f]);
+  if (failed_) return;
+  if (status == KC_STEP_NO_FRAME) {
+    Fail("cannot allocate the frames of %u threads", threads_);
+  } else if (status == KC_STEP_RETURNED) {
+    fibers_[f].wait = Wait::kDone;
+    Retire();
+  }
+}
+
 // The threads of a block as resumable functions: each step of one runs it
 // to its next wait, or to its end.
 bool Worker::RunResumableBlock() {
   for (uint32_t f = 0; f < threads_; ++f) {
     fibers_[f].wait = Wait::kNone;
     frame_[f] = nullptr;
-    ready_.PushBack(static_cast<int32_t>(f));
   }
   state_->executor = this;
+  if (rounds_)
+    RunRounds();
+  else
+    RunSweeps();
+  state_->executor = nullptr;
+  return !failed_;
+}
+
+// The executor goes through the warps in order, and runs each as long as
+// it has lanes ready, in lane order: a warp collective's lanes go on while
+// their warp's data is warm, as the fibers' queue has them do. A pass
+// through the warps that runs no thread leaves the lanes in __activemask
+// to be released, or a deadlock.
+void Worker::RunSweeps() {
+  const uint32_t warps = (threads_ + kWarpSize - 1) / kWarpSize;
+  for (uint32_t w = 0; w < warps; ++w) {
+    ready_lanes_[w] = warps_[w].present;
+    yielded_[w] = 0;
+  }
+  bool ran = true;
   while (!failed_) {
-    if (ready_.empty()) {
+    if (!ran) {
       if (live_ == 0) break;
       if (!ReleaseActiveMasks()) {
         Deadlock();
         break;
       }
     }
-    const int32_t f = ready_.PopFront();
-    current_ = f;
-    state_->thread = fibers_[f].index;
-    const int32_t status = step_(thread_context_, &frame_[f]);
-    if (failed_) break;
-    if (status == KC_STEP_NO_FRAME) {
-      Fail("cannot allocate the frames of %u threads", threads_);
-      break;
+    ran = false;
+    for (uint32_t w = 0; w < warps && !failed_; ++w) {
+      // The lanes that become ready as these run are the next set.
+      for (uint32_t lanes; (lanes = ready_lanes_[w]) != 0 && !failed_;) {
+        ready_lanes_[w] = 0;
+        ran = true;
+        detail::ForLanes(lanes, [&](int lane) {
+          if (!failed_) Step(w * kWarpSize + lane);
+        });
+      }
     }
-    if (status == KC_STEP_RETURNED) {
-      fibers_[f].wait = Wait::kDone;
-      Retire();
+    for (uint32_t w = 0; w < warps; ++w) {
+      ready_lanes_[w] |= yielded_[w];
+      ran = ran || yielded_[w] != 0;
+      yielded_[w] = 0;
     }
   }
-  state_->executor = nullptr;
-  return !failed_;
+}
+
+// Resumable threads that wait at barriers only, in rounds: each round
+// steps every thread that has not returned, in thread order, to its next
+// barrier or to its end, and then that barrier is complete. Only the
+// bookkeeping of who waits where is left out: all that have not returned
+// wait at the barrier.
+void Worker::RunRounds() {
+  while (!failed_ && live_ != 0) {
+    barrier_count_ = 0;
+    for (uint32_t f = 0; f < threads_ && !failed_; ++f)
+      if (fibers_[f].wait != Wait::kDone) Step(f);
+    barrier_result_ = barrier_count_;
+  }
 }
 
 // Started by RunBlock, which it returns to at once: from then on it is
@@ -579,7 +654,7 @@ bool Worker::ReleaseActiveMasks() {
         const int32_t f = static_cast<int32_t>(w * kWarpSize + lane);
         waits_[f].active_mask = same;
         fibers_[f].wait = Wait::kNone;
-        ready_.PushBack(f);
+        MakeReady(f);
       });
       left &= ~same;
       released = true;
@@ -625,15 +700,16 @@ void Worker::CompleteBarrier() {
     for (uint64_t left = at_barrier_[i]; left != 0; left &= left - 1) {
       const int32_t f = static_cast<int32_t>(i * 64 + __builtin_ctzll(left));
       fibers_[f].wait = Wait::kNone;
-      ready_.PushBack(f);
+      MakeReady(f);
     }
     at_barrier_[i] = 0;
   }
 }
 
 bool Worker::ArriveBarrier(const char* name, int predicate) {
-  ++arrived_;
   barrier_count_ += predicate;
+  if (rounds_) return true;  // the round completes it
+  ++arrived_;
   if (arrived_ == live_) {
     // The last one: release the others, and go on.
     CompleteBarrier();
@@ -662,12 +738,14 @@ bool Worker::CompleteCollective(Warp& warp, int lane) {
   const uint32_t size = warp.size[lane];
   const uint32_t taking_part = mask & ~warp.exited;
   if ((warp.waiting & taking_part) != taking_part) return false;
-  bool same = true;
-  detail::ForLanes(taking_part, [&](int other) {
-    same = same && warp.op[other] == op && warp.mask[other] == mask &&
-           warp.size[other] == size;
-  });
-  if (!same) return false;
+  if (warp.mixed) {
+    bool same = true;
+    detail::ForLanes(taking_part, [&](int other) {
+      same = same && warp.op[other] == op && warp.mask[other] == mask &&
+             warp.size[other] == size;
+    });
+    if (!same) return false;
+  }
   op->compute(taking_part, size, warp.lanes, warp.context[lane]);
   warp.waiting &= ~taking_part;
   // The others run next, in lane order, while their warp's data is warm.
@@ -675,6 +753,12 @@ bool Worker::CompleteCollective(Warp& warp, int lane) {
   uint32_t others = taking_part;
   if (current_ >= base && current_ < base + kWarpSize)
     others &= ~(1u << (current_ - base));
+  if (step_ != nullptr) {
+    detail::ForLanes(others,
+                     [&](int other) { fibers_[base + other].wait = Wait::kNone; });
+    ready_lanes_[base / kWarpSize] |= others;
+    return true;
+  }
   while (others != 0) {
     const int other = 31 - __builtin_clz(others);
     others &= ~(1u << other);
@@ -685,19 +769,34 @@ bool Worker::CompleteCollective(Warp& warp, int lane) {
   return true;
 }
 
+void Worker::NotOwnLane(const WarpRequest& request) {
+  Fail(
+      "thread %s calls %s with mask 0x%08x, which does not name its own "
+      "lane %d",
+      Text(fibers_[current_].index).text, request.op->name, request.mask,
+      current_ % kWarpSize);
+}
+
 bool Worker::ArriveCollective(const WarpRequest& request, const void* context) {
-  const int32_t self = current_;
-  const int lane = self % kWarpSize;
+  const uint32_t self = static_cast<uint32_t>(current_);
+  const uint32_t lane = self % kWarpSize;
   Warp& warp = warps_[self / kWarpSize];
   if (((request.mask >> lane) & 1u) == 0) {
-    Fail(
-        "thread %s calls %s with mask 0x%08x, which does not name its own "
-        "lane %d",
-        Text(fibers_[self].index).text, request.op->name, request.mask, lane);
+    NotOwnLane(request);
     return true;
   }
+  const uint32_t mask = request.mask & warp.present;
+  if (warp.waiting == 0) {
+    warp.first_op = request.op;
+    warp.first_mask = mask;
+    warp.first_size = request.size;
+    warp.mixed = false;
+  } else if (request.op != warp.first_op || mask != warp.first_mask ||
+             request.size != warp.first_size) {
+    warp.mixed = true;
+  }
   warp.op[lane] = request.op;
-  warp.mask[lane] = request.mask & warp.present;
+  warp.mask[lane] = mask;
   warp.size[lane] = request.size;
   WarpLane& slot = warp.lanes[lane];
   detail::CopyValue(slot.in, request.in, request.size);
@@ -706,7 +805,7 @@ bool Worker::ArriveCollective(const WarpRequest& request, const void* context) {
   warp.context[lane] = context;
   warp.waiting |= 1u << lane;
   // Most lanes are not the last to arrive: they only wait.
-  const uint32_t taking_part = warp.mask[lane] & ~warp.exited;
+  const uint32_t taking_part = mask & ~warp.exited;
   if ((warp.waiting & taking_part) != taking_part ||
       !CompleteCollective(warp, lane)) {
     fibers_[self].wait = Wait::kWarp;
@@ -744,6 +843,10 @@ uint32_t Worker::ActiveMask(const char* file, uint32_t line, uint32_t column) {
 }
 
 bool Worker::ArriveYield() {
+  if (step_ != nullptr) {
+    yielded_[current_ / kWarpSize] |= 1u << (current_ % kWarpSize);
+    return true;
+  }
   if (ready_.empty()) return false;
   ready_.PushBack(current_);
   return true;
@@ -843,7 +946,7 @@ Worker* ThisThreadsWorker() {
 // `step` instead, a resumable function.
 int32_t RunRange(const kc_block_range& range, const char* kernel,
                  kc_error* error, ThreadFunction thread, StepFunction step,
-                 const void* context) {
+                 bool rounds, const void* context) {
   const kc_dim3 grid = range.launch.grid;
   const kc_dim3 block = range.launch.block;
   const uint64_t threads = static_cast<uint64_t>(block.x) * block.y * block.z;
@@ -879,7 +982,7 @@ int32_t RunRange(const kc_block_range& range, const char* kernel,
     return Failure(error, kernel, "%s", why);
   state.grid_dim = {Index(grid.x), Index(grid.y), Index(grid.z)};
   state.block_dim = {Index(block.x), Index(block.y), Index(block.z)};
-  worker->Begin(&state, block, thread, step, context);
+  worker->Begin(&state, block, thread, step, rounds, context);
   const uint64_t plane = static_cast<uint64_t>(grid.x) * grid.y;
   for (uint64_t b = range.block_begin; b < range.block_end; ++b) {
     const uint32_t x = static_cast<uint32_t>(b % grid.x);
@@ -897,7 +1000,7 @@ int32_t RunRange(const kc_block_range& range, const char* kernel,
 
 int32_t RunBlocks(const kc_block_range& range, const char* kernel,
                   kc_error* error, ThreadFunction thread, const void* context) {
-  return RunRange(range, kernel, error, thread, nullptr, context);
+  return RunRange(range, kernel, error, thread, nullptr, false, context);
 }
 
 // The calls of kernelc/block.h. Outside a block (no executor on this
@@ -961,7 +1064,16 @@ int32_t kc_host_run_resumable_blocks(const kc_block_range* range,
                                      const char* kernel, kc_error* error,
                                      kc::host::StepFunction step,
                                      const void* context) {
-  return kc::host::RunRange(*range, kernel, error, nullptr, step, context);
+  return kc::host::RunRange(*range, kernel, error, nullptr, step, false,
+                            context);
+}
+
+int32_t kc_host_run_barrier_blocks(const kc_block_range* range,
+                                   const char* kernel, kc_error* error,
+                                   kc::host::StepFunction step,
+                                   const void* context) {
+  return kc::host::RunRange(*range, kernel, error, nullptr, step, true,
+                            context);
 }
 
 void* kc_host_thread_frame(uint64_t size) {

@@ -321,6 +321,44 @@ __global__ void half_reduce(KC_IN("n") const float* x, float scale,
   y[i] = cg::reduce(warp, x[i], [scale](float a, float b) { return a + scale * b; });
 }
 
+// Barriers only: its blocks run in rounds. Threads leave before the first
+// barrier, between the two, and after both.
+KC_GRID("n") KC_BLOCK(64)
+__global__ void early(KC_IN("n") const float* x, KC_OUT("x") float* y) {
+  const int i = blockIdx.x * 64 + threadIdx.x;
+  y[i] = -1.0f;
+  if (threadIdx.x >= 48) return;
+  const int big = __syncthreads_count(x[i] > 100.0f);
+  if (threadIdx.x >= 32) {
+    y[i] = big;
+    return;
+  }
+  const int some = __syncthreads_or(x[i] > 150.0f);
+  // Over the 32 threads that have not returned.
+  y[i] = 4 * big + 2 * some + __syncthreads_and(x[i] > 40.0f);
+}
+
+// Thread 0 polls shared memory, backing off with __nanosleep, for what the
+// last thread, in another warp, writes: the yield lets that warp run.
+KC_GRID("n") KC_BLOCK(64)
+__global__ void poll(KC_IN("n") const float* x, KC_OUT("x") float* y) {
+  __shared__ volatile float box;
+  __shared__ volatile int full;
+  const int i = blockIdx.x * 64 + threadIdx.x;
+  if (threadIdx.x == 0) full = 0;
+  __syncthreads();
+  y[i] = x[i];
+  if (threadIdx.x == 63) {
+    box = x[i];
+    __threadfence_block();
+    full = 1;
+  }
+  if (threadIdx.x == 0) {
+    while (!full) __nanosleep(100);
+    y[i] = box;
+  }
+}
+
 KC_GRID("n") KC_BLOCK(64)
 __global__ void out_of_line(KC_IN("n") const float* x, KC_OUT("x") float* y) {
   __shared__ float slots[64];
@@ -346,11 +384,30 @@ def test_threads_are_resumable_where_their_waits_are_their_own(tmp_path, monkeyp
     want[:, :16] = folded[:, None]
     np.testing.assert_allclose(np.asarray(jax.jit(lambda v: ops.half_reduce(v, 0.5))(x)),
                                want.reshape(-1), rtol=1e-6)
+    blocks = x.reshape(4, 64)
+    big = (blocks[:, :48] > 100).sum(axis=1)
+    want = np.full_like(blocks, -1.0)
+    want[:, 32:48] = big[:, None]
+    stay = blocks[:, :32]
+    want[:, :32] = (4 * big + 2 * (stay > 150).any(axis=1) + (stay > 40).all(axis=1))[:, None]
+    np.testing.assert_array_equal(np.asarray(jax.jit(ops.early)(x)), want.reshape(-1))
+    want = blocks.copy()
+    want[:, 0] = blocks[:, 63]
+    np.testing.assert_array_equal(np.asarray(jax.jit(ops.poll)(x)), want.reshape(-1))
     library, = (tmp_path / "out" / "resumable_ops").glob("*.so")
     symbols = subprocess.run(["nm", library], capture_output=True, text=True,
                              check=True).stdout
     # Each resumable thread's step function, named after its entry.
-    steps = {name for name in ("inlined", "half_reduce", "out_of_line")
+    kernels = ("inlined", "half_reduce", "early", "poll", "out_of_line")
+    steps = {name for name in kernels
              if any(f"kc_resumable_ops_{name}_" in line and line.endswith(".step")
                     for line in symbols.splitlines())}
-    assert steps == {"inlined", "half_reduce"}
+    assert steps == {"inlined", "half_reduce", "early", "poll"}
+    # Threads that wait at barriers only run in rounds.
+    if shutil.which("objdump") is not None:
+        code = subprocess.run(["objdump", "-d", library], capture_output=True,
+                              text=True, check=True).stdout
+        rounds = {name for name in kernels for function in code.split("\n\n")
+                  if f"kc_resumable_ops_{name}_" in function.split("\n", 1)[0]
+                  and "<kc_host_run_barrier_blocks>" in function}
+        assert rounds == {"inlined", "early"}

@@ -401,10 +401,20 @@ int32_t RunBlocks(const kc_block_range& range, const char* kernel,
 // thread is then a coroutine whose frame the executor keeps, one per
 // thread of the block, rather than a fiber with a stack: `step(context,
 // &frame)` starts it (frame null) or resumes it, and returns a KC_STEP_
-// status (kernelc/launch.h). A wait is an arrival, which says whether the thread must suspend,
-// then, once it goes on, the collection of its result.
+// status (kernelc/launch.h). A wait is an arrival, which says whether the
+// thread must suspend, then, once it goes on, the collection of its result.
+// The executor runs the warps in order, each as long as it has lanes ready,
+// in lane order; a thread that yields waits until the other warps have run.
 extern "C" {
 int32_t kc_host_run_resumable_blocks(
+    const kc_block_range* range, const char* kernel, kc_error* error,
+    int32_t (*step)(const void* context, void** frame), const void* context);
+// The same for threads whose only waits are barriers (and BlockFail): the
+// executor runs a block in rounds, each thread that has not returned, in
+// thread order, to its next barrier or its end, after which the barrier is
+// complete; no record of who waits where is needed, nor can such threads
+// wait for each other forever. An arrival then always suspends.
+int32_t kc_host_run_barrier_blocks(
     const kc_block_range* range, const char* kernel, kc_error* error,
     int32_t (*step)(const void* context, void** frame), const void* context);
 // The frame of the thread that starts, `size` bytes; null without memory.
