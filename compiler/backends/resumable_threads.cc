@@ -348,6 +348,7 @@ Function* Resumer::Make(Function& thread) {
       waits.push_back(call);
   }
   barriers_only_ = true;
+  AllocaInst* result = nullptr;
   for (CallBase* w : waits) {
     const StringRef name = w->getCalledFunction()->getName();
     barriers_only_ = barriers_only_ &&
@@ -356,12 +357,19 @@ Function* Resumer::Make(Function& thread) {
     if (name == kBlockBarrier) {
       Suspend(w, Runtime(kBarrierArrive, i1, {ptr_, ptr_, i32}),
               {e, w->getArgOperand(1), w->getArgOperand(2)}, false);
+      // Only a barrier whose count is used collects it: else the executor
+      // would be kept in the frame across the wait, for nothing.
       b.SetInsertPoint(w);
-      Replace(w, b.CreateCall(Runtime(kBarrierResult, i32, {ptr_}), {e}));
+      Replace(w, w->use_empty() ? nullptr
+                                : b.CreateCall(Runtime(kBarrierResult, i32,
+                                                       {ptr_}),
+                                               {e}));
     } else if (name == kWarpCall) {
       // The arrival says where the lane's result will be; the thread
-      // copies it from there once the collective is complete.
-      auto* result = new AllocaInst(ptr_, 0, "kc.result", start_->begin());
+      // copies it from there once the collective is complete. One place
+      // for every warp function's, in the frame (the arrival writes it).
+      if (result == nullptr)
+        result = new AllocaInst(ptr_, 0, "kc.result", start_->begin());
       Value* context = w->getArgOperand(2);
       Suspend(w, Runtime(kWarpArrive, i1, {ptr_, ptr_, ptr_, ptr_}),
               {e, w->getArgOperand(1), context, result}, false);
