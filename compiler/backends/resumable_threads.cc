@@ -351,8 +351,8 @@ Function* Resumer::Make(Function& thread) {
   AllocaInst* result = nullptr;
   for (CallBase* w : waits) {
     const StringRef name = w->getCalledFunction()->getName();
-    barriers_only_ = barriers_only_ &&
-                     (name == kBlockBarrier || name == kBlockFail);
+    barriers_only_ =
+        barriers_only_ && (name == kBlockBarrier || name == kBlockFail);
     Value* e = w->getArgOperand(0);
     if (name == kBlockBarrier) {
       Suspend(w, Runtime(kBarrierArrive, i1, {ptr_, ptr_, i32}),
@@ -360,10 +360,9 @@ Function* Resumer::Make(Function& thread) {
       // Only a barrier whose count is used collects it: else the executor
       // would be kept in the frame across the wait, for nothing.
       b.SetInsertPoint(w);
-      Replace(w, w->use_empty() ? nullptr
-                                : b.CreateCall(Runtime(kBarrierResult, i32,
-                                                       {ptr_}),
-                                               {e}));
+      Replace(w, w->use_empty()
+                     ? nullptr
+                     : b.CreateCall(Runtime(kBarrierResult, i32, {ptr_}), {e}));
     } else if (name == kWarpCall) {
       // The arrival says where the lane's result will be; the thread
       // copies it from there once the collective is complete. One place

@@ -754,8 +754,8 @@ bool Worker::CompleteCollective(Warp& warp, int lane) {
   if (current_ >= base && current_ < base + kWarpSize)
     others &= ~(1u << (current_ - base));
   if (step_ != nullptr) {
-    detail::ForLanes(others,
-                     [&](int other) { fibers_[base + other].wait = Wait::kNone; });
+    detail::ForLanes(
+        others, [&](int other) { fibers_[base + other].wait = Wait::kNone; });
     ready_lanes_[base / kWarpSize] |= others;
     return true;
   }
