@@ -107,12 +107,9 @@ struct Warp {
   uint32_t exited = 0;       // lanes that returned
   uint32_t waiting = 0;      // lanes in a collective
   uint32_t active_mask = 0;  // lanes in __activemask
-  // The request of the first lane to wait, and whether a lane that waits
-  // made another: while none did, every waiting lane made the same, and a
+  // Whether a waiting lane made another request than the first waiting
+  // lane's: while none did, every waiting lane made the same, and a
   // completion need not compare them.
-  const WarpCollective* first_op = nullptr;
-  uint32_t first_mask = 0;
-  uint32_t first_size = 0;
   bool mixed = false;
   // The collective each waiting lane called, with the lanes it waits for.
   const WarpCollective* op[kWarpSize] = {};
@@ -787,13 +784,11 @@ bool Worker::ArriveCollective(const WarpRequest& request, const void* context) {
   }
   const uint32_t mask = request.mask & warp.present;
   if (warp.waiting == 0) {
-    warp.first_op = request.op;
-    warp.first_mask = mask;
-    warp.first_size = request.size;
     warp.mixed = false;
-  } else if (request.op != warp.first_op || mask != warp.first_mask ||
-             request.size != warp.first_size) {
-    warp.mixed = true;
+  } else {
+    const int first = __builtin_ctz(warp.waiting);
+    warp.mixed = warp.mixed || request.op != warp.op[first] ||
+                 mask != warp.mask[first] || request.size != warp.size[first];
   }
   warp.op[lane] = request.op;
   warp.mask[lane] = mask;
