@@ -19,6 +19,8 @@
 
 #include <map>
 
+#include "compiler/backends/executor_names.h"
+#include "compiler/backends/thread_loops.h"
 #include "kernelc/launch.h"
 
 // How a thread of a block kernel runs on the CPU
@@ -52,8 +54,9 @@
 // executor (kc_host_thread_frame), else it resumes it by a direct call of
 // the resume function; it returns a KC_STEP_ status (kernelc/launch.h). A
 // thread whose waits are all barriers (or BlockFail) is run by
-// kc_host_run_barrier_blocks, which runs blocks in rounds; any other by
-// kc_host_run_resumable_blocks.
+// kc_host_run_barrier_blocks, which runs blocks in rounds, unless
+// thread_loops.cc makes loops of it (kc_host_run_thread_loops); any other
+// by kc_host_run_resumable_blocks.
 
 namespace kernelc::backends {
 
@@ -73,22 +76,6 @@ constexpr const char* kBlockYield = "_ZN2kc4host10BlockYieldEPv";
 constexpr const char* kBlockFail = "_ZN2kc4host9BlockFailEPvPKc";
 constexpr const char* kWaits[] = {kBlockBarrier, kWarpCall, kWarpActiveMask,
                                   kBlockYield, kBlockFail};
-
-// The executor's side of a resumable thread (extern "C" in
-// kernelc/cpu_exec.h).
-constexpr const char* kRunResumableBlocks = "kc_host_run_resumable_blocks";
-constexpr const char* kRunBarrierBlocks = "kc_host_run_barrier_blocks";
-constexpr const char* kThreadFrame = "kc_host_thread_frame";
-constexpr const char* kBarrierArrive = "kc_host_barrier_arrive";
-constexpr const char* kBarrierResult = "kc_host_barrier_result";
-constexpr const char* kWarpArrive = "kc_host_warp_arrive";
-constexpr const char* kActiveMaskArrive = "kc_host_active_mask_arrive";
-constexpr const char* kActiveMaskResult = "kc_host_active_mask_result";
-constexpr const char* kYieldArrive = "kc_host_yield_arrive";
-constexpr const char* kFailArrive = "kc_host_fail_arrive";
-
-// Marks a step function; its value names the coroutine it steps.
-constexpr const char* kStepAttribute = "kernelc-step";
 
 bool Waits(const Function* f) {
   for (const char* name : kWaits)
@@ -250,6 +237,7 @@ class Resumer {
   BasicBlock* end_ = nullptr;      // coro.end and the return of the handle
   BasicBlock* cleanup_ = nullptr;  // destruction: nothing to free
   bool barriers_only_ = false;
+  bool fails_ = false;  // the thread calls BlockFail
 };
 
 void Resumer::EmitSuspend(IRBuilder<>& b, bool final, BasicBlock* resume) {
@@ -348,11 +336,13 @@ Function* Resumer::Make(Function& thread) {
       waits.push_back(call);
   }
   barriers_only_ = true;
+  fails_ = false;
   AllocaInst* result = nullptr;
   for (CallBase* w : waits) {
     const StringRef name = w->getCalledFunction()->getName();
     barriers_only_ =
         barriers_only_ && (name == kBlockBarrier || name == kBlockFail);
+    fails_ = fails_ || name == kBlockFail;
     Value* e = w->getArgOperand(0);
     if (name == kBlockBarrier) {
       Suspend(w, Runtime(kBarrierArrive, i1, {ptr_, ptr_, i32}),
@@ -410,7 +400,14 @@ Function* Resumer::Make(Function& thread) {
     r->eraseFromParent();
   }
 
-  return MakeStep(thread);
+  // Threads that wait at barriers only may run as loops (thread_loops.h).
+  if (barriers_only_ && !fails_) {
+    RematerializeInvariants(*coro_);
+    MarkUniform(*coro_);
+  }
+  Function* step = MakeStep(thread);
+  if (barriers_only_ && !fails_) step->addFnAttr(kLoopsAttribute);
+  return step;
 }
 
 Function* Resumer::MakeStep(Function& thread) {
@@ -544,6 +541,7 @@ void AddResumableThreads(PassBuilder& pb) {
             CoroSplitPass(/*OptimizeFrame=*/true)));
         coro.addPass(CoroCleanupPass());
         coro.addPass(DirectResumePass());
+        coro.addPass(ThreadLoopsPass());
         mpm.addPass(CoroConditionalWrapper(std::move(coro)));
       });
 }

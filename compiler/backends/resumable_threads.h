@@ -20,7 +20,10 @@ namespace kernelc::backends {
 //    of kc_host_run_resumable_blocks, or of kc_host_run_barrier_blocks where
 //    it waits at barriers only (kernelc/cpu_exec.h);
 //  - after CoroSplit, each step function calls its thread's resume
-//    function directly rather than through the frame.
+//    function directly rather than through the frame;
+//  - a thread that waits at barriers only becomes loops over a block's
+//    threads, one per region between barriers, and its call one of
+//    kc_host_run_thread_loops (thread_loops.h).
 //
 // A thread function where a wait may lie out of sight (in a function left
 // out of line, behind an indirect call, in a function defined elsewhere

@@ -111,8 +111,8 @@ define internal void @indirect(ptr %ctx) {
 constexpr const char* kThreads[] = {"inlined", "warp",  "apart",
                                     "foreign", "sized", "indirect"};
 
-// The module after Clang's -O3 pipeline with the resumable threads' passes.
-std::unique_ptr<llvm::Module> Optimized(llvm::LLVMContext& context) {
+// kModule with an entry per thread of kThreads.
+std::string WithEntries() {
   std::string text = kModule;
   for (const char* thread : kThreads)
     text += std::string("define i32 @entry_") + thread +
@@ -121,6 +121,13 @@ std::unique_ptr<llvm::Module> Optimized(llvm::LLVMContext& context) {
             "@_ZN2kc4host9RunBlocksERK14kc_block_rangePKcP8kc_errorPFvPKvES9_("
             "ptr %r, ptr @name, ptr %err, ptr @" +
             thread + ", ptr %ctx)\n  ret i32 %s\n}\n";
+  return text;
+}
+
+// The module `text` after Clang's -O3 pipeline with the resumable threads'
+// passes.
+std::unique_ptr<llvm::Module> Optimized(llvm::LLVMContext& context,
+                                        const std::string& text) {
   llvm::SMDiagnostic error;
   std::unique_ptr<llvm::Module> m =
       llvm::parseAssemblyString(text, error, context);
@@ -157,7 +164,7 @@ std::string Executor(const llvm::Module& m, const char* entry) {
 
 TEST_CASE("threads whose waits are their own become resumable") {
   llvm::LLVMContext context;
-  std::unique_ptr<llvm::Module> m = Optimized(context);
+  std::unique_ptr<llvm::Module> m = Optimized(context, WithEntries());
   const std::string fibers =
       "_ZN2kc4host9RunBlocksERK14kc_block_rangePKcP8kc_errorPFvPKvES9_";
   // One that waits at barriers only runs in rounds.
@@ -185,6 +192,80 @@ TEST_CASE("threads whose waits are their own become resumable") {
   }
   for (const char* thread : {"apart", "foreign", "indirect", "sized"})
     CHECK(m->getFunction(thread) != nullptr);
+}
+
+// A thread that waits at barriers only, with the built-in variables of
+// kernelc/host.h: each thread writes its index to shared memory and, after
+// the barrier, adds what the thread opposite wrote, into shared memory too.
+constexpr const char* kLoopModule = R"(
+target triple = "x86_64-pc-linux-gnu"
+
+%GridState = type { [3 x i32], [3 x i32], [3 x i32], [3 x i32], ptr }
+@_ZN2kc4host10grid_stateE = linkonce_odr thread_local global %GridState zeroinitializer, align 8
+@tile = internal thread_local global [256 x float] zeroinitializer, align 16
+@sums = internal thread_local global [256 x float] zeroinitializer, align 16
+@name = private constant [2 x i8] c"k\00"
+@sync = private constant [14 x i8] c"__syncthreads\00"
+
+declare i32 @_ZN2kc4host9RunBlocksERK14kc_block_rangePKcP8kc_errorPFvPKvES9_(ptr, ptr, ptr, ptr, ptr)
+declare i32 @_ZN2kc4host12BlockBarrierEPvPKci(ptr, ptr, i32)
+declare ptr @llvm.threadlocal.address.p0(ptr)
+
+define internal void @opposite(ptr %ctx) {
+  %gs = call ptr @llvm.threadlocal.address.p0(ptr @_ZN2kc4host10grid_stateE)
+  %e.at = getelementptr inbounds i8, ptr %gs, i64 48
+  %e = load ptr, ptr %e.at
+  %x = load i32, ptr %gs
+  %xs = zext i32 %x to i64
+  %v = uitofp i32 %x to float
+  %tile = call ptr @llvm.threadlocal.address.p0(ptr @tile)
+  %t = getelementptr inbounds float, ptr %tile, i64 %xs
+  store float %v, ptr %t
+  %r = call i32 @_ZN2kc4host12BlockBarrierEPvPKci(ptr %e, ptr @sync, i32 1)
+  %j = sub i32 255, %x
+  %js = zext i32 %j to i64
+  %tile2 = call ptr @llvm.threadlocal.address.p0(ptr @tile)
+  %u.at = getelementptr inbounds float, ptr %tile2, i64 %js
+  %u = load float, ptr %u.at
+  %w = fadd float %v, %u
+  %sums = call ptr @llvm.threadlocal.address.p0(ptr @sums)
+  %o = getelementptr inbounds float, ptr %sums, i64 %xs
+  store float %w, ptr %o
+  ret void
+}
+
+define i32 @entry_opposite(ptr %r, ptr %err, ptr %ctx) {
+  %s = call i32 @_ZN2kc4host9RunBlocksERK14kc_block_rangePKcP8kc_errorPFvPKvES9_(ptr %r, ptr @name, ptr %err, ptr @opposite, ptr %ctx)
+  ret i32 %s
+}
+)";
+
+TEST_CASE("threads that wait at barriers only become vectorized loops") {
+  llvm::LLVMContext context;
+  std::unique_ptr<llvm::Module> m = Optimized(context, kLoopModule);
+  CHECK(Executor(*m, "entry_opposite") == "kc_host_run_thread_loops");
+  // The thread's coroutine and step are gone; its rounds remain, with the
+  // barrier a round's end rather than a call of the executor.
+  CHECK(m->getFunction("opposite.step") == nullptr);
+  CHECK(m->getFunction("opposite.resumable.resume") == nullptr);
+  CHECK(m->getFunction("kc_host_barrier_arrive") == nullptr);
+  CHECK(m->getGlobalVariable("opposite.resumable.loops", true) != nullptr);
+  for (const char* name :
+       {"opposite.resumable.round", "opposite.resumable.round.x86_64_v3"}) {
+    const llvm::Function* round = m->getFunction(name);
+    REQUIRE(round != nullptr);
+    // Each region is a loop over the threads, in vectors: the indices'
+    // copies are stored and the opposite thread's read a vector at a time.
+    bool vector_store = false;
+    for (const llvm::Instruction& i : llvm::instructions(*round)) {
+      if (const auto* store = llvm::dyn_cast<llvm::StoreInst>(&i))
+        vector_store =
+            vector_store || store->getValueOperand()->getType()->isVectorTy();
+      if (const auto* call = llvm::dyn_cast<llvm::CallBase>(&i))
+        CHECK_FALSE(call->isIndirectCall());
+    }
+    CHECK(vector_store);
+  }
 }
 
 }  // namespace

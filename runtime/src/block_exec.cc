@@ -188,7 +188,8 @@ class Worker {
   // fibers, or, with `step` instead, as resumable functions; in `rounds`
   // where they wait at barriers only.
   void Begin(GridState* state, const kc_dim3& block, ThreadFunction thread,
-             StepFunction step, bool rounds, const void* context);
+             StepFunction step, bool rounds, const kc_host_thread_loops* loops,
+             const void* context);
   // Runs one block; grid_state.block is already set. False when it failed,
   // with message() saying why.
   bool RunBlock();
@@ -228,6 +229,7 @@ class Worker {
   // it only complete.
   void Retire();
   bool RunResumableBlock();
+  bool RunLoopBlock();
   void RunSweeps();
   void RunRounds();
   // Steps thread f, a resumable one, to its next wait or its end.
@@ -306,6 +308,12 @@ class Worker {
   std::unique_ptr<void*[]> frame_;
   std::unique_ptr<unsigned char[]> frames_;
   size_t frame_bytes_ = 0;
+  // Threads run as loops: their frames, side by side (loop_bytes_ in
+  // loop_frames_), and where each is between rounds.
+  std::unique_ptr<unsigned char[]> loop_frames_;
+  size_t loop_bytes_ = 0;
+  uint8_t at_[kMaxBlockThreads] = {};
+  uint8_t next_[kMaxBlockThreads] = {};
 
   // The launch.
   // This OS thread's grid_state: the worker, like a fiber, never moves to
@@ -314,6 +322,8 @@ class Worker {
   ThreadFunction thread_ = nullptr;
   StepFunction step_ = nullptr;  // set for resumable threads
   bool rounds_ = false;          // which wait at barriers only
+  const kc_host_thread_loops* loops_ = nullptr;  // set for loops
+  kc_host_round round_ = nullptr;
   const void* thread_context_ = nullptr;
   uint32_t threads_ = 0;  // per block
 
@@ -421,11 +431,18 @@ void* Worker::Frame(uint64_t size) {
 
 void Worker::Begin(GridState* state, const kc_dim3& block,
                    ThreadFunction thread, StepFunction step, bool rounds,
-                   const void* context) {
+                   const kc_host_thread_loops* loops, const void* context) {
   state_ = state;
   thread_ = thread;
   step_ = step;
   rounds_ = rounds;
+  loops_ = loops;
+  if (loops != nullptr) {
+    round_ = loops->round;
+#if defined(__x86_64__)
+    if (__builtin_cpu_supports("x86-64-v3")) round_ = loops->round_x86_64_v3;
+#endif
+  }
   thread_context_ = context;
   threads_ = block.x * block.y * block.z;
   uint32_t f = 0;
@@ -453,6 +470,7 @@ bool Worker::RunBlock() {
     warp.exited = warp.waiting = warp.active_mask = 0;
   }
   ready_.Clear();
+  if (loops_ != nullptr) return RunLoopBlock();
   if (step_ != nullptr) return RunResumableBlock();
 #if defined(KC_TSAN_)
   scheduler_tsan_ = __tsan_get_current_fiber();
@@ -569,6 +587,66 @@ void Worker::RunRounds() {
       if (fibers_[f].wait != Wait::kDone) Step(f);
     barrier_result_ = barrier_count_;
   }
+}
+
+// Threads as loops: each round runs the threads at each region to their
+// next barrier, that region's threads in thread order, one call of the
+// round function per region. Where every thread is at the same region, one
+// call runs them all without asking each where it is.
+bool Worker::RunLoopBlock() {
+  const uint64_t capacity = (threads_ + 15) / 16 * 16;
+  const uint64_t bytes = loops_->frame_bytes * capacity;
+  if (bytes > loop_bytes_) {
+    loop_frames_.reset(new (std::nothrow) unsigned char[bytes + 64]);
+    loop_bytes_ = loop_frames_ == nullptr ? 0 : bytes;
+    if (loop_frames_ == nullptr) {
+      Fail("cannot allocate the frames of %u threads", threads_);
+      return false;
+    }
+  }
+  const uintptr_t base = reinterpret_cast<uintptr_t>(loop_frames_.get());
+  void* frames = reinterpret_cast<void*>((base + 63) & ~uintptr_t{63});
+  uint8_t* at = at_;
+  uint8_t* next = next_;
+  memset(at, KC_LOOP_START, threads_);
+  uint64_t regions[4] = {};
+  regions[KC_LOOP_START / 64] = uint64_t{1} << (KC_LOOP_START % 64);
+  bool all = true;
+  int32_t result = 0;
+  state_->executor = this;
+  for (;;) {
+    int32_t count = 0;
+    // Every thread runs in a round where all do; else those that do not
+    // stay where they are (done).
+    if (!all) memset(next, KC_LOOP_DONE, threads_);
+    for (uint32_t word = 0; word < 4; ++word)
+      for (uint64_t bits = regions[word]; bits != 0; bits &= bits - 1) {
+        const uint32_t region = word * 64 + __builtin_ctzll(bits);
+        round_(thread_context_, frames, capacity, at, next, region, all, result,
+               &count);
+      }
+    result = count;
+    uint8_t* const ran = at;
+    at = next;
+    next = ran;
+    // Where the threads are now: most often all at one barrier.
+    const uint8_t first = at[0];
+    bool same = true;
+    for (uint32_t t = 1; t < threads_; ++t) same &= at[t] == first;
+    memset(regions, 0, sizeof regions);
+    if (same) {
+      if (first == KC_LOOP_DONE) break;
+      regions[first / 64] = uint64_t{1} << (first % 64);
+      all = true;
+      continue;
+    }
+    all = false;
+    for (uint32_t t = 0; t < threads_; ++t)
+      if (at[t] != KC_LOOP_DONE)
+        regions[at[t] / 64] |= uint64_t{1} << (at[t] % 64);
+  }
+  state_->executor = nullptr;
+  return true;
 }
 
 // Started by RunBlock, which it returns to at once: from then on it is
@@ -857,7 +935,7 @@ void Worker::Fail(const char* format, ...) {
   vsnprintf(message_, sizeof message_, format, args);
   va_end(args);
   failed_ = true;
-  if (step_ != nullptr) return;
+  if (step_ != nullptr || loops_ != nullptr) return;
   // Back to the worker for good: this fiber, and every other one that has
   // not returned, is abandoned where it is (and started afresh later).
   from_ = current_;
@@ -941,7 +1019,8 @@ Worker* ThisThreadsWorker() {
 // `step` instead, a resumable function.
 int32_t RunRange(const kc_block_range& range, const char* kernel,
                  kc_error* error, ThreadFunction thread, StepFunction step,
-                 bool rounds, const void* context) {
+                 bool rounds, const kc_host_thread_loops* loops,
+                 const void* context) {
   const kc_dim3 grid = range.launch.grid;
   const kc_dim3 block = range.launch.block;
   const uint64_t threads = static_cast<uint64_t>(block.x) * block.y * block.z;
@@ -972,12 +1051,12 @@ int32_t RunRange(const kc_block_range& range, const char* kernel,
   if (worker == nullptr)
     return Failure(error, kernel, "%s", "cannot allocate a block executor");
   char why[256];
-  if (!worker->Reserve(static_cast<uint32_t>(threads), step == nullptr, why,
-                       sizeof why))
+  if (!worker->Reserve(static_cast<uint32_t>(threads),
+                       step == nullptr && loops == nullptr, why, sizeof why))
     return Failure(error, kernel, "%s", why);
   state.grid_dim = {Index(grid.x), Index(grid.y), Index(grid.z)};
   state.block_dim = {Index(block.x), Index(block.y), Index(block.z)};
-  worker->Begin(&state, block, thread, step, rounds, context);
+  worker->Begin(&state, block, thread, step, rounds, loops, context);
   const uint64_t plane = static_cast<uint64_t>(grid.x) * grid.y;
   for (uint64_t b = range.block_begin; b < range.block_end; ++b) {
     const uint32_t x = static_cast<uint32_t>(b % grid.x);
@@ -995,7 +1074,8 @@ int32_t RunRange(const kc_block_range& range, const char* kernel,
 
 int32_t RunBlocks(const kc_block_range& range, const char* kernel,
                   kc_error* error, ThreadFunction thread, const void* context) {
-  return RunRange(range, kernel, error, thread, nullptr, false, context);
+  return RunRange(range, kernel, error, thread, nullptr, false, nullptr,
+                  context);
 }
 
 // The calls of kernelc/block.h. Outside a block (no executor on this
@@ -1060,15 +1140,23 @@ int32_t kc_host_run_resumable_blocks(const kc_block_range* range,
                                      kc::host::StepFunction step,
                                      const void* context) {
   return kc::host::RunRange(*range, kernel, error, nullptr, step, false,
-                            context);
+                            nullptr, context);
 }
 
 int32_t kc_host_run_barrier_blocks(const kc_block_range* range,
                                    const char* kernel, kc_error* error,
                                    kc::host::StepFunction step,
                                    const void* context) {
-  return kc::host::RunRange(*range, kernel, error, nullptr, step, true,
+  return kc::host::RunRange(*range, kernel, error, nullptr, step, true, nullptr,
                             context);
+}
+
+int32_t kc_host_run_thread_loops(const kc_block_range* range,
+                                 const char* kernel, kc_error* error,
+                                 const kc_host_thread_loops* loops,
+                                 const void* context) {
+  return kc::host::RunRange(*range, kernel, error, nullptr, nullptr, false,
+                            loops, context);
 }
 
 void* kc_host_thread_frame(uint64_t size) {

@@ -398,16 +398,101 @@ def test_threads_are_resumable_where_their_waits_are_their_own(tmp_path, monkeyp
     library, = (tmp_path / "out" / "resumable_ops").glob("*.so")
     symbols = subprocess.run(["nm", library], capture_output=True, text=True,
                              check=True).stdout
-    # Each resumable thread's step function, named after its entry.
+    # Each resumable thread's step function, named after its entry; threads
+    # that wait at barriers only become loops over a block's threads, a round
+    # function (and its x86-64-v3 copy) each.
     kernels = ("inlined", "half_reduce", "early", "poll", "out_of_line")
-    steps = {name for name in kernels
-             if any(f"kc_resumable_ops_{name}_" in line and line.endswith(".step")
-                    for line in symbols.splitlines())}
-    assert steps == {"inlined", "half_reduce", "early", "poll"}
-    # Threads that wait at barriers only run in rounds.
+
+    def named(suffix):
+        return {name for name in kernels
+                if any(f"kc_resumable_ops_{name}_" in line and line.endswith(suffix)
+                       for line in symbols.splitlines())}
+    assert named(".step") == {"half_reduce", "poll"}
+    assert named(".round") == {"inlined", "early"}
+    assert named(".round.x86_64_v3") == {"inlined", "early"}
     code = subprocess.run(["objdump", "-d", library], capture_output=True, text=True,
                           check=True).stdout
-    rounds = {name for name in kernels for function in code.split("\n\n")
-              if f"kc_resumable_ops_{name}_" in function.split("\n", 1)[0]
-              and "<kc_host_run_barrier_blocks>" in function}
-    assert rounds == {"inlined", "early"}
+    loops = {name for name in kernels for function in code.split("\n\n")
+             if f"kc_resumable_ops_{name}_" in function.split("\n", 1)[0]
+             and "<kc_host_run_thread_loops>" in function}
+    assert loops == {"inlined", "early"}
+
+
+LOOPS = """#include <kernelc.h>
+// A scan through shared memory in a block of 8 x 4 x 2 threads: the loop
+// over the steps crosses both barriers; every thread takes every step.
+KC_BLOCKS("n / 64", "1", "1") KC_BLOCK(8, 4, 2)
+__global__ void scan3d(KC_IN("n") const float* x, KC_OUT("x") float* y) {
+  __shared__ float buf[64];
+  const int l = (threadIdx.z * 4 + threadIdx.y) * 8 + threadIdx.x;
+  const int i = blockIdx.x * 64 + l;
+  float v = x[i];
+  for (int s = 1; s < 64; s *= 2) {
+    buf[l] = v;
+    __syncthreads();
+    if (l >= s) v += buf[l - s];
+    __syncthreads();
+  }
+  y[i] = v;
+}
+
+// Blocks of 48 threads, of which the last 8 return at once; the others
+// take `steps` steps, a number the kernel's argument sets, each between
+// barriers that only they reach.
+KC_BLOCKS("n / 40") KC_BLOCK(48)
+__global__ void ragged(KC_IN("n") const float* x, int steps,
+                       KC_OUT("x") float* y) {
+  __shared__ float acc[48];
+  const int t = threadIdx.x;
+  if (t >= 40) return;
+  const int i = blockIdx.x * 40 + t;
+  float v = x[i];
+  for (int s = 0; s < steps; ++s) {
+    acc[t] = v;
+    __syncthreads();
+    v += 0.5f * acc[(t + 1 + s) % 40];
+    __syncthreads();
+  }
+  y[i] = v;
+}
+
+// A function left out of line reads threadIdx: each thread's own.
+__device__ __noinline__ float weighed(float v) { return v * (threadIdx.x + 1); }
+
+KC_BLOCKS("n / 32") KC_BLOCK(32)
+__global__ void helper(KC_IN("n") const float* x, KC_OUT("x") float* y) {
+  __shared__ float buf[32];
+  const int t = threadIdx.x;
+  const int i = blockIdx.x * 32 + t;
+  buf[t] = weighed(x[i]);
+  __syncthreads();
+  y[i] = buf[31 - t] + weighed(1.0f);
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("nm") is None, reason="no nm on PATH")
+def test_barrier_threads_run_as_loops(tmp_path, monkeypatch):
+    ops = _build(tmp_path, monkeypatch, LOOPS, "loop_ops")
+    library, = (tmp_path / "out" / "loop_ops").glob("*.so")
+    symbols = subprocess.run(["nm", library], capture_output=True, text=True,
+                             check=True).stdout
+    for name in ("scan3d", "ragged", "helper"):
+        assert any(f"kc_loop_ops_{name}_" in line and line.endswith(".round")
+                   for line in symbols.splitlines()), name
+    x = np.random.default_rng(7).standard_normal(64 * 5).astype(np.float32)
+    np.testing.assert_allclose(np.asarray(jax.jit(ops.scan3d)(x)),
+                               np.cumsum(x.reshape(5, 64), axis=1).reshape(-1),
+                               rtol=1e-5, atol=1e-5)
+    x = x[:40 * 6]
+    for steps in (0, 1, 5):
+        want = x.reshape(6, 40).copy()
+        for s in range(steps):
+            want = want + np.float32(0.5) * np.roll(want, -(1 + s), axis=1)
+        got = np.asarray(jax.jit(lambda v, s=steps: ops.ragged(v, s))(x))
+        np.testing.assert_allclose(got, want.reshape(-1), rtol=1e-5, atol=1e-5)
+    x = x[:32 * 3].reshape(3, 32)
+    lanes = np.arange(32, dtype=np.float32)
+    want = x[:, ::-1] * (32 - lanes) + (lanes + 1)
+    np.testing.assert_allclose(np.asarray(ops.helper(x.reshape(-1))), want.reshape(-1),
+                               rtol=1e-6)

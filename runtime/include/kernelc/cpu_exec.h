@@ -20,8 +20,10 @@
 //    (Boost.Context's make_fcontext/ontop_fcontext, whose switch saves the
 //    callee-saved registers and the stack pointer). Where kernelc compiles
 //    the kernel with its own Clang, it makes the thread a resumable function
-//    instead wherever it can (kc_host_run_resumable_blocks, below): the
-//    rules are the same, only a switch is cheaper. A block's threads run on
+//    instead wherever it can (kc_host_run_resumable_blocks, below), and
+//    threads that wait at barriers only as loops over the block's threads
+//    (kc_host_run_thread_loops): the rules are the same, only a switch is
+//    cheaper, or, in loops, gone. A block's threads run on
 //    the OS thread that runs the block, one at a time, starting in thread
 //    order. A thread runs until it calls a barrier or a warp function, or
 //    returns; then the next thread that can go on runs. A barrier completes
@@ -417,6 +419,29 @@ int32_t kc_host_run_resumable_blocks(
 int32_t kc_host_run_barrier_blocks(
     const kc_block_range* range, const char* kernel, kc_error* error,
     int32_t (*step)(const void* context, void** frame), const void* context);
+// The same for threads whose only waits are barriers, compiled as loops
+// (compiler/backends/thread_loops.h): a block runs in rounds, each a call
+// of `round` (or, on processors of x86-64-v3, `round_x86_64_v3`) per
+// region that threads are at. A round runs every thread that `at` says is
+// at `region` (every thread of the block, where `all`) to its next barrier
+// or its end, and writes where each is then to `next`: a region, or
+// KC_LOOP_DONE (kernelc/launch.h). Threads start at KC_LOOP_START. Their
+// frames are `frames`, frame_bytes per thread of the `capacity` (a multiple
+// of 16) that they hold, 64-byte aligned. The threads' barriers in a round
+// return `barrier_result`, and add their predicates to *barrier_count.
+typedef void (*kc_host_round)(const void* context, void* frames,
+                              uint64_t capacity, const uint8_t* at,
+                              uint8_t* next, uint32_t region, uint32_t all,
+                              int32_t barrier_result, int32_t* barrier_count);
+typedef struct kc_host_thread_loops {
+  uint64_t frame_bytes;
+  kc_host_round round;
+  kc_host_round round_x86_64_v3;
+} kc_host_thread_loops;
+int32_t kc_host_run_thread_loops(const kc_block_range* range,
+                                 const char* kernel, kc_error* error,
+                                 const kc_host_thread_loops* loops,
+                                 const void* context);
 // The frame of the thread that starts, `size` bytes; null without memory.
 void* kc_host_thread_frame(uint64_t size);
 bool kc_host_barrier_arrive(void* executor, const char* name, int predicate);

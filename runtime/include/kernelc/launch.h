@@ -54,6 +54,14 @@ enum {
   KC_STEP_NO_FRAME = 2,  // there was no memory for the thread's frame
 };
 
+// Where a thread of a block run as loops (kernelc/cpu_exec.h's
+// kc_host_run_thread_loops) is between rounds, besides the regions that
+// its frame's index names (below these).
+enum {
+  KC_LOOP_START = 0xfe,  // not started
+  KC_LOOP_DONE = 0xff,   // returned
+};
+
 // Memory that a launch writes: an output buffer, `bytes` long from `data`.
 typedef struct kc_span {
   void* data;
