@@ -237,7 +237,9 @@ class Resumer {
   BasicBlock* end_ = nullptr;      // coro.end and the return of the handle
   BasicBlock* cleanup_ = nullptr;  // destruction: nothing to free
   bool barriers_only_ = false;
-  bool fails_ = false;  // the thread calls BlockFail
+  // Whether its waits are barriers and warp collectives only: it may run
+  // as loops (thread_loops.h).
+  bool loops_ = false;
 };
 
 void Resumer::EmitSuspend(IRBuilder<>& b, bool final, BasicBlock* resume) {
@@ -336,13 +338,13 @@ Function* Resumer::Make(Function& thread) {
       waits.push_back(call);
   }
   barriers_only_ = true;
-  fails_ = false;
+  loops_ = true;
   AllocaInst* result = nullptr;
   for (CallBase* w : waits) {
     const StringRef name = w->getCalledFunction()->getName();
     barriers_only_ =
         barriers_only_ && (name == kBlockBarrier || name == kBlockFail);
-    fails_ = fails_ || name == kBlockFail;
+    loops_ = loops_ && (name == kBlockBarrier || name == kWarpCall);
     Value* e = w->getArgOperand(0);
     if (name == kBlockBarrier) {
       Suspend(w, Runtime(kBarrierArrive, i1, {ptr_, ptr_, i32}),
@@ -400,13 +402,14 @@ Function* Resumer::Make(Function& thread) {
     r->eraseFromParent();
   }
 
-  // Threads that wait at barriers only may run as loops (thread_loops.h).
-  if (barriers_only_ && !fails_) {
+  // Threads that wait at barriers and warp functions only may run as loops
+  // (thread_loops.h).
+  if (loops_) {
     RematerializeInvariants(*coro_);
     MarkUniform(*coro_);
   }
   Function* step = MakeStep(thread);
-  if (barriers_only_ && !fails_) step->addFnAttr(kLoopsAttribute);
+  if (loops_) step->addFnAttr(kLoopsAttribute);
   return step;
 }
 

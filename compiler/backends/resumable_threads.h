@@ -21,9 +21,9 @@ namespace kernelc::backends {
 //    it waits at barriers only (kernelc/cpu_exec.h);
 //  - after CoroSplit, each step function calls its thread's resume
 //    function directly rather than through the frame;
-//  - a thread that waits at barriers only becomes loops over a block's
-//    threads, one per region between barriers, and its call one of
-//    kc_host_run_thread_loops (thread_loops.h).
+//  - a thread that waits at barriers and warp functions only becomes
+//    loops over a block's threads, one per region between its waits, and
+//    its call one of kc_host_run_thread_loops (thread_loops.h).
 //
 // A thread function where a wait may lie out of sight (in a function left
 // out of line, behind an indirect call, in a function defined elsewhere

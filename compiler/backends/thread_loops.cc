@@ -33,6 +33,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -50,6 +51,24 @@ using namespace llvm;
 // then blockIdx, blockDim, gridDim and the executor.
 constexpr int64_t kBlockIdxOffset = 12;
 constexpr int64_t kBlockDimOffset = 24;
+
+// The fields of kc::host::WarpRequest and kc::host::WarpLane
+// (kernelc/block.h), whose layout block_exec.cc asserts.
+constexpr uint64_t kRequestOp = 0;
+constexpr uint64_t kRequestMask = 8;
+constexpr uint64_t kRequestSize = 12;
+constexpr uint64_t kRequestA = 16;
+constexpr uint64_t kRequestB = 20;
+constexpr uint64_t kRequestIn = 24;
+constexpr uint64_t kWaitIn = 0;
+constexpr uint64_t kWaitOut = 32;
+constexpr uint64_t kWaitA = 64;
+constexpr uint64_t kWaitB = 68;
+constexpr uint64_t kWaitMask = 72;
+constexpr uint64_t kWaitSize = 76;
+constexpr uint64_t kWaitOp = 80;
+constexpr uint64_t kWaitContext = 88;
+constexpr uint64_t kWaitBytes = 96;
 
 // Marks, before CoroSplit, a value that is the same in every thread of a
 // block that computes it at the same point of the same round.
@@ -261,6 +280,7 @@ enum BodyArg : unsigned {
   kBodyBarrierCount,
   kBodyNext,     // where each thread is after the round
   kBodyUniform,  // the uniform fields' values, at their frame offsets
+  kBodyWaits,    // what each thread leaves at a warp collective
   kBodyFrame,    // the frame's address in the function copied; left unused
   kBodyArgs
 };
@@ -276,6 +296,7 @@ enum RoundArg : unsigned {
   kRoundAll,
   kRoundBarrierResult,
   kRoundBarrierCount,
+  kRoundWaits,
   kRoundArgs
 };
 
@@ -325,6 +346,8 @@ class Looper {
   Type* index_type_ = nullptr;
   SmallVector<uint64_t, 16> regions_;
   std::optional<uint64_t> context_offset_;
+  // The barrier each region starts at (its name), where it is a barrier.
+  std::map<uint64_t, Constant*> barriers_;
   FunctionType* body_type_ = nullptr;
 };
 
@@ -341,7 +364,7 @@ bool Looper::FindRegions(Function& resume, StructType& frame) {
     index_type_ = load->getType();
     for (auto& c : sw->cases()) {
       const uint64_t region = c.getCaseValue()->getZExtValue();
-      if (region >= KC_LOOP_START) return false;
+      if (region >= KC_LOOP_WAIT) return false;
       regions_.push_back(region);
     }
     return index_type_->getIntegerBitWidth() <= 8 && !regions_.empty();
@@ -518,6 +541,26 @@ bool Looper::RewriteSuspends(Function& body) {
                                       body.getArg(kBodyThread));
     if (value->getType() == index_type_) {
       b.CreateStore(b.CreateZExt(value, i8), next);
+      // The wait whose arrival says the thread suspends here.
+      const BasicBlock* from = store->getParent()->getSinglePredecessor();
+      const auto* branch = from != nullptr
+                               ? dyn_cast<BranchInst>(from->getTerminator())
+                               : nullptr;
+      const auto* arrival = branch != nullptr && branch->isConditional()
+                                ? dyn_cast<CallInst>(branch->getCondition())
+                                : nullptr;
+      const auto* region = dyn_cast<ConstantInt>(value);
+      if (arrival == nullptr || arrival->getCalledFunction() == nullptr ||
+          region == nullptr)
+        return false;
+      const StringRef wait = arrival->getCalledFunction()->getName();
+      if (wait == kBarrierArrive) {
+        auto* name = dyn_cast<Constant>(arrival->getArgOperand(1));
+        if (name == nullptr) return false;
+        barriers_[region->getZExtValue()] = name;
+      } else if (wait != kWarpArrive) {
+        return false;
+      }
     } else if (isa<ConstantPointerNull>(value)) {
       b.CreateStore(b.getInt8(KC_LOOP_DONE), next);
     } else if (!isa<Function>(value)) {
@@ -669,7 +712,7 @@ bool Looper::RewriteCalls(Function& body) {
     const Function* callee = call->getCalledFunction();
     const StringRef name = callee != nullptr ? callee->getName() : "";
     LibFunc known;
-    if (name == kBarrierArrive || name == kBarrierResult)
+    if (name == kBarrierArrive || name == kBarrierResult || name == kWarpArrive)
       calls.push_back(cast<CallInst>(call));
     else if (name.starts_with("kc_host_"))
       return false;
@@ -696,6 +739,31 @@ bool Looper::RewriteCalls(Function& body) {
       Value* passed =
           b.CreateZExt(b.CreateIsNotNull(call->getArgOperand(2)), i32);
       b.CreateStore(b.CreateAdd(b.CreateLoad(i32, count), passed), count);
+      call->replaceAllUsesWith(b.getTrue());
+    } else if (call->getCalledFunction()->getName() == kWarpArrive) {
+      // The lane's request, left for the executor, which completes the
+      // collective after the round; the result is then the record's.
+      Value* request = call->getArgOperand(1);
+      Value* wait = b.CreateInBoundsGEP(
+          b.getInt8Ty(), body.getArg(kBodyWaits),
+          b.CreateMul(body.getArg(kBodyThread), b.getInt64(kWaitBytes), "",
+                      true, true));
+      auto field = [&](Value* base, uint64_t offset) {
+        return b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), base, offset);
+      };
+      Value* size = b.CreateLoad(i32, field(request, kRequestSize));
+      for (auto [from, to] : {std::pair{kRequestMask, kWaitMask},
+                              {kRequestSize, kWaitSize},
+                              {kRequestA, kWaitA},
+                              {kRequestB, kWaitB}})
+        b.CreateStore(b.CreateLoad(i32, field(request, from)), field(wait, to));
+      b.CreateStore(b.CreateLoad(ptr_, field(request, kRequestOp)),
+                    field(wait, kWaitOp));
+      b.CreateStore(call->getArgOperand(2), field(wait, kWaitContext));
+      b.CreateMemCpy(field(wait, kWaitIn), Align(16),
+                     b.CreateLoad(ptr_, field(request, kRequestIn)), Align(1),
+                     b.CreateZExt(size, b.getInt64Ty()));
+      b.CreateStore(field(wait, kWaitOut), call->getArgOperand(3));
       call->replaceAllUsesWith(b.getTrue());
     } else {
       call->replaceAllUsesWith(body.getArg(kBodyBarrierResult));
@@ -791,6 +859,7 @@ BasicBlock* Looper::Loops(Function& round, Function& body, uint8_t region,
   args[kBodyBarrierCount] = round.getArg(kRoundBarrierCount);
   args[kBodyNext] = round.getArg(kRoundNext);
   args[kBodyUniform] = uniform;
+  args[kBodyWaits] = round.getArg(kRoundWaits);
   args[kBodyFrame] = PoisonValue::get(ptr_);
   b.CreateCall(&body, args);
   b.CreateBr(x_latch);
@@ -827,8 +896,8 @@ Function* Looper::Round(StringRef name,
   Type* i32 = Type::getInt32Ty(c_);
   Type* i64 = Type::getInt64Ty(c_);
   FunctionType* type = FunctionType::get(
-      Type::getVoidTy(c_), {ptr_, ptr_, i64, ptr_, ptr_, i32, i32, i32, ptr_},
-      false);
+      Type::getVoidTy(c_),
+      {ptr_, ptr_, i64, ptr_, ptr_, i32, i32, i32, ptr_, ptr_}, false);
   Function* round =
       Function::Create(type, GlobalValue::InternalLinkage, name + ".round", m_);
   round->setAttributes(AttributeList::get(
@@ -908,7 +977,7 @@ GlobalVariable* Looper::Make(StringRef name) {
   Type* i64 = Type::getInt64Ty(c_);
   body_type_ = FunctionType::get(
       Type::getVoidTy(c_),
-      {ptr_, ptr_, i64, i64, i32, i32, i32, i32, ptr_, ptr_, ptr_, ptr_},
+      {ptr_, ptr_, i64, i64, i32, i32, i32, i32, ptr_, ptr_, ptr_, ptr_, ptr_},
       false);
 
   SmallVector<std::pair<uint8_t, Function*>, 16> bodies;
@@ -937,9 +1006,24 @@ GlobalVariable* Looper::Make(StringRef name) {
     v3->addFnAttr("target-cpu", "x86-64-v3");
     v3->addFnAttr("target-features", kV3Features);
   }
-  StructType* loops_type = StructType::get(c_, {i64, ptr_, ptr_});
+  // Each region's barrier, by the name the kernel called it with; null
+  // for a warp collective's.
+  SmallVector<Constant*, 16> names(
+      regions_.empty()
+          ? 0
+          : *std::max_element(regions_.begin(), regions_.end()) + 1,
+      ConstantPointerNull::get(ptr_));
+  for (auto [region, name] : barriers_) names[region] = name;
+  ArrayType* names_type = ArrayType::get(ptr_, names.size());
+  auto* barriers = new GlobalVariable(
+      m_, names_type, /*isConstant=*/true, GlobalValue::InternalLinkage,
+      ConstantArray::get(names_type, names), name + ".barriers");
+  StructType* loops_type =
+      StructType::get(c_, {i64, ptr_, ptr_, Type::getInt32Ty(c_), ptr_});
   Constant* loops = ConstantStruct::get(
-      loops_type, {ConstantInt::get(i64, frames_.bytes()), round, v3});
+      loops_type,
+      {ConstantInt::get(i64, frames_.bytes()), round, v3,
+       ConstantInt::get(Type::getInt32Ty(c_), names.size()), barriers});
   return new GlobalVariable(m_, loops_type, /*isConstant=*/true,
                             GlobalValue::InternalLinkage, loops,
                             name + ".loops");
@@ -1064,7 +1148,8 @@ void MarkUniform(Function& coroutine) {
                !intrinsic->doesNotAccessMemory();
       const Function* callee = call->getCalledFunction();
       return callee == nullptr || (callee->getName() != kBarrierArrive &&
-                                   callee->getName() != kBarrierResult);
+                                   callee->getName() != kBarrierResult &&
+                                   callee->getName() != kWarpArrive);
     }
     return true;
   };
@@ -1147,7 +1232,9 @@ void MarkUniform(Function& coroutine) {
 
 PreservedAnalyses ThreadLoopsPass::run(Module& m, ModuleAnalysisManager& mam) {
   Function* run_barrier_blocks = m.getFunction(kRunBarrierBlocks);
-  if (run_barrier_blocks == nullptr) return PreservedAnalyses::all();
+  Function* run_resumable_blocks = m.getFunction(kRunResumableBlocks);
+  if (run_barrier_blocks == nullptr && run_resumable_blocks == nullptr)
+    return PreservedAnalyses::all();
   FunctionAnalysisManager& fam =
       mam.getResult<FunctionAnalysisManagerModuleProxy>(m).getManager();
   SmallVector<Function*, 4> steps;
@@ -1159,7 +1246,9 @@ PreservedAnalyses ThreadLoopsPass::run(Module& m, ModuleAnalysisManager& mam) {
     bool only_runs = true;
     for (User* u : step->users()) {
       auto* call = dyn_cast<CallBase>(u);
-      if (call == nullptr || call->getCalledFunction() != run_barrier_blocks ||
+      if (call == nullptr || call->getCalledFunction() == nullptr ||
+          (call->getCalledFunction() != run_barrier_blocks &&
+           call->getCalledFunction() != run_resumable_blocks) ||
           call->getArgOperand(3) != step)
         only_runs = false;
       else
@@ -1172,7 +1261,7 @@ PreservedAnalyses ThreadLoopsPass::run(Module& m, ModuleAnalysisManager& mam) {
     GlobalVariable* loops = looper.Make(name);
     if (loops == nullptr) continue;
     FunctionCallee run = m.getOrInsertFunction(
-        kRunThreadLoops, run_barrier_blocks->getFunctionType());
+        kRunThreadLoops, calls.front()->getFunctionType());
     for (CallBase* call : calls) {
       call->setCalledFunction(run);
       call->setArgOperand(3, loops);

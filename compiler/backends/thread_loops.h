@@ -11,16 +11,22 @@ class Module;
 namespace kernelc::backends {
 
 // The threads of a block as loops, for resumable threads that wait at
-// barriers only (resumable_threads.cc makes those).
+// barriers and warp functions only (resumable_threads.cc makes those).
 //
-// Between two barriers every thread of a block runs the same region of the
-// kernel, from the wait where it stopped to its next one, and none depends
-// on another's progress within it. The executor already runs such threads
-// in rounds, one thread after another; here a round becomes a loop over
-// the block's threads, compiled with the region inlined into it, so that
-// LLVM optimizes the region across threads as it would a loop the kernel
-// wrote: values common to the threads are computed once, and the loop
-// vectorizes where the region allows (over threadIdx.x, innermost).
+// Between two waits the threads of a block run the same region of the
+// kernel, from the wait where each stopped to its next one, and none
+// depends on another's progress within it. The executor runs such threads
+// in rounds: a round runs every thread that can go on (after a barrier,
+// all; after a warp collective, the lanes of those it has completed) to
+// its next wait. Here a round becomes a loop over the block's threads per
+// region, compiled with the region inlined into it, so that LLVM optimizes
+// the region across threads as it would a loop the kernel wrote: values
+// common to the threads are computed once, and the loop vectorizes where
+// the region allows (over threadIdx.x, innermost). A barrier's arrival
+// adds the thread's predicate to the round's count; a warp function's
+// leaves the lane's request where the executor finds it (kc_host_loop_wait,
+// kernelc/cpu_exec.h), and the lane reads its result there in the next
+// region.
 //
 // What a thread keeps across a barrier stays in its coroutine frame, as
 // CoroSplit laid it out, only with each field's copies for all the threads
@@ -37,12 +43,23 @@ namespace kernelc::backends {
 // shared values are computed once per round rather than loaded for each
 // thread.
 //
+// MarkUniform then marks what every thread at a barrier holds alike (a
+// loop counter over tiles): a field that only ever holds such values is
+// read once per round, from the first thread at the region, so that the
+// loop sees it as invariant, its addresses affine in threadIdx.x and its
+// branches on it out of the loop (loop unswitching). The loads of the
+// kernel's arguments and of blockIdx and blockDim move before the loops.
+//
 // After CoroSplit, ThreadLoopsPass replaces each call of
-// kc_host_run_barrier_blocks whose step function RematerializeInvariants
-// prepared with one of kc_host_run_thread_loops (kernelc/cpu_exec.h), with
-// a kc_host_thread_loops that names the round function it makes. A thread
-// whose frame it cannot lay out again (a use of the frame it does not
-// know) keeps its step function.
+// kc_host_run_barrier_blocks or kc_host_run_resumable_blocks whose step
+// function Resumer marked
+// (kLoopsAttribute) with one of kc_host_run_thread_loops
+// (kernelc/cpu_exec.h), with a kc_host_thread_loops that names the round
+// function it makes, and its copy for x86-64-v3. A thread whose frame it
+// cannot lay out again (a use of the frame it does not know, a field
+// aligned to more than 16 bytes) keeps its step function. A call of a
+// function of the kernel's own, which may read threadIdx, gets it in
+// grid_state, as the executor sets it for a thread it steps.
 
 // Recomputes at each use, in `coroutine` (a thread function made into a
 // coroutine, not yet split, whose argument is the thread's context), the

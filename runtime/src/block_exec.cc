@@ -170,6 +170,19 @@ IndexText Text(const Index3& i) {
               static_cast<uint32_t>(i.z));
 }
 
+// The fields that compiler/backends/thread_loops.cc writes.
+static_assert(offsetof(WarpRequest, op) == 0 &&
+              offsetof(WarpRequest, mask) == 8 &&
+              offsetof(WarpRequest, size) == 12 &&
+              offsetof(WarpRequest, a) == 16 &&
+              offsetof(WarpRequest, b) == 20 &&
+              offsetof(WarpRequest, in) == 24);
+static_assert(offsetof(WarpLane, in) == 0 && offsetof(WarpLane, out) == 32 &&
+              offsetof(WarpLane, a) == 64 && offsetof(WarpLane, b) == 68 &&
+              offsetof(WarpLane, mask) == 72 &&
+              offsetof(WarpLane, size) == 76 && offsetof(WarpLane, op) == 80 &&
+              offsetof(WarpLane, context) == 88 && sizeof(WarpLane) == 96);
+
 constexpr int32_t kScheduler = -1;  // the worker's own context
 
 // A resumable thread's step (kc_host_run_resumable_blocks).
@@ -230,6 +243,12 @@ class Worker {
   void Retire();
   bool RunResumableBlock();
   bool RunLoopBlock();
+  // Threads as loops: whether a thread at `region` waits at a barrier;
+  // completes warp w's collectives whose lanes have all arrived, setting
+  // in `go` their lanes (false where it failed); reports the deadlock.
+  bool AtBarrier(uint8_t region) const;
+  bool CompleteLoopCollectives(uint32_t w, const uint8_t* where, uint32_t& go);
+  void LoopDeadlock(const uint8_t* where);
   void RunSweeps();
   void RunRounds();
   // Steps thread f, a resumable one, to its next wait or its end.
@@ -312,8 +331,10 @@ class Worker {
   // loop_frames_), and where each is between rounds.
   std::unique_ptr<unsigned char[]> loop_frames_;
   size_t loop_bytes_ = 0;
-  uint8_t at_[kMaxBlockThreads] = {};
+  std::unique_ptr<kc_host_loop_wait[]> loop_waits_;
+  uint8_t where_[kMaxBlockThreads] = {};
   uint8_t next_[kMaxBlockThreads] = {};
+  uint8_t next_wait_[kMaxBlockThreads] = {};
 
   // The launch.
   // This OS thread's grid_state: the worker, like a fiber, never moves to
@@ -589,64 +610,174 @@ void Worker::RunRounds() {
   }
 }
 
-// Threads as loops: each round runs the threads at each region to their
-// next barrier, that region's threads in thread order, one call of the
-// round function per region. Where every thread is at the same region, one
-// call runs them all without asking each where it is.
+// Threads as loops. Each round runs threads that can go on to their next
+// wait, one call of the round function per region they are at: after a
+// barrier every thread that has not returned, after a warp collective the
+// lanes of the collectives that the executor has completed, once every
+// lane they name that has not returned has made the same request. Where
+// every thread is at one region, one call runs them all without asking
+// each where it is.
 bool Worker::RunLoopBlock() {
   const uint64_t capacity = (threads_ + 15) / 16 * 16;
   const uint64_t bytes = loops_->frame_bytes * capacity;
   if (bytes > loop_bytes_) {
     loop_frames_.reset(new (std::nothrow) unsigned char[bytes + 64]);
     loop_bytes_ = loop_frames_ == nullptr ? 0 : bytes;
-    if (loop_frames_ == nullptr) {
-      Fail("cannot allocate the frames of %u threads", threads_);
-      return false;
-    }
+  }
+  if (loop_waits_ == nullptr)
+    loop_waits_.reset(new (std::nothrow) kc_host_loop_wait[kMaxBlockThreads]);
+  if (loop_frames_ == nullptr || loop_waits_ == nullptr) {
+    Fail("cannot allocate the frames of %u threads", threads_);
+    return false;
   }
   const uintptr_t base = reinterpret_cast<uintptr_t>(loop_frames_.get());
   void* frames = reinterpret_cast<void*>((base + 63) & ~uintptr_t{63});
-  uint8_t* at = at_;
+  kc_host_loop_wait* waits = loop_waits_.get();
+  const uint32_t warps = (threads_ + kWarpSize - 1) / kWarpSize;
+  uint8_t* where = where_;
   uint8_t* next = next_;
-  memset(at, KC_LOOP_START, threads_);
-  uint64_t regions[4] = {};
-  regions[KC_LOOP_START / 64] = uint64_t{1} << (KC_LOOP_START % 64);
-  bool all = true;
+  memset(where, KC_LOOP_START, threads_);
+  int32_t count = 0;
   int32_t result = 0;
   state_->executor = this;
   for (;;) {
-    int32_t count = 0;
-    // Every thread runs in a round where all do; else those that do not
-    // stay where they are (done).
-    if (!all) memset(next, KC_LOOP_DONE, threads_);
+    // Where the threads are: most often all at one wait.
+    const uint8_t first = where[0];
+    bool same = true;
+    for (uint32_t t = 1; t < threads_; ++t) same &= where[t] == first;
+    if (same && first == KC_LOOP_DONE) break;
+    uint32_t go[kMaxBlockThreads / kWarpSize];
+    bool collectives = !same || !AtBarrier(first);
+    bool all = same;
+    if (collectives) {
+      for (uint32_t w = 0; w < warps; ++w) {
+        if (!CompleteLoopCollectives(w, where, go[w])) {
+          state_->executor = nullptr;
+          return false;
+        }
+        all = all && go[w] == warps_[w].present;
+      }
+    }
+    uint64_t regions[4] = {};
+    const uint8_t* at = where;
+    if (all) {
+      if (!collectives && first != KC_LOOP_START) {
+        result = count;
+        count = 0;
+      }
+      regions[first / 64] = uint64_t{1} << (first % 64);
+    } else {
+      // The lanes of the completed collectives go on; with none, a barrier
+      // that every thread that has not returned waits at completes.
+      bool any = false;
+      for (uint32_t w = 0; w < warps; ++w) any = any || go[w] != 0;
+      bool barrier = !any;
+      for (uint32_t t = 0; t < threads_ && barrier; ++t)
+        barrier = where[t] == KC_LOOP_DONE || AtBarrier(where[t]);
+      if (!any && !barrier) {
+        LoopDeadlock(where);
+        state_->executor = nullptr;
+        return false;
+      }
+      if (barrier) {
+        result = count;
+        count = 0;
+      }
+      for (uint32_t t = 0; t < threads_; ++t) {
+        const bool runs =
+            where[t] != KC_LOOP_DONE &&
+            (barrier || ((go[t / kWarpSize] >> (t % kWarpSize)) & 1u) != 0);
+        next_wait_[t] = runs ? where[t] : KC_LOOP_WAIT;
+        if (runs) regions[where[t] / 64] |= uint64_t{1} << (where[t] % 64);
+      }
+      at = next_wait_;
+      // A thread that does not run stays where it is.
+      memcpy(next, where, threads_);
+    }
     for (uint32_t word = 0; word < 4; ++word)
       for (uint64_t bits = regions[word]; bits != 0; bits &= bits - 1) {
         const uint32_t region = word * 64 + __builtin_ctzll(bits);
         round_(thread_context_, frames, capacity, at, next, region, all, result,
-               &count);
+               &count, waits);
       }
-    result = count;
-    uint8_t* const ran = at;
-    at = next;
+    uint8_t* const ran = where;
+    where = next;
     next = ran;
-    // Where the threads are now: most often all at one barrier.
-    const uint8_t first = at[0];
-    bool same = true;
-    for (uint32_t t = 1; t < threads_; ++t) same &= at[t] == first;
-    memset(regions, 0, sizeof regions);
-    if (same) {
-      if (first == KC_LOOP_DONE) break;
-      regions[first / 64] = uint64_t{1} << (first % 64);
-      all = true;
-      continue;
-    }
-    all = false;
-    for (uint32_t t = 0; t < threads_; ++t)
-      if (at[t] != KC_LOOP_DONE)
-        regions[at[t] / 64] |= uint64_t{1} << (at[t] % 64);
   }
   state_->executor = nullptr;
   return true;
+}
+
+bool Worker::AtBarrier(uint8_t region) const {
+  return region == KC_LOOP_START ||
+         (region < loops_->regions && loops_->barriers[region] != nullptr);
+}
+
+bool Worker::CompleteLoopCollectives(uint32_t w, const uint8_t* where,
+                                     uint32_t& go) {
+  const kc_host_loop_wait* waits = loop_waits_.get();
+  const uint32_t base = w * kWarpSize;
+  const Warp& warp = warps_[w];
+  uint32_t live = 0;
+  uint32_t waiting = 0;
+  detail::ForLanes(warp.present, [&](int lane) {
+    const uint8_t region = where[base + lane];
+    if (region == KC_LOOP_DONE) return;
+    live |= 1u << lane;
+    if (!AtBarrier(region)) waiting |= 1u << lane;
+  });
+  go = 0;
+  for (uint32_t left = waiting; left != 0;) {
+    const int lane = __builtin_ctz(left);
+    const kc_host_loop_wait& request = waits[base + lane];
+    const auto* op = static_cast<const WarpCollective*>(request.op);
+    if (((request.mask >> lane) & 1u) == 0) {
+      Fail(
+          "thread %s calls %s with mask 0x%08x, which does not name its own "
+          "lane %d",
+          Text(fibers_[base + lane].index).text, op->name, request.mask, lane);
+      return false;
+    }
+    const uint32_t lanes = request.mask & live;
+    bool ready = (lanes & ~waiting) == 0;
+    detail::ForLanes(lanes, [&](int other) {
+      const kc_host_loop_wait& o = waits[base + other];
+      ready = ready && o.op == request.op && o.mask == request.mask &&
+              o.size == request.size;
+    });
+    left &= ready ? ~lanes : ~(1u << lane);
+    if (!ready) continue;
+    op->compute(lanes, request.size, &loop_waits_[base], request.context);
+    go |= lanes;
+  }
+  return true;
+}
+
+// No thread can go on: the executor's record of who waits where, for
+// Deadlock's message.
+void Worker::LoopDeadlock(const uint8_t* where) {
+  const kc_host_loop_wait* waits = loop_waits_.get();
+  const uint32_t warps = (threads_ + kWarpSize - 1) / kWarpSize;
+  for (uint32_t w = 0; w < warps; ++w) warps_[w].exited = warps_[w].waiting = 0;
+  for (uint32_t t = 0; t < threads_; ++t) {
+    Warp& warp = warps_[t / kWarpSize];
+    const uint32_t lane = t % kWarpSize;
+    Fiber& fiber = fibers_[t];
+    if (where[t] == KC_LOOP_DONE) {
+      fiber.wait = Wait::kDone;
+      warp.exited |= 1u << lane;
+    } else if (AtBarrier(where[t])) {
+      fiber.wait = Wait::kBarrier;
+      fiber.barrier = loops_->barriers[where[t]];
+    } else {
+      fiber.wait = Wait::kWarp;
+      warp.waiting |= 1u << lane;
+      warp.op[lane] = static_cast<const WarpCollective*>(waits[t].op);
+      warp.mask[lane] = waits[t].mask;
+      warp.size[lane] = waits[t].size;
+    }
+  }
+  Deadlock();
 }
 
 // Started by RunBlock, which it returns to at once: from then on it is

@@ -399,23 +399,23 @@ def test_threads_are_resumable_where_their_waits_are_their_own(tmp_path, monkeyp
     symbols = subprocess.run(["nm", library], capture_output=True, text=True,
                              check=True).stdout
     # Each resumable thread's step function, named after its entry; threads
-    # that wait at barriers only become loops over a block's threads, a round
-    # function (and its x86-64-v3 copy) each.
+    # that wait at barriers and warp functions only become loops over a
+    # block's threads, a round function (and its x86-64-v3 copy) each.
     kernels = ("inlined", "half_reduce", "early", "poll", "out_of_line")
 
     def named(suffix):
         return {name for name in kernels
                 if any(f"kc_resumable_ops_{name}_" in line and line.endswith(suffix)
                        for line in symbols.splitlines())}
-    assert named(".step") == {"half_reduce", "poll"}
-    assert named(".round") == {"inlined", "early"}
-    assert named(".round.x86_64_v3") == {"inlined", "early"}
+    assert named(".step") == {"poll"}
+    assert named(".round") == {"inlined", "half_reduce", "early"}
+    assert named(".round.x86_64_v3") == {"inlined", "half_reduce", "early"}
     code = subprocess.run(["objdump", "-d", library], capture_output=True, text=True,
                           check=True).stdout
     loops = {name for name in kernels for function in code.split("\n\n")
              if f"kc_resumable_ops_{name}_" in function.split("\n", 1)[0]
              and "<kc_host_run_thread_loops>" in function}
-    assert loops == {"inlined", "early"}
+    assert loops == {"inlined", "half_reduce", "early"}
 
 
 LOOPS = """#include <kernelc.h>
@@ -468,6 +468,27 @@ __global__ void helper(KC_IN("n") const float* x, KC_OUT("x") float* y) {
   __syncthreads();
   y[i] = buf[31 - t] + weighed(1.0f);
 }
+
+// Warps at different shuffles in one round, a partial last warp whose
+// lanes past 40 have returned, and a mask that names lanes that have.
+KC_BLOCKS("n / 40") KC_BLOCK(48)
+__global__ void lanes(KC_IN("n") const float* x, KC_OUT("x") float* y) {
+  __shared__ float buf[40];
+  const int t = threadIdx.x;
+  if (t >= 40) return;
+  const int i = blockIdx.x * 40 + t;
+  float v = x[i];
+  if (t < 32) v += __shfl_down_sync(0xffffffffu, v, 1);
+  v += __shfl_xor_sync(t < 32 ? 0xffffffffu : 0xffffu, v, 1);
+  buf[t] = v;
+  __syncthreads();
+  y[i] = buf[(t + 1) % 40];
+}
+
+KC_BLOCKS("1") KC_BLOCK(32)
+__global__ void own_lane(KC_IN("32") const float* x, KC_OUT("x") float* y) {
+  y[threadIdx.x] = __shfl_sync(0x1u, x[threadIdx.x], 0);
+}
 """
 
 
@@ -477,7 +498,7 @@ def test_barrier_threads_run_as_loops(tmp_path, monkeypatch):
     library, = (tmp_path / "out" / "loop_ops").glob("*.so")
     symbols = subprocess.run(["nm", library], capture_output=True, text=True,
                              check=True).stdout
-    for name in ("scan3d", "ragged", "helper"):
+    for name in ("scan3d", "ragged", "helper", "lanes"):
         assert any(f"kc_loop_ops_{name}_" in line and line.endswith(".round")
                    for line in symbols.splitlines()), name
     x = np.random.default_rng(7).standard_normal(64 * 5).astype(np.float32)
@@ -496,3 +517,14 @@ def test_barrier_threads_run_as_loops(tmp_path, monkeypatch):
     want = x[:, ::-1] * (32 - lanes) + (lanes + 1)
     np.testing.assert_allclose(np.asarray(ops.helper(x.reshape(-1))), want.reshape(-1),
                                rtol=1e-6)
+    x = np.random.default_rng(8).standard_normal(40 * 4).astype(np.float32)
+    v = x.reshape(4, 40).copy()
+    v[:, :31] += v[:, 1:32]
+    v[:, 31] += v[:, 31]
+    v = v + v[:, np.arange(40) ^ 1]
+    np.testing.assert_allclose(np.asarray(jax.jit(ops.lanes)(x)),
+                               np.roll(v, -1, axis=1).reshape(-1), rtol=1e-5, atol=1e-6)
+    with pytest.raises(Exception, match=_re(
+            "own_lane: block (0, 0, 0): thread (1, 0, 0) calls __shfl_sync with mask "
+            "0x00000001, which does not name its own lane 1")):
+        jax.block_until_ready(ops.own_lane(x[:32]))

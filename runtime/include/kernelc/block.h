@@ -67,6 +67,14 @@ struct WarpLane {
   alignas(16) unsigned char out[kMaxLaneBytes];
   int32_t a;
   int32_t b;
+  // The rest of the request of a lane whose block runs as loops
+  // (kc_host_run_thread_loops, kernelc/cpu_exec.h), which the lane writes
+  // here itself: the collective (a WarpCollective), its mask and value
+  // size, and the context its WarpCall named.
+  uint32_t mask;
+  uint32_t size;
+  const void* op;
+  const void* context;
 };
 
 // A kind of warp collective: its CUDA name (for error messages) and the

@@ -21,21 +21,21 @@
 //    callee-saved registers and the stack pointer). Where kernelc compiles
 //    the kernel with its own Clang, it makes the thread a resumable function
 //    instead wherever it can (kc_host_run_resumable_blocks, below), and
-//    threads that wait at barriers only as loops over the block's threads
+//    one that waits at barriers and warp functions only a loop over the
+//    block's threads per region between its waits
 //    (kc_host_run_thread_loops): the rules are the same, only a switch is
-//    cheaper, or, in loops, gone. A block's threads run on
-//    the OS thread that runs the block, one at a time, starting in thread
-//    order. A thread runs until it calls a barrier or a warp function, or
-//    returns; then the next thread that can go on runs. A barrier completes
-//    when every thread of the block that has not returned has called one, a
-//    warp function when every lane its mask names that has not returned has
-//    made the same call (as on GPUs since Volta: a thread that returns
-//    early leaves the barriers to the others); the thread that completes it
-//    computes the results, makes the waiting threads ready and goes on. The
-//    kernel's code runs unchanged, barriers may sit anywhere (in loops,
-//    branches, helper functions), and a switch costs some 10 to 15
-//    nanoseconds, where an OS thread per CUDA thread would cost a kernel
-//    context switch and 1024 threads per block.
+//    cheaper, or, in loops, gone. A block's threads run on the OS thread
+//    that runs the block, one at a time, starting in thread order. A thread
+//    runs until it calls a barrier or a warp function, or returns; then the
+//    next thread that can go on runs. A barrier completes when every thread of
+//    the block that has not returned has called one, a warp function when every
+//    lane its mask names that has not returned has made the same call (as on
+//    GPUs since Volta: a thread that returns early leaves the barriers to the
+//    others); the thread that completes it computes the results, makes the
+//    waiting threads ready and goes on. The kernel's code runs unchanged,
+//    barriers may sit anywhere (in loops, branches, helper functions), and a
+//    switch costs some 10 to 15 nanoseconds, where an OS thread per CUDA thread
+//    would cost a kernel context switch and 1024 threads per block.
 //
 // Threads switch only in those calls: a thread that spins waiting for
 // another thread of its block without calling one never lets it run (a
@@ -419,24 +419,34 @@ int32_t kc_host_run_resumable_blocks(
 int32_t kc_host_run_barrier_blocks(
     const kc_block_range* range, const char* kernel, kc_error* error,
     int32_t (*step)(const void* context, void** frame), const void* context);
-// The same for threads whose only waits are barriers, compiled as loops
-// (compiler/backends/thread_loops.h): a block runs in rounds, each a call
-// of `round` (or, on processors of x86-64-v3, `round_x86_64_v3`) per
-// region that threads are at. A round runs every thread that `at` says is
-// at `region` (every thread of the block, where `all`) to its next barrier
-// or its end, and writes where each is then to `next`: a region, or
-// KC_LOOP_DONE (kernelc/launch.h). Threads start at KC_LOOP_START. Their
-// frames are `frames`, frame_bytes per thread of the `capacity` (a multiple
-// of 16) that they hold, 64-byte aligned. The threads' barriers in a round
-// return `barrier_result`, and add their predicates to *barrier_count.
+// The same for threads whose only waits are barriers and warp collectives,
+// compiled as loops (compiler/backends/thread_loops.h): a block runs in
+// rounds, each a call of `round` (or, on processors of x86-64-v3,
+// `round_x86_64_v3`) per region that the threads to run are at. A round
+// runs every thread that `at` says is at `region` (every thread of the
+// block, where `all`) to its next wait or its end, and writes where each is
+// then to `next`: a region, or KC_LOOP_DONE (kernelc/launch.h). Threads
+// start at KC_LOOP_START; KC_LOOP_WAIT in `at` keeps a thread from running.
+// Their frames are `frames`, frame_bytes per thread of the `capacity` (a
+// multiple of 16) that they hold, 64-byte aligned. The threads' barriers
+// in a round return `barrier_result`, and add their predicates to
+// *barrier_count. A thread that arrives at a warp collective leaves its
+// request in waits[t] (the warp's lanes side by side, as the collective's
+// compute function takes them), and, once the executor has completed the
+// collective, finds its result in waits[t].out. barriers[r] names the
+// barrier at region r (of `regions`), null where r is a warp collective.
+typedef kc::host::WarpLane kc_host_loop_wait;
 typedef void (*kc_host_round)(const void* context, void* frames,
                               uint64_t capacity, const uint8_t* at,
                               uint8_t* next, uint32_t region, uint32_t all,
-                              int32_t barrier_result, int32_t* barrier_count);
+                              int32_t barrier_result, int32_t* barrier_count,
+                              kc_host_loop_wait* waits);
 typedef struct kc_host_thread_loops {
   uint64_t frame_bytes;
   kc_host_round round;
   kc_host_round round_x86_64_v3;
+  uint32_t regions;
+  const char* const* barriers;
 } kc_host_thread_loops;
 int32_t kc_host_run_thread_loops(const kc_block_range* range,
                                  const char* kernel, kc_error* error,
