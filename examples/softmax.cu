@@ -1,9 +1,9 @@
 // softmax: each row of x softmaxed by a block of 256 threads, a CUDA kernel
 // that needs its block: every thread takes a strided part of the row, warps
 // reduce with shuffles, and the warps' results meet in shared memory after
-// a barrier. On the CPU it runs under kernelc's block executor, each thread
-// of a block a function that returns at each barrier and shuffle and is
-// called again to go on; the rows spread over XLA's thread pool.
+// a barrier. On the CPU it runs under kernelc's block executor, the code
+// between two of its barriers and shuffles compiled as a loop over the
+// block's threads; the rows spread over XLA's thread pool.
 #include <kernelc.h>
 
 #include <math.h>
