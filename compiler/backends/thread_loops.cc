@@ -290,10 +290,14 @@ enum RoundArg : unsigned {
   kRoundContext,
   kRoundFrames,
   kRoundCapacity,
-  kRoundAt,
   kRoundNext,
   kRoundRegion,
-  kRoundAll,
+  kRoundXBegin,  // the threads' range: [begin, end) in x, y and z
+  kRoundXEnd,
+  kRoundYBegin,
+  kRoundYEnd,
+  kRoundZBegin,
+  kRoundZEnd,
   kRoundBarrierResult,
   kRoundBarrierCount,
   kRoundWaits,
@@ -331,9 +335,10 @@ class Looper {
   bool RewriteSuspends(Function& body);
   // Marks the fields that only ever hold uniform values.
   void FindUniform(Function& ramp, Function& resume);
-  // The loops of a round over the threads at `region`; returns their entry.
-  BasicBlock* Loops(Function& round, Function& body, uint8_t region,
-                    bool predicated, Value* dims[3], BasicBlock* exit);
+  // The loops of a round over a range of the threads (all at the region
+  // of `body`); returns their entry.
+  BasicBlock* Loops(Function& round, Function& body, Value* dims[3],
+                    BasicBlock* exit);
   Function* Round(StringRef name, ArrayRef<std::pair<uint8_t, Function*>>);
 
   Module& m_;
@@ -364,7 +369,7 @@ bool Looper::FindRegions(Function& resume, StructType& frame) {
     index_type_ = load->getType();
     for (auto& c : sw->cases()) {
       const uint64_t region = c.getCaseValue()->getZExtValue();
-      if (region >= KC_LOOP_WAIT) return false;
+      if (region >= KC_LOOP_START) return false;
       regions_.push_back(region);
     }
     return index_type_->getIntegerBitWidth() <= 8 && !regions_.empty();
@@ -773,8 +778,8 @@ bool Looper::RewriteCalls(Function& body) {
   return true;
 }
 
-BasicBlock* Looper::Loops(Function& round, Function& body, uint8_t region,
-                          bool predicated, Value* dims[3], BasicBlock* exit) {
+BasicBlock* Looper::Loops(Function& round, Function& body, Value* dims[3],
+                          BasicBlock* exit) {
   Type* i8 = Type::getInt8Ty(c_);
   Type* i32 = Type::getInt32Ty(c_);
   Type* i64 = Type::getInt64Ty(c_);
@@ -784,28 +789,27 @@ BasicBlock* Looper::Loops(Function& round, Function& body, uint8_t region,
   BasicBlock* pre = block("kc.round");
   BasicBlock* z_loop = block("kc.z");
   BasicBlock* y_loop = block("kc.y");
-  BasicBlock* x_loop = block("kc.x");
   BasicBlock* run = block("kc.thread");
   BasicBlock* x_latch = block("kc.x.next");
   BasicBlock* y_latch = block("kc.y.next");
   BasicBlock* z_latch = block("kc.z.next");
-  // The first thread at the region, whose uniform fields the round reads.
+  Argument* frames = round.getArg(kRoundFrames);
+  Argument* capacity = round.getArg(kRoundCapacity);
+  Value* begin[3] = {round.getArg(kRoundXBegin), round.getArg(kRoundYBegin),
+                     round.getArg(kRoundZBegin)};
+  Value* end[3] = {round.getArg(kRoundXEnd), round.getArg(kRoundYEnd),
+                   round.getArg(kRoundZEnd)};
+  auto linear = [&](IRBuilder<>& b, Value* x, Value* y, Value* z) {
+    Value* row =
+        b.CreateAdd(b.CreateMul(z, dims[1], "", true, true), y, "", true, true);
+    return b.CreateAdd(b.CreateMul(b.CreateZExt(row, i64),
+                                   b.CreateZExt(dims[0], i64), "", true, true),
+                       b.CreateZExt(x, i64), "", true, true);
+  };
+  // The first thread of the range, whose uniform fields the round reads:
+  // every thread of the range is at the region.
   IRBuilder<> b(pre);
-  Value* first = b.getInt64(0);
-  if (predicated) {
-    BasicBlock* scan = block("kc.first");
-    BasicBlock* found = block("kc.found");
-    b.CreateBr(scan);
-    b.SetInsertPoint(scan);
-    PHINode* f = b.CreatePHI(i64, 2, "first");
-    f->addIncoming(b.getInt64(0), pre);
-    Value* at =
-        b.CreateLoad(i8, b.CreateInBoundsGEP(i8, round.getArg(kRoundAt), f));
-    f->addIncoming(b.CreateAdd(f, b.getInt64(1), "", true, true), scan);
-    b.CreateCondBr(b.CreateICmpEQ(at, b.getInt8(region)), found, scan);
-    b.SetInsertPoint(found);
-    first = f;
-  }
+  Value* first = linear(b, begin[0], begin[1], begin[2]);
   IRBuilder<> e(&round.getEntryBlock(), round.getEntryBlock().begin());
   AllocaInst* uniform = e.CreateAlloca(
       ArrayType::get(i8, frames_.frame_bytes()), nullptr, "kc.uniform");
@@ -814,39 +818,21 @@ BasicBlock* Looper::Loops(Function& round, Function& body, uint8_t region,
     if (!f.uniform) continue;
     b.CreateMemCpy(
         b.CreateConstInBoundsGEP1_64(i8, uniform, f.offset), Align(1),
-        frames_.Address(b, round.getArg(kRoundFrames),
-                        round.getArg(kRoundCapacity), first, f.offset),
-        f.align, f.size);
+        frames_.Address(b, frames, capacity, first, f.offset), f.align, f.size);
   }
-  BasicBlock* into = b.GetInsertBlock();
   b.CreateBr(z_loop);
 
   b.SetInsertPoint(z_loop);
   PHINode* z = b.CreatePHI(i32, 2, "z");
-  Value* zy = b.CreateMul(z, dims[1], "", true, true);
   b.CreateBr(y_loop);
-
   b.SetInsertPoint(y_loop);
   PHINode* y = b.CreatePHI(i32, 2, "y");
-  Value* row =
-      b.CreateMul(b.CreateZExt(b.CreateAdd(zy, y, "", true, true), i64),
-                  b.CreateZExt(dims[0], i64), "", true, true);
-  b.CreateBr(x_loop);
-
-  b.SetInsertPoint(x_loop);
-  PHINode* x = b.CreatePHI(i32, 2, "x");
-  Value* t = b.CreateAdd(row, b.CreateZExt(x, i64), "t", true, true);
-  Argument* frames = round.getArg(kRoundFrames);
-  Argument* capacity = round.getArg(kRoundCapacity);
-  if (predicated) {
-    Value* at =
-        b.CreateLoad(i8, b.CreateInBoundsGEP(i8, round.getArg(kRoundAt), t));
-    b.CreateCondBr(b.CreateICmpEQ(at, b.getInt8(region)), run, x_latch);
-  } else {
-    b.CreateBr(run);
-  }
+  Value* row = linear(b, b.getInt32(0), y, z);
+  b.CreateBr(run);
 
   b.SetInsertPoint(run);
+  PHINode* x = b.CreatePHI(i32, 2, "x");
+  Value* t = b.CreateAdd(row, b.CreateZExt(x, i64), "t", true, true);
   Value* args[kBodyArgs];
   args[kBodyContext] = round.getArg(kRoundContext);
   args[kBodyFrames] = frames;
@@ -866,8 +852,7 @@ BasicBlock* Looper::Loops(Function& round, Function& body, uint8_t region,
 
   b.SetInsertPoint(x_latch);
   Value* x1 = b.CreateAdd(x, b.getInt32(1), "", true, true);
-  BranchInst* back =
-      b.CreateCondBr(b.CreateICmpULT(x1, dims[0]), x_loop, y_latch);
+  BranchInst* back = b.CreateCondBr(b.CreateICmpULT(x1, end[0]), run, y_latch);
   // One vector at a time: blocks are often only 16 or 32 threads wide.
   MDNode* interleave =
       MDNode::get(c_, {MDString::get(c_, "llvm.loop.interleave.count"),
@@ -877,16 +862,16 @@ BasicBlock* Looper::Loops(Function& round, Function& body, uint8_t region,
   back->setMetadata(LLVMContext::MD_loop, loop);
   b.SetInsertPoint(y_latch);
   Value* y1 = b.CreateAdd(y, b.getInt32(1), "", true, true);
-  b.CreateCondBr(b.CreateICmpULT(y1, dims[1]), y_loop, z_latch);
+  b.CreateCondBr(b.CreateICmpULT(y1, end[1]), y_loop, z_latch);
   b.SetInsertPoint(z_latch);
   Value* z1 = b.CreateAdd(z, b.getInt32(1), "", true, true);
-  b.CreateCondBr(b.CreateICmpULT(z1, dims[2]), z_loop, exit);
+  b.CreateCondBr(b.CreateICmpULT(z1, end[2]), z_loop, exit);
 
-  z->addIncoming(b.getInt32(0), into);
+  z->addIncoming(begin[2], pre);
   z->addIncoming(z1, z_latch);
-  y->addIncoming(b.getInt32(0), z_loop);
+  y->addIncoming(begin[1], z_loop);
   y->addIncoming(y1, y_latch);
-  x->addIncoming(b.getInt32(0), y_loop);
+  x->addIncoming(begin[0], y_loop);
   x->addIncoming(x1, x_latch);
   return pre;
 }
@@ -895,16 +880,17 @@ Function* Looper::Round(StringRef name,
                         ArrayRef<std::pair<uint8_t, Function*>> bodies) {
   Type* i32 = Type::getInt32Ty(c_);
   Type* i64 = Type::getInt64Ty(c_);
-  FunctionType* type = FunctionType::get(
-      Type::getVoidTy(c_),
-      {ptr_, ptr_, i64, ptr_, ptr_, i32, i32, i32, ptr_, ptr_}, false);
+  FunctionType* type = FunctionType::get(Type::getVoidTy(c_),
+                                         {ptr_, ptr_, i64, ptr_, i32, i32, i32,
+                                          i32, i32, i32, i32, i32, ptr_, ptr_},
+                                         false);
   Function* round =
       Function::Create(type, GlobalValue::InternalLinkage, name + ".round", m_);
   round->setAttributes(AttributeList::get(
       c_, bodies.front().second->getAttributes().getFnAttrs(), AttributeSet(),
       {}));
   round->removeFnAttr(Attribute::AlwaysInline);
-  for (unsigned arg : {kRoundFrames, kRoundAt, kRoundNext, kRoundBarrierCount})
+  for (unsigned arg : {kRoundFrames, kRoundNext, kRoundBarrierCount})
     round->addParamAttr(arg, Attribute::NoAlias);
 
   BasicBlock* entry = BasicBlock::Create(c_, "entry", round);
@@ -920,14 +906,8 @@ Function* Looper::Round(StringRef name,
                               b.getInt8Ty(), state, kBlockDimOffset + 4 * d));
   SwitchInst* sw =
       b.CreateSwitch(round->getArg(kRoundRegion), exit, bodies.size());
-  for (auto [region, body] : bodies) {
-    BasicBlock* start = BasicBlock::Create(c_, "kc.region", round, exit);
-    sw->addCase(b.getInt32(region), start);
-    BasicBlock* all = Loops(*round, *body, region, false, dims, exit);
-    BasicBlock* some = Loops(*round, *body, region, true, dims, exit);
-    IRBuilder<> s(start);
-    s.CreateCondBr(s.CreateIsNotNull(round->getArg(kRoundAll)), all, some);
-  }
+  for (auto [region, body] : bodies)
+    sw->addCase(b.getInt32(region), Loops(*round, *body, dims, exit));
   // The bodies into the loops.
   SmallVector<CallInst*, 16> calls;
   for (Instruction& i : instructions(*round))

@@ -334,7 +334,6 @@ class Worker {
   std::unique_ptr<kc_host_loop_wait[]> loop_waits_;
   uint8_t where_[kMaxBlockThreads] = {};
   uint8_t next_[kMaxBlockThreads] = {};
-  uint8_t next_wait_[kMaxBlockThreads] = {};
 
   // The launch.
   // This OS thread's grid_state: the worker, like a fiber, never moves to
@@ -634,6 +633,9 @@ bool Worker::RunLoopBlock() {
   void* frames = reinterpret_cast<void*>((base + 63) & ~uintptr_t{63});
   kc_host_loop_wait* waits = loop_waits_.get();
   const uint32_t warps = (threads_ + kWarpSize - 1) / kWarpSize;
+  const uint32_t width = static_cast<uint32_t>(state_->block_dim.x);
+  const uint32_t height = static_cast<uint32_t>(state_->block_dim.y);
+  const uint32_t depth = static_cast<uint32_t>(state_->block_dim.z);
   uint8_t* where = where_;
   uint8_t* next = next_;
   memset(where, KC_LOOP_START, threads_);
@@ -658,14 +660,13 @@ bool Worker::RunLoopBlock() {
         all = all && go[w] == warps_[w].present;
       }
     }
-    uint64_t regions[4] = {};
-    const uint8_t* at = where;
     if (all) {
       if (!collectives && first != KC_LOOP_START) {
         result = count;
         count = 0;
       }
-      regions[first / 64] = uint64_t{1} << (first % 64);
+      round_(thread_context_, frames, capacity, next, first, 0, width, 0,
+             height, 0, depth, result, &count, waits);
     } else {
       // The lanes of the completed collectives go on; with none, a barrier
       // that every thread that has not returned waits at completes.
@@ -683,23 +684,31 @@ bool Worker::RunLoopBlock() {
         result = count;
         count = 0;
       }
-      for (uint32_t t = 0; t < threads_; ++t) {
+      // A thread that does not run stays where it is.
+      memcpy(next, where, threads_);
+      // One call for each run of threads of a row at one region.
+      for (uint32_t t = 0; t < threads_;) {
         const bool runs =
             where[t] != KC_LOOP_DONE &&
             (barrier || ((go[t / kWarpSize] >> (t % kWarpSize)) & 1u) != 0);
-        next_wait_[t] = runs ? where[t] : KC_LOOP_WAIT;
-        if (runs) regions[where[t] / 64] |= uint64_t{1} << (where[t] % 64);
-      }
-      at = next_wait_;
-      // A thread that does not run stays where it is.
-      memcpy(next, where, threads_);
-    }
-    for (uint32_t word = 0; word < 4; ++word)
-      for (uint64_t bits = regions[word]; bits != 0; bits &= bits - 1) {
-        const uint32_t region = word * 64 + __builtin_ctzll(bits);
-        round_(thread_context_, frames, capacity, at, next, region, all, result,
+        if (!runs) {
+          ++t;
+          continue;
+        }
+        const uint32_t row = t / width;
+        uint32_t end = t + 1;
+        while (
+            end < (row + 1) * width && where[end] == where[t] &&
+            (barrier || ((go[end / kWarpSize] >> (end % kWarpSize)) & 1u) != 0))
+          ++end;
+        const uint32_t y = row % height;
+        const uint32_t z = row / height;
+        round_(thread_context_, frames, capacity, next, where[t],
+               t - row * width, end - row * width, y, y + 1, z, z + 1, result,
                &count, waits);
+        t = end;
       }
+    }
     uint8_t* const ran = where;
     where = next;
     next = ran;

@@ -421,24 +421,26 @@ int32_t kc_host_run_barrier_blocks(
     int32_t (*step)(const void* context, void** frame), const void* context);
 // The same for threads whose only waits are barriers and warp collectives,
 // compiled as loops (compiler/backends/thread_loops.h): a block runs in
-// rounds, each a call of `round` (or, on processors of x86-64-v3,
-// `round_x86_64_v3`) per region that the threads to run are at. A round
-// runs every thread that `at` says is at `region` (every thread of the
-// block, where `all`) to its next wait or its end, and writes where each is
-// then to `next`: a region, or KC_LOOP_DONE (kernelc/launch.h). Threads
-// start at KC_LOOP_START; KC_LOOP_WAIT in `at` keeps a thread from running.
-// Their frames are `frames`, frame_bytes per thread of the `capacity` (a
-// multiple of 16) that they hold, 64-byte aligned. The threads' barriers
-// in a round return `barrier_result`, and add their predicates to
-// *barrier_count. A thread that arrives at a warp collective leaves its
-// request in waits[t] (the warp's lanes side by side, as the collective's
-// compute function takes them), and, once the executor has completed the
-// collective, finds its result in waits[t].out. barriers[r] names the
-// barrier at region r (of `regions`), null where r is a warp collective.
+// rounds of calls of `round` (or, on processors of x86-64-v3,
+// `round_x86_64_v3`). A call runs the threads whose threadIdx is in
+// [x_begin, x_end) x [y_begin, y_end) x [z_begin, z_end), all at
+// `region`, to their next wait or their end, and writes where each is then
+// to `next[t]` (t, the thread's linear index): a region, or KC_LOOP_DONE
+// (kernelc/launch.h). Threads start at KC_LOOP_START. Their frames are
+// `frames`, frame_bytes per thread of the `capacity` (a multiple of 16)
+// that they hold, 64-byte aligned. The threads' barriers return
+// `barrier_result`, and add their predicates to *barrier_count. A thread
+// that arrives at a warp collective leaves its request in waits[t] (the
+// warp's lanes side by side, as the collective's compute function takes
+// them), and, once the executor has completed the collective, finds its
+// result in waits[t].out. barriers[r] names the barrier at region r (of
+// `regions`), null where r is a warp collective.
 typedef kc::host::WarpLane kc_host_loop_wait;
 typedef void (*kc_host_round)(const void* context, void* frames,
-                              uint64_t capacity, const uint8_t* at,
-                              uint8_t* next, uint32_t region, uint32_t all,
+                              uint64_t capacity, uint8_t* next, uint32_t region,
+                              uint32_t x_begin, uint32_t x_end,
+                              uint32_t y_begin, uint32_t y_end,
+                              uint32_t z_begin, uint32_t z_end,
                               int32_t barrier_result, int32_t* barrier_count,
                               kc_host_loop_wait* waits);
 typedef struct kc_host_thread_loops {

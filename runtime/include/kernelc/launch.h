@@ -58,7 +58,6 @@ enum {
 // kc_host_run_thread_loops) is between rounds, besides the regions that
 // its frame's index names (below these).
 enum {
-  KC_LOOP_WAIT = 0xfd,   // waits while others run
   KC_LOOP_START = 0xfe,  // not started
   KC_LOOP_DONE = 0xff,   // returned
 };
