@@ -247,7 +247,8 @@ class Worker {
   // completes warp w's collectives whose lanes have all arrived, setting
   // in `go` their lanes (false where it failed); reports the deadlock.
   bool AtBarrier(uint8_t region) const;
-  bool CompleteLoopCollectives(uint32_t w, const uint8_t* where, uint32_t& go);
+  bool CompleteLoopCollectives(uint32_t w, const uint8_t* where,
+                               bool all_waiting, uint32_t& go);
   void LoopDeadlock(const uint8_t* where);
   void RunSweeps();
   void RunRounds();
@@ -653,7 +654,7 @@ bool Worker::RunLoopBlock() {
     bool all = same;
     if (collectives) {
       for (uint32_t w = 0; w < warps; ++w) {
-        if (!CompleteLoopCollectives(w, where, go[w])) {
+        if (!CompleteLoopCollectives(w, where, same, go[w])) {
           state_->executor = nullptr;
           return false;
         }
@@ -723,18 +724,20 @@ bool Worker::AtBarrier(uint8_t region) const {
 }
 
 bool Worker::CompleteLoopCollectives(uint32_t w, const uint8_t* where,
-                                     uint32_t& go) {
+                                     bool all_waiting, uint32_t& go) {
   const kc_host_loop_wait* waits = loop_waits_.get();
   const uint32_t base = w * kWarpSize;
   const Warp& warp = warps_[w];
-  uint32_t live = 0;
-  uint32_t waiting = 0;
-  detail::ForLanes(warp.present, [&](int lane) {
-    const uint8_t region = where[base + lane];
-    if (region == KC_LOOP_DONE) return;
-    live |= 1u << lane;
-    if (!AtBarrier(region)) waiting |= 1u << lane;
-  });
+  // Every lane, where all the block's threads wait at one collective.
+  uint32_t live = all_waiting ? warp.present : 0;
+  uint32_t waiting = live;
+  if (!all_waiting)
+    detail::ForLanes(warp.present, [&](int lane) {
+      const uint8_t region = where[base + lane];
+      if (region == KC_LOOP_DONE) return;
+      live |= 1u << lane;
+      if (!AtBarrier(region)) waiting |= 1u << lane;
+    });
   go = 0;
   for (uint32_t left = waiting; left != 0;) {
     const int lane = __builtin_ctz(left);
