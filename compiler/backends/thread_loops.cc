@@ -351,6 +351,9 @@ class Looper {
   Type* index_type_ = nullptr;
   SmallVector<uint64_t, 16> regions_;
   std::optional<uint64_t> context_offset_;
+  // Whether the resume function dispatches on the index (more than one
+  // wait), or goes to the one wait at once.
+  bool dispatch_ = false;
   // The barrier each region starts at (its name), where it is a barrier.
   std::map<uint64_t, Constant*> barriers_;
   FunctionType* body_type_ = nullptr;
@@ -367,6 +370,7 @@ bool Looper::FindRegions(Function& resume, StructType& frame) {
       continue;
     index_offset_ = offset;
     index_type_ = load->getType();
+    dispatch_ = true;
     for (auto& c : sw->cases()) {
       const uint64_t region = c.getCaseValue()->getZExtValue();
       if (region >= KC_LOOP_START) return false;
@@ -491,6 +495,7 @@ Function* Looper::Body(Function& from, std::optional<uint64_t> region) {
   if (region.has_value()) {
     // The resume function's dispatch, on the frame's index, goes to the
     // region's start.
+    bool dispatched = false;
     for (Instruction& i : instructions(*body)) {
       auto* sw = dyn_cast<SwitchInst>(&i);
       if (sw == nullptr) continue;
@@ -502,7 +507,13 @@ Function* Looper::Body(Function& from, std::optional<uint64_t> region) {
         continue;
       sw->setCondition(ConstantInt::get(load->getType(), *region));
       RecursivelyDeleteTriviallyDeadInstructions(load);
+      dispatched = true;
       break;
+    }
+    // The index is not kept: a dispatch left on it would read nothing.
+    if (dispatched != dispatch_) {
+      body->eraseFromParent();
+      return nullptr;
     }
   } else {
     // The ramp's frame, from the executor, is the frames' thread t.
@@ -1052,13 +1063,18 @@ void HoistInvariants(Function& round) {
     if (load->use_empty()) load->eraseFromParent();
 }
 
-// Erases `functions` that nothing but each other uses.// Erases `functions`
-// that nothing but each other uses.
-void EraseUnused(ArrayRef<Function*> functions) {
-  for (Function* f : functions)
-    if (f != nullptr) f->dropAllReferences();
-  for (Function* f : functions)
-    if (f != nullptr && f->use_empty()) f->eraseFromParent();
+// Erases those of `functions` that nothing uses, or that only the others
+// erased used.
+void EraseUnused(SmallVector<Function*, 8> functions) {
+  for (bool erased = true; erased;) {
+    erased = false;
+    for (Function*& f : functions) {
+      if (f == nullptr || !f->use_empty()) continue;
+      f->eraseFromParent();
+      f = nullptr;
+      erased = true;
+    }
+  }
 }
 
 }  // namespace
