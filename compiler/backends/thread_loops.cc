@@ -321,7 +321,9 @@ class Looper {
 
  private:
   // Finds the frame's index field and the regions (its values).
-  bool FindRegions(Function& resume, StructType& frame);
+  bool FindRegions(Function& ramp, Function& resume);
+  // Whether `p` points into the frame that `ramp` gets from the executor.
+  bool InFrame(Function& ramp, const Value* p) const;
   // Where the context is kept in the frame, if it is.
   bool FindContext(Function& ramp);
   // A copy of `from` (the ramp, or the resume function for `region`) with
@@ -359,7 +361,15 @@ class Looper {
   FunctionType* body_type_ = nullptr;
 };
 
-bool Looper::FindRegions(Function& resume, StructType& frame) {
+bool Looper::InFrame(Function& ramp, const Value* p) const {
+  int64_t offset = 0;
+  const auto* call = dyn_cast<CallInst>(Base(p, dl_, offset));
+  return call != nullptr && call->getFunction() == &ramp &&
+         call->getCalledFunction() != nullptr &&
+         call->getCalledFunction()->getName() == kThreadFrame;
+}
+
+bool Looper::FindRegions(Function& ramp, Function& resume) {
   for (Instruction& i : instructions(resume)) {
     auto* sw = dyn_cast<SwitchInst>(&i);
     if (sw == nullptr) continue;
@@ -379,14 +389,33 @@ bool Looper::FindRegions(Function& resume, StructType& frame) {
     return index_type_->getIntegerBitWidth() <= 8 && !regions_.empty();
   }
   // A thread with one wait: the resume function goes there at once, and
-  // the index, CoroSplit's last field, is always 0.
-  Type* last = frame.getElementType(frame.getNumElements() - 1);
-  if (!last->isIntegerTy() || last->getIntegerBitWidth() > 8) return false;
-  index_offset_ =
-      dl_.getStructLayout(&frame)->getElementOffset(frame.getNumElements() - 1);
-  index_type_ = last;
-  regions_.push_back(0);
-  return true;
+  // the index is 0. The ramp stores it where the thread suspends, after
+  // the arrival says so.
+  for (Instruction& i : instructions(ramp)) {
+    auto* store = dyn_cast<StoreInst>(&i);
+    if (store == nullptr || !isa<ConstantInt>(store->getValueOperand()) ||
+        store->getValueOperand()->getType()->getIntegerBitWidth() > 8 ||
+        !InFrame(ramp, store->getPointerOperand()))
+      continue;
+    const BasicBlock* from = store->getParent()->getSinglePredecessor();
+    const auto* branch =
+        from != nullptr ? dyn_cast<BranchInst>(from->getTerminator()) : nullptr;
+    const auto* arrival = branch != nullptr && branch->isConditional()
+                              ? dyn_cast<CallInst>(branch->getCondition())
+                              : nullptr;
+    const Function* wait =
+        arrival != nullptr ? arrival->getCalledFunction() : nullptr;
+    if (wait == nullptr ||
+        (wait->getName() != kBarrierArrive && wait->getName() != kWarpArrive))
+      continue;
+    int64_t offset = 0;
+    Base(store->getPointerOperand(), dl_, offset);
+    index_offset_ = offset;
+    index_type_ = store->getValueOperand()->getType();
+    regions_.push_back(0);
+    return true;
+  }
+  return false;
 }
 
 // A value MarkUniform marked, or one CoroSplit passes on unchanged.
@@ -421,13 +450,8 @@ void Looper::FindUniform(Function& ramp, Function& resume) {
         if (!u->getType()->isPointerTy()) continue;
         int64_t offset = 0;
         const Value* base = Base(u.get(), dl_, offset);
-        const bool in_frame =
-            function == &resume
-                ? base == resume.getArg(0)
-                : isa<CallInst>(base) &&
-                      cast<CallInst>(base)->getCalledFunction() != nullptr &&
-                      cast<CallInst>(base)->getCalledFunction()->getName() ==
-                          kThreadFrame;
+        const bool in_frame = function == &resume ? base == resume.getArg(0)
+                                                  : InFrame(ramp, u.get());
         if (!in_frame || offset < 0) continue;
         // Addresses within a field: only where they stay constant.
         if (auto* gep = dyn_cast<GetElementPtrInst>(&i)) {
@@ -454,12 +478,9 @@ bool Looper::FindContext(Function& ramp) {
     auto* store = dyn_cast<StoreInst>(u.getUser());
     if (store == nullptr || store->getValueOperand() != ramp.getArg(0))
       continue;
+    if (!InFrame(ramp, store->getPointerOperand())) return false;
     int64_t offset = 0;
-    const Value* base = Base(store->getPointerOperand(), dl_, offset);
-    const auto* call = dyn_cast<CallInst>(base);
-    if (call == nullptr || call->getCalledFunction() == nullptr ||
-        call->getCalledFunction()->getName() != kThreadFrame)
-      return false;
+    Base(store->getPointerOperand(), dl_, offset);
     if (context_offset_.has_value() && *context_offset_ != uint64_t(offset))
       return false;
     context_offset_ = offset;
@@ -961,7 +982,7 @@ GlobalVariable* Looper::Make(StringRef name) {
   StructType* frame = StructType::getTypeByName(c_, (name + ".Frame").str());
   if (ramp == nullptr || resume == nullptr || frame == nullptr ||
       m_.getGlobalVariable(kGridState) == nullptr || !frames_.Lay(frame, dl_) ||
-      !FindRegions(*resume, *frame) || !FindContext(*ramp))
+      !FindRegions(*ramp, *resume) || !FindContext(*ramp))
     return nullptr;
   FindUniform(*ramp, *resume);
   Type* i32 = Type::getInt32Ty(c_);
