@@ -342,6 +342,8 @@ class Looper {
   BasicBlock* Loops(Function& round, Function& body, Value* dims[3],
                     BasicBlock* exit);
   Function* Round(StringRef name, ArrayRef<std::pair<uint8_t, Function*>>);
+  // A constant of the module, internal, named `name`.
+  GlobalVariable* Global(const Twine& name, Constant* value);
 
   Module& m_;
   LLVMContext& c_;
@@ -1027,18 +1029,27 @@ GlobalVariable* Looper::Make(StringRef name) {
       ConstantPointerNull::get(ptr_));
   for (auto [region, name] : barriers_) names[region] = name;
   ArrayType* names_type = ArrayType::get(ptr_, names.size());
-  auto* barriers = new GlobalVariable(
-      m_, names_type, /*isConstant=*/true, GlobalValue::InternalLinkage,
-      ConstantArray::get(names_type, names), name + ".barriers");
+  GlobalVariable* barriers =
+      Global(name + ".barriers", ConstantArray::get(names_type, names));
   StructType* loops_type =
       StructType::get(c_, {i64, ptr_, ptr_, Type::getInt32Ty(c_), ptr_});
-  Constant* loops = ConstantStruct::get(
-      loops_type,
-      {ConstantInt::get(i64, frames_.bytes()), round, v3,
-       ConstantInt::get(Type::getInt32Ty(c_), names.size()), barriers});
-  return new GlobalVariable(m_, loops_type, /*isConstant=*/true,
-                            GlobalValue::InternalLinkage, loops,
-                            name + ".loops");
+  return Global(
+      name + ".loops",
+      ConstantStruct::get(
+          loops_type,
+          {ConstantInt::get(i64, frames_.bytes()), round, v3,
+           ConstantInt::get(Type::getInt32Ty(c_), names.size()), barriers}));
+}
+
+GlobalVariable* Looper::Global(const Twine& name, Constant* value) {
+  // Made by the module: GCC takes a GlobalVariable that `new` makes here
+  // for one freed with a mismatched operator delete.
+  auto* global =
+      cast<GlobalVariable>(m_.getOrInsertGlobal(name.str(), value->getType()));
+  global->setConstant(true);
+  global->setLinkage(GlobalValue::InternalLinkage);
+  global->setInitializer(value);
+  return global;
 }
 
 // Moves to the entry of `round` the loads that Invariants found to read
