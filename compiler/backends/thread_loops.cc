@@ -90,6 +90,31 @@ bool IsGridState(const Value* v) {
          call->getArgOperand(0)->getName() == kGridState;
 }
 
+// Whether `v` is a call of the executor's kc_host_thread_frame.
+bool IsThreadFrame(const Value* v) {
+  const auto* call = dyn_cast<CallInst>(v);
+  return call != nullptr && call->getCalledFunction() != nullptr &&
+         call->getCalledFunction()->getName() == kThreadFrame;
+}
+
+// The arrival, at a barrier or a warp function, whose branch goes to
+// `store`'s block: the store of the frame's index where the thread
+// suspends. Null where there is none.
+const CallInst* ArrivalBefore(const StoreInst& store) {
+  const BasicBlock* from = store.getParent()->getSinglePredecessor();
+  const auto* branch =
+      from != nullptr ? dyn_cast<BranchInst>(from->getTerminator()) : nullptr;
+  const auto* arrival = branch != nullptr && branch->isConditional()
+                            ? dyn_cast<CallInst>(branch->getCondition())
+                            : nullptr;
+  const Function* wait =
+      arrival != nullptr ? arrival->getCalledFunction() : nullptr;
+  return wait != nullptr && (wait->getName() == kBarrierArrive ||
+                             wait->getName() == kWarpArrive)
+             ? arrival
+             : nullptr;
+}
+
 // `p` as a base and a constant offset from it.
 const Value* Base(const Value* p, const DataLayout& dl, int64_t& offset) {
   APInt o(dl.getIndexTypeSizeInBits(p->getType()), 0);
@@ -365,10 +390,8 @@ class Looper {
 
 bool Looper::InFrame(Function& ramp, const Value* p) const {
   int64_t offset = 0;
-  const auto* call = dyn_cast<CallInst>(Base(p, dl_, offset));
-  return call != nullptr && call->getFunction() == &ramp &&
-         call->getCalledFunction() != nullptr &&
-         call->getCalledFunction()->getName() == kThreadFrame;
+  const Value* base = Base(p, dl_, offset);
+  return IsThreadFrame(base) && cast<CallInst>(base)->getFunction() == &ramp;
 }
 
 bool Looper::FindRegions(Function& ramp, Function& resume) {
@@ -399,17 +422,7 @@ bool Looper::FindRegions(Function& ramp, Function& resume) {
         store->getValueOperand()->getType()->getIntegerBitWidth() > 8 ||
         !InFrame(ramp, store->getPointerOperand()))
       continue;
-    const BasicBlock* from = store->getParent()->getSinglePredecessor();
-    const auto* branch =
-        from != nullptr ? dyn_cast<BranchInst>(from->getTerminator()) : nullptr;
-    const auto* arrival = branch != nullptr && branch->isConditional()
-                              ? dyn_cast<CallInst>(branch->getCondition())
-                              : nullptr;
-    const Function* wait =
-        arrival != nullptr ? arrival->getCalledFunction() : nullptr;
-    if (wait == nullptr ||
-        (wait->getName() != kBarrierArrive && wait->getName() != kWarpArrive))
-      continue;
+    if (ArrivalBefore(*store) == nullptr) continue;
     int64_t offset = 0;
     Base(store->getPointerOperand(), dl_, offset);
     index_offset_ = offset;
@@ -542,10 +555,7 @@ Function* Looper::Body(Function& from, std::optional<uint64_t> region) {
     // The ramp's frame, from the executor, is the frames' thread t.
     SmallVector<CallInst*, 2> calls;
     for (Instruction& i : instructions(*body))
-      if (auto* call = dyn_cast<CallInst>(&i);
-          call != nullptr && call->getCalledFunction() != nullptr &&
-          call->getCalledFunction()->getName() == kThreadFrame)
-        calls.push_back(call);
+      if (IsThreadFrame(&i)) calls.push_back(cast<CallInst>(&i));
     for (CallInst* call : calls) {
       call->replaceAllUsesWith(frame);
       call->eraseFromParent();
@@ -581,24 +591,13 @@ bool Looper::RewriteSuspends(Function& body) {
     if (value->getType() == index_type_) {
       b.CreateStore(b.CreateZExt(value, i8), next);
       // The wait whose arrival says the thread suspends here.
-      const BasicBlock* from = store->getParent()->getSinglePredecessor();
-      const auto* branch = from != nullptr
-                               ? dyn_cast<BranchInst>(from->getTerminator())
-                               : nullptr;
-      const auto* arrival = branch != nullptr && branch->isConditional()
-                                ? dyn_cast<CallInst>(branch->getCondition())
-                                : nullptr;
+      const CallInst* arrival = ArrivalBefore(*store);
       const auto* region = dyn_cast<ConstantInt>(value);
-      if (arrival == nullptr || arrival->getCalledFunction() == nullptr ||
-          region == nullptr)
-        return false;
-      const StringRef wait = arrival->getCalledFunction()->getName();
-      if (wait == kBarrierArrive) {
+      if (arrival == nullptr || region == nullptr) return false;
+      if (arrival->getCalledFunction()->getName() == kBarrierArrive) {
         auto* name = dyn_cast<Constant>(arrival->getArgOperand(1));
         if (name == nullptr) return false;
         barriers_[region->getZExtValue()] = name;
-      } else if (wait != kWarpArrive) {
-        return false;
       }
     } else if (isa<ConstantPointerNull>(value)) {
       b.CreateStore(b.getInt8(KC_LOOP_DONE), next);

@@ -233,6 +233,9 @@ class Worker {
   int barrier_result() const { return barrier_result_; }
   // The frame of the resumable thread that starts; null without memory.
   void* Frame(uint64_t size);
+  // The frame arena, at least `bytes` long and 64-byte aligned; null
+  // without memory. Grows only before a block's threads start.
+  unsigned char* FrameArena(size_t bytes);
 
  private:
   static void FiberMain(fc::transfer_t from);
@@ -241,6 +244,9 @@ class Worker {
   // A thread has returned: the barrier and warp collectives that waited for
   // it only complete.
   void Retire();
+  // Whether the block's threads are fibers: neither resumable functions
+  // (step_) nor loops (loops_).
+  bool on_fibers() const { return step_ == nullptr && loops_ == nullptr; }
   bool RunResumableBlock();
   bool RunLoopBlock();
   // Threads as loops: whether a thread at `region` waits at a barrier;
@@ -257,7 +263,7 @@ class Worker {
   // Makes thread f ready to run: on the queue (fibers), or among its
   // warp's ready lanes (resumable threads).
   void MakeReady(int32_t f) {
-    if (step_ != nullptr)
+    if (!on_fibers())
       ready_lanes_[f / kWarpSize] |= 1u << (f % kWarpSize);
     else
       ready_.PushBack(f);
@@ -324,14 +330,16 @@ class Worker {
   size_t stride_ = 0;  // a stack and its guard page
   size_t mapped_ = 0;
   // The resumable threads' frames: frame_[f] is thread f's, in a slot of
-  // frame_bytes_ in frames_, which holds capacity_ of them.
+  // frame_bytes_ in the frame arena, which holds capacity_ of them.
+  // Threads run as loops keep theirs in the arena too, their fields' copies
+  // side by side.
   std::unique_ptr<void*[]> frame_;
-  std::unique_ptr<unsigned char[]> frames_;
+  std::unique_ptr<unsigned char[]> frames_;  // the arena, arena_ aligned
+  unsigned char* arena_ = nullptr;
+  size_t arena_bytes_ = 0;
   size_t frame_bytes_ = 0;
-  // Threads run as loops: their frames, side by side (loop_bytes_ in
-  // loop_frames_), and where each is between rounds.
-  std::unique_ptr<unsigned char[]> loop_frames_;
-  size_t loop_bytes_ = 0;
+  // Threads run as loops: their warp functions' requests, and where each
+  // thread is between rounds.
   std::unique_ptr<kc_host_loop_wait[]> loop_waits_;
   uint8_t where_[kMaxBlockThreads] = {};
   uint8_t next_[kMaxBlockThreads] = {};
@@ -379,6 +387,8 @@ bool Worker::Reserve(uint32_t threads, bool stacks, char* message,
     warps_.reset(new (std::nothrow) Warp[warps]);
     frame_.reset(new (std::nothrow) void*[capacity]);
     frames_.reset();
+    arena_ = nullptr;
+    arena_bytes_ = 0;
     frame_bytes_ = 0;
     if (fibers_ == nullptr || waits_ == nullptr || warps_ == nullptr ||
         frame_ == nullptr || !ready_.Reset(capacity)) {
@@ -436,18 +446,28 @@ void Worker::Release() {
   stack_capacity_ = 0;
 }
 
+unsigned char* Worker::FrameArena(size_t bytes) {
+  if (bytes > arena_bytes_) {
+    frames_.reset(new (std::nothrow) unsigned char[bytes + 64]);
+    const uintptr_t base = reinterpret_cast<uintptr_t>(frames_.get());
+    arena_ =
+        frames_ == nullptr
+            ? nullptr
+            : reinterpret_cast<unsigned char*>((base + 63) & ~uintptr_t{63});
+    arena_bytes_ = frames_ == nullptr ? 0 : bytes;
+  }
+  return arena_;
+}
+
 void* Worker::Frame(uint64_t size) {
   const size_t bytes = (size + 63) / 64 * 64;
   if (bytes > frame_bytes_) {
     // Before the block's first thread starts (its threads' frames are all
     // of one size): no frame of it lives yet.
-    frames_.reset(new (std::nothrow) unsigned char[bytes * capacity_ + 64]);
-    frame_bytes_ = frames_ == nullptr ? 0 : bytes;
-    if (frames_ == nullptr) return nullptr;
+    frame_bytes_ = FrameArena(bytes * capacity_) == nullptr ? 0 : bytes;
+    if (frame_bytes_ == 0) return nullptr;
   }
-  const uintptr_t base = reinterpret_cast<uintptr_t>(frames_.get());
-  const uintptr_t aligned = (base + 63) & ~uintptr_t{63};
-  return reinterpret_cast<void*>(aligned + frame_bytes_ * current_);
+  return arena_ + frame_bytes_ * current_;
 }
 
 void Worker::Begin(GridState* state, const kc_dim3& block,
@@ -619,19 +639,13 @@ void Worker::RunRounds() {
 // each where it is.
 bool Worker::RunLoopBlock() {
   const uint64_t capacity = (threads_ + 15) / 16 * 16;
-  const uint64_t bytes = loops_->frame_bytes * capacity;
-  if (bytes > loop_bytes_) {
-    loop_frames_.reset(new (std::nothrow) unsigned char[bytes + 64]);
-    loop_bytes_ = loop_frames_ == nullptr ? 0 : bytes;
-  }
+  void* frames = FrameArena(loops_->frame_bytes * capacity);
   if (loop_waits_ == nullptr)
     loop_waits_.reset(new (std::nothrow) kc_host_loop_wait[kMaxBlockThreads]);
-  if (loop_frames_ == nullptr || loop_waits_ == nullptr) {
+  if (frames == nullptr || loop_waits_ == nullptr) {
     Fail("cannot allocate the frames of %u threads", threads_);
     return false;
   }
-  const uintptr_t base = reinterpret_cast<uintptr_t>(loop_frames_.get());
-  void* frames = reinterpret_cast<void*>((base + 63) & ~uintptr_t{63});
   kc_host_loop_wait* waits = loop_waits_.get();
   const uint32_t warps = (threads_ + kWarpSize - 1) / kWarpSize;
   const uint32_t width = static_cast<uint32_t>(state_->block_dim.x);
@@ -687,20 +701,19 @@ bool Worker::RunLoopBlock() {
       }
       // A thread that does not run stays where it is.
       memcpy(next, where, threads_);
+      auto runs = [&](uint32_t t) {
+        return where[t] != KC_LOOP_DONE &&
+               (barrier || ((go[t / kWarpSize] >> (t % kWarpSize)) & 1u) != 0);
+      };
       // One call for each run of threads of a row at one region.
       for (uint32_t t = 0; t < threads_;) {
-        const bool runs =
-            where[t] != KC_LOOP_DONE &&
-            (barrier || ((go[t / kWarpSize] >> (t % kWarpSize)) & 1u) != 0);
-        if (!runs) {
+        if (!runs(t)) {
           ++t;
           continue;
         }
         const uint32_t row = t / width;
         uint32_t end = t + 1;
-        while (
-            end < (row + 1) * width && where[end] == where[t] &&
-            (barrier || ((go[end / kWarpSize] >> (end % kWarpSize)) & 1u) != 0))
+        while (end < (row + 1) * width && where[end] == where[t] && runs(end))
           ++end;
         const uint32_t y = row % height;
         const uint32_t z = row / height;
@@ -1078,7 +1091,7 @@ void Worker::Fail(const char* format, ...) {
   vsnprintf(message_, sizeof message_, format, args);
   va_end(args);
   failed_ = true;
-  if (step_ != nullptr || loops_ != nullptr) return;
+  if (!on_fibers()) return;
   // Back to the worker for good: this fiber, and every other one that has
   // not returned, is abandoned where it is (and started afresh later).
   from_ = current_;
